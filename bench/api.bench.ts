@@ -1,0 +1,189 @@
+// `npm run bench:api`: throughput and p99 latency of an authenticated event list against a bare
+// Fastify route, on the embedded store (PGlite) and on a PostgreSQL server.
+// Not a test: it prints figures; docs/benchmarks.md records them and the target.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../packages/server/src/app';
+import { events, organizations } from '../packages/server/src/db/schema/index';
+import { parseConfig } from '../packages/server/src/env';
+import { randomSlug } from '../packages/server/src/http/fields';
+import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
+import { openRuntime } from '../packages/server/src/runtime';
+
+const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
+const CONNECTIONS = 32;
+const EVENTS = 10_000;
+const ADMIN_URL =
+  process.env.SLUICE_BENCH_PG_URL ??
+  process.env.SLUICE_TEST_PG_URL ??
+  'postgres://postgres@127.0.0.1:5432/postgres';
+
+type Figures = { label: string; rps: number; p50: number; p99: number; non2xx: number; errors: number };
+
+async function load(label: string, url: string, token?: string): Promise<Figures> {
+  const opts = {
+    url,
+    connections: CONNECTIONS,
+    headers: (token ? { authorization: `Bearer ${token}` } : {}) as Record<string, string>,
+    // The load generator runs in its own thread so it does not share the server's event loop.
+    workers: 1,
+  };
+  await autocannon({ ...opts, duration: 2 }); // warm-up: JIT, pool connections, caches
+  const r = await autocannon({ ...opts, duration: DURATION });
+  const f = {
+    label,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+  console.log(
+    `${label.padEnd(34)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms` +
+      (f.non2xx || f.errors ? `  (non-2xx ${f.non2xx}, errors ${f.errors})` : ''),
+  );
+  return f;
+}
+
+/** A bare Fastify route with a small JSON answer: the ceiling of this machine and Node. */
+async function bare(): Promise<Figures> {
+  const app = Fastify({ logger: false });
+  app.get('/bare', async () => ({ status: 'ok', items: [1, 2, 3] }));
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    return await load('bare Fastify route', `${url}/bare`);
+  } finally {
+    await app.close();
+  }
+}
+
+/** 10,000 activity events spread over the last 20 days, plus a second tenant's noise. */
+async function seed(db: any, organizationId: string) {
+  const [other] = await db.insert(organizations).values({ slug: 'noise', name: 'Noise' }).returning();
+  const now = Date.now();
+  for (let i = 0; i < EVENTS; i += 1000) {
+    const rows = [];
+    for (let j = i; j < Math.min(i + 1000, EVENTS); j++) {
+      const base = {
+        slug: randomSlug('ev', 20),
+        eventClass: j % 10 === 0 ? 'security_audit' : 'activity',
+        actorType: 'api_key',
+        actorSlug: 'bootstrap',
+        entityType: 'api_key',
+        entitySlug: `key-${j % 50}`,
+        action: 'update',
+        requestId: null,
+        occurredAt: new Date(now - (j * 20 * 86400_000) / EVENTS),
+        metadata: { fields: ['name'] },
+      };
+      rows.push(
+        { ...base, organizationId },
+        { ...base, slug: randomSlug('ev', 20), organizationId: other.id },
+      );
+    }
+    await db.insert(events).values(rows);
+  }
+}
+
+async function sluice(label: string, env: Record<string, string>): Promise<Figures> {
+  // The shipped log level (info), written to a sink: the serialization cost is real.
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  const config = parseConfig({
+    SLUICE_LOG_LEVEL: 'info',
+    SLUICE_API_ADDR: '127.0.0.1:0',
+    // The default 600 per minute per token would turn the run into a 429 benchmark.
+    SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
+    ...env,
+  });
+  const rt = await openRuntime(config, { logStream: sink, supervise: false });
+  try {
+    const { api_key } = await bootstrap(rt.deps, { orgSlug: 'acme', email: 'bench@example.com' });
+    const [org] = await rt.deps.db.select().from(organizations);
+    await seed(rt.deps.db, org.id);
+    await rt.deps.store.executeSql('analyze events');
+    const app = await buildApp(rt.deps);
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const probe = await fetch(`${url}/organizations/acme/events?limit=20`, {
+        headers: { authorization: `Bearer ${api_key}` },
+      });
+      const body = (await probe.json()) as { events: unknown[] };
+      if (probe.status !== 200 || body.events.length !== 20) throw new Error(`probe failed: ${probe.status}`);
+      return await load(label, `${url}/organizations/acme/events?limit=20`, api_key);
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await rt.close();
+  }
+}
+
+async function withScratchDatabase<T>(fn: (url: string) => Promise<T>): Promise<T> {
+  const name = `sluice_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  try {
+    return await fn(u.toString());
+  } finally {
+    const c = new pg.Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.end();
+  }
+}
+
+async function main() {
+  const cpus = os.cpus();
+  console.log(
+    `node ${process.version}, ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
+      `${CONNECTIONS} connections, ${DURATION} s per run; load average ${os.loadavg()[0].toFixed(1)}\n`,
+  );
+  const results: Figures[] = [await bare()];
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-'));
+  try {
+    results.push(await sluice('GET events, PGlite (embedded)', { SLUICE_DATA_DIR: dataDir }));
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  results.push(
+    await withScratchDatabase((url) => sluice('GET events, PostgreSQL server', { DATABASE_URL: url })),
+  );
+  results.push(await bare());
+
+  console.log(
+    `load average after the runs: ${os.loadavg()[0].toFixed(1)} (other work on the machine skews every figure)`,
+  );
+  const baseline = (results[0].rps + results[results.length - 1].rps) / 2;
+  console.log(`\nbare baseline (mean of first and last run): ${baseline.toFixed(0)} req/s`);
+  console.log('| run | req/s | p50 ms | p99 ms | share of bare |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const r of results) {
+    console.log(
+      `| ${r.label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / baseline).toFixed(1)} % |`,
+    );
+  }
+  const pgRun = results[2];
+  const share = pgRun.rps / baseline;
+  console.log(
+    `\ntarget on PostgreSQL: ≥ 40 % of bare and p99 < 25 ms → ${(share * 100).toFixed(1)} %, p99 ${pgRun.p99} ms: ${
+      share >= 0.4 && pgRun.p99 < 25 ? 'met' : 'MISSED'
+    }`,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

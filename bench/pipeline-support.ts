@@ -1,0 +1,293 @@
+// Helpers of `npm run bench:pipeline`: scratch PostgreSQL databases, the Sluice API in this
+// process (in-process requests on a scratch platform database), `sluice worker` as a child
+// process with its resident memory sampled, and a local HTTP server streaming a large JSON array.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { type App, buildApp } from '../packages/server/src/app';
+import { parseConfig } from '../packages/server/src/env';
+import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
+import { openRuntime, type Runtime } from '../packages/server/src/runtime';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const ADMIN_URL =
+  process.env.SLUICE_BENCH_PG_URL ??
+  process.env.SLUICE_TEST_PG_URL ??
+  'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function dbUrl(database: string): string {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export async function sql<T = any>(database: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: dbUrl(database) });
+  await c.connect();
+  try {
+    return (await c.query(text, values as any[])).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+export const createDatabase = (name: string) => sql('postgres', `create database ${name}`);
+export const dropDatabase = (name: string) => sql('postgres', `drop database if exists ${name} with (force)`);
+
+/** Runs a shell command line; resolves with its wall time in ms, rejects on a non-zero exit. */
+export function shell(line: string, env: Record<string, string> = {}): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-o', 'pipefail', '-c', line], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (c) => {
+      err += c;
+    });
+    child.on('close', (code) =>
+      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${line}: exit ${code}\n${err}`)),
+    );
+  });
+}
+
+export type Platform = {
+  rt: Runtime;
+  app: App;
+  call(method: string, url: string, body?: unknown): Promise<any>;
+  close(): Promise<void>;
+};
+
+/** The Sluice API on the platform database, called in process (no socket), as the owner key. */
+export async function openPlatform(env: Record<string, string>): Promise<Platform> {
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  const rt = await openRuntime(parseConfig({ ...env, SLUICE_LOG_LEVEL: 'warn' }), {
+    logStream: sink,
+    supervise: false,
+  });
+  const app = await buildApp(rt.deps);
+  await app.ready();
+  const { api_key } = await bootstrap(rt.deps, { orgSlug: 'acme', email: 'bench@example.com' });
+  return {
+    rt,
+    app,
+    async call(method, url, body) {
+      const res = await app.inject({
+        method: method as any,
+        url,
+        headers: {
+          authorization: `Bearer ${api_key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        payload: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+      return res.body ? res.json() : null;
+    },
+    async close() {
+      await app.close();
+      await rt.close();
+    },
+  };
+}
+
+/** A PostgreSQL data source on the bench server (statement timeout at its maximum). */
+export function pgDataSource(slug: string, database: string, readOnly = false) {
+  const u = new URL(ADMIN_URL);
+  return {
+    type: 'postgres',
+    name: slug,
+    slug,
+    read_only: readOnly,
+    config: {
+      host: u.hostname,
+      port: Number(u.port || 5432),
+      database,
+      user: decodeURIComponent(u.username || 'postgres'),
+      statement_timeout_seconds: 300,
+      allow_private_hosts: true,
+    },
+    credentials: { password: decodeURIComponent(u.password) || 'unused' },
+  };
+}
+
+/** Pushes, binds (ref = data source slug), validates and deploys a pipeline; returns `{pe}`. */
+export async function deployPipeline(p: Platform, slug: string, spec: any): Promise<void> {
+  const org = '/organizations/acme';
+  const pe = `${org}/projects/bench/environments/bench`;
+  await p.call('POST', `${org}/projects/bench/pipelines`, { name: slug, slug });
+  const version = await p.call('POST', `${org}/projects/bench/pipelines/${slug}/versions`, { spec });
+  for (const step of spec.steps) {
+    if (!step.data_source_ref) continue;
+    await p.call('PUT', `${pe}/pipelines/${slug}/data-source-bindings/${step.data_source_ref}`, {
+      data_source_slug: step.data_source_ref,
+    });
+  }
+  const validation = await p.call('POST', `${pe}/pipeline-validation`, {
+    pipeline_slug: slug,
+    spec_hash: version.spec_hash,
+  });
+  if (!validation.valid) throw new Error(`${slug} is invalid: ${JSON.stringify(validation.findings)}`);
+  await p.call('POST', `${pe}/pipelines/${slug}:deploy`, { spec_hash: version.spec_hash });
+}
+
+export const PE = '/organizations/acme/projects/bench/environments/bench';
+
+/** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */
+function statusKb(pid: number, field: string): number {
+  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+export type WorkerProcess = {
+  pid: number;
+  /** Starts sampling VmRSS every 100 ms (from now on). */
+  sample(): void;
+  /** Peak VmRSS sampled since `sample()`, the kernel's high-water mark VmHWM, idle VmRSS; in MB (10⁶ bytes). */
+  peaks(): { sampledMB: number; hwmMB: number; idleMB: number };
+  stop(): Promise<void>;
+};
+
+/**
+ * `sluice worker` exactly as a user runs it (packages/cli/bin/sluice.mjs), a fresh process per
+ * measurement so its high-water mark belongs to one run. `nodeArgs` (e.g. --cpu-prof) go to node.
+ */
+export async function startWorker(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<WorkerProcess> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(childEnv)) {
+    if (key.startsWith('SLUICE_') || key === 'DATABASE_URL') delete childEnv[key];
+  }
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeArgs, path.join(repoRoot, 'packages/cli/bin/sluice.mjs'), 'worker'],
+    {
+      cwd: repoRoot,
+      env: { ...childEnv, SLUICE_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  child.stdout?.on('data', (c) => {
+    out += c;
+  });
+  child.stderr?.on('data', (c) => {
+    out += c;
+  });
+  const exited = new Promise<void>((r) => child.on('close', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes('Sluice worker is running')) {
+        clearInterval(timer);
+        resolve();
+      } else if (child.exitCode !== null) {
+        clearInterval(timer);
+        reject(new Error(`sluice worker exited:\n${out}`));
+      }
+    }, 50);
+  });
+  const pid = child.pid!;
+  const idle = statusKb(pid, 'VmRSS');
+  let peak = 0;
+  let sampler: NodeJS.Timeout | null = null;
+  return {
+    pid,
+    sample() {
+      peak = statusKb(pid, 'VmRSS');
+      sampler = setInterval(() => {
+        try {
+          peak = Math.max(peak, statusKb(pid, 'VmRSS'));
+        } catch {
+          // the process has ended
+        }
+      }, 100);
+    },
+    peaks() {
+      const mb = (kb: number) => (kb * 1024) / 1e6;
+      return { sampledMB: mb(peak), hwmMB: mb(statusKb(pid, 'VmHWM')), idleMB: mb(idle) };
+    },
+    async stop() {
+      if (sampler) clearInterval(sampler);
+      child.kill('SIGTERM');
+      await exited;
+      if (child.exitCode !== 0 && out.trim()) process.stderr.write(`worker output:\n${out}\n`);
+    },
+  };
+}
+
+/** One generated person: the same values for the HTTP server and the CSV baseline. */
+export function person(i: number) {
+  return {
+    id: i,
+    name: `Person ${i}`,
+    email: `User.${i}@Example.COM`,
+    amount: ((i * 7919) % 1_000_000) / 100,
+    created_at: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    active: i % 3 !== 0,
+    country: ['DE', 'FR', 'US', 'JP', null][i % 5],
+  };
+}
+
+/** `GET /people` → `{"data": [...]}` with `count` records, generated as the client reads. */
+export async function startJsonServer(count: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    if (req.url !== '/people') {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    let i = 1;
+    const pump = () => {
+      while (i <= count) {
+        let text = i === 1 ? '{"data":[' : '';
+        const end = Math.min(count, i + 499);
+        for (; i <= end; i++) text += (i === 1 ? '' : ',') + JSON.stringify(person(i));
+        if (i > count) text += ']}';
+        if (!res.write(text)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      res.end();
+    };
+    if (count === 0) res.end('{"data":[]}');
+    else pump();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** The same records as CSV (lower-cased email, as the transform writes them) for `\copy`. */
+export async function writePeopleCsv(file: string, count: number) {
+  const out = fs.createWriteStream(file);
+  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  for (let i = 1; i <= count; i += 1000) {
+    let text = '';
+    for (let j = i; j < Math.min(count + 1, i + 1000); j++) {
+      const p = person(j);
+      text += `${p.id},${q(p.name)},${q(p.email.toLowerCase())},${p.amount},${p.created_at},${p.active},${p.country ?? ''}\n`;
+    }
+    if (!out.write(text)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((resolve, reject) => {
+    out.on('error', reject);
+    out.end(() => resolve());
+  });
+}

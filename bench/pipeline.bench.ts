@@ -1,0 +1,323 @@
+// `npm run bench:pipeline`: pipeline throughput and worker memory against plain `psql` COPY.
+// Not a test: it prints figures; docs/benchmarks.md records them and the targets.
+//
+// Runs go the full product path: the API (in this process) on a scratch platform database
+// creates data sources, pushes, binds, validates, deploys and executes; a fresh `sluice worker`
+// process per run claims and executes it, and its resident memory is sampled every 100 ms.
+//
+//   BENCH_ROWS=1000000,5000000   PostgreSQL → PostgreSQL row counts (peak RSS must stay flat)
+//   BENCH_HTTP_ROWS=500000       HTTP JSON → DuckDB → PostgreSQL records
+//   BENCH_CPU_PROF=dir           write a V8 CPU profile of each worker into dir
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  createDatabase,
+  dbUrl,
+  deployPipeline,
+  dropDatabase,
+  openPlatform,
+  PE,
+  type Platform,
+  pgDataSource,
+  shell,
+  sql,
+  startJsonServer,
+  startWorker,
+  writePeopleCsv,
+} from './pipeline-support';
+
+const ROWS = (process.env.BENCH_ROWS ?? '1000000,5000000').split(',').map(Number);
+const HTTP_ROWS = Number(process.env.BENCH_HTTP_ROWS ?? 500_000);
+const PROF_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
+
+const id = `${process.pid}`;
+const STORE = `sluice_bench_store_${id}`;
+const SRC = `sluice_bench_src_${id}`;
+const DST = `sluice_bench_dst_${id}`;
+
+// Ten columns: ints, a bigint, numerics, text, timestamps, a boolean and a nullable text.
+const COLUMNS = `id integer primary key, qty integer, big bigint, amount numeric(12,2), ratio numeric,
+  name text, email text, created_at timestamptz, updated_at timestamp, active boolean, note text`;
+const PEOPLE = `id bigint primary key, name text, email text, amount double precision,
+  created_at timestamptz, active boolean, country text`;
+
+type Row = {
+  label: string;
+  rows: number;
+  rps: number;
+  baseline: number;
+  baselineLabel: string;
+  rss?: string;
+};
+const results: Row[] = [];
+const load = () => os.loadavg()[0].toFixed(1);
+
+async function fillSource(n: number) {
+  await sql(SRC, 'drop table if exists src');
+  await sql(SRC, `create table src (${COLUMNS})`);
+  await sql(
+    SRC,
+    `insert into src
+       select i, i % 1000, i::bigint * 1000003, (i % 100000) / 100.0, i / 7.0,
+              'name ' || i, 'user' || i || '@example.com',
+              timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
+              timestamp '2024-01-01 00:00:00' + i * interval '1 minute',
+              i % 2 = 0, case when i % 3 = 0 then null else 'note ' || i end
+         from generate_series(1, $1) i`,
+    [n],
+  );
+  await sql(SRC, 'vacuum analyze src');
+}
+
+async function resetTarget(db: string, table: string, columns: string) {
+  await sql(db, `drop table if exists ${table}`);
+  await sql(db, `create table ${table} (${columns})`);
+  await sql('postgres', 'checkpoint');
+}
+
+async function count(db: string, table: string) {
+  return Number((await sql(db, `select count(*)::bigint as n from ${table}`))[0].n);
+}
+
+/** `psql … COPY src TO STDOUT | psql … COPY dst FROM STDIN`: rows/s. */
+async function copyBaseline(n: number): Promise<number> {
+  await resetTarget(DST, 'dst', COLUMNS);
+  const ms = await shell(
+    `psql -X -q "${dbUrl(SRC)}" -c "COPY src TO STDOUT" | psql -X -q "${dbUrl(DST)}" -c "COPY dst FROM STDIN"`,
+  );
+  if ((await count(DST, 'dst')) !== n) throw new Error('COPY baseline loaded a different row count');
+  const rps = n / (ms / 1000);
+  console.log(
+    `  psql COPY | psql COPY        ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(1)} s)`,
+  );
+  return rps;
+}
+
+/** Executes a deployed pipeline in a fresh worker process; rows/s over the run's own timing. */
+async function sluiceRun(p: Platform, pipeline: string, n: number, target: [string, string], tag: string) {
+  // A directory per run: node writes one profile per thread (tsx's loader runs in its own).
+  const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROF_DIR, tag)}`] : [];
+  const worker = await startWorker(
+    {
+      DATABASE_URL: dbUrl(STORE),
+      SLUICE_MASTER_KEY: masterKey,
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_QUEUE_POLL_SECONDS: '0.5',
+    },
+    prof,
+  );
+  try {
+    worker.sample();
+    const wallStart = performance.now();
+    const queued = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
+    let run: any;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 200));
+      run = await p.call('GET', `${PE}/runs/${queued.slug}`);
+      if (['succeeded', 'failed', 'canceled'].includes(run.state)) break;
+    }
+    const wallMs = performance.now() - wallStart;
+    const peaks = worker.peaks();
+    if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
+    const loaded = await count(target[0], target[1]);
+    if (loaded !== n) throw new Error(`the run loaded ${loaded} rows, expected ${n}`);
+    const runMs = Date.parse(run.finished_at) - Date.parse(run.started_at);
+    const rps = n / (runMs / 1000);
+    const steps = run.steps
+      .map(
+        (s: any) =>
+          `${s.step_slug} ${((Date.parse(s.finished_at) - Date.parse(s.started_at)) / 1000).toFixed(1)} s`,
+      )
+      .join(', ');
+    console.log(
+      `  Sluice run                   ${rps.toFixed(0).padStart(8)} rows/s  (run ${(runMs / 1000).toFixed(1)} s, ` +
+        `execute→done ${(wallMs / 1000).toFixed(1)} s; ${steps})`,
+    );
+    console.log(
+      `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
+        `VmHWM ${peaks.hwmMB.toFixed(0)} MB`,
+    );
+    return { rps, peakMB: Math.max(peaks.sampledMB, peaks.hwmMB) };
+  } finally {
+    await worker.stop();
+  }
+}
+
+async function pgToPg(p: Platform) {
+  await p.call('POST', '/organizations/acme/data-sources', pgDataSource('source-db', SRC, true));
+  await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
+  await deployPipeline(p, 'pg-to-pg', {
+    steps: [
+      {
+        slug: 'extract',
+        kind: 'source',
+        data_source_ref: 'source-db',
+        operation: { operation_type: 'sql', sql: 'SELECT * FROM src' },
+      },
+      {
+        slug: 'load',
+        kind: 'sink',
+        data_source_ref: 'target-db',
+        operation: { operation_type: 'sql', write: { table: 'dst', mode: 'insert' } },
+      },
+    ],
+    edges: [{ from: 'extract', to: 'load' }],
+  });
+  for (const n of ROWS) {
+    console.log(`\nPostgreSQL → PostgreSQL, ${n.toLocaleString('en')} rows (load average ${load()})`);
+    await fillSource(n);
+    const before = await copyBaseline(n);
+    await resetTarget(DST, 'dst', COLUMNS);
+    const s = await sluiceRun(p, 'pg-to-pg', n, [DST, 'dst'], `pg-to-pg-${n}`);
+    const after = await copyBaseline(n);
+    const baseline = (before + after) / 2;
+    console.log(`  ratio to COPY (mean of before/after): ${(s.rps / baseline).toFixed(2)}`);
+    results.push({
+      label: 'PostgreSQL → PostgreSQL',
+      rows: n,
+      rps: s.rps,
+      baseline,
+      baselineLabel: 'psql COPY → psql COPY',
+      rss: `${s.peakMB.toFixed(0)} MB`,
+    });
+  }
+  await sql(SRC, 'drop table if exists src');
+  await sql(DST, 'drop table if exists dst');
+}
+
+async function httpToPg(p: Platform) {
+  const n = HTTP_ROWS;
+  console.log(
+    `\nHTTP JSON → DuckDB transform → PostgreSQL, ${n.toLocaleString('en')} records (load average ${load()})`,
+  );
+  const server = await startJsonServer(n);
+  const csv = path.join(dataDir, 'people.csv');
+  try {
+    await p.call('POST', '/organizations/acme/data-sources', {
+      type: 'http',
+      name: 'people-api',
+      slug: 'people-api',
+      config: { base_url: server.url, allow_private_hosts: true },
+      credentials: {},
+    });
+    await deployPipeline(p, 'http-to-pg', {
+      steps: [
+        {
+          slug: 'people',
+          kind: 'source',
+          data_source_ref: 'people-api',
+          operation: { operation_type: 'http', method: 'GET', path: '/people' },
+          response: { records_path: 'data' },
+        },
+        {
+          slug: 'clean',
+          kind: 'transform',
+          operation: {
+            operation_type: 'sql',
+            sql: 'SELECT id, name, lower(email) AS email, amount, created_at, active, country FROM people',
+          },
+        },
+        {
+          slug: 'load',
+          kind: 'sink',
+          data_source_ref: 'target-db',
+          operation: { operation_type: 'sql', write: { table: 'people', mode: 'insert' } },
+        },
+      ],
+      edges: [
+        { from: 'people', to: 'clean' },
+        { from: 'clean', to: 'load' },
+      ],
+    });
+    await writePeopleCsv(csv, n);
+    const copyCsv = async () => {
+      await resetTarget(DST, 'people', PEOPLE);
+      const ms = await shell(`psql -X -q "${dbUrl(DST)}" -c "\\copy people FROM '${csv}' WITH (FORMAT csv)"`);
+      if ((await count(DST, 'people')) !== n) throw new Error('\\copy baseline loaded a different row count');
+      const rps = n / (ms / 1000);
+      console.log(
+        `  psql \\copy from CSV         ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(1)} s)`,
+      );
+      return rps;
+    };
+    const before = await copyCsv();
+    await resetTarget(DST, 'people', PEOPLE);
+    const s = await sluiceRun(p, 'http-to-pg', n, [DST, 'people'], `http-to-pg-${n}`);
+    const after = await copyCsv();
+    const baseline = (before + after) / 2;
+    console.log(`  ratio to \\copy (mean of before/after): ${(s.rps / baseline).toFixed(2)}`);
+    results.push({
+      label: 'HTTP JSON → DuckDB → PostgreSQL',
+      rows: n,
+      rps: s.rps,
+      baseline,
+      baselineLabel: 'psql \\copy from CSV',
+      rss: `${s.peakMB.toFixed(0)} MB`,
+    });
+  } finally {
+    await server.close();
+    fs.rmSync(csv, { force: true });
+  }
+}
+
+const masterKey = crypto.randomBytes(32).toString('base64');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-pipeline-'));
+
+async function main() {
+  const cpus = os.cpus();
+  console.log(
+    `node ${process.version}, ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
+      `rows ${ROWS.join(', ')}, HTTP records ${HTTP_ROWS}; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+  );
+  if (PROF_DIR) fs.mkdirSync(PROF_DIR, { recursive: true });
+  for (const db of [STORE, SRC, DST]) await createDatabase(db);
+  let p: Platform | null = null;
+  try {
+    p = await openPlatform({
+      DATABASE_URL: dbUrl(STORE),
+      SLUICE_MASTER_KEY: masterKey,
+      SLUICE_DATA_DIR: dataDir,
+    });
+    await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
+    await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
+    await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
+    if (ROWS.some((n) => n > 0)) await pgToPg(p);
+    if (HTTP_ROWS > 0) await httpToPg(p);
+  } finally {
+    await p?.close().catch(() => {});
+    for (const db of [STORE, SRC, DST]) await dropDatabase(db).catch(() => {});
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  console.log(`\nload average after the runs: ${load()} (other work on the machine skews every figure)`);
+  console.log('| pipeline | rows | Sluice rows/s | baseline | baseline rows/s | ratio | worker peak RSS |');
+  console.log('|---|---:|---:|---|---:|---:|---:|');
+  for (const r of results) {
+    console.log(
+      `| ${r.label} | ${r.rows.toLocaleString('en')} | ${r.rps.toFixed(0)} | ${r.baselineLabel} | ` +
+        `${r.baseline.toFixed(0)} | ${(r.rps / r.baseline).toFixed(2)} | ${r.rss ?? ''} |`,
+    );
+  }
+  const pgRows = results.filter((r) => r.label.startsWith('PostgreSQL'));
+  if (pgRows.length > 0) {
+    const worst = Math.min(...pgRows.map((r) => r.rps / r.baseline));
+    const peaks = pgRows.map((r) => Number.parseFloat(r.rss ?? '0'));
+    console.log(
+      `\ntargets (PostgreSQL → PostgreSQL): ratio ≥ 0.5 → ${worst.toFixed(2)} ${worst >= 0.5 ? 'met' : 'MISSED'}; ` +
+        `peak RSS < 300 MB and flat → ${peaks.join(' / ')} MB ${Math.max(...peaks) < 300 ? 'met (<300)' : 'MISSED'}`,
+    );
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,26 @@
+import { unwrap } from '@sluice/client';
+import type { Command } from 'commander';
+import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { printJson } from '../io';
+import { printKey } from './api-keys-format';
+
+type RevokeOptions = ApiOptions & { org: string };
+
+export function apiKeysRevokeCommand(apiKeys: Command) {
+  withApiOptions(
+    apiKeys
+      .command('revoke')
+      .description('Revoke an API key at once; it stays listed with revoked_at set')
+      .argument('<key_slug>', 'slug of the API key')
+      .requiredOption('--org <slug>', 'organization slug'),
+  ).action(async (keySlug: string, opts: RevokeOptions) => {
+    const client = await apiClient(opts);
+    const key = await unwrap(
+      client.POST('/organizations/{organization}/api-keys/{api_key_slug}:revoke', {
+        params: { path: { organization: opts.org, api_key_slug: keySlug } },
+      }),
+    );
+    if (opts.json) return printJson(key);
+    printKey(key);
+  });
+}

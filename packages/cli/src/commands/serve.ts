@@ -1,0 +1,92 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { CliError, ExitCode } from '../exit';
+import { printLines } from '../io';
+import { configFrom, describeStore, loadServer, openStoreRuntime } from '../store';
+
+type ServeOptions = { apiAddr?: string; appAddr?: string; workers: number; worker: boolean };
+
+const SHUTDOWN_GRACE_MS = 15_000;
+
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 64) throw new InvalidArgumentError('an integer from 0 to 64');
+  return n;
+}
+
+export function serveCommand(program: Command) {
+  program
+    .command('serve')
+    .description('Run the API host, the app host and an in-process worker until SIGINT/SIGTERM')
+    .option('--api-addr <host:port>', 'API host address (env SLUICE_API_ADDR, default 127.0.0.1:8080)')
+    .option('--app-addr <host:port>', 'app host address (env SLUICE_APP_ADDR, default 127.0.0.1:8081)')
+    .option('--workers <n>', 'jobs this process runs at once per queue (0 = no worker)', count, 1)
+    .option('--no-worker', 'run no jobs in this process (run workers elsewhere on the same DATABASE_URL)')
+    .action(async (opts: ServeOptions) => {
+      const server = await loadServer();
+      const config = await configFrom({ SLUICE_API_ADDR: opts.apiAddr, SLUICE_APP_ADDR: opts.appAddr });
+      const rt = await openStoreRuntime(config);
+      const workers = opts.worker ? opts.workers : 0;
+      const closers: (() => Promise<unknown>)[] = [() => rt.close()];
+      const closeAll = async () => {
+        for (const close of closers.splice(0).reverse()) await close().catch(() => {});
+      };
+
+      let apiUrl: string;
+      let appUrl: string;
+      try {
+        const api = await listening(config.api, () => server.startApi(rt, { worker: false }));
+        closers.push(() => api.close());
+        apiUrl = api.apiUrl;
+        if (workers > 0) await server.startWorker(rt.deps, { concurrency: workers });
+        const appHost = await server.buildAppHost(rt.deps);
+        closers.push(() => appHost.close());
+        appUrl = await listening(config.app, () =>
+          appHost.listen({ host: config.app.host, port: config.app.port }),
+        );
+      } catch (err) {
+        await closeAll();
+        throw err;
+      }
+
+      printLines([
+        'Sluice is running',
+        `  API host: ${apiUrl}`,
+        `  app host: ${appUrl}`,
+        `  store:    ${describeStore(config)}`,
+        `  workers:  ${workers > 0 ? `${workers} in this process` : 'none in this process'}`,
+      ]);
+
+      // Stop accepting requests, let in-flight ones and running jobs finish, then close the store.
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = (signal: NodeJS.Signals) => {
+          if (stopping) {
+            process.stderr.write(`sluice: ${signal} again, exiting now\n`);
+            process.exit(ExitCode.failed);
+          }
+          stopping = true;
+          rt.deps.log.info({ signal }, 'shutting down');
+          setTimeout(() => {
+            process.stderr.write('sluice: shutdown took too long, exiting\n');
+            process.exit(ExitCode.failed);
+          }, SHUTDOWN_GRACE_MS).unref();
+          closeAll().then(resolve);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+    });
+}
+
+/** A taken address is a configuration problem the user can fix: say which one. */
+async function listening<T>(addr: { host: string; port: number }, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
+      throw new CliError(ExitCode.failed, `cannot listen on ${addr.host}:${addr.port} (${code})`);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,59 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { ExitCode } from '../exit';
+import { printLines } from '../io';
+import { configFrom, describeStore, loadServer, openStoreRuntime } from '../store';
+
+const SHUTDOWN_GRACE_MS = 20_000;
+
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new InvalidArgumentError('an integer from 1 to 64');
+  return n;
+}
+
+export function workerCommand(program: Command) {
+  program
+    .command('worker')
+    .description(
+      'Run jobs only (pipeline runs, schema imports, retention) until SIGINT/SIGTERM; any number of workers share one DATABASE_URL',
+    )
+    .option('--concurrency <n>', 'jobs this process runs at once per queue', count, 1)
+    .action(async (opts: { concurrency: number }) => {
+      const server = await loadServer();
+      const config = await configFrom();
+      const rt = await openStoreRuntime(config);
+      try {
+        await server.startWorker(rt.deps, { concurrency: opts.concurrency });
+      } catch (err) {
+        await rt.close().catch(() => {});
+        throw err;
+      }
+      printLines([
+        'Sluice worker is running',
+        `  store:       ${describeStore(config)}`,
+        `  concurrency: ${opts.concurrency} per queue`,
+      ]);
+
+      // Runs in progress hand themselves back to the queue (same attempt) before the store closes.
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = (signal: NodeJS.Signals) => {
+          if (stopping) {
+            process.stderr.write(`sluice: ${signal} again, exiting now\n`);
+            process.exit(ExitCode.failed);
+          }
+          stopping = true;
+          rt.deps.log.info({ signal }, 'worker shutting down');
+          setTimeout(() => {
+            process.stderr.write('sluice: shutdown took too long, exiting\n');
+            process.exit(ExitCode.failed);
+          }, SHUTDOWN_GRACE_MS).unref();
+          rt.close()
+            .catch(() => {})
+            .then(resolve);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+    });
+}

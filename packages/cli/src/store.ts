@@ -1,0 +1,43 @@
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import type { Config, Runtime } from '@sluice/server';
+import { CliError, ExitCode } from './exit';
+
+// Server code is imported lazily so `--help` and the HTTP commands start fast.
+export const loadServer = () => import('@sluice/server');
+
+/** The configuration (flags override the environment); a bad value is a usage error. */
+export async function configFrom(overrides: Record<string, string | undefined> = {}): Promise<Config> {
+  const server = await loadServer();
+  try {
+    return server.loadConfig(overrides);
+  } catch (err) {
+    if (err instanceof server.ConfigError) throw new CliError(ExitCode.failed, err.message);
+    throw err;
+  }
+}
+
+/** Where the data lives, for people; never prints DATABASE_URL (it may hold a password). */
+export function describeStore(config: Config): string {
+  return config.databaseUrl
+    ? 'PostgreSQL server (DATABASE_URL)'
+    : `embedded, data directory ${path.resolve(config.dataDir)}`;
+}
+
+/** Opens (and migrates) the store and the queue; a held or unreachable store exits 3. */
+export async function openStoreRuntime(
+  config: Config,
+  opts: { logStream?: Writable; supervise?: boolean } = {},
+): Promise<Runtime> {
+  const server = await loadServer();
+  try {
+    return await server.openRuntime(config, opts);
+  } catch (err) {
+    if (err instanceof server.DataDirLockedError) throw new CliError(ExitCode.storeUnavailable, err.message);
+    const e = err as Error & { code?: string };
+    throw new CliError(
+      ExitCode.storeUnavailable,
+      `cannot open the store (${describeStore(config)}): ${e.code ? `${e.code} ` : ''}${e.message}`,
+    );
+  }
+}

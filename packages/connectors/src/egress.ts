@@ -1,0 +1,165 @@
+import dns from 'node:dns';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector } from 'undici';
+
+// The SSRF guard (DECISIONS.md §1). Every connector resolves and checks every address it
+// connects to through here: after DNS resolution, on every redirect hop (each hop opens its
+// connection through the same guarded connector), and it connects to the very address it
+// checked, so a DNS answer that changes between check and connect cannot slip through.
+
+export type LookupAll = (host: string) => Promise<{ address: string; family: number }[]>;
+
+export type EgressPolicy = {
+  /** Loopback, private, link-local and unique-local targets; never in hosted deployments. */
+  allowPrivate: boolean;
+  /** Private CIDRs reachable even without allowPrivate (self-hosted operators' allowlist). */
+  allowCidrs?: readonly string[];
+  /** The resolver; the system's (getaddrinfo, honours /etc/hosts) unless another is given. */
+  lookup?: LookupAll;
+};
+
+const systemLookup: LookupAll = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
+
+export class EgressBlockedError extends Error {
+  readonly code = 'PRIVATE_HOST_BLOCKED';
+  constructor(readonly host: string) {
+    super(
+      `connections to ${host} are blocked: it is a loopback, private, link-local or reserved address` +
+        ' (a self-hosted deployment can allow private hosts with allow_private_hosts: true)',
+    );
+  }
+}
+
+/** hosted: never private; self_hosted: only when the data source opts in. */
+export function egressPolicy(
+  deployment: 'hosted' | 'self_hosted',
+  allowPrivateHosts: boolean | undefined,
+  allowCidrs: readonly string[] = [],
+): EgressPolicy {
+  const selfHosted = deployment === 'self_hosted';
+  return { allowPrivate: selfHosted && allowPrivateHosts === true, allowCidrs: selfHosted ? allowCidrs : [] };
+}
+
+// Cloud metadata endpoints stay closed even where private hosts are allowed.
+const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
+const PRIVATE_RANGES = new Set(['loopback', 'private', 'linkLocal', 'uniqueLocal', 'carrierGradeNat']);
+
+/** `public` may always be reached, `private` only by policy, `forbidden` never. */
+export function classifyAddress(address: string): 'public' | 'private' | 'forbidden' {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    // process() also turns ::ffff:a.b.c.d into a.b.c.d, so mapped forms are judged as IPv4.
+    parsed = ipaddr.process(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
+  } catch {
+    return 'forbidden';
+  }
+  const normal = parsed.toString();
+  if (METADATA.has(normal)) return 'forbidden';
+  const range = parsed.range();
+  if (range === 'unicast') return 'public';
+  if (PRIVATE_RANGES.has(range)) return 'private';
+  return 'forbidden';
+}
+
+function inAllowlist(address: string, cidrs: readonly string[]): boolean {
+  if (cidrs.length === 0) return false;
+  const ip = ipaddr.process(address.replace(/^\[|\]$/g, ''));
+  return cidrs.some((c) => {
+    const [net, bits] = ipaddr.parseCIDR(c);
+    const candidate =
+      net.kind() === 'ipv6' && ip.kind() === 'ipv4' ? (ip as ipaddr.IPv4).toIPv4MappedAddress() : ip;
+    return candidate.kind() === net.kind() && candidate.match(net, bits);
+  });
+}
+
+export function assertAddressAllowed(address: string, policy: EgressPolicy, host = address): void {
+  const kind = classifyAddress(address);
+  if (kind === 'public') return;
+  if (kind === 'private' && (policy.allowPrivate || inAllowlist(address, policy.allowCidrs ?? []))) return;
+  throw new EgressBlockedError(host);
+}
+
+/** True for IP literals in any notation getaddrinfo accepts (decimal, octal, hex, short forms). */
+function literalAddress(host: string): string | null {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (net.isIP(bare)) return bare;
+  if (/^[0-9a-fx.]+$/i.test(bare) && !/^[a-f]/i.test(bare) && ipaddr.isValid(bare)) {
+    try {
+      return ipaddr.parse(bare).toString();
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+export type ResolvedAddress = { address: string; family: 4 | 6 };
+
+/**
+ * Resolves `host` and checks every answer; returns the address to connect to. Connecting to
+ * this address (not the name again) is what defeats DNS rebinding.
+ */
+export async function resolveAllowed(host: string, policy: EgressPolicy): Promise<ResolvedAddress> {
+  const literal = literalAddress(host);
+  if (literal) {
+    assertAddressAllowed(literal, policy, host);
+    const v = ipaddr.process(literal);
+    return { address: v.toString(), family: v.kind() === 'ipv4' ? 4 : 6 };
+  }
+  if (!host || /[\s/@]/.test(host)) throw new EgressBlockedError(host || '(empty host)');
+  const answers = await (policy.lookup ?? systemLookup)(host);
+  if (answers.length === 0)
+    throw Object.assign(new Error(`host ${host} did not resolve`), { code: 'ENOTFOUND' });
+  // Any blocked answer blocks the name: a name that can point inside is not a public host.
+  for (const a of answers) assertAddressAllowed(a.address, policy, host);
+  const first = answers[0];
+  return { address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
+
+/** A `lookup` for net/tls.connect that resolves through the guard. */
+export function guardedLookup(policy: EgressPolicy) {
+  return (hostname: string, options: dns.LookupOptions | LookupCallback, callback?: LookupCallback) => {
+    const cb = (typeof options === 'function' ? options : callback) as LookupCallback;
+    const all = typeof options === 'object' && options?.all === true;
+    resolveAllowed(hostname, policy).then(
+      (r) => (all ? cb(null, [{ address: r.address, family: r.family }]) : cb(null, r.address, r.family)),
+      (err) => cb(err, ''),
+    );
+  };
+}
+
+/**
+ * An undici dispatcher whose every connection (first request and each redirect hop) is
+ * checked. IP-literal hosts skip DNS in net.connect, so they are checked here explicitly.
+ */
+export function guardedDispatcher(
+  policy: EgressPolicy,
+  opts: { connectTimeoutMs?: number; ca?: string | Buffer } = {},
+): Agent {
+  const base = buildConnector({
+    timeout: opts.connectTimeoutMs ?? 10_000,
+    lookup: guardedLookup(policy) as any,
+    ...(opts.ca ? { ca: opts.ca } : {}),
+  } as any);
+  return new Agent({
+    connect: (options, callback) => {
+      const literal = literalAddress(options.hostname);
+      if (literal) {
+        try {
+          assertAddressAllowed(literal, policy, options.hostname);
+        } catch (err) {
+          callback(err as Error, null);
+          return;
+        }
+      }
+      base(options, callback);
+    },
+  });
+}

@@ -1,0 +1,141 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import {
+  type ConnectorContext,
+  ConnectorError,
+  type HttpOperationSummary,
+  type SchemaDocument,
+} from '../types';
+import { authHeaders } from './request';
+import type { HttpConfig, HttpCredentials } from './schemas';
+import { hostOf, sendHttp } from './transport';
+
+// Schema import of the HTTP connector: fetch the OpenAPI document through the egress guard,
+// validate it (OpenAPI 3.x or Swagger 2.0, JSON or YAML) and keep a summary of its operations.
+
+/** Imported documents are bounded well below the general response limit. */
+const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+// The parser names the document in its messages; it sees this instead of the real URL, whose
+// query string may carry a token.
+const DOCUMENT_NAME = 'https://openapi.invalid/document';
+
+export async function importOpenApi(
+  config: HttpConfig,
+  credentials: HttpCredentials | null,
+  ctx: ConnectorContext,
+): Promise<SchemaDocument> {
+  if (!config.openapi_url) return { schema_type: 'empty', type: 'http' };
+  const url = new URL(config.openapi_url);
+  let text: string;
+  try {
+    const res = await sendHttp(
+      {
+        method: 'GET',
+        url,
+        headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.8' },
+        // The API's credentials go only to the API's own origin, never to a third-party host.
+        originHeaders: url.origin === new URL(config.base_url).origin ? authHeaders(credentials) : {},
+        timeoutMs: config.openapi_fetch_timeout_seconds * 1000,
+        maxBytes: MAX_DOCUMENT_BYTES,
+      },
+      ctx,
+    );
+    if (res.status < 200 || res.status >= 300) {
+      throw new ConnectorError(
+        'OPENAPI_UNREACHABLE',
+        `the OpenAPI document at ${hostOf(url)} answered HTTP ${res.status}`,
+      );
+    }
+    text = res.body.toString('utf8');
+  } catch (err) {
+    const e = err as ConnectorError;
+    if (e.code === 'OPENAPI_UNREACHABLE' || e.code === 'PRIVATE_HOST_BLOCKED') throw e;
+    if (e.code === 'RESPONSE_TOO_LARGE') {
+      throw new ConnectorError(
+        'INVALID_OPENAPI',
+        `the OpenAPI document is larger than ${MAX_DOCUMENT_BYTES} bytes`,
+      );
+    }
+    throw new ConnectorError(
+      'OPENAPI_UNREACHABLE',
+      `the OpenAPI document could not be fetched: ${e.message}`,
+    );
+  }
+  return summarize(await parseDocument(text));
+}
+
+/** Validates the document; external `$ref`s stay unresolved, since following them would bypass the egress guard. */
+export async function parseDocument(text: string): Promise<any> {
+  try {
+    return await SwaggerParser.validate(DOCUMENT_NAME, {
+      resolve: {
+        external: false,
+        http: false,
+        file: false,
+        document: { order: 1, canRead: true, read: () => text },
+      },
+    } as any);
+  } catch (err) {
+    throw new ConnectorError('INVALID_OPENAPI', sanitizeParserMessage(err));
+  }
+}
+
+function sanitizeParserMessage(err: unknown): string {
+  const raw = String((err as Error)?.message ?? 'unknown error')
+    .replaceAll(`"${DOCUMENT_NAME}"`, 'the document')
+    .replaceAll(DOCUMENT_NAME, 'the document');
+  const lines = raw
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const head = lines.slice(0, 4).join('; ');
+  const more = lines.length > 4 ? ` (and ${lines.length - 4} more)` : '';
+  const message = `the OpenAPI document is not valid: ${head}${more}`;
+  return message.length > 500 ? `${message.slice(0, 499)}…` : message;
+}
+
+type RawParameter = { name?: unknown; in?: unknown; required?: unknown };
+
+function parametersOf(list: unknown): Map<string, RawParameter> {
+  const out = new Map<string, RawParameter>();
+  if (!Array.isArray(list)) return out;
+  for (const p of list as RawParameter[]) {
+    if (p && typeof p.name === 'string' && typeof p.in === 'string') out.set(`${p.in}:${p.name}`, p);
+  }
+  return out;
+}
+
+const textOrNull = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+
+export function summarize(api: any): SchemaDocument {
+  const operations: HttpOperationSummary[] = [];
+  for (const [path, item] of Object.entries<any>(api?.paths ?? {})) {
+    if (!item || typeof item !== 'object') continue;
+    const shared = parametersOf(item.parameters);
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op || typeof op !== 'object') continue;
+      // Operation-level parameters override path-level ones of the same name and location.
+      const merged = new Map([...shared, ...parametersOf(op.parameters)]);
+      operations.push({
+        operation_id: textOrNull(op.operationId),
+        method: method.toUpperCase(),
+        path,
+        summary: textOrNull(op.summary) ?? textOrNull(op.description)?.slice(0, 200) ?? null,
+        tags: Array.isArray(op.tags) ? op.tags.filter((t: unknown) => typeof t === 'string') : [],
+        parameters: [...merged.values()].map((p) => ({
+          name: p.name as string,
+          in: p.in as string,
+          required: p.required === true,
+        })),
+      });
+    }
+  }
+  return {
+    schema_type: 'openapi',
+    type: 'http',
+    title: textOrNull(api?.info?.title),
+    version: textOrNull(api?.info?.version),
+    operations,
+  };
+}

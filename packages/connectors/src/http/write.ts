@@ -1,0 +1,275 @@
+import {
+  csvRecords,
+  type FilePayload,
+  type FormPayload,
+  type Payload,
+  type SinkResult,
+  type StepContext,
+} from '@sluice/engine';
+import { csvLine } from '../payloads/csv';
+import { deferred, tracked } from '../payloads/streams';
+import { tableRows } from '../relational/pipeline';
+import { toJsonValue } from '../relational/rows';
+import { type ConnectorContext, ConnectorError } from '../types';
+import { forwardsInput, type HttpConn, httpOperationOf, remoteError, renderHttp, signalOf } from './render';
+import { encodeBody, mediaType, newBoundary, quoteFormName } from './request';
+import { openHttp } from './transport';
+
+// A pipeline sink over HTTP (service-api.md HTTP rule 5): `body: "{{input}}"` sends the
+// upstream payload in its own representation, streamed (rows and JSON as a JSON array, CSV
+// and files as their bytes, forms URL-encoded or multipart). One attempt: a POST is not
+// assumed safe to replay.
+
+type Body = { contentType: string; chunks: AsyncIterable<Buffer>; rows(): number };
+
+const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
+
+const NDJSON = new Set([
+  'application/x-ndjson',
+  'application/jsonl',
+  'application/json-lines',
+  'application/jsonlines',
+]);
+const isJson = (t: string) => t === 'application/json' || t.endsWith('+json');
+const isForm = (t: string) => t === 'multipart/form-data' || t === 'application/x-www-form-urlencoded';
+
+/** Rows as JSON records: one object per row, values as JSON (dates ISO, bytes base64). */
+async function* recordsOf(payload: Payload): AsyncGenerator<unknown[]> {
+  if (payload.kind === 'json') {
+    yield* payload.batches;
+    return;
+  }
+  const rows = await tableRows(payload);
+  const names = rows.columns.map((c) => c.name);
+  for await (const batch of rows.batches) {
+    yield batch.map((row) => {
+      const out: Record<string, unknown> = {};
+      names.forEach((n, i) => {
+        out[n] = toJsonValue(row[i], (b) => b.toString('base64'));
+      });
+      return out;
+    });
+  }
+}
+
+function jsonBody(payload: Payload, type: string): Body {
+  let rows = 0;
+  const lines = NDJSON.has(type);
+  async function* chunks() {
+    let first = true;
+    if (!lines) yield Buffer.from('[');
+    for await (const batch of recordsOf(payload)) {
+      if (batch.length === 0) continue;
+      rows += batch.length;
+      const text = batch.map((r) => JSON.stringify(r) ?? 'null').join(lines ? '\n' : ',');
+      yield Buffer.from(lines ? `${text}\n` : first ? text : `,${text}`);
+      first = false;
+    }
+    if (!lines) yield Buffer.from(']');
+  }
+  return { contentType: lines ? type : type || 'application/json', chunks: chunks(), rows: () => rows };
+}
+
+function csvFromRows(payload: Payload): Body {
+  let rows = 0;
+  async function* chunks() {
+    const table = await tableRows(payload);
+    yield Buffer.from(csvLine(table.columns.map((c) => c.name)));
+    for await (const batch of table.batches) {
+      rows += batch.length;
+      const text = batch.map((row) =>
+        csvLine(row.map((v) => (v === null || v === undefined ? null : textOf(v)))),
+      );
+      yield Buffer.from(text.join(''));
+    }
+  }
+  return { contentType: 'text/csv', chunks: chunks(), rows: () => rows };
+}
+
+const textOf = (v: unknown): string => {
+  const j = toJsonValue(v, (b) => b.toString('base64'));
+  return typeof j === 'string' ? j : JSON.stringify(j);
+};
+
+/** CSV bytes as they are; records are counted on the way (the header is not one). */
+function rawCsv(payload: Extract<Payload, { kind: 'csv' }>, contentType: string): Body {
+  let records = 0;
+  async function* chunks() {
+    // Bytes go out as soon as the parser has counted past them (every 1,000 records or so).
+    const held: Buffer[] = [];
+    async function* tap() {
+      for await (const chunk of payload.chunks) {
+        const b = Buffer.from(chunk);
+        held.push(b);
+        yield b;
+      }
+    }
+    for await (const batch of csvRecords(tap(), payload.delimiter)) {
+      records += batch.length;
+      while (held.length > 0) yield held.shift()!;
+    }
+    while (held.length > 0) yield held.shift()!;
+  }
+  return { contentType, chunks: chunks(), rows: () => Math.max(0, records - (payload.header ? 1 : 0)) };
+}
+
+async function* bytesOf(file: FilePayload) {
+  for await (const chunk of file.chunks) yield Buffer.from(chunk);
+}
+
+function multipartBody(fields: FormPayload['fields']): Body {
+  const boundary = newBoundary();
+  async function* chunks() {
+    for (const f of fields) {
+      const name = quoteFormName(f.name);
+      if ('value' in f) {
+        yield Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${f.value}\r\n`,
+        );
+        continue;
+      }
+      const filename = quoteFormName(f.file.filename ?? f.name);
+      const type = f.file.mimeType.replace(/[\r\n]/g, '');
+      yield Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`,
+      );
+      yield* bytesOf(f.file);
+      yield Buffer.from('\r\n');
+    }
+    yield Buffer.from(`--${boundary}--\r\n`);
+  }
+  return { contentType: `multipart/form-data; boundary=${boundary}`, chunks: chunks(), rows: () => 0 };
+}
+
+async function* once(buffer: Buffer) {
+  yield buffer;
+}
+
+/** The upstream payload as a body; an explicit compatible Content-Type overrides the default. */
+function bodyOf(input: Payload, explicit: string | undefined): Body {
+  const type = mediaType(explicit);
+  const refuse = () =>
+    invalid(
+      `a ${input.kind} payload cannot be sent as ${type}; remove the Content-Type header or pick a compatible one`,
+    );
+  switch (input.kind) {
+    case 'rows':
+    case 'json':
+      if (type === '' || isJson(type) || NDJSON.has(type)) return jsonBody(input, type);
+      if (type === 'text/csv') return csvFromRows(input);
+      throw refuse();
+    case 'csv':
+      if (isJson(type) || NDJSON.has(type)) return jsonBody(input, type);
+      if (isForm(type)) throw refuse();
+      return rawCsv(input, explicit ?? (input.header ? 'text/csv' : 'text/csv; header=absent'));
+    case 'file':
+      if (type === 'multipart/form-data') return multipartBody([{ name: 'file', file: input }]);
+      if (type === 'application/x-www-form-urlencoded') throw refuse();
+      return { contentType: explicit ?? input.mimeType, chunks: bytesOf(input), rows: () => 0 };
+    case 'form': {
+      const encoding =
+        type === 'multipart/form-data'
+          ? 'multipart'
+          : type === ''
+            ? input.encoding
+            : type === 'application/x-www-form-urlencoded'
+              ? 'urlencoded'
+              : null;
+      if (encoding === null) throw refuse();
+      if (encoding === 'multipart') return multipartBody(input.fields);
+      const params = new URLSearchParams();
+      for (const f of input.fields) {
+        if (!('value' in f)) throw invalid(`form field ${f.name} is a file: files need multipart/form-data`);
+        params.append(f.name, f.value);
+      }
+      return {
+        contentType: 'application/x-www-form-urlencoded',
+        chunks: once(Buffer.from(params.toString())),
+        rows: () => 0,
+      };
+    }
+  }
+}
+
+/** Reads a payload nobody sends, so the steps before this one can finish. */
+async function drain(input: Payload): Promise<void> {
+  if (input.kind === 'form') return;
+  if (input.kind === 'rows' || input.kind === 'json') for await (const _ of input.batches);
+  else for await (const _ of input.chunks);
+}
+
+export async function writeHttp(
+  conn: HttpConn,
+  input: Payload,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SinkResult> {
+  if (ctx.readOnly) {
+    throw new ConnectorError(
+      'PERMISSION_DENIED',
+      'the data source is read-only: a sink cannot write through it',
+    );
+  }
+  const op = httpOperationOf(step);
+  const req = renderHttp(conn, op, step);
+  if (op.body !== undefined && (op.method === 'GET' || op.method === 'HEAD')) {
+    throw invalid(`${op.method} requests carry no body`);
+  }
+  let bytes = 0;
+  let rows = () => 0;
+  let inputError: unknown = null;
+  const uploaded = deferred<void>();
+  if (forwardsInput(op)) {
+    const body = bodyOf(input, req.headers['content-type']);
+    req.headers['content-type'] = body.contentType;
+    rows = body.rows;
+    async function* counted() {
+      try {
+        for await (const chunk of body.chunks) {
+          bytes += chunk.length;
+          yield chunk;
+        }
+      } catch (err) {
+        // The upstream failed: that error, not the aborted request, is the step's error.
+        inputError = err;
+        throw err;
+      }
+    }
+    req.body = tracked(counted(), () => uploaded.resolve(), uploaded.reject);
+  } else {
+    await drain(input);
+    if (op.body !== undefined) {
+      const encoded = encodeBody(step.render(op.body), req.headers);
+      bytes = Buffer.byteLength(encoded);
+      req.body = encoded;
+    }
+    uploaded.resolve();
+  }
+  const res = await openHttp(req, { ...ctx, signal: signalOf(step, ctx) }).catch((err) => {
+    throw inputError ?? err;
+  });
+  // The answer's body is of no use to the run; dropping it also ends the exchange.
+  res.close();
+  step.log('info', `${op.method} to ${res.url.host} answered HTTP ${res.status}`);
+  if (res.status < 200 || res.status >= 300) throw remoteError(res);
+  // A server that answered before reading everything either closed the upload (settled as
+  // not consumed) or lets it finish; wait for one of the two, within the request timeout.
+  let timer: NodeJS.Timeout | undefined;
+  const complete = await Promise.race([
+    uploaded.promise.then(
+      () => true,
+      () => false,
+    ),
+    new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(false), req.timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  if (inputError) throw inputError;
+  if (!complete) {
+    throw new ConnectorError(
+      'REMOTE_ERROR',
+      `${res.url.host} answered HTTP ${res.status} before it received the whole body`,
+    );
+  }
+  return { rows: rows(), bytes };
+}

@@ -1,0 +1,3 @@
+export * from './egress';
+export * from './registry';
+export * from './types';

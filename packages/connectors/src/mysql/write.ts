@@ -1,0 +1,169 @@
+import type { Payload, SinkResult, StepContext } from '@sluice/engine';
+import { targetType } from '../relational/column-types';
+import { quoteIdent } from '../relational/identifiers';
+import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
+import { type ConnectorContext, ConnectorError } from '../types';
+import { type MysqlConnection, queryMysql } from './connect';
+import { type MysqlSession, openMysqlSession } from './session';
+
+// A pipeline sink on MySQL/MariaDB: multi-row INSERTs as prepared statements with bound
+// values (about 1,000 rows each, fewer when the rows are large, always under
+// max_allowed_packet), upsert through ON DUPLICATE KEY UPDATE, replace as DELETE + INSERT,
+// all in one transaction (InnoDB) committed at the end. A created table exists from the
+// start: MySQL commits DDL implicitly, so it is created before the transaction begins.
+
+const q = (name: string) => quoteIdent(name, 'mysql');
+const ROWS_PER_INSERT = 1000;
+/** A prepared statement takes at most 65,535 parameters. */
+const MAX_PARAMS = 65_535;
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** A value as mysql2 binds it: JSON as text, dates as UTC DATETIME text (never the host's zone). */
+export function bindable(v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  if (v instanceof Date) {
+    if (Number.isNaN(v.getTime())) return null;
+    return `${v.getUTCFullYear()}-${pad(v.getUTCMonth() + 1)}-${pad(v.getUTCDate())} ${pad(v.getUTCHours())}:${pad(v.getUTCMinutes())}:${pad(v.getUTCSeconds())}.${pad(v.getUTCMilliseconds(), 3)}`;
+  }
+  if (Buffer.isBuffer(v)) return v;
+  if (v instanceof Uint8Array) return Buffer.from(v);
+  if (typeof v === 'object') return JSON.stringify(v);
+  return v;
+}
+
+const sizeOf = (v: unknown) =>
+  v === null ? 1 : typeof v === 'string' ? Buffer.byteLength(v) + 9 : Buffer.isBuffer(v) ? v.length + 9 : 9;
+
+/** Keeps the server's message but drops the values it quotes ("Duplicate entry '7' …"). */
+function withoutValues(err: ConnectorError): ConnectorError {
+  if (err.code !== 'QUERY_FAILED') return err;
+  return new ConnectorError(err.code, err.message.replace(/\b(value|entry):? '(?:[^'\\]|\\.|'')*'/gi, '$1'));
+}
+
+function insertSql(plan: SinkPlan, rows: number): string {
+  const cols = plan.names.map(q).join(', ');
+  const tuple = `(${plan.names.map(() => '?').join(', ')})`;
+  let sql = `INSERT INTO ${plan.table.sql} (${cols}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+  if (plan.write.mode === 'upsert') {
+    const key = new Set(plan.write.key ?? []);
+    const rest = plan.names.filter((n) => !key.has(n));
+    // VALUES() works on MariaDB and MySQL 8 (which also knows row aliases, MariaDB does not).
+    const set =
+      rest.length > 0
+        ? rest.map((n) => `${q(n)} = VALUES(${q(n)})`)
+        : [`${q([...key][0])} = ${q([...key][0])}`];
+    sql += ` ON DUPLICATE KEY UPDATE ${set.join(', ')}`;
+  }
+  return sql;
+}
+
+async function tableExists(s: MysqlSession, plan: SinkPlan): Promise<boolean> {
+  const rows = await s.execute<{ n: number }[]>(
+    'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+    [plan.table.schema, plan.table.name],
+  );
+  return Number(rows[0].n) > 0;
+}
+
+async function targetColumns(s: MysqlSession, plan: SinkPlan): Promise<Set<string>> {
+  const rows = await s.execute<{ name: string }[]>(
+    'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+    [plan.table.schema, plan.table.name],
+  );
+  return new Set(rows.map((r) => String(r.name).toLowerCase()));
+}
+
+export async function writeMysql(
+  conn: MysqlConnection,
+  input: Payload,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SinkResult> {
+  const plan = await sinkPlan(input, step, ctx, 'mysql');
+  const { write, table, names } = plan;
+  const s = await openMysqlSession(conn, ctx, signalOf(step, ctx));
+  let rows = 0;
+  let bytes = 0;
+  let open = false;
+  try {
+    if (!(await tableExists(s, plan))) {
+      if (!write.create_table) {
+        throw new ConnectorError(
+          'QUERY_FAILED',
+          `table ${table.display} does not exist; set create_table to create it`,
+        );
+      }
+      if (names.length === 0) {
+        step.log('info', `no input rows: table ${table.display} was not created`);
+        return { rows: 0, bytes: 0 };
+      }
+      const key = new Set(write.key ?? []);
+      const defs = plan.rows.columns.map(
+        (c) =>
+          `${q(c.name)} ${targetType(c.type, 'mysql', key.has(c.name))}${key.has(c.name) ? ' NOT NULL' : ''}`,
+      );
+      if (key.size > 0) defs.push(`PRIMARY KEY (${[...key].map(q).join(', ')})`);
+      await s.execute(`CREATE TABLE IF NOT EXISTS ${table.sql} (${defs.join(', ')}) ENGINE=InnoDB`, []);
+      step.log('info', `created table ${table.display}`);
+    }
+    const existing = await targetColumns(s, plan);
+    const missing = names.find((n) => !existing.has(n.toLowerCase()));
+    if (missing !== undefined) {
+      throw new ConnectorError(
+        'QUERY_FAILED',
+        `column ${JSON.stringify(missing)} is not in table ${table.display}`,
+      );
+    }
+    const [{ packet }] = await s.execute<{ packet: number }[]>('SELECT @@max_allowed_packet AS packet', []);
+    const byteBudget = Math.max(64 * 1024, Math.min(Number(packet) / 2, 8 * 1024 * 1024));
+    const perInsert = Math.max(
+      1,
+      Math.min(ROWS_PER_INSERT, Math.floor(MAX_PARAMS / Math.max(1, names.length))),
+    );
+    const full = insertSql(plan, perInsert);
+
+    await s.timed(queryMysql(s.connection, 'START TRANSACTION'));
+    open = true;
+    if (write.mode === 'replace') await s.execute(`DELETE FROM ${table.sql}`, []);
+    let pending: unknown[] = [];
+    let pendingRows = 0;
+    let pendingBytes = 0;
+    const flush = async () => {
+      if (pendingRows === 0) return;
+      const sql = pendingRows === perInsert ? full : insertSql(plan, pendingRows);
+      await s.execute(sql, pending);
+      // Odd-sized statements are not reused: keep the session's statement cache small.
+      if (sql !== full) s.connection.unprepare(sql);
+      rows += pendingRows;
+      bytes += pendingBytes;
+      pending = [];
+      pendingRows = 0;
+      pendingBytes = 0;
+    };
+    for await (const batch of plan.rows.batches) {
+      if (names.length === 0) continue;
+      for (const row of batch) {
+        for (const v of row) {
+          const b = bindable(v);
+          pending.push(b);
+          pendingBytes += sizeOf(b);
+        }
+        pendingRows++;
+        if (pendingRows >= perInsert || pendingBytes >= byteBudget) await flush();
+      }
+    }
+    await flush();
+    await s.timed(queryMysql(s.connection, 'COMMIT'));
+    open = false;
+    step.log('info', `${write.mode}: ${rows} rows into ${table.display}`);
+    return { rows, bytes };
+  } catch (err) {
+    if (open) await s.timed(queryMysql(s.connection, 'ROLLBACK')).catch(() => {});
+    throw withoutValues(s.error(err));
+  } finally {
+    await s.close();
+  }
+}

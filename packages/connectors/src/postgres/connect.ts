@@ -1,0 +1,147 @@
+import pg from 'pg';
+import { resolveAllowed } from '../egress';
+import { type PasswordCredentials, type RelationalConfig, tlsSettings } from '../relational/config';
+import { networkError, scrub, withDeadline } from '../relational/errors';
+import { type Connection, type ConnectorContext, ConnectorError } from '../types';
+
+export type PgConnection = Connection<RelationalConfig, PasswordCredentials>;
+
+// Date and time values stay as PostgreSQL prints them: turning `timestamp without time zone`
+// into a JS Date would shift it by the API host's zone. int8 and numeric stay strings (exact).
+const RAW_TEXT = new Set([1082, 1083, 1114, 1184, 1186, 1266, 1182, 1183, 1115, 1185, 1187, 1270]);
+
+export const pgTypes = {
+  getTypeParser(oid: number, format?: string): (value: string) => unknown {
+    if (RAW_TEXT.has(oid)) return (v: string) => v;
+    return pg.types.getTypeParser(oid, (format ?? 'text') as 'text');
+  },
+};
+
+const where = (c: RelationalConfig) => `${c.host}:${c.port}`;
+
+/** Maps anything the driver throws to a ConnectorError with a sanitized message. */
+export function pgError(err: any, conn: PgConnection, values: readonly unknown[] = []): ConnectorError {
+  const c = conn.config;
+  const net = networkError(err, where(c), c.connect_timeout_seconds);
+  if (net) return net;
+  const secrets = [conn.credentials?.password, ...values];
+  const code: string = typeof err?.code === 'string' ? err.code : '';
+  switch (code) {
+    case '28P01':
+    case '28000':
+      return new ConnectorError(
+        'AUTHENTICATION_FAILED',
+        `authentication failed for user ${c.user} on ${where(c)}: check the user name and password`,
+      );
+    case '3D000':
+      return new ConnectorError('CONNECTION_FAILED', `database ${c.database} does not exist on ${where(c)}`);
+    case '57014':
+      return new ConnectorError(
+        'TIMEOUT',
+        `the statement ran longer than statement_timeout_seconds (${c.statement_timeout_seconds}) and was canceled`,
+      );
+    case '42501':
+      return new ConnectorError('PERMISSION_DENIED', scrub(`permission denied: ${err.message}`, secrets));
+    case '25006':
+      return new ConnectorError(
+        'PERMISSION_DENIED',
+        'the data source is read-only: statements run in a READ ONLY transaction and cannot write',
+      );
+    case '53300':
+      return new ConnectorError('CONNECTION_FAILED', `${where(c)} has no free connection slots`);
+    default:
+      break;
+  }
+  if (/^[0-9A-Z]{5}$/.test(code) && typeof err.message === 'string') {
+    // A server error about the statement (syntax, types, constraints). Only the primary
+    // message: `detail` often quotes row values.
+    return new ConnectorError('QUERY_FAILED', scrub(`${err.message} (SQLSTATE ${code})`, secrets));
+  }
+  const message = String(err?.message ?? '');
+  if (/timeout expired/i.test(message)) {
+    return new ConnectorError(
+      'TIMEOUT',
+      `${where(c)} did not complete the connection within ${c.connect_timeout_seconds} seconds`,
+    );
+  }
+  if (/does not support SSL/i.test(message)) {
+    return new ConnectorError('CONNECTION_FAILED', `${where(c)} does not accept TLS; set ssl to false`);
+  }
+  if (/self[- ]signed|certificate|altnames/i.test(message)) {
+    return new ConnectorError(
+      'CONNECTION_FAILED',
+      `TLS with ${where(c)} failed: the server certificate was not accepted`,
+    );
+  }
+  // "not queryable": the server went away between statements (a restart, say) and pg
+  // refuses the next one on the dead client.
+  if (/terminated|Connection terminated|ended|not queryable/i.test(message)) {
+    return new ConnectorError('CONNECTION_FAILED', `${where(c)} closed the connection unexpectedly`);
+  }
+  return new ConnectorError('CONNECTION_FAILED', `could not talk to ${where(c)}`);
+}
+
+/** Kills the socket: used when a deadline passes or the caller aborts. */
+export function destroy(client: pg.Client) {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
+/**
+ * Resolves the host through the egress guard and connects to the checked address (the name
+ * is kept for TLS), within connect_timeout_seconds; `readOnly` makes every transaction of the
+ * session read-only from the first statement on.
+ */
+export async function connectPg(
+  conn: PgConnection,
+  ctx: ConnectorContext,
+  opts: { readOnly?: boolean } = {},
+): Promise<pg.Client> {
+  const c = conn.config;
+  const timeoutMs = c.connect_timeout_seconds * 1000;
+  const timeout = () =>
+    new ConnectorError('TIMEOUT', `${where(c)} did not answer within ${c.connect_timeout_seconds} seconds`);
+  const started = Date.now();
+  const resolved = await withDeadline(resolveAllowed(c.host, ctx.policy), timeoutMs, () => {}, timeout).catch(
+    (err) => {
+      throw pgError(err, conn);
+    },
+  );
+  const password = conn.credentials?.password ?? '';
+  const client = new pg.Client({
+    host: resolved.address,
+    port: c.port,
+    database: c.database,
+    user: c.user,
+    // A function, so pg never falls back to PGPASSWORD or a .pgpass file of this host.
+    password: async () => password,
+    ssl: tlsSettings(c.ssl, c.host),
+    connectionTimeoutMillis: Math.max(1, timeoutMs - (Date.now() - started)),
+    statement_timeout: c.statement_timeout_seconds * 1000,
+    application_name: 'sluice',
+    ...(opts.readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
+    types: pgTypes,
+  });
+  // After a failure the client may still emit 'error'; the caller already has its answer.
+  client.on('error', () => {});
+  const abort = () => destroy(client);
+  ctx.signal?.addEventListener('abort', abort, { once: true });
+  try {
+    await client.connect();
+  } catch (err) {
+    await closePg(client);
+    throw pgError(err, conn);
+  } finally {
+    ctx.signal?.removeEventListener('abort', abort);
+  }
+  return client;
+}
+
+/** Ends the session; never throws and never waits more than a second for a polite goodbye. */
+export async function closePg(client: pg.Client): Promise<void> {
+  await withDeadline(
+    client.end().catch(() => {}),
+    1000,
+    () => destroy(client),
+    () => new ConnectorError('TIMEOUT', 'close timed out'),
+  ).catch(() => {});
+}

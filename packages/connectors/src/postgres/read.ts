@@ -1,0 +1,71 @@
+import type { SourceOutput, StepContext } from '@sluice/engine';
+import type pg from 'pg';
+import { deferred, tracked } from '../payloads/streams';
+import { signalOf, sourceQuery } from '../relational/pipeline';
+import type { ConnectorContext } from '../types';
+import type { PgConnection } from './connect';
+import { columnsOf } from './operations';
+import { openPgSession } from './session';
+
+// A pipeline source on PostgreSQL: the query runs in a read-only transaction behind a
+// server-side cursor and is fetched in batches as the payload is read, so a large table is
+// never held. Each FETCH is its own statement: statement_timeout bounds the work of one
+// batch, not the time the steps downstream take to consume it, and the session stays free
+// between fetches (for the column type names).
+
+const BATCH = 5000;
+const CURSOR = 'sluice_source';
+const FETCH = `FETCH FORWARD ${BATCH} FROM ${CURSOR}`;
+
+export async function readPg(
+  conn: PgConnection,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SourceOutput> {
+  const query = sourceQuery(step, 'postgres');
+  const session = await openPgSession(conn, ctx, signalOf(step, ctx), { readOnly: true });
+  const { client, timed } = session;
+  const fetch = () => timed(client.query<unknown[]>({ text: FETCH, rowMode: 'array' }));
+  let first: pg.QueryArrayResult;
+  let columns: Awaited<ReturnType<typeof columnsOf>>;
+  try {
+    await timed(client.query('BEGIN READ ONLY'));
+    // The extended protocol even without parameters: one statement, never `…; COMMIT; …`.
+    const declare = {
+      text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query.text}`,
+      values: query.values,
+      queryMode: 'extended',
+    } as pg.QueryConfig;
+    await timed(client.query(declare));
+    first = await fetch();
+    columns = await timed(columnsOf(client, first.fields));
+  } catch (err) {
+    await session.close();
+    throw session.error(err, query.values);
+  }
+
+  async function* batches(): AsyncGenerator<unknown[][]> {
+    try {
+      let res = first;
+      for (;;) {
+        if (res.rows.length > 0) yield res.rows;
+        if (res.rows.length < BATCH) break;
+        res = await fetch();
+      }
+      await timed(client.query('COMMIT'));
+    } catch (err) {
+      throw session.error(err, query.values);
+    } finally {
+      await session.close();
+    }
+  }
+  const ended = deferred<string | null>();
+  return {
+    payload: {
+      kind: 'rows',
+      columns,
+      batches: tracked(batches(), () => ended.resolve(null), ended.reject),
+    },
+    nextCursor: () => ended.promise,
+  };
+}

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Payload, SinkResult, StepContext } from '@sluice/engine';
+import copyStreams from 'pg-copy-streams';
+import { targetType } from '../relational/column-types';
+import { quoteIdent } from '../relational/identifiers';
+import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
+import { type ConnectorContext, ConnectorError } from '../types';
+import type { PgConnection } from './connect';
+import { openPgSession, type PgSession } from './session';
+
+// A pipeline sink on PostgreSQL. One transaction per run: the payload is loaded with COPY
+// into a temporary staging table (one COPY per upstream batch, so statement_timeout bounds a
+// batch and never the time upstream takes), then moved into the target by one INSERT
+// (insert), INSERT … ON CONFLICT DO UPDATE (upsert) or TRUNCATE + INSERT (replace), and
+// committed. Any failure rolls everything back: the target is unchanged.
+
+const q = (name: string) => quoteIdent(name, 'postgres');
+/** Rows of CSV text handed to COPY at a time. */
+const COPY_SLICE = 500;
+
+const quoted = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+/** A PostgreSQL array literal (for array columns): elements quoted, backslash-escaped. */
+function arrayLiteral(values: unknown[]): string {
+  const item = (v: unknown): string => {
+    if (v === null || v === undefined) return 'NULL';
+    if (Array.isArray(v)) return arrayLiteral(v);
+    const text = typeof v === 'object' ? JSON.stringify(v) : String(v);
+    return `"${text.replace(/[\\"]/g, '\\$&')}"`;
+  };
+  return `{${values.map(item).join(',')}}`;
+}
+
+/** One value as a COPY CSV field: NULL is an empty unquoted field, text always quoted. */
+export function copyField(v: unknown, arrayColumn: boolean): string {
+  if (v === null || v === undefined) return '';
+  switch (typeof v) {
+    case 'string':
+      return quoted(v);
+    case 'number':
+      return Number.isFinite(v)
+        ? String(v)
+        : quoted(Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity');
+    case 'bigint':
+      return String(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    default:
+      break;
+  }
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? '' : quoted(v.toISOString());
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
+  if (Array.isArray(v) && arrayColumn) return quoted(arrayLiteral(v));
+  return quoted(JSON.stringify(v));
+}
+
+/** Keeps the primary message of a data error but drops the offending value it quotes. */
+function withoutValue(err: ConnectorError): ConnectorError {
+  return new ConnectorError(err.code, err.message.replace(/:\s*"(?:[^"]|"")*"(?=\s*\(SQLSTATE 22)/, ''));
+}
+
+type TargetColumn = { name: string; type: string; array: boolean };
+
+async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[]> {
+  const r = await s.timed(
+    s.client.query<{ name: string; type: string; category: string }>(
+      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typcategory AS category
+         FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+        WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped`,
+      [table],
+    ),
+  );
+  return r.rows.map((c) => ({ name: c.name, type: c.type, array: c.category === 'A' }));
+}
+
+async function copyBatch(s: PgSession, stage: string, cols: string, rows: unknown[][], arrays: boolean[]) {
+  async function* csv() {
+    for (let i = 0; i < rows.length; i += COPY_SLICE) {
+      let text = '';
+      for (const row of rows.slice(i, i + COPY_SLICE)) {
+        text += `${row.map((v, j) => copyField(v, arrays[j])).join(',')}\n`;
+      }
+      yield Buffer.from(text);
+    }
+  }
+  let bytes = 0;
+  const source = Readable.from(
+    (async function* () {
+      for await (const chunk of csv()) {
+        bytes += chunk.length;
+        yield chunk;
+      }
+    })(),
+  );
+  const copy = s.client.query(copyStreams.from(`COPY ${stage} (${cols}) FROM STDIN WITH (FORMAT csv)`));
+  await s.timed(pipeline(source, copy));
+  return bytes;
+}
+
+/** The statement that moves the staged rows into the target. */
+function mergeSql(plan: SinkPlan, stage: string): string {
+  const cols = plan.names.map(q).join(', ');
+  const target = plan.table.sql;
+  if (plan.write.mode !== 'upsert')
+    return `INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage} ORDER BY ctid`;
+  const key = (plan.write.key ?? []).map(q).join(', ');
+  const rest = plan.names.filter((n) => !plan.write.key?.includes(n));
+  const update =
+    rest.length > 0
+      ? `DO UPDATE SET ${rest.map((n) => `${q(n)} = EXCLUDED.${q(n)}`).join(', ')}`
+      : 'DO NOTHING';
+  // Within one run the last row of a key wins (ON CONFLICT cannot touch a row twice).
+  return `INSERT INTO ${target} (${cols})
+    SELECT DISTINCT ON (${key}) ${cols} FROM ${stage} ORDER BY ${key}, ctid DESC
+    ON CONFLICT (${key}) ${update}`;
+}
+
+export async function writePg(
+  conn: PgConnection,
+  input: Payload,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SinkResult> {
+  const plan = await sinkPlan(input, step, ctx, 'postgres');
+  const { write, table, names } = plan;
+  const s = await openPgSession(conn, ctx, signalOf(step, ctx));
+  let rows = 0;
+  let bytes = 0;
+  try {
+    await s.timed(s.client.query('BEGIN'));
+    const exists = await s.timed(
+      s.client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [table.sql]),
+    );
+    if (exists.rows[0].r === null) {
+      if (!write.create_table) {
+        throw new ConnectorError(
+          'QUERY_FAILED',
+          `table ${table.display} does not exist; set create_table to create it`,
+        );
+      }
+      if (names.length === 0) {
+        step.log('info', `no input rows: table ${table.display} was not created`);
+        await s.timed(s.client.query('ROLLBACK'));
+        return { rows: 0, bytes: 0 };
+      }
+      const key = new Set(write.key ?? []);
+      const defs = plan.rows.columns.map(
+        (c) => `${q(c.name)} ${targetType(c.type, 'postgres')}${key.has(c.name) ? ' NOT NULL' : ''}`,
+      );
+      if (key.size > 0) defs.push(`PRIMARY KEY (${[...key].map(q).join(', ')})`);
+      await s.timed(s.client.query(`CREATE TABLE IF NOT EXISTS ${table.sql} (${defs.join(', ')})`));
+      step.log('info', `created table ${table.display}`);
+    }
+    const target = await targetColumns(s, table.sql);
+    const byName = new Map(target.map((c) => [c.name, c]));
+    const missing = names.find((n) => !byName.has(n));
+    if (missing !== undefined) {
+      throw new ConnectorError(
+        'QUERY_FAILED',
+        `column ${JSON.stringify(missing)} is not in table ${table.display}`,
+      );
+    }
+    const arrays = names.map((n) => byName.get(n)!.array);
+    const stage = q(`sluice_stage_${randomBytes(6).toString('hex')}`);
+    const cols = names.map(q).join(', ');
+    // The staging table has the target's column types, so COPY already checks every value.
+    await s.timed(
+      s.client.query(
+        `CREATE TEMPORARY TABLE ${stage} ON COMMIT DROP AS SELECT ${cols} FROM ${table.sql} WITH NO DATA`,
+      ),
+    );
+    for await (const batch of plan.rows.batches) {
+      if (batch.length === 0 || names.length === 0) continue;
+      bytes += await copyBatch(s, stage, cols, batch, arrays);
+      rows += batch.length;
+    }
+    if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
+    if (rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
+    await s.timed(s.client.query('COMMIT'));
+    step.log('info', `${write.mode}: ${rows} rows into ${table.display}`);
+    return { rows, bytes };
+  } catch (err) {
+    await s.timed(s.client.query('ROLLBACK')).catch(() => {});
+    const mapped = s.error(err);
+    throw mapped.code === 'QUERY_FAILED' ? withoutValue(mapped) : mapped;
+  } finally {
+    await s.close();
+  }
+}

@@ -1,0 +1,153 @@
+import type { z } from 'zod';
+import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
+import type { EgressPolicy } from './egress';
+
+// The contract every connector folder implements (ARCHITECTURE.md "Connectors are data").
+// Connectors know nothing of HTTP routes or our database: the server hands them a decrypted
+// connection and bounds, and stores what they return.
+
+export const dataSourceTypes = [
+  'http',
+  'ftp',
+  'git',
+  'postgres',
+  'mysql',
+  'bigquery',
+  'snowflake',
+  'google_workspace',
+  'salesforce',
+  'mongodb',
+  'github',
+  'gitlab',
+  's3',
+] as const;
+export type DataSourceType = (typeof dataSourceTypes)[number];
+
+/** Execution result types of the seed's query execution. */
+export type ResultType = 'sql' | 'mongodb' | 'http' | 'object_rows' | 'ftp' | 'git' | 's3' | 'workspace_file';
+
+export type ConnectorErrorCode =
+  | 'CONNECTION_FAILED'
+  | 'HOST_NOT_FOUND'
+  | 'TIMEOUT'
+  | 'AUTHENTICATION_FAILED'
+  | 'PERMISSION_DENIED'
+  | 'HEALTH_PATH_NOT_GET'
+  | 'REMOTE_ERROR'
+  | 'INVALID_OPENAPI'
+  | 'OPENAPI_UNREACHABLE'
+  | 'PRIVATE_HOST_BLOCKED'
+  | 'RESPONSE_TOO_LARGE'
+  | 'TOO_MANY_REDIRECTS'
+  | 'INVALID_STATEMENT'
+  | 'QUERY_FAILED'
+  | 'UNSUPPORTED_OPERATION';
+
+/**
+ * The one error a connector throws. `message` is shown to users and stored (test_error,
+ * schema_diagnostic), so it must already be sanitized: no credential, no raw provider body.
+ */
+export class ConnectorError extends Error {
+  constructor(
+    readonly code: ConnectorErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Bounds of DECISIONS.md §9 and the seed, passed in so deployments can change them. */
+export type ConnectorLimits = {
+  maxResponseBytes: number; // HTTP response, 50 MiB
+  maxRedirects: number; // 5
+  maxRows: number; // rows one query execution keeps in its stored result
+  maxResultBytes: number; // bytes one stored query result may take
+};
+
+export const defaultLimits: ConnectorLimits = {
+  maxResponseBytes: 50 * 1024 * 1024,
+  maxRedirects: 5,
+  maxRows: 1000,
+  maxResultBytes: 1024 * 1024,
+};
+
+export type ConnectorContext = {
+  policy: EgressPolicy;
+  limits: ConnectorLimits;
+  signal?: AbortSignal;
+  /** The data source is read-only: `execute` must not be able to write through it. */
+  readOnly?: boolean;
+};
+
+/** A data source as a connector sees it: validated config and decrypted credentials. */
+export type Connection<C = Record<string, unknown>, K = Record<string, unknown>> = {
+  config: C;
+  credentials: K | null;
+};
+
+export type Column = { name: string; type: string };
+
+/** What schema import stores in `data_source.schema` (shapes from the seed). */
+export type SchemaDocument =
+  | { schema_type: 'relational'; type: DataSourceType; tables: { schema: string; name: string; columns: Column[] }[] }
+  | {
+      schema_type: 'openapi';
+      type: 'http';
+      title: string | null;
+      version: string | null;
+      operations: HttpOperationSummary[];
+    }
+  | { schema_type: 'document'; type: DataSourceType; collections: { name: string; fields: Column[] }[] }
+  | {
+      schema_type: 'file';
+      type: DataSourceType;
+      files: { name: string; fields: Column[]; mime_type?: string; resource_id?: string }[];
+      diagnostics?: { name: string; target: string; severity: string; code: string; message: string }[];
+    }
+  | { schema_type: 'empty'; type: DataSourceType };
+
+export type HttpOperationSummary = {
+  operation_id: string | null;
+  method: string;
+  path: string;
+  summary: string | null;
+  tags: string[];
+  parameters: { name: string; in: string; required: boolean }[];
+};
+
+/** One query execution's outcome, bounded by `limits`. */
+export type QueryResult = {
+  result_type: ResultType;
+  payload: Record<string, unknown>;
+  row_count: number | null;
+  truncated: boolean;
+};
+
+export type ConnectorDefinition<C = any, K = any, S = any> = {
+  type: DataSourceType;
+  /** Human label for docs and errors. */
+  label: string;
+  configSchema: z.ZodType<C>;
+  /** Write-only credentials; `null` when the kind takes none (OAuth kinds connect later). */
+  credentialsSchema: z.ZodType<K> | null;
+  credentialsRequired: boolean;
+  /** The CRM kind is read-only unless the user says otherwise. */
+  defaultReadOnly: boolean;
+  /** Statement of a saved query (`{{name}}` placeholders allowed where the connector says). */
+  statementSchema: z.ZodType<S> | null;
+  resultType: ResultType | null;
+  /** Connect and prove access; throws ConnectorError. */
+  test?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<void>;
+  importSchema?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<SchemaDocument>;
+  /** Runs a statement with its parameters sent as bound values, never spliced into text. */
+  execute?(conn: Connection<C, K>, statement: S, parameters: Record<string, unknown>, ctx: ConnectorContext): Promise<QueryResult>;
+  /** Pipeline source step: streams what the operation reads; never buffers a whole dataset. */
+  read?(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
+  /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */
+  write?(conn: Connection<C, K>, input: Payload, step: StepContext, ctx: ConnectorContext): Promise<SinkResult>;
+};
+
+/** The `allow_private_hosts` flag lives in config for every kind that reaches a host. */
+export function allowsPrivateHosts(config: unknown): boolean {
+  return typeof config === 'object' && config !== null && (config as { allow_private_hosts?: unknown }).allow_private_hosts === true;
+}

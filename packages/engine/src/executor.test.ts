@@ -1,0 +1,360 @@
+import { readdir } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { RunError } from './executor';
+import { rowsOf } from './rows-of';
+import {
+  collectSink,
+  edges,
+  harness,
+  memoryPorts,
+  rowsSource,
+  sink,
+  sleep,
+  source,
+  transform,
+} from './test-support';
+
+const rowBatches = (batches: number, size: number) =>
+  (function* () {
+    for (let b = 0; b < batches; b++)
+      yield Array.from({ length: size }, (_, i) => {
+        const id = b * size + i;
+        return [id, `name-${id}`];
+      });
+  })();
+
+const rejection = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (err) {
+    return err as RunError;
+  }
+  throw new Error('the run resolved');
+};
+
+describe('executeRun: flow', () => {
+  it('streams a source straight into its only sink without buffering', async () => {
+    let produced = 0;
+    let maxLead = 0;
+    const h = await harness(
+      { steps: [source('orders'), sink('load')], edges: edges(['orders', 'load']) },
+      memoryPorts(
+        {
+          orders: () => ({
+            payload: {
+              kind: 'rows',
+              columns: [{ name: 'id', type: 'integer' }],
+              batches: (async function* () {
+                for (let b = 0; b < 50; b++) {
+                  produced += 100;
+                  yield Array.from({ length: 100 }, (_, i) => [b * 100 + i]);
+                }
+              })(),
+            },
+            nextCursor: async () => String(produced),
+          }),
+        },
+        {
+          load: async (input) => {
+            let seen = 0;
+            if (input.kind !== 'rows') throw new Error('rows expected');
+            for await (const b of input.batches) {
+              seen += b.length;
+              maxLead = Math.max(maxLead, produced - seen);
+            }
+            return { rows: seen, bytes: 0 };
+          },
+        },
+      ),
+    );
+    const out = await h.run({ cursors: { orders: '0' } });
+    expect(out.cursors).toEqual({ orders: '5000' });
+    expect(maxLead).toBeLessThanOrEqual(100); // one batch in flight, never the whole stream
+    expect(h.final('orders')).toMatchObject({ state: 'succeeded', counters: { rows_out: 5000 } });
+    expect(h.final('load')).toMatchObject({
+      state: 'succeeded',
+      counters: { rows_in: 5000, rows_out: 5000 },
+    });
+    expect(h.reports.filter((r) => r.step === 'load').map((r) => r.state)).toEqual(['running', 'succeeded']);
+    await h.cleanup();
+  });
+
+  it('spools a payload read by two sinks and replays it to each, types intact', async () => {
+    const when = new Date('2024-05-06T07:08:09.123Z');
+    const rows = [
+      [1, 'a', 9007199254740993n, when, new Uint8Array([1, 2, 255]), { nested: [1, 'x'] }],
+      [2, null, 3n, null, null, [1, 2]],
+    ];
+    const got: Record<string, unknown[][]> = { left: [], right: [] };
+    const h = await harness(
+      {
+        steps: [source('orders'), sink('left'), sink('right')],
+        edges: edges(['orders', 'left'], ['orders', 'right']),
+      },
+      memoryPorts(
+        {
+          orders: rowsSource(
+            ['id:int', 'name', 'big:bigint', 'at:timestamp', 'raw:bytea', 'doc:json'],
+            [rows],
+            'c-1',
+          ),
+        },
+        { left: collectSink(got.left), right: collectSink(got.right) },
+      ),
+    );
+    const out = await h.run();
+    expect(out.cursors).toEqual({ orders: 'c-1' });
+    expect(got.left).toEqual(rows);
+    expect(got.right).toEqual(rows);
+    expect((got.left[0][3] as Date).getTime()).toBe(when.getTime());
+    expect(await readdir(`${h.tmpDir}/run`)).toContain('spool-orders.rows.ndjson');
+    expect(h.final('orders')?.counters.rows_out).toBe(2);
+    expect(h.final('right')).toMatchObject({ state: 'succeeded', counters: { rows_in: 2 } });
+    await h.cleanup();
+  });
+
+  it('drains what a sink left unread so the source finishes and its cursor is known', async () => {
+    const h = await harness(
+      { steps: [source('orders'), sink('ping')], edges: edges(['orders', 'ping']) },
+      memoryPorts(
+        { orders: rowsSource(['id:int'], rowBatches(5, 10), 'end') },
+        { ping: async () => ({ rows: 0, bytes: 0 }) },
+      ),
+    );
+    expect((await h.run()).cursors).toEqual({ orders: 'end' });
+    expect(h.final('orders')?.counters.rows_out).toBe(50);
+    expect(h.final('ping')?.counters.rows_in).toBe(0);
+    await h.cleanup();
+  });
+});
+
+describe('executeRun: failures and cancellation', () => {
+  it('fails on a sink error: the sink is failed, upstream canceled, no cursor returned', async () => {
+    const h = await harness(
+      {
+        steps: [source('orders'), transform('clean', 'SELECT id FROM orders'), sink('load')],
+        edges: edges(['orders', 'clean'], ['clean', 'load']),
+      },
+      memoryPorts(
+        { orders: rowsSource(['id:int', 'name'], rowBatches(20, 100), 'next') },
+        {
+          load: async (input) => {
+            const rows = await rowsOf(input);
+            for await (const _ of rows.batches)
+              throw Object.assign(new Error('relation "orders" does not exist'), { code: 'QUERY_FAILED' });
+            return { rows: 0, bytes: 0 };
+          },
+        },
+      ),
+    );
+    const err = await rejection(h.run());
+    expect(err).toBeInstanceOf(RunError);
+    expect(err).toMatchObject({ code: 'STEP_FAILED', step: 'load' });
+    expect(err.message).toBe('step load: relation "orders" does not exist');
+    expect(h.final('load')).toMatchObject({
+      state: 'failed',
+      error: { code: 'QUERY_FAILED', message: 'relation "orders" does not exist' },
+    });
+    expect(h.final('clean')?.state).toBe('canceled');
+    expect(['succeeded', 'canceled']).toContain(h.final('orders')?.state);
+    await h.cleanup();
+  });
+
+  it('skips the steps downstream of a failed source', async () => {
+    const h = await harness(
+      {
+        steps: [source('orders'), transform('clean', 'SELECT * FROM orders'), sink('load')],
+        edges: edges(['orders', 'clean'], ['clean', 'load']),
+      },
+      memoryPorts(
+        {
+          orders: async () => {
+            throw new Error('connection refused');
+          },
+        },
+        { load: collectSink([]) },
+      ),
+    );
+    const err = await rejection(h.run());
+    expect(err).toMatchObject({ code: 'STEP_FAILED', message: 'step orders: connection refused' });
+    expect(h.final('orders')).toMatchObject({ state: 'failed', error: { code: 'STEP_FAILED' } });
+    expect(h.final('clean')?.state).toBe('skipped');
+    expect(h.final('load')?.state).toBe('skipped');
+    expect(h.reports.some((r) => r.step === 'load' && r.state === 'running')).toBe(false);
+    await h.cleanup();
+  });
+
+  it('cancels promptly while sources are producing, even ports that ignore the signal', async () => {
+    const endless = () => ({
+      payload: {
+        kind: 'rows' as const,
+        columns: [{ name: 'id', type: 'integer' }],
+        batches: (async function* () {
+          for (let i = 0; ; i++) {
+            await sleep(5); // ignores the signal on purpose
+            yield [[i]];
+          }
+        })(),
+      },
+      nextCursor: async () => null,
+    });
+    const h = await harness(
+      {
+        steps: [source('a'), sink('direct'), source('b'), transform('t', 'SELECT * FROM b'), sink('via')],
+        edges: edges(['a', 'direct'], ['b', 't'], ['t', 'via']),
+      },
+      memoryPorts({ a: endless, b: endless }, { direct: collectSink([]), via: collectSink([]) }),
+    );
+    const ctl = new AbortController();
+    const running = h.run({ signal: ctl.signal });
+    await sleep(300);
+    const t0 = Date.now();
+    ctl.abort();
+    const err = await rejection(running);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(err).toMatchObject({ code: 'CANCELED', message: 'the run was canceled' });
+    for (const s of ['a', 'direct', 'b', 't', 'via']) expect(h.final(s)?.state).toBe('canceled');
+    expect(h.reports.some((r) => r.step === 'via' && r.state === 'running')).toBe(false);
+    expect(h.final('direct')!.counters.rows_in).toBeGreaterThan(0);
+    await h.cleanup();
+  });
+
+  it('masks secret values in logs, reports and the run error', async () => {
+    const secrets = ['s3cr3t-token-value', 's3cr3t'];
+    const h = await harness(
+      { steps: [source('orders'), sink('load')], edges: edges(['orders', 'load']) },
+      memoryPorts(
+        {
+          orders: (ctx) => {
+            ctx.log('info', 'calling with s3cr3t-token-value and s3cr3t');
+            throw new Error('401 for token s3cr3t-token-value (s3cr3t)');
+          },
+        },
+        { load: collectSink([]) },
+      ),
+    );
+    const err = await rejection(h.run({ secretValues: secrets }));
+    expect(err.message).toBe('step orders: 401 for token **** (****)');
+    expect(h.final('orders')?.error?.message).toBe('401 for token **** (****)');
+    const text = JSON.stringify([h.logs, h.reports]);
+    expect(text).not.toContain('s3cr3t');
+    expect(h.logs.map((l) => l.message)).toContain('calling with **** and ****');
+    await h.cleanup();
+  });
+});
+
+describe('executeRun: templates', () => {
+  const op = {
+    query_params: {
+      region: '{{runtime.input.region}}',
+      stage: '{{runtime.env.STAGE}}',
+      run: 'run={{runtime.run_slug}}',
+      after: '{{runtime.incremental.lower_bound.cursor}}',
+    },
+    headers: { Authorization: 'Bearer {{runtime.secrets.API_TOKEN}}' },
+  };
+  const scope = {
+    runtime: {
+      input: { region: 'eu', limit: 5 },
+      env: { STAGE: 'prod' },
+      secrets: { API_TOKEN: 'tok-123' },
+      run_slug: 'run-abc',
+    },
+  };
+
+  it('renders runtime input, env, secrets, run slug and the step cursor; leaves {{input}}', async () => {
+    const rendered: Record<string, unknown> = {};
+    const h = await harness(
+      {
+        steps: [source('orders', op), sink('load')],
+        edges: edges(['orders', 'load']),
+        inputs: { region: {}, limit: {} },
+      },
+      memoryPorts(
+        {
+          orders: (ctx) => {
+            rendered.orders = ctx.render(ctx.step.operation);
+            rendered.limit = ctx.render('{{runtime.input.limit}}');
+            return rowsSource(['id:int'], [[[1]]])();
+          },
+        },
+        {
+          load: async (input, ctx) => {
+            rendered.load = ctx.render(ctx.step.operation);
+            return collectSink([])(input, ctx);
+          },
+        },
+      ),
+    );
+    await h.run({ scope, cursors: { orders: 'c-41' }, secretValues: ['tok-123'] });
+    expect(rendered.orders).toMatchObject({
+      query_params: { region: 'eu', stage: 'prod', run: 'run=run-abc', after: 'c-41' },
+      headers: { Authorization: 'Bearer tok-123' },
+    });
+    expect(rendered.limit).toBe(5);
+    expect(rendered.load).toMatchObject({ body: '{{input}}' });
+    await h.cleanup();
+  });
+
+  it('fails with TEMPLATE_MISSING when a template has no value, even if the port wraps it', async () => {
+    const h = await harness(
+      {
+        steps: [source('orders', { path: '/x/{{runtime.env.MISSING}}' }), sink('load')],
+        edges: edges(['orders', 'load']),
+      },
+      memoryPorts(
+        {
+          orders: (ctx) => {
+            try {
+              ctx.render(ctx.step.operation);
+            } catch (err) {
+              throw new Error(`bad statement: ${(err as Error).message}`);
+            }
+            return rowsSource(['id:int'], [])();
+          },
+        },
+        { load: collectSink([]) },
+      ),
+    );
+    const err = await rejection(h.run({ scope }));
+    expect(err).toMatchObject({
+      code: 'TEMPLATE_MISSING',
+      message: 'step orders: template {{runtime.env.MISSING}} has no value',
+    });
+    expect(h.final('orders')?.error?.code).toBe('TEMPLATE_MISSING');
+    await h.cleanup();
+  });
+
+  it('binds templates of transform SQL as parameters, never as SQL text', async () => {
+    const got: unknown[][] = [];
+    const h = await harness(
+      {
+        steps: [
+          source('orders'),
+          transform('pick', 'SELECT id FROM orders WHERE region = {{runtime.input.region}} ORDER BY id'),
+          sink('load'),
+        ],
+        edges: edges(['orders', 'pick'], ['pick', 'load']),
+        inputs: { region: {} },
+      },
+      memoryPorts(
+        {
+          orders: rowsSource(
+            ['id:int', 'region'],
+            [
+              [
+                [1, 'eu'],
+                [2, "x' OR 1=1 --"],
+                [3, 'us'],
+              ],
+            ],
+          ),
+        },
+        { load: collectSink(got) },
+      ),
+    );
+    await h.run({ scope: { runtime: { ...scope.runtime, input: { region: "x' OR 1=1 --" } } } });
+    expect(got).toEqual([[2]]);
+    await h.cleanup();
+  });
+});

@@ -1,0 +1,311 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Canceled, type Deferred, deferred, type MeteredPayload, meterPayload, raceAbort } from './meter';
+import type { Payload } from './payloads';
+import type { Plan } from './plan';
+import type { LogLevel, Ports, RunObserver, StepContext, StepReport, StepState } from './ports';
+import { classifyFailure, masker, RunError } from './run-error';
+import type { PipelineSpec, Step } from './spec';
+import { spoolPayload } from './spool';
+import { bindTemplates, newStepTally, type StepTally, stepContext, stepResolver } from './step-context';
+import { TemplateError } from './templates';
+import { openTransform } from './transform';
+
+export { RunError, type RunErrorCode } from './run-error';
+
+export type ExecuteRunOptions = {
+  runSlug: string;
+  spec: PipelineSpec;
+  plan: Plan;
+  ports: Ports;
+  /** Committed lower bounds per source step slug (null or missing: none yet). */
+  cursors: Record<string, string | null>;
+  /** Template scope: `{ runtime: { input, env, secrets, run_slug } }`. */
+  scope: Record<string, unknown>;
+  /** Every secret and run input value; masked out of logs, reports and errors. */
+  secretValues: string[];
+  signal: AbortSignal;
+  observer: RunObserver;
+  /** Receives lines already masked. */
+  log(level: LogLevel, stepSlug: string | null, message: string): void;
+  /** A directory owned by this run (spools, DuckDB spill files); the caller removes it. */
+  tmpDir: string;
+  /** DuckDB memory limit of one transform before it spills to tmpDir; default '256MB'. */
+  transformMemoryLimit?: string;
+};
+
+export type RunOutcome = {
+  /** Next cursor of every source step; commit them only because every sink succeeded. */
+  cursors: Record<string, string | null>;
+};
+
+/** What a step receives from one upstream step; `drain` when it is the upstream's own stream. */
+type Input = { from: string; payload: Payload; drain: boolean };
+
+type Node = StepTally & {
+  step: Step;
+  state: StepState;
+  error?: { code: string; message: string };
+  /** One per downstream step: resolved when the payload is ready for it. */
+  outputs: Map<string, Deferred<Input>>;
+  ctx: StepContext;
+};
+
+const PROGRESS_MS = 1000;
+
+/**
+ * Runs a planned pipeline: sources through `ports.readSource`, transforms in DuckDB, sinks
+ * through `ports.writeSink`, each step as soon as its inputs are there. Resolves when every
+ * step succeeded; otherwise rejects with a RunError whose message is masked. The first step to
+ * fail is `failed`; steps it stopped are `canceled`; steps that never started are `skipped`
+ * (all of them `canceled` when the run was canceled).
+ */
+export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
+  const { plan, ports, runSlug } = opts;
+  const mask = masker(opts.secretValues);
+  const steps = new Map(opts.spec.steps.map((s) => [s.slug, s]));
+  for (const slug of plan.order) {
+    const s = steps.get(slug);
+    if (!s) throw new RunError('INVALID_PLAN', `the plan names step ${slug}, which the spec does not have`);
+    for (const d of plan.downstream[slug] ?? [])
+      if (!steps.has(d)) throw new RunError('INVALID_PLAN', `step ${slug} feeds unknown step ${d}`);
+  }
+  await mkdir(opts.tmpDir, { recursive: true });
+
+  const run = new AbortController();
+  const signal = run.signal;
+  let canceled = false;
+  let failure: RunError | null = null;
+  const onCancel = () => {
+    if (failure || signal.aborted) return;
+    canceled = true;
+    run.abort();
+  };
+  if (opts.signal.aborted) onCancel();
+  else opts.signal.addEventListener('abort', onCancel, { once: true });
+
+  const log = (level: LogLevel, slug: string | null, message: string) => opts.log(level, slug, mask(message));
+
+  // Reports go out one at a time, in order; a failing observer does not stop the run, its
+  // first error is rethrown at the end.
+  let chain: Promise<void> = Promise.resolve();
+  let observerError: unknown = null;
+  const report = (n: Node) => {
+    n.dirty = false;
+    const r: StepReport = { step: n.step.slug, state: n.state, counters: { ...n.counters } };
+    if (n.error) r.error = { ...n.error };
+    chain = chain
+      .then(() => opts.observer.onStep(r))
+      .catch((err) => {
+        observerError ??= err;
+      });
+  };
+
+  const nodes = new Map<string, Node>();
+  for (const slug of plan.order) {
+    const step = steps.get(slug)!;
+    const tally = newStepTally();
+    const node: Node = Object.assign(tally, {
+      step,
+      state: 'pending' as StepState,
+      outputs: new Map((plan.downstream[slug] ?? []).map((d) => [d, deferred<Input>()])),
+      ctx: stepContext({
+        runSlug,
+        step,
+        signal,
+        scope: opts.scope,
+        lowerBoundCursor: opts.cursors[slug] ?? null,
+        state: tally,
+        log: (level, message) => log(level, slug, message),
+      }),
+    });
+    nodes.set(slug, node);
+  }
+
+  const settled = (n: Node) => n.state !== 'pending' && n.state !== 'running';
+  const start = (n: Node) => {
+    n.state = 'running';
+    log('info', n.step.slug, `${n.step.kind} started`);
+    report(n);
+  };
+  const succeed = (n: Node) => {
+    if (settled(n)) return;
+    n.state = 'succeeded';
+    const c = n.counters;
+    log(
+      'info',
+      n.step.slug,
+      `succeeded: rows in ${c.rows_in}, out ${c.rows_out}; bytes in ${c.bytes_in}, out ${c.bytes_out}`,
+    );
+    report(n);
+  };
+  /** Settles a step that threw: the first failure of the run fails it, later ones cancel. */
+  const fail = (n: Node, err: unknown) => {
+    if (settled(n)) return;
+    if (failure || canceled || err instanceof Canceled) {
+      n.state = n.state === 'pending' ? (canceled ? 'canceled' : 'skipped') : 'canceled';
+    } else {
+      const f = classifyFailure(n.step.slug, err, n.templateError, mask);
+      n.state = 'failed';
+      n.error = f.step;
+      failure = f.run;
+      log('error', n.step.slug, `failed: ${f.step.message}`);
+      run.abort();
+    }
+    report(n);
+  };
+
+  /** Hands a step's output to its consumers: directly to one, through a spool to several. */
+  const distribute = async (n: Node, out: MeteredPayload) => {
+    const consumers = [...n.outputs.entries()];
+    if (consumers.length === 0) return out.finish(true);
+    if (consumers.length === 1)
+      return consumers[0][1].resolve({ from: n.step.slug, payload: out.payload, drain: true });
+    const replay = await raceAbort(
+      spoolPayload(out.payload, join(opts.tmpDir, `spool-${n.step.slug}`)),
+      signal,
+    );
+    for (const [, d] of consumers) d.resolve({ from: n.step.slug, payload: replay(), drain: false });
+  };
+
+  const nextCursors: Record<string, string | null> = {};
+
+  const runSource = async (n: Node) => {
+    let out: MeteredPayload | null = null;
+    try {
+      const source = await raceAbort(ports.readSource(n.ctx), signal);
+      out = meterPayload(source.payload, {
+        signal,
+        rows: (k) => bump(n, 'rows_out', k),
+        bytes: (k) => bump(n, 'bytes_out', k),
+        onError: (err) => fail(n, err),
+      });
+      await distribute(n, out);
+      await raceAbort(out.ended, signal);
+      nextCursors[n.step.slug] = (await raceAbort(source.nextCursor(), signal)) ?? null;
+      succeed(n);
+    } catch (err) {
+      fail(n, err);
+      await out?.finish(false);
+    }
+  };
+
+  const meterInput = (n: Node, input: Input) =>
+    meterPayload(input.payload, {
+      signal,
+      rows: (k) => bump(n, 'rows_in', k),
+      bytes: (k) => bump(n, 'bytes_in', k),
+    });
+
+  const runTransform = async (n: Node, inputs: Input[]) => {
+    const op = n.step.operation;
+    const metered = inputs.map((i) => meterInput(n, i));
+    let out: MeteredPayload | null = null;
+    let close: (() => Promise<void>) | null = null;
+    try {
+      if (op.operation_type !== 'sql' || !op.sql)
+        throw new RunError('TRANSFORM_FAILED', `transform ${n.step.slug}: no SQL to run`, n.step.slug);
+      const resolve = stepResolver(opts.scope, runSlug, null);
+      let bound: ReturnType<typeof bindTemplates>;
+      try {
+        bound = bindTemplates(op.sql, resolve);
+      } catch (err) {
+        if (err instanceof TemplateError) n.templateError = err;
+        throw err;
+      }
+      const t = await openTransform({
+        slug: n.step.slug,
+        sql: bound.sql,
+        params: bound.params,
+        inputs: inputs.map((input, i) => ({ slug: input.from, payload: metered[i].payload })),
+        dir: opts.tmpDir,
+        signal,
+        memoryLimit: opts.transformMemoryLimit,
+      });
+      close = t.close;
+      for (const [i, m] of metered.entries()) await m.finish(inputs[i].drain);
+      out = meterPayload(t.payload, {
+        signal,
+        rows: (k) => bump(n, 'rows_out', k),
+        onError: (err) => fail(n, err),
+      });
+      await distribute(n, out);
+      await raceAbort(out.ended, signal);
+      succeed(n);
+    } catch (err) {
+      fail(n, err);
+      await out?.finish(false);
+      for (const m of metered) await m.finish(false);
+    } finally {
+      await close?.();
+    }
+  };
+
+  const runSink = async (n: Node, inputs: Input[]) => {
+    const metered: MeteredPayload[] = [];
+    try {
+      for (const input of inputs) {
+        const m = meterInput(n, input);
+        metered.push(m);
+        const before = { rows: n.counters.rows_out, bytes: n.counters.bytes_out };
+        const result = await raceAbort(ports.writeSink(m.payload, n.ctx), signal);
+        // The port's own counting shows progress; its result is the final word.
+        n.counters.rows_out = before.rows + (result?.rows ?? 0);
+        n.counters.bytes_out = before.bytes + (result?.bytes ?? 0);
+        await m.finish(input.drain);
+      }
+      succeed(n);
+    } catch (err) {
+      fail(n, err);
+      for (const m of metered) await m.finish(false);
+    }
+  };
+
+  const runStep = async (slug: string) => {
+    const n = nodes.get(slug)!;
+    let inputs: Input[] = [];
+    try {
+      const upstream = plan.upstream[slug] ?? [];
+      inputs = await Promise.all(upstream.map((u) => nodes.get(u)!.outputs.get(slug)!.promise));
+    } catch (err) {
+      fail(n, err);
+    }
+    if (!settled(n) && signal.aborted) fail(n, new Canceled());
+    if (!settled(n)) {
+      start(n);
+      if (n.step.kind === 'source') await runSource(n);
+      else if (n.step.kind === 'transform') await runTransform(n, inputs);
+      else await runSink(n, inputs);
+    }
+    // Consumers of a step that did not deliver learn it here and settle in turn.
+    for (const d of n.outputs.values()) d.reject(new Canceled());
+  };
+
+  const bump = (n: Node, key: keyof Node['counters'], k: number) => {
+    n.counters[key] += k;
+    n.dirty = true;
+  };
+
+  const progress = setInterval(() => {
+    for (const n of nodes.values()) if (n.state === 'running' && n.dirty) report(n);
+  }, PROGRESS_MS);
+  progress.unref();
+  try {
+    await Promise.all(plan.order.map(runStep));
+  } finally {
+    clearInterval(progress);
+    opts.signal.removeEventListener('abort', onCancel);
+    await chain;
+  }
+  if (failure) throw failure;
+  if (canceled) throw new RunError('CANCELED', mask(cancelMessage(opts.signal.reason)));
+  if (observerError) throw observerError;
+  return { cursors: nextCursors };
+}
+
+/** The caller's abort reason when it says something (a string, an Error other than AbortError). */
+function cancelMessage(reason: unknown): string {
+  if (typeof reason === 'string' && reason.length > 0) return reason;
+  if (reason instanceof Error && reason.name !== 'AbortError' && reason.message) return reason.message;
+  return 'the run was canceled';
+}

@@ -1,0 +1,10 @@
+export * from './canonical-json';
+export * from './executor';
+export * from './payloads';
+export * from './plan';
+export * from './ports';
+export { csvRecords, rowsOf } from './rows-of';
+export { masker } from './run-error';
+export * from './spec';
+export * from './templates';
+export { duckType } from './transform';

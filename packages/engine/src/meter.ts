@@ -1,0 +1,193 @@
+import type { Payload } from './payloads';
+
+// Wrappers that sit between a step and the payload streams it reads or writes: they count
+// rows and bytes as they pass, notice the end of a stream, stop promptly on abort, and let the
+// executor decide what happens to a stream its consumer left unfinished.
+
+/** Thrown into a stream or a pending call when the run stops (cancel or another step failed). */
+export class Canceled extends Error {
+  constructor() {
+    super('canceled');
+    this.name = 'Canceled';
+  }
+}
+
+/**
+ * Waits for `p` unless the signal aborts first. A port that ignores its signal cannot hold the
+ * run: its promise is left behind (its rejection handled) and the step stops now. The abort
+ * listener is removed as soon as `p` settles: a long stream makes one call per batch, and
+ * nothing of a settled call may stay reachable from the signal.
+ */
+export function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  p.catch(() => {});
+  if (signal.aborted) return Promise.reject(new Canceled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Canceled());
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+type MeterOptions<T> = {
+  signal: AbortSignal;
+  /** Called for every item handed to the consumer (not for drained items). */
+  count?(item: T): void;
+  /** Called once, synchronously, when the underlying stream throws. */
+  onError?(err: unknown): void;
+};
+
+/**
+ * A single-use view of an async iterable. A consumer that stops early (break, return) does not
+ * close the underlying stream: `finish(true)` drains the rest so the producer ends normally
+ * (its cursor depends on it), `finish(false)` closes it.
+ */
+export class Meter<T> implements AsyncIterable<T> {
+  readonly ended: Promise<void>;
+  private it: AsyncIterator<T> | null = null;
+  private taken = false;
+  private done = false;
+  private resolveEnded!: () => void;
+  private rejectEnded!: (err: unknown) => void;
+
+  constructor(
+    private readonly source: AsyncIterable<T>,
+    private readonly opts: MeterOptions<T>,
+  ) {
+    this.ended = new Promise<void>((resolve, reject) => {
+      this.resolveEnded = resolve;
+      this.rejectEnded = reject;
+    });
+    this.ended.catch(() => {});
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    if (this.taken) throw new Error('a payload stream can be read only once');
+    this.taken = true;
+    return {
+      next: () => this.pull(true),
+      // Leaves the underlying stream open: the executor finishes it once the consumer settles.
+      return: async () => ({ done: true, value: undefined }),
+    };
+  }
+
+  private async pull(count: boolean): Promise<IteratorResult<T>> {
+    if (this.done) return { done: true, value: undefined };
+    const { signal } = this.opts;
+    if (signal.aborted) throw new Canceled();
+    this.it ??= this.source[Symbol.asyncIterator]();
+    let r: IteratorResult<T>;
+    try {
+      r = await raceAbort(this.it.next(), signal);
+    } catch (err) {
+      if (!(err instanceof Canceled)) {
+        this.done = true;
+        this.opts.onError?.(err);
+        this.rejectEnded(err);
+      }
+      throw err;
+    }
+    if (r.done) {
+      this.done = true;
+      this.resolveEnded();
+      return r;
+    }
+    if (count) this.opts.count?.(r.value);
+    return r;
+  }
+
+  /** Drains what the consumer left (ok) or closes the underlying stream (not ok). */
+  async finish(ok: boolean): Promise<void> {
+    if (this.done) return;
+    if (ok) {
+      this.taken = true;
+      while (!(await this.pull(false)).done) {}
+      return;
+    }
+    this.done = true;
+    this.rejectEnded(new Canceled());
+    // An async generator busy in next() queues return(); never wait for it.
+    this.it?.return?.()?.catch(() => {});
+  }
+}
+
+export type MeteredPayload = {
+  payload: Payload;
+  /** Resolves when every stream of the payload reached its end; rejects if one failed. */
+  ended: Promise<void>;
+  finish(ok: boolean): Promise<void>;
+};
+
+export type MeterCallbacks = {
+  signal: AbortSignal;
+  rows?(n: number): void;
+  bytes?(n: number): void;
+  onError?(err: unknown): void;
+};
+
+/** Wraps every stream of a payload (a form's file fields included). */
+export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
+  const meters: Meter<unknown>[] = [];
+  const wrap = <T>(source: AsyncIterable<T>, count: (item: T) => void): Meter<T> => {
+    const m = new Meter(source, { signal: cb.signal, count, onError: cb.onError });
+    meters.push(m as Meter<unknown>);
+    return m;
+  };
+  const rowCount = (batch: unknown[]) => cb.rows?.(batch.length);
+  const byteCount = (chunk: Uint8Array) => cb.bytes?.(chunk.byteLength);
+  let payload: Payload;
+  switch (p.kind) {
+    case 'rows':
+      payload = { ...p, batches: wrap(p.batches, rowCount) };
+      break;
+    case 'json':
+      payload = { ...p, batches: wrap(p.batches, rowCount) };
+      break;
+    case 'csv':
+      payload = { ...p, chunks: wrap(p.chunks, byteCount) };
+      break;
+    case 'file':
+      payload = { ...p, chunks: wrap(p.chunks, byteCount) };
+      break;
+    case 'form':
+      payload = {
+        ...p,
+        fields: p.fields.map((f) =>
+          'file' in f ? { name: f.name, file: { ...f.file, chunks: wrap(f.file.chunks, byteCount) } } : f,
+        ),
+      };
+      break;
+  }
+  const ended = Promise.all(meters.map((m) => m.ended)).then(() => {});
+  ended.catch(() => {});
+  return {
+    payload,
+    ended,
+    finish: async (ok) => {
+      // One after the other: draining a form's fields in order keeps multipart readers sane.
+      for (const m of meters) await m.finish(ok);
+    },
+  };
+}
+
+export type Deferred<T> = { promise: Promise<T>; resolve(v: T): void; reject(e: unknown): void };
+
+/** A promise settled from outside; its rejection is handled so nobody has to wait on it. */
+export function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}

@@ -1,0 +1,45 @@
+// What flows between steps (DECISIONS.md §4): rows, JSON, CSV, files and forms, always as
+// async streams so no step holds a whole dataset in memory. A payload is consumed once; the
+// executor spools it when more than one step reads it.
+
+export type Column = { name: string; type: string };
+
+/** Typed columns, rows as arrays in column order, in batches. */
+export type RowsPayload = { kind: 'rows'; columns: Column[]; batches: AsyncIterable<unknown[][]> };
+/** JSON records (any JSON value each), in batches. */
+export type JsonPayload = { kind: 'json'; batches: AsyncIterable<unknown[]> };
+/** CSV text as bytes. */
+export type CsvPayload = { kind: 'csv'; delimiter: string; header: boolean; chunks: AsyncIterable<Uint8Array> };
+/** Raw bytes with metadata; bytes never enter run records (the seed's file payload metadata). */
+export type FilePayload = { kind: 'file'; mimeType: string; filename?: string; chunks: AsyncIterable<Uint8Array> };
+export type FormField = { name: string; value: string } | { name: string; file: FilePayload };
+export type FormPayload = { kind: 'form'; encoding: 'urlencoded' | 'multipart'; fields: FormField[] };
+
+export type Payload = RowsPayload | JsonPayload | CsvPayload | FilePayload | FormPayload;
+export type PayloadKind = Payload['kind'];
+
+/** File payload metadata as records show it: digest and size, never bytes. */
+export type FileMetadata = {
+  mime_type: string;
+  size_bytes: number;
+  digest_algorithm: 'sha256';
+  digest: string;
+  filename?: string;
+};
+
+/** Rows and bytes seen by a step, for the run record. */
+export type Counters = { rows_in: number; rows_out: number; bytes_in: number; bytes_out: number };
+
+export type SourceOutput = {
+  payload: Payload;
+  /**
+   * Resolves once the payload has been fully consumed, with the cursor the next run should
+   * start from (null when the source has none). Committed only after every sink succeeded.
+   */
+  nextCursor(): Promise<string | null>;
+};
+
+export type SinkResult = { rows: number; bytes: number };
+
+/** Turns any payload into rows when a consumer needs rows (transforms, SQL sinks). */
+export type RowsAdapter = (payload: Payload) => Promise<RowsPayload>;

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+// The pipeline specification (DECISIONS.md §4): steps, edges and declared inputs. A version is
+// this document, immutable, addressed by the SHA-256 of its canonical JSON.
+
+const slug = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must match ^[a-z0-9]+(?:-[a-z0-9]+)*$');
+const inputKey = z
+  .string()
+  .max(100)
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must match ^[A-Za-z_][A-Za-z0-9_]*$');
+
+export const operationTypes = [
+  'http',
+  'sql',
+  'mongodb',
+  'ftp',
+  'git',
+  's3',
+  'workspace_file',
+  'object_rows',
+] as const;
+export type OperationType = (typeof operationTypes)[number];
+
+const stringMap = z.record(z.string(), z.string());
+
+export const httpOperation = z
+  .object({
+    operation_type: z.literal('http'),
+    method: z.enum(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD']).default('GET'),
+    path: z
+      .string()
+      .min(1)
+      .max(2000)
+      .describe('Path relative to the data source base_url; templates allowed.'),
+    query_params: stringMap.optional(),
+    headers: stringMap.optional().describe('Non-secret headers; credentials belong to the data source.'),
+    body: z.unknown().optional().describe('JSON value, or "{{input}}" to forward the upstream payload.'),
+  })
+  .strict();
+
+export const sqlWrite = z
+  .object({
+    table: z.string().min(1).max(200).describe('Target table, optionally schema-qualified.'),
+    mode: z.enum(['insert', 'upsert', 'replace']).default('insert'),
+    key: z.array(z.string().min(1).max(200)).min(1).optional().describe('Key columns; required for upsert.'),
+    create_table: z
+      .boolean()
+      .default(false)
+      .describe('Create the table from the payload columns when missing.'),
+  })
+  .strict();
+
+export const sqlOperation = z
+  .object({
+    operation_type: z.literal('sql'),
+    sql: z.string().min(1).max(100_000).optional().describe('Query of a source or transform step.'),
+    write: sqlWrite.optional().describe('Write target of a sink step.'),
+  })
+  .strict();
+
+/** Kinds whose statements are validated by their connector once that connector exists. */
+const connectorOperation = (type: Exclude<OperationType, 'http' | 'sql'>) =>
+  z.object({ operation_type: z.literal(type) }).catchall(z.unknown());
+
+export const operationSchema = z.discriminatedUnion('operation_type', [
+  httpOperation,
+  sqlOperation,
+  connectorOperation('mongodb'),
+  connectorOperation('ftp'),
+  connectorOperation('git'),
+  connectorOperation('s3'),
+  connectorOperation('workspace_file'),
+  connectorOperation('object_rows'),
+]);
+export type Operation = z.infer<typeof operationSchema>;
+
+export const responseSchema = z
+  .object({
+    records_path: z
+      .string()
+      .max(500)
+      .optional()
+      .describe('Dotted path to the record array in a JSON response.'),
+    cursor_path: z
+      .string()
+      .max(500)
+      .optional()
+      .describe('Dotted path to the next cursor in a JSON response.'),
+    format: z.enum(['auto', 'json', 'csv', 'file']).default('auto'),
+  })
+  .strict();
+
+export const stepSchema = z
+  .object({
+    slug,
+    kind: z.enum(['source', 'transform', 'sink']),
+    data_source_ref: slug
+      .optional()
+      .describe('Logical data source; bound per environment. Sources and sinks only.'),
+    operation: operationSchema,
+    response: responseSchema.optional(),
+    description: z.string().max(2000).optional(),
+  })
+  .strict();
+export type Step = z.infer<typeof stepSchema>;
+
+export const pipelineSpecSchema = z
+  .object({
+    steps: z.array(stepSchema).min(1).max(200),
+    edges: z
+      .array(z.object({ from: slug, to: slug }).strict())
+      .max(1000)
+      .default([]),
+    inputs: z
+      .record(
+        inputKey,
+        z
+          .object({ required: z.boolean().default(false), description: z.string().max(2000).optional() })
+          .strict(),
+      )
+      .default({}),
+  })
+  .strict();
+export type PipelineSpec = z.infer<typeof pipelineSpecSchema>;

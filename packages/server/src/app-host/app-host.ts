@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Deps } from '../context';
+import { installErrorHandling } from '../http/error-handler';
+import { AppError, errorBody } from '../http/errors';
+import { requestSerializer } from '../http/logging';
+import { installRateLimit } from '../http/rate-limit';
+import { type RouteInfo, routeMatcher } from '../http/route-table';
+import { placeholderPage } from './placeholder-page';
+import { sessionRoutes } from './session.routes';
+
+/**
+ * The browser host: cookie sessions only. API tokens never belong here (DECISIONS.md §1), so a
+ * request carrying one is refused before anything else looks at it, and the token is not logged.
+ */
+export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log.child({ host: 'app' }, { serializers: { req: requestSerializer as any } }),
+    genReqId: () => randomUUID(),
+    bodyLimit: deps.config.bodyLimitBytes,
+    trustProxy: false,
+    // The pino-typed instance does not fit the plugin signatures; the API host casts alike.
+  }) as unknown as FastifyInstance;
+  // Registered first: runs before rate limiting, cookies and every route.
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    if (/^\s*bearer\s/i.test(req.headers.authorization ?? '')) {
+      const err = new AppError(
+        'API_TOKEN_NOT_ACCEPTED',
+        'the app host does not accept API tokens; send them to the API host instead',
+      );
+      return reply.status(400).send(errorBody(err, req.id));
+    }
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  const routeTable: RouteInfo[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) {
+      if (m !== 'HEAD') routeTable.push({ method: m, url: r.url, access: undefined, hidden: true });
+    }
+  });
+  installErrorHandling(app, { allowedMethods: routeMatcher(routeTable) });
+  // Bearer requests are already refused, so the per-token limit falls back to per address here.
+  await installRateLimit(app, deps.config);
+  await app.register(cookie);
+
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+  sessionRoutes(typed, deps);
+  app.get('/', async (_req, reply) =>
+    reply.type('text/html; charset=utf-8').send(placeholderPage(deps.config)),
+  );
+  app.get('/healthz', { config: { rateLimit: false } }, async () => ({ status: 'ok' }));
+  return app;
+}

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { emailSchema, timestampSchema } from '../http/fields';
+import { userSchema } from '../modules/identity/users.schemas';
+
+export const signInBody = z
+  .object({
+    email: emailSchema,
+    // No length policy here: sign-in must not tell which passwords could never be right.
+    password: z.string().min(1).max(200).describe('The account password.'),
+  })
+  .strict()
+  .describe('Sign-in request.');
+
+export const sessionSchema = z
+  .object({
+    user: userSchema,
+    expires_at: timestampSchema.describe('When the session ends; sign in again after it.'),
+  })
+  .describe('The browser session: who is signed in, until when.');
+
+export type SignInInput = z.infer<typeof signInBody>;

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import sjson from 'secure-json-parse';
+import type { Deps } from './context';
+import { installAuth } from './http/auth';
+import { installErrorHandling } from './http/error-handler';
+import { AppError } from './http/errors';
+import { requestSerializer } from './http/logging';
+import { installMetrics } from './http/metrics';
+import { createOpenApiTransform } from './http/openapi-transform';
+import { installRateLimit } from './http/rate-limit';
+import { type RouteInfo, routeMatcher } from './http/route-table';
+import { modules } from './modules/index';
+
+export type App = FastifyInstance & { routeTable: RouteInfo[] };
+export type TypedApp = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+export async function buildApp(deps: Deps): Promise<App> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.log.child({ host: 'api' }, { serializers: { req: requestSerializer as any } }),
+    bodyLimit: config.bodyLimitBytes,
+    // Keep a caller's correlation id when it is a UUID, as the error wrapper promises.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : randomUUID();
+    },
+    trustProxy: false,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+  }) as unknown as App;
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const routeTable: RouteInfo[] = [];
+  app.routeTable = routeTable;
+  app.addHook('onRoute', (r) => {
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    for (const m of methods) {
+      if (m === 'HEAD' || r.url.startsWith('/documentation')) continue;
+      routeTable.push({ method: m, url: r.url, access: r.config?.access, hidden: r.schema?.hide === true });
+    }
+  });
+  const allowed = routeMatcher(routeTable);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  // JSON only; an empty body is "no body" so action routes (`:revoke`) accept a bare POST.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      done(
+        new AppError('VALIDATION_FAILED', 'the request body is not valid JSON', {
+          validationErrors: [
+            { path: '(body)', code: 'invalid_json', message: 'the request body is not valid JSON' },
+          ],
+        }),
+        undefined,
+      );
+    }
+  });
+
+  installErrorHandling(app, { allowedMethods: allowed });
+  await installRateLimit(app, config);
+  const metrics = installMetrics(app);
+  installAuth(app, deps);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Sluice API',
+        version: '0.1.0',
+        description:
+          'JSON API of Sluice, a self-hostable data-pipeline platform. Errors use the `{ "error": { code, message, request_id, validation_errors } }` wrapper.',
+      },
+      servers: [{ url: `http://${config.api.host}:${config.api.port}` }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: createOpenApiTransform(),
+  });
+
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+  for (const register of modules) await register(typed, deps);
+
+  app.get(
+    '/openapi.json',
+    { config: { access: { kind: 'public' }, rateLimit: false }, schema: { hide: true } },
+    async () => app.swagger(),
+  );
+  app.get(
+    '/healthz',
+    { config: { access: { kind: 'public' }, rateLimit: false }, schema: { hide: true } },
+    async () => ({
+      status: 'ok',
+    }),
+  );
+  app.get(
+    '/readyz',
+    { config: { access: { kind: 'public' }, rateLimit: false }, schema: { hide: true } },
+    async (_req, reply) => {
+      try {
+        await deps.store.ping();
+        return { status: 'ready', store: deps.store.kind };
+      } catch {
+        return reply.status(503).send({ status: 'unavailable', store: deps.store.kind });
+      }
+    },
+  );
+  app.get(
+    '/metrics',
+    { config: { access: { kind: 'public' }, rateLimit: false }, schema: { hide: true } },
+    async (_req, reply) => {
+      reply.header('content-type', metrics.contentType);
+      return metrics.metrics();
+    },
+  );
+  return app;
+}

@@ -1,0 +1,61 @@
+import type { Logger } from 'pino';
+import type { Keyring } from './crypto/keyring';
+import type { Db, Store } from './db/client';
+import type { Config } from './env';
+import type { Queue } from './jobs/queue';
+import type { Mailer } from './mail/mailer';
+import type { Permission } from './modules/roles/permissions';
+
+/** What the composition root builds once and hands to every module. */
+export type Deps = {
+  config: Config;
+  store: Store;
+  db: Db;
+  queue: Queue;
+  mailer: Mailer;
+  keyring: Keyring;
+  log: Logger;
+};
+
+export type Principal =
+  | {
+      type: 'user';
+      userId: string;
+      userSlug: string;
+      email: string;
+      emailVerified: boolean;
+      tokenId: string;
+    }
+  | {
+      type: 'api_key';
+      apiKeyId: string;
+      apiKeySlug: string;
+      organizationId: string;
+      /** The key's organization, read with the key: an API key belongs to exactly one. */
+      organization?: Org;
+      role: string;
+      canManageApiKeys: boolean;
+    };
+
+export type ActorType = 'unknown' | 'user' | 'api_key' | 'system' | 'external';
+export type Actor = { type: ActorType; slug: string | null };
+
+export type Org = { id: string; slug: string; name: string; eventLogRetentionDays: number };
+
+/** The tenant a request acts in, established by the auth hooks; services trust it. */
+export type Scope = {
+  org: Org;
+  principal: Principal;
+  actor: Actor;
+  role: string;
+  permissions: ReadonlySet<Permission>;
+};
+
+/** Passed to services: who is acting and for which request. */
+export type Ctx = { deps: Deps; requestId: string | null };
+
+export function actorOf(p: Principal): Actor {
+  return p.type === 'user' ? { type: 'user', slug: p.userSlug } : { type: 'api_key', slug: p.apiKeySlug };
+}
+
+export const systemActor: Actor = { type: 'system', slug: null };

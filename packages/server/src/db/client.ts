@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import { acquireDataDirLock, type DataDirLock } from './lock';
+import * as schema from './schema/index';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Repository functions take either; one that locks rows takes Tx. */
+export type DbOrTx = Db | Tx;
+
+export type SqlExecutor = {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+};
+
+export type Store = SqlExecutor & {
+  kind: 'pglite' | 'postgres';
+  db: Db;
+  ping(): Promise<void>;
+  /** Runs fn while holding a cluster-wide advisory lock (one process at a time). */
+  withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+};
+
+export type StoreOptions = {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize?: number;
+  /** Called for connection-level errors that would otherwise crash the process. */
+  onBackgroundError?: (err: Error) => void;
+};
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir);
+}
+
+function openPostgres(url: string, opts: StoreOptions): Store {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its server emits 'error' on the pool; without a listener the
+  // process would die when the database restarts.
+  pool.on('error', (err) => opts.onBackgroundError?.(err));
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  return {
+    kind: 'postgres',
+    db,
+    executeSql: (text, values) => pool.query(text, values as any[]),
+    ping: async () => {
+      await pool.query('select 1');
+    },
+    withAdvisoryLock: async (key, fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock($1)', [key]);
+        return await fn();
+      } finally {
+        await client.query('select pg_advisory_unlock($1)', [key]).catch(() => {});
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Store> {
+  const dir = path.resolve(dataDir);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock: DataDirLock = acquireDataDirLock(dir);
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const client = await PGlite.create(path.join(dir, 'pgdata'));
+    const db = drizzlePglite(client, { schema }) as unknown as Db;
+    return {
+      kind: 'pglite',
+      db,
+      // The extended protocol refuses several statements in one string; pg-boss sends such
+      // scripts without parameters, which the simple protocol (exec) accepts.
+      executeSql: async (text, values) => {
+        if (values && values.length > 0)
+          return client.query(text, values as any[]) as Promise<{ rows: any[] }>;
+        const results = await client.exec(text);
+        return { rows: results.at(-1)?.rows ?? [] };
+      },
+      ping: async () => {
+        await client.query('select 1');
+      },
+      // One process owns the data directory (see lock.ts), so there is nobody to exclude.
+      withAdvisoryLock: (_key, fn) => fn(),
+      close: async () => {
+        await client.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}

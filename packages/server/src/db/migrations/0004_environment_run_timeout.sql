@@ -1,0 +1,1 @@
+ALTER TABLE "environments" ADD COLUMN "run_timeout_seconds" integer;

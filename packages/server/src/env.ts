@@ -1,0 +1,103 @@
+import { z } from 'zod';
+
+// Parsed once at boot; everything else receives the result as an argument.
+const addr = z
+  .string()
+  .regex(/^[^:]+:\d{1,5}$/, 'expected host:port')
+  .transform((v) => {
+    const i = v.lastIndexOf(':');
+    return { host: v.slice(0, i), port: Number(v.slice(i + 1)) };
+  });
+
+const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
+
+export const configSchema = z.object({
+  SLUICE_API_ADDR: z.string().default('127.0.0.1:8080').pipe(addr),
+  SLUICE_APP_ADDR: z.string().default('127.0.0.1:8081').pipe(addr),
+  SLUICE_DATA_DIR: z.string().min(1).default('./.sluice'),
+  DATABASE_URL: z.string().url().optional(),
+  SLUICE_DEPLOYMENT: z.enum(['hosted', 'self_hosted']).default('self_hosted'),
+  SLUICE_MASTER_KEY: z.string().optional(),
+  SLUICE_SMTP_URL: z.string().url().optional(),
+  SLUICE_SMTP_FROM: z.string().default('Sluice <no-reply@sluice.local>'),
+  SLUICE_PUBLIC_URL: z.string().url().optional(),
+  SLUICE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SLUICE_RATE_LIMIT_PER_TOKEN: intFrom(600),
+  SLUICE_RATE_LIMIT_PUBLIC: intFrom(20),
+  SLUICE_RATE_LIMIT_WINDOW_MS: intFrom(60_000),
+  SLUICE_BODY_LIMIT_BYTES: intFrom(1024 * 1024),
+  SLUICE_INVITATION_TTL_HOURS: intFrom(24 * 7),
+  SLUICE_VERIFICATION_TTL_HOURS: intFrom(48),
+  SLUICE_DB_POOL_SIZE: intFrom(10),
+  SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).default(2),
+  SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
+  SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
+});
+
+export type RawConfig = z.input<typeof configSchema>;
+export type ParsedEnv = z.output<typeof configSchema>;
+
+export type Config = {
+  api: { host: string; port: number };
+  app: { host: string; port: number };
+  dataDir: string;
+  databaseUrl: string | undefined;
+  deployment: 'hosted' | 'self_hosted';
+  masterKey: string | undefined;
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  publicUrl: string;
+  logLevel: ParsedEnv['SLUICE_LOG_LEVEL'];
+  rateLimit: { perToken: number; publicPerAddress: number; windowMs: number };
+  bodyLimitBytes: number;
+  invitationTtlHours: number;
+  verificationTtlHours: number;
+  dbPoolSize: number;
+  queuePollSeconds: number;
+  /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
+  runs: { timeoutSeconds: number; leaseSeconds: number };
+};
+
+export class ConfigError extends Error {}
+
+export function parseConfig(source: Record<string, string | undefined>): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(configSchema.shape)) {
+    const v = source[key];
+    if (v !== undefined && v !== '') picked[key] = v;
+  }
+  const r = configSchema.safeParse(picked);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = r.data;
+  return {
+    api: e.SLUICE_API_ADDR,
+    app: e.SLUICE_APP_ADDR,
+    dataDir: e.SLUICE_DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    deployment: e.SLUICE_DEPLOYMENT,
+    masterKey: e.SLUICE_MASTER_KEY,
+    smtpUrl: e.SLUICE_SMTP_URL,
+    smtpFrom: e.SLUICE_SMTP_FROM,
+    publicUrl: e.SLUICE_PUBLIC_URL ?? `http://${e.SLUICE_APP_ADDR.host}:${e.SLUICE_APP_ADDR.port}`,
+    logLevel: e.SLUICE_LOG_LEVEL,
+    rateLimit: {
+      perToken: e.SLUICE_RATE_LIMIT_PER_TOKEN,
+      publicPerAddress: e.SLUICE_RATE_LIMIT_PUBLIC,
+      windowMs: e.SLUICE_RATE_LIMIT_WINDOW_MS,
+    },
+    bodyLimitBytes: e.SLUICE_BODY_LIMIT_BYTES,
+    invitationTtlHours: e.SLUICE_INVITATION_TTL_HOURS,
+    verificationTtlHours: e.SLUICE_VERIFICATION_TTL_HOURS,
+    dbPoolSize: e.SLUICE_DB_POOL_SIZE,
+    queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
+    runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
+  };
+}
+
+/** The only place that reads process.env. */
+export function loadConfig(overrides: Record<string, string | undefined> = {}): Config {
+  return parseConfig({ ...process.env, ...overrides });
+}

@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps, Principal, Scope } from '../context';
+import { recordEvent } from '../modules/events/events.record';
+import { resolvePrincipal } from '../modules/identity/principal';
+import { resolveScope } from '../modules/organizations/scope';
+import { visibilityOf } from '../modules/roles/permissions';
+import { AppError, forbidden, notFound, unauthenticated } from './errors';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+    scope: Scope | null;
+  }
+}
+
+export function bearerOf(req: FastifyRequest): string | null {
+  const h = req.headers.authorization;
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : '';
+}
+
+/** The authenticated principal of a request; throws 401 when there is none. */
+export function principalOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw unauthenticated();
+  return req.principal;
+}
+
+export function userOf(req: FastifyRequest): Extract<Principal, { type: 'user' }> {
+  const p = principalOf(req);
+  if (p.type !== 'user') throw forbidden('this operation needs a personal access token, not an API key');
+  return p;
+}
+
+/** The tenant scope of an organization route, set by the preValidation hook. */
+export function scopeOf(req: FastifyRequest): Scope {
+  if (!req.scope) throw notFound('organization');
+  return req.scope;
+}
+
+export function installAuth(app: FastifyInstance, deps: Deps) {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('scope', null);
+
+  app.addHook('onRequest', async (req) => {
+    const access = req.routeOptions.config?.access;
+    if (!access || access.kind === 'public') return;
+    const token = bearerOf(req);
+    if (!token) throw unauthenticated();
+    const principal = await resolvePrincipal(deps.db, token);
+    if (!principal) throw unauthenticated();
+    if (access.kind === 'principal' && access.userOnly && principal.type !== 'user') {
+      throw new AppError('FORBIDDEN', 'this operation needs a personal access token, not an API key');
+    }
+    req.principal = principal;
+  });
+
+  // Before body validation: another tenant's organization is 404 whatever the request holds.
+  app.addHook('preValidation', async (req) => {
+    const access = req.routeOptions.config?.access;
+    if (access?.kind !== 'org' || !req.principal) return;
+    const orgSlug = (req.params as Record<string, string> | undefined)?.organization;
+    if (!orgSlug) throw notFound('organization');
+    const scope = await resolveScope(deps.db, req.principal, orgSlug);
+    if (!scope) throw notFound('organization');
+    if (!scope.permissions.has(access.permission)) {
+      const visible = scope.permissions.has(visibilityOf(access.permission));
+      await recordEvent(
+        deps.db,
+        { organizationId: scope.org.id, actor: scope.actor, requestId: req.id },
+        {
+          entityType: 'organization',
+          entitySlug: scope.org.slug,
+          action: 'read',
+          securityOnly: true,
+          metadata: {
+            outcome: 'permission_denied',
+            permission: access.permission,
+            method: req.method,
+            route: req.routeOptions.url,
+          },
+        },
+      );
+      if (!visible) throw notFound();
+      throw forbidden(`this operation needs the ${access.permission} permission`);
+    }
+    req.scope = scope;
+  });
+}

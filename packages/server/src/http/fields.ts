@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+// Shared field schemas of the seed's common value types.
+export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+export const slugSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(SLUG_PATTERN, 'must match ^[a-z0-9]+(?:-[a-z0-9]+)*$')
+  .describe('External identifier: lowercase letters and digits in hyphen-separated groups.');
+export const nameSchema = z.string().min(1).max(100).describe('Display name, 1 to 100 characters.');
+export const emailSchema = z.string().min(3).max(255).email().describe('Email address, 3 to 255 characters.');
+export const timestampSchema = z.string().describe('ISO 8601 date-time.');
+export const nullableTimestampSchema = z.string().nullable().describe('ISO 8601 date-time or null.');
+
+export const iso = (d: Date) => d.toISOString();
+export const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** A slug derived from a name: lowercase ASCII words joined by hyphens, at most 60 characters. */
+export function slugify(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/g, '');
+  return s || 'item';
+}
+
+const ALPHA = 'abcdefghijklmnopqrstuvwxyz0123456789';
+export function randomSuffix(length = 6): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (const b of bytes) out += ALPHA[b % ALPHA.length];
+  return out;
+}
+
+export function randomSlug(prefix: string, length = 16): string {
+  return `${prefix}-${randomSuffix(length)}`;
+}
+
+/** The `{organization}` path value: the seed allows any 1–100 character string here. */
+export const orgSlugParam = z.string().min(1).max(100).describe('Organization slug.');
+export const orgParams = z.object({ organization: orgSlugParam }).strict();
+
+/**
+ * A path segment `:<param>:<verb>` (the seed's colon actions, `/keys/{slug}:rotate`).
+ * find-my-way needs the parameter constrained to tell `:rotate` from `:revoke` apart.
+ */
+export const withVerb = (param: string, verb: string) => `:${param}(^[a-z0-9-]+)::${verb}`;

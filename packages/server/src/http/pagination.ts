@@ -1,0 +1,192 @@
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { validationFailed } from './errors';
+
+// The seed's list contract: limit 1–100 (default 20), cursor "<sort value>_<identifier>",
+// order asc|desc (default desc), direction next|prev (default next), only listed sort_by values.
+
+export function listQuerySchema<const S extends readonly [string, ...string[]]>(sortBy: S) {
+  return z
+    .object({
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(100)
+        .default(20)
+        .describe('Page size, 1 to 100 (default 20).'),
+      cursor: z
+        .string()
+        .min(1)
+        .max(1000)
+        .optional()
+        .describe(
+          '`next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`.',
+        ),
+      sort_by: z
+        .enum(sortBy)
+        .default(sortBy[0] as S[number])
+        .describe(`Sort key; one of ${sortBy.join(', ')}.`),
+      order: z.enum(['asc', 'desc']).default('desc').describe('Sort order (default desc).'),
+      direction: z
+        .enum(['next', 'prev'])
+        .default('next')
+        .describe('Walk forward from the cursor (next) or back before it (prev).'),
+    })
+    .strict();
+}
+
+export type ListQuery = {
+  limit: number;
+  cursor?: string;
+  sort_by: string;
+  order: 'asc' | 'desc';
+  direction: 'next' | 'prev';
+};
+
+export type SortKey = { column: AnyColumn | SQL; kind: 'timestamp' | 'text' };
+
+export type Page<T> = {
+  items: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+  prev_cursor: string | null;
+};
+
+export const pageMeta = {
+  has_more: z.boolean().describe('True when another page exists in the requested direction.'),
+  next_cursor: z.string().nullable().describe('Pass as `cursor` to read the following page.'),
+  prev_cursor: z
+    .string()
+    .nullable()
+    .describe('Pass as `cursor` with `direction=prev` to read the preceding page.'),
+};
+
+/** The list response schema: the items under a resource-specific key plus the page fields. */
+export function listResponseSchema<K extends string, T extends z.ZodType>(key: K, item: T) {
+  return z.object({ [key]: z.array(item), ...pageMeta } as { [P in K]: z.ZodArray<T> } & typeof pageMeta);
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function encodeCursor(kind: SortKey['kind'], value: Date | string, id: string): string {
+  const v =
+    kind === 'timestamp' ? (value as Date).toISOString() : Buffer.from(String(value)).toString('base64url');
+  return `${v}_${id}`;
+}
+
+function decodeCursor(kind: SortKey['kind'], cursor: string): { value: string; id: string } {
+  const bad = () =>
+    validationFailed([
+      { path: 'cursor', code: 'invalid_cursor', message: 'cursor is not valid for this list and sort' },
+    ]);
+  // Identifiers are slugs (no underscore), so the last underscore separates the two parts.
+  const at = cursor.lastIndexOf('_');
+  if (at <= 0 || at === cursor.length - 1) throw bad();
+  const raw = cursor.slice(0, at);
+  const id = cursor.slice(at + 1);
+  if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(id)) throw bad();
+  if (kind === 'timestamp') {
+    if (!ISO.test(raw) || Number.isNaN(Date.parse(raw))) throw bad();
+    return { value: raw, id };
+  }
+  if (!/^[A-Za-z0-9_-]*$/.test(raw)) throw bad();
+  const value = Buffer.from(raw, 'base64url').toString('utf8');
+  if (Buffer.from(value).toString('base64url') !== raw) throw bad();
+  return { value, id };
+}
+
+export type PaginateOptions<T> = {
+  query: ListQuery;
+  sorts: Record<string, SortKey>;
+  /** Unique within the list; the cursor's identifier part. */
+  tiebreak: AnyColumn | SQL;
+  fetch(args: { where: SQL | undefined; orderBy: SQL[]; limit: number }): Promise<T[]>;
+  keyOf(row: T): { value: Date | string; id: string };
+};
+
+export async function paginate<T>(opts: PaginateOptions<T>): Promise<Page<T>> {
+  const { query } = opts;
+  const sort = opts.sorts[query.sort_by];
+  if (!sort) {
+    throw validationFailed([{ path: 'sort_by', code: 'invalid_enum_value', message: 'unknown sort_by' }]);
+  }
+  const backwards = query.direction === 'prev';
+  // Walking back means reading in the opposite order and reversing the page afterwards.
+  const ascending = (query.order === 'asc') !== backwards;
+  const dir = ascending ? sql`asc` : sql`desc`;
+  const orderBy = [sql`${sort.column} ${dir}`, sql`${opts.tiebreak} ${dir}`];
+
+  let where: SQL | undefined;
+  if (query.cursor) {
+    const c = decodeCursor(sort.kind, query.cursor);
+    const value = sort.kind === 'timestamp' ? sql`${c.value}::timestamptz` : sql`${c.value}::text`;
+    const cmp = ascending ? sql`>` : sql`<`;
+    where = sql`(${sort.column}, ${opts.tiebreak}) ${cmp} (${value}, ${c.id}::text)`;
+  }
+
+  const rows = await opts.fetch({ where, orderBy, limit: query.limit + 1 });
+  return pageOf(rows, query, (row) => {
+    const k = opts.keyOf(row);
+    return encodeCursor(sort.kind, k.value, k.id);
+  });
+}
+
+/** The page of `limit + 1` rows read in walking order (the extra row only tells has_more). */
+function pageOf<T>(rows: T[], query: ListQuery, cursorOf: (row: T) => string): Page<T> {
+  const backwards = query.direction === 'prev';
+  const more = rows.length > query.limit;
+  const items = rows.slice(0, query.limit);
+  if (backwards) items.reverse();
+  const first = items[0];
+  const last = items[items.length - 1];
+  // Items exist beyond the cursor on the side we came from whenever a cursor was given.
+  const hasAfter = backwards ? Boolean(query.cursor) : more;
+  const hasBefore = backwards ? more : Boolean(query.cursor);
+  return {
+    items,
+    has_more: more,
+    next_cursor: last && hasAfter ? cursorOf(last) : null,
+    prev_cursor: first && hasBefore ? cursorOf(first) : null,
+  };
+}
+
+export type MemorySortKey<T> = { kind: SortKey['kind']; valueOf(row: T): Date | string };
+
+/**
+ * `paginate` over rows already in memory (small lists that mix stored and built-in items, such
+ * as roles), with the same cursors, ordering and page rules. Text compares by code point.
+ */
+export function paginateInMemory<T>(opts: {
+  query: ListQuery;
+  sorts: Record<string, MemorySortKey<T>>;
+  /** Unique within the list; the cursor's identifier part. */
+  idOf(row: T): string;
+  rows: readonly T[];
+}): Page<T> {
+  const { query } = opts;
+  const sort = opts.sorts[query.sort_by];
+  if (!sort) {
+    throw validationFailed([{ path: 'sort_by', code: 'invalid_enum_value', message: 'unknown sort_by' }]);
+  }
+  const ascending = (query.order === 'asc') !== (query.direction === 'prev');
+  const keyOf = (row: T): [number | string, string] => {
+    const v = sort.valueOf(row);
+    return [v instanceof Date ? v.getTime() : v, opts.idOf(row)];
+  };
+  const compare = (a: [number | string, string], b: [number | string, string]) => {
+    const byValue = a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+    return byValue || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+  };
+  const sign = ascending ? 1 : -1;
+  let rows = [...opts.rows].sort((a, b) => sign * compare(keyOf(a), keyOf(b)));
+  if (query.cursor) {
+    const c = decodeCursor(sort.kind, query.cursor);
+    const at: [number | string, string] = [sort.kind === 'timestamp' ? Date.parse(c.value) : c.value, c.id];
+    rows = rows.filter((row) => sign * compare(keyOf(row), at) > 0);
+  }
+  return pageOf(rows.slice(0, query.limit + 1), query, (row) => {
+    const v = sort.valueOf(row);
+    return encodeCursor(sort.kind, v, opts.idOf(row));
+  });
+}

@@ -1,0 +1,30 @@
+import { eq } from 'drizzle-orm';
+import type { Deps } from '../context';
+import { invitations, organizations, users } from '../db/schema/index';
+import type { JobHandler } from './queue';
+
+export const sendInvitationEmail =
+  (deps: Deps): JobHandler<'email.invitation'> =>
+  async ({ invitationId }) => {
+    const [row] = await deps.db
+      .select({ inv: invitations, org: organizations, inviter: users })
+      .from(invitations)
+      .innerJoin(organizations, eq(organizations.id, invitations.organizationId))
+      .leftJoin(users, eq(users.id, invitations.invitedByUserId))
+      .where(eq(invitations.id, invitationId))
+      .limit(1);
+    if (!row || row.inv.status !== 'pending') return;
+    const by = row.inviter ? `${row.inviter.name} invited you` : 'You are invited';
+    await deps.mailer.send({
+      to: row.inv.email,
+      subject: `Join ${row.org.name} on Sluice`,
+      text: [
+        `${by} to join the organization "${row.org.name}" (${row.org.slug}) as ${row.inv.role}.`,
+        '',
+        `Accept: ${deps.config.publicUrl}/invitations/${row.inv.slug}`,
+        `or with the API: POST /invitations/${row.inv.slug}:accept (signed in as ${row.inv.email}).`,
+        '',
+        `The invitation expires at ${row.inv.expiresAt.toISOString()}.`,
+      ].join('\n'),
+    });
+  };

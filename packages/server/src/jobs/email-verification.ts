@@ -1,0 +1,35 @@
+import { eq } from 'drizzle-orm';
+import type { Deps } from '../context';
+import { emailVerificationTokens, users } from '../db/schema/index';
+import { issueSecret } from '../http/tokens';
+import type { JobHandler } from './queue';
+
+/**
+ * The raw verification token is made here, at send time, so it never sits in the queue;
+ * only its hash is stored.
+ */
+export const sendVerificationEmail =
+  (deps: Deps): JobHandler<'email.verification'> =>
+  async ({ userId }) => {
+    const [user] = await deps.db.select().from(users).where(eq(users.id, userId)).limit(1);
+    if (!user || user.emailVerifiedAt) return;
+    const { secret, hash } = issueSecret();
+    const expiresAt = new Date(Date.now() + deps.config.verificationTtlHours * 3600_000);
+    await deps.db.insert(emailVerificationTokens).values({ userId, tokenHash: hash, expiresAt });
+    const link = `${deps.config.publicUrl}/verify-email?token=${secret}`;
+    await deps.mailer.send({
+      to: user.email,
+      subject: 'Verify your Sluice email address',
+      text: [
+        `Hello ${user.name},`,
+        '',
+        'Confirm this address by opening:',
+        link,
+        '',
+        'or by sending this token to POST /users/email-verification:',
+        secret,
+        '',
+        `It expires in ${deps.config.verificationTtlHours} hours. If you did not sign up, ignore this mail.`,
+      ].join('\n'),
+    });
+  };

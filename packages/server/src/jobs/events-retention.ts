@@ -1,0 +1,36 @@
+import { type SQL, sql } from 'drizzle-orm';
+import type { Deps } from '../context';
+import type { JobHandler } from './queue';
+
+const BATCH = 5_000;
+const MAX_ROUNDS = 200;
+
+/** Runs a `delete … limit BATCH` statement until it deletes less than a batch (or rounds run out). */
+async function deleteInBatches(deps: Deps, statement: SQL): Promise<void> {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const res: any = await deps.db.execute(statement);
+    const n = res.affectedRows ?? res.rowCount ?? 0;
+    if (n < BATCH) return;
+  }
+}
+
+/**
+ * The hourly sweep: event records older than their organization's retention, then expired app
+ * sessions (lookups already ignore those; this only reclaims the rows).
+ */
+export const pruneEvents =
+  (deps: Deps): JobHandler<'events.retention'> =>
+  async () => {
+    await deleteInBatches(
+      deps,
+      sql`
+        delete from events where id in (
+          select e.id from events e join organizations o on o.id = e.organization_id
+          where e.occurred_at < now() - make_interval(days => o.event_log_retention_days)
+          limit ${BATCH})`,
+    );
+    await deleteInBatches(
+      deps,
+      sql`delete from sessions where id in (select id from sessions where expires_at < now() limit ${BATCH})`,
+    );
+  };

@@ -1,0 +1,99 @@
+import { type SQL, sql } from 'drizzle-orm';
+import PgBoss from 'pg-boss';
+import type { DbOrTx, SqlExecutor, Store } from '../db/client';
+import { type JobData, type JobName, jobCatalog, jobNames } from './catalog';
+
+export type EnqueueOptions = { singletonKey?: string; startAfter?: number | Date };
+
+export type JobHandler<N extends JobName> = (
+  data: JobData<N>,
+  job: { id: string; retryCount: number },
+) => Promise<void>;
+
+export type Queue = {
+  boss: PgBoss;
+  /** Enqueue inside `tx` when given, so the job commits (or not) with the business change. */
+  enqueue<N extends JobName>(
+    tx: DbOrTx | null,
+    name: N,
+    data: JobData<N>,
+    opts?: EnqueueOptions,
+  ): Promise<string | null>;
+  work<N extends JobName>(name: N, handler: JobHandler<N>, opts?: { batchSize?: number }): Promise<void>;
+  /** Runs before the queue stops (in parallel), e.g. to hand long jobs back before the store closes. */
+  onStop(hook: () => Promise<void>): void;
+  stop(): Promise<void>;
+};
+
+/** pg-boss speaks (text, $n values); run that through a drizzle transaction. */
+export function executorFor(db: DbOrTx): SqlExecutor {
+  return {
+    async executeSql(text, values = []) {
+      const parts = text.split(/\$(\d+)/);
+      // drizzle renders an undefined parameter as nothing at all, so pass it as NULL.
+      const chunks: SQL[] = parts.map((part, i) =>
+        i % 2 === 0 ? sql.raw(part) : sql`${values[Number(part) - 1] ?? null}`,
+      );
+      const res: any = await db.execute(sql.join(chunks, sql.raw('')));
+      return { rows: res.rows ?? res };
+    },
+  };
+}
+
+export async function openQueue(
+  store: Store,
+  opts: { pollSeconds: number; supervise: boolean },
+): Promise<Queue> {
+  const boss = new PgBoss({
+    db: store,
+    schema: 'pgboss',
+    supervise: opts.supervise,
+    schedule: opts.supervise,
+    migrate: true,
+  } as any);
+  boss.on('error', () => {
+    // pg-boss retries its own maintenance; connection loss is reported by /readyz instead.
+  });
+  await boss.start();
+  for (const name of jobNames) {
+    const def = jobCatalog[name];
+    await boss.createQueue(name, {
+      name,
+      retryLimit: def.retryLimit,
+      retryDelay: def.retryDelay,
+      retryBackoff: def.retryBackoff,
+      expireInSeconds: def.expireInSeconds,
+    } as any);
+  }
+  const stopHooks: (() => Promise<void>)[] = [];
+  return {
+    boss,
+    async enqueue(tx, name, data, o = {}) {
+      const payload = jobCatalog[name].schema.parse(data);
+      const sendOpts: Record<string, unknown> = {};
+      if (o.singletonKey) sendOpts.singletonKey = o.singletonKey;
+      if (o.startAfter) sendOpts.startAfter = o.startAfter;
+      if (tx) sendOpts.db = executorFor(tx);
+      return boss.send(name, payload as object, sendOpts as any);
+    },
+    async work(name, handler, o = {}) {
+      await boss.work(
+        name,
+        { pollingIntervalSeconds: opts.pollSeconds, batchSize: o.batchSize ?? 1 },
+        async (jobs) => {
+          for (const job of jobs) {
+            const data = jobCatalog[name].schema.parse(job.data) as JobData<typeof name>;
+            await handler(data, { id: job.id, retryCount: (job as any).retryCount ?? 0 });
+          }
+        },
+      );
+    },
+    onStop(hook) {
+      stopHooks.push(hook);
+    },
+    async stop() {
+      await Promise.all(stopHooks.splice(0).map((hook) => hook().catch(() => {})));
+      await boss.stop({ graceful: true, wait: true, timeout: 5_000 } as any);
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { executeRun, RunError } from '@sluice/engine';
+import { eq } from 'drizzle-orm';
+import type { Deps } from '../context';
+import { type ErrorRecord, environments } from '../db/schema/index';
+import { randomSuffix } from '../http/fields';
+import { claimRun, renewLease } from '../modules/runs/run-lease.repo';
+import { finishRun, type RunOutcome } from '../modules/runs/run-lifecycle.service';
+import { resetSteps } from '../modules/runs/run-progress.repo';
+import type { JobHandler } from './queue';
+import { PrepareError, prepareRun } from './run-prepare';
+import { createRunRecorder } from './run-recorder';
+
+// The run worker: claim the run under a lease, keep the lease alive with heartbeats (which also
+// notice cancel requests), stop at the run time limit, execute the spec through the engine, and
+// end the run in one transaction — only while the lease is still ours.
+
+/** This process, as lease owners name it (host and pid help whoever reads pipeline_runs). */
+export const workerId = `${os.hostname()}:${process.pid}:${randomSuffix(6)}`;
+
+type StopReason = 'cancel' | 'timeout' | 'lease_lost' | 'shutdown';
+type Active = { abort(reason: StopReason): void; done: Promise<void> };
+
+/**
+ * Heartbeats come well within the lease, and at least every 2 seconds: they are also how a
+ * worker learns that its run was canceled, and a cancel should take effect within seconds.
+ */
+const heartbeatMs = (leaseSeconds: number) => Math.max(250, Math.min(2000, (leaseSeconds * 1000) / 3));
+
+/** How long a shutting-down worker waits for its runs to hand themselves back. */
+const SHUTDOWN_WAIT_MS = 10_000;
+
+export const runPipeline = (deps: Deps): JobHandler<'pipelines.run'> => {
+  const active = new Set<Active>();
+  let stopping = false;
+  deps.queue.onStop(async () => {
+    stopping = true;
+    for (const a of active) a.abort('shutdown');
+    await Promise.race([
+      Promise.allSettled([...active].map((a) => a.done)),
+      new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref()),
+    ]);
+  });
+
+  return async ({ runId }) => {
+    if (stopping) {
+      // Fetched while shutting down: leave the run queued for another worker.
+      await deps.queue.enqueue(null, 'pipelines.run', { runId });
+      return;
+    }
+    const { leaseSeconds } = deps.config.runs;
+    const run = await claimRun(deps.db, runId, workerId, leaseSeconds);
+    if (!run) return; // canceled while queued, or another worker has it
+
+    let stopReason: StopReason | null = null;
+    const controller = new AbortController();
+    let resolveDone!: () => void;
+    const entry: Active = {
+      abort(reason) {
+        if (stopReason) return;
+        stopReason = reason;
+        controller.abort(new RunError('CANCELED', `run stopped: ${reason}`));
+      },
+      done: new Promise<void>((r) => {
+        resolveDone = r;
+      }),
+    };
+    active.add(entry);
+
+    const heartbeat = setInterval(() => {
+      renewLease(deps.db, run.id, workerId, leaseSeconds)
+        .then((status) => {
+          if (!status) entry.abort('lease_lost');
+          else if (status.state === 'canceling') entry.abort('cancel');
+        })
+        .catch((err) => deps.log.warn({ errCode: err?.code, runId }, 'run heartbeat failed'));
+    }, heartbeatMs(leaseSeconds));
+    const timeoutSeconds = await runTimeoutOf(deps, run.environmentId);
+    const timeout = setTimeout(() => entry.abort('timeout'), timeoutSeconds * 1000);
+    const recorder = createRunRecorder(deps, run.id, workerId);
+    recorder.log('info', null, `attempt ${run.attempt} started`);
+
+    let outcome: RunOutcome;
+    try {
+      const cursors = await execute(deps, run, controller.signal, recorder);
+      outcome = { kind: 'succeeded', cursors };
+    } catch (err) {
+      outcome = failureOutcome(deps, runId, err, stopReason, timeoutSeconds);
+    } finally {
+      clearInterval(heartbeat);
+      clearTimeout(timeout);
+    }
+    try {
+      await recorder.flush();
+      // A no-op when the lease was taken from this worker (presumed dead and recovered).
+      await finishRun(deps, run.id, workerId, outcome);
+    } finally {
+      active.delete(entry);
+      resolveDone();
+    }
+  };
+};
+
+async function execute(
+  deps: Deps,
+  run: Awaited<ReturnType<typeof claimRun>> & {},
+  signal: AbortSignal,
+  recorder: ReturnType<typeof createRunRecorder>,
+) {
+  const prepared = await prepareRun(deps, run);
+  await resetSteps(deps.db, run.id, prepared.plan.order);
+  const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'sluice-run-'));
+  try {
+    const result = await executeRun({
+      runSlug: run.slug,
+      spec: prepared.spec,
+      plan: prepared.plan,
+      ports: prepared.ports,
+      cursors: prepared.cursors,
+      scope: prepared.scope,
+      secretValues: prepared.secretValues,
+      signal,
+      observer: recorder.observer,
+      log: recorder.log,
+      tmpDir,
+    });
+    return result.cursors;
+  } finally {
+    await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/** The environment's run time limit, or the deployment-wide default (DECISIONS.md §9). */
+async function runTimeoutOf(deps: Deps, environmentId: string): Promise<number> {
+  const [env] = await deps.db
+    .select({ seconds: environments.runTimeoutSeconds })
+    .from(environments)
+    .where(eq(environments.id, environmentId))
+    .limit(1);
+  return env?.seconds ?? deps.config.runs.timeoutSeconds;
+}
+
+function failureOutcome(
+  deps: Deps,
+  runId: string,
+  err: unknown,
+  stopReason: StopReason | null,
+  timeoutSeconds: number,
+): RunOutcome {
+  if (stopReason === 'cancel') return { kind: 'canceled' };
+  if (stopReason === 'shutdown') return { kind: 'released' };
+  if (stopReason === 'timeout') {
+    return {
+      kind: 'failed',
+      error: {
+        code: 'RUN_TIMEOUT',
+        message: `the run exceeded its time limit of ${timeoutSeconds} seconds`,
+      },
+    };
+  }
+  let error: ErrorRecord;
+  if (err instanceof PrepareError || err instanceof RunError) {
+    // Both carry messages made for users: names, never values (RunError's are masked).
+    error = { code: err.code, message: err.message };
+  } else {
+    deps.log.error({ err, runId }, 'run failed unexpectedly');
+    error = { code: 'INTERNAL', message: 'the run failed unexpectedly' };
+  }
+  return { kind: 'failed', error };
+}

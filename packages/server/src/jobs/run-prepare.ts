@@ -1,0 +1,157 @@
+import { ConnectorError } from '@sluice/connectors';
+import { type PipelineSpec, type Plan, type Ports, pipelineSpecSchema, planSpec } from '@sluice/engine';
+import type { Deps } from '../context';
+import { type LoadedConnection, loadConnection } from '../modules/data-sources/data-sources.connection';
+import { runInputBinding } from '../modules/runs/run-execute.service';
+import type { ClaimedRun } from '../modules/runs/run-lease.repo';
+import { checkpointCursors } from '../modules/runs/run-progress.repo';
+import { boundDataSources, versionSpec } from '../modules/runs/run-sources.repo';
+import { findRunInput } from '../modules/runs/runs.repo';
+import { resolveSecrets } from '../modules/secrets/secrets.resolve';
+import { resolveVariables } from '../modules/variables/variables.service';
+
+// Everything a run needs before its first step, read once at the start of an attempt: the spec
+// it was queued with, its plan, a connection per source and sink step, secrets, variables, the
+// unsealed input and the committed cursors. A problem here fails the run before any I/O.
+
+/** A run that cannot start; `message` is shown on the run, so it names things, never values. */
+export class PrepareError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type PreparedRun = {
+  spec: PipelineSpec;
+  plan: Plan;
+  ports: Ports;
+  cursors: Record<string, string | null>;
+  scope: Record<string, unknown>;
+  secretValues: string[];
+};
+
+/** Every leaf of a JSON value as text: what must never appear in a log line. */
+function leafTexts(value: unknown, out: string[] = []): string[] {
+  if (value === null || value === undefined) return out;
+  if (Array.isArray(value)) for (const v of value) leafTexts(v, out);
+  else if (typeof value === 'object') for (const v of Object.values(value)) leafTexts(v, out);
+  else out.push(String(value));
+  return out;
+}
+
+async function unsealInput(deps: Deps, run: ClaimedRun): Promise<Record<string, unknown>> {
+  const row = await findRunInput(deps.db, run.id);
+  if (!row) {
+    if (run.inputKeys.length === 0) return {};
+    throw new PrepareError('INPUT_UNAVAILABLE', 'the input values of this run are no longer available');
+  }
+  const plain = await deps.keyring.decrypt(deps.db, row, runInputBinding(run.organizationId, row.id));
+  return JSON.parse(plain) as Record<string, unknown>;
+}
+
+export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedRun> {
+  const stored = await versionSpec(deps.db, run.pipelineId, run.specHash);
+  if (!stored) throw new PrepareError('SPEC_NOT_FOUND', `pipeline version ${run.specHash} no longer exists`);
+  const parsed = pipelineSpecSchema.safeParse(stored);
+  if (!parsed.success) throw new PrepareError('INVALID_SPEC', 'the stored spec no longer parses');
+  const spec = parsed.data;
+  const { plan, findings } = planSpec(spec);
+  if (!plan) {
+    const first = findings.find((f) => f.severity === 'error');
+    throw new PrepareError(
+      'INVALID_SPEC',
+      first ? `${first.path}: ${first.message}` : 'the spec has no plan',
+    );
+  }
+
+  const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId);
+  const connections = new Map<string, LoadedConnection>();
+  for (const step of spec.steps) {
+    if (step.kind === 'transform' || !step.data_source_ref) continue;
+    const row = bound.get(step.data_source_ref);
+    if (!row) {
+      throw new PrepareError(
+        'DATA_SOURCE_NOT_BOUND',
+        `data source ref ${step.data_source_ref} of step ${step.slug} is not bound in this environment`,
+      );
+    }
+    if (!row.isActive) {
+      throw new PrepareError(
+        'DATA_SOURCE_INACTIVE',
+        `data source ${row.slug} of step ${step.slug} is inactive`,
+      );
+    }
+    if (step.kind === 'sink' && row.readOnly) {
+      throw new PrepareError(
+        'DATA_SOURCE_READ_ONLY',
+        `data source ${row.slug} of sink ${step.slug} is read-only`,
+      );
+    }
+    try {
+      connections.set(step.slug, await loadConnection(deps.db, deps, row));
+    } catch {
+      throw new PrepareError(
+        'CREDENTIALS_UNREADABLE',
+        `the credentials of data source ${row.slug} could not be read; set them again`,
+      );
+    }
+  }
+
+  const [secrets, variables, input, cursors] = await Promise.all([
+    resolveSecrets(deps.db, deps.keyring, run.organizationId, run.environmentId),
+    resolveVariables(deps.db, run.organizationId, run.environmentId),
+    unsealInput(deps, run),
+    checkpointCursors(deps.db, run.pipelineId, run.environmentId),
+  ]).catch((err) => {
+    if (err instanceof PrepareError) throw err;
+    throw new PrepareError('SECRETS_UNREADABLE', 'environment secrets or run input could not be decrypted');
+  });
+
+  const connectionOf = (slug: string) => {
+    const c = connections.get(slug);
+    if (!c) throw new ConnectorError('UNSUPPORTED_OPERATION', `step ${slug} has no data source`);
+    return c;
+  };
+  const ports: Ports = {
+    async readSource(ctx) {
+      const c = connectionOf(ctx.step.slug);
+      if (!c.definition.read) {
+        throw new ConnectorError(
+          'UNSUPPORTED_OPERATION',
+          `the ${c.definition.type} connector cannot be a pipeline source`,
+        );
+      }
+      return c.definition.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal });
+    },
+    async writeSink(payload, ctx) {
+      const c = connectionOf(ctx.step.slug);
+      if (!c.definition.write) {
+        throw new ConnectorError(
+          'UNSUPPORTED_OPERATION',
+          `the ${c.definition.type} connector cannot be a pipeline sink`,
+        );
+      }
+      return c.definition.write(c.connection, payload, ctx, { ...c.ctx, signal: ctx.signal });
+    },
+  };
+
+  return {
+    spec,
+    plan,
+    ports,
+    cursors,
+    scope: {
+      runtime: {
+        // A declared optional input that was not given renders as null rather than failing.
+        input: { ...Object.fromEntries(Object.keys(spec.inputs).map((k) => [k, null])), ...input },
+        env: variables,
+        secrets,
+        run_slug: run.slug,
+      },
+    },
+    secretValues: [...Object.values(secrets), ...leafTexts(input)],
+  };
+}

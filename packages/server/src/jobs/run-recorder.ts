@@ -1,0 +1,130 @@
+import type { LogLevel, RunObserver, StepReport } from '@sluice/engine';
+import type { Deps } from '../context';
+import { insertLogs, type LogLine, updateStep } from '../modules/runs/run-progress.repo';
+
+// Writes what a running attempt reports: step progress at most once a second per step (plus
+// every state change and the final state), log lines in batches. Writes are chained, so they
+// land in the order they were reported.
+
+const STEP_WRITE_INTERVAL_MS = 1000;
+const LOG_FLUSH_INTERVAL_MS = 500;
+/** Lines one attempt may keep; a chatty source must not fill the store. */
+const MAX_LOG_LINES = 10_000;
+
+type StepEntry = {
+  report: StepReport;
+  startedAt?: Date;
+  finishedAt?: Date;
+  lastWrite: number;
+  lastState: string | null;
+  timer: NodeJS.Timeout | null;
+};
+
+const terminal = new Set(['succeeded', 'failed', 'canceled', 'skipped']);
+
+export type RunRecorder = {
+  observer: RunObserver;
+  log(level: LogLevel, stepSlug: string | null, message: string): void;
+  /** Writes everything still pending; call before the run's final transition. */
+  flush(): Promise<void>;
+};
+
+export function createRunRecorder(deps: Deps, runId: string, owner: string): RunRecorder {
+  const steps = new Map<string, StepEntry>();
+  let chain: Promise<void> = Promise.resolve();
+  const enqueueWrite = (write: () => Promise<void>) => {
+    chain = chain.then(write).catch((err) => {
+      deps.log.warn({ errCode: (err as { code?: string }).code, runId }, 'run progress write failed');
+    });
+    return chain;
+  };
+
+  const writeStep = (slug: string) =>
+    enqueueWrite(async () => {
+      const e = steps.get(slug);
+      if (!e) return;
+      e.lastWrite = Date.now();
+      const { report } = e;
+      await updateStep(deps.db, runId, owner, slug, {
+        state: report.state,
+        rowsIn: report.counters.rows_in,
+        rowsOut: report.counters.rows_out,
+        bytesIn: report.counters.bytes_in,
+        bytesOut: report.counters.bytes_out,
+        error: report.error ?? null,
+        startedAt: e.startedAt,
+        finishedAt: e.finishedAt,
+      });
+    });
+
+  const observer: RunObserver = {
+    onStep(report) {
+      const now = new Date();
+      const e = steps.get(report.step) ?? {
+        report,
+        lastWrite: 0,
+        lastState: null,
+        timer: null,
+      };
+      e.report = report;
+      if (report.state !== 'pending' && report.state !== 'skipped') e.startedAt ??= now;
+      if (terminal.has(report.state)) e.finishedAt ??= now;
+      steps.set(report.step, e);
+      const changed = e.lastState !== report.state;
+      e.lastState = report.state;
+      if (changed || Date.now() - e.lastWrite >= STEP_WRITE_INTERVAL_MS) {
+        if (e.timer) clearTimeout(e.timer);
+        e.timer = null;
+        void writeStep(report.step);
+      } else if (!e.timer) {
+        // Counters keep moving: the latest values land within the interval.
+        e.timer = setTimeout(
+          () => {
+            e.timer = null;
+            void writeStep(report.step);
+          },
+          STEP_WRITE_INTERVAL_MS - (Date.now() - e.lastWrite),
+        );
+      }
+    },
+  };
+
+  let pending: LogLine[] = [];
+  let kept = 0;
+  let logTimer: NodeJS.Timeout | null = null;
+  const flushLogs = () => {
+    if (logTimer) clearTimeout(logTimer);
+    logTimer = null;
+    const lines = pending;
+    pending = [];
+    return enqueueWrite(() => insertLogs(deps.db, runId, lines));
+  };
+
+  return {
+    observer,
+    log(level, stepSlug, message) {
+      if (kept > MAX_LOG_LINES) return;
+      kept++;
+      pending.push(
+        kept > MAX_LOG_LINES
+          ? {
+              stepSlug: null,
+              level: 'warn',
+              message: `log limit of ${MAX_LOG_LINES} lines reached`,
+              at: new Date(),
+            }
+          : { stepSlug, level, message, at: new Date() },
+      );
+      if (pending.length >= 200) void flushLogs();
+      else logTimer ??= setTimeout(() => void flushLogs(), LOG_FLUSH_INTERVAL_MS);
+    },
+    async flush() {
+      for (const [slug, e] of steps) {
+        if (e.timer) clearTimeout(e.timer);
+        e.timer = null;
+        void writeStep(slug);
+      }
+      await flushLogs();
+    },
+  };
+}

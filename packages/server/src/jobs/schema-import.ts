@@ -1,0 +1,70 @@
+import { type Deps, systemActor } from '../context';
+import {
+  describeFailure,
+  type Failure,
+  loadConnection,
+} from '../modules/data-sources/data-sources.connection';
+import * as repo from '../modules/data-sources/data-sources.repo';
+import { recordEvent } from '../modules/events/events.record';
+import type { JobHandler } from './queue';
+
+/**
+ * Runs a requested schema import: introspect through the connector (outside any transaction),
+ * then store `ready` + schema or `failed` + a sanitized diagnostic on the still-importing row.
+ */
+export const importDataSourceSchema =
+  (deps: Deps): JobHandler<'data_sources.schema_import'> =>
+  async ({ dataSourceId }) => {
+    const row = await repo.findDataSourceById(deps.db, dataSourceId);
+    if (row?.schemaStatus !== 'importing') return;
+
+    let schema: Record<string, unknown> | null = null;
+    let failure: Failure | null = null;
+    try {
+      const loaded = await loadConnection(deps.db, deps, row);
+      if (!loaded.definition.importSchema) {
+        failure = {
+          code: 'UNSUPPORTED_OPERATION',
+          message: `the ${row.type} connector does not support schema-import yet`,
+        };
+      } else {
+        schema = (await loaded.definition.importSchema(loaded.connection, loaded.ctx)) as Record<
+          string,
+          unknown
+        >;
+      }
+    } catch (err) {
+      const described = describeFailure(err);
+      if (described.unexpected) deps.log.error({ err, dataSourceId }, 'schema import failed unexpectedly');
+      failure = described.failure;
+    }
+
+    await deps.db.transaction(async (tx) => {
+      const current = await repo.lockDataSourceById(tx, dataSourceId);
+      if (current?.schemaStatus !== 'importing') return;
+      // Config or credentials changed meanwhile: this result describes a connection that no longer exists.
+      if (!failure && current.connectionRevision !== row.connectionRevision) {
+        failure = {
+          code: 'CONNECTION_CHANGED',
+          message: 'the connection changed while the schema was imported; import again',
+        };
+      }
+      await repo.updateDataSource(tx, current.id, {
+        ...(failure
+          ? { schemaStatus: 'failed', schemaDiagnostic: failure }
+          : { schemaStatus: 'ready', schema: schema!, schemaDiagnostic: null }),
+        schemaImportFinishedAt: new Date(),
+        touch: false,
+      });
+      await recordEvent(
+        tx,
+        { organizationId: current.organizationId, actor: systemActor, requestId: null },
+        {
+          entityType: 'data_source',
+          entitySlug: current.slug,
+          action: 'refresh',
+          metadata: { schema_status: failure ? 'failed' : 'ready', diagnostic_code: failure?.code ?? null },
+        },
+      );
+    });
+  };

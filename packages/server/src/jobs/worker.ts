@@ -1,0 +1,32 @@
+import type { Deps } from '../context';
+import type { JobName } from './catalog';
+import { sendInvitationEmail } from './email-invitation';
+import { sendVerificationEmail } from './email-verification';
+import { pruneEvents } from './events-retention';
+import type { JobHandler } from './queue';
+import { runPipeline } from './run-pipeline';
+import { startRunSweeper, sweepRuns } from './run-sweep';
+import { importDataSourceSchema } from './schema-import';
+
+const handlers: { [N in JobName]: (deps: Deps) => JobHandler<N> } = {
+  'email.verification': sendVerificationEmail,
+  'email.invitation': sendInvitationEmail,
+  'data_sources.schema_import': importDataSourceSchema,
+  'events.retention': pruneEvents,
+  'pipelines.run': runPipeline,
+  'pipelines.sweep': sweepRuns,
+};
+
+/** Starts consuming every queue of the catalog in this process. */
+export async function startWorker(deps: Deps, opts: { concurrency?: number } = {}) {
+  for (const name of Object.keys(handlers) as JobName[]) {
+    for (let i = 0; i < (opts.concurrency ?? 1); i++) {
+      await deps.queue.work(name, handlers[name](deps) as JobHandler<typeof name>);
+    }
+  }
+  // Hourly retention sweep; pg-boss keeps one schedule per name across all workers.
+  await deps.queue.boss.schedule('events.retention', '7 * * * *', {});
+  // Runs whose worker died: every minute by cron, and by each worker on its own (run-sweep.ts).
+  await deps.queue.boss.schedule('pipelines.sweep', '* * * * *', {});
+  await startRunSweeper(deps);
+}

@@ -1,0 +1,42 @@
+import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
+
+export type Mail = { to: string; subject: string; text: string };
+export type Mailer = { send(mail: Mail): Promise<void>; close(): void };
+
+/** SMTP when configured; otherwise mail goes to the log so a fresh install still works. */
+export function createMailer(opts: { smtpUrl?: string; from: string; log: Logger }): Mailer {
+  if (!opts.smtpUrl) {
+    return {
+      async send(mail) {
+        opts.log.info(
+          { mail: { to: mail.to, subject: mail.subject, text: mail.text } },
+          'mail (no SMTP configured)',
+        );
+      },
+      close() {},
+    };
+  }
+  const url = new URL(opts.smtpUrl);
+  const transport = nodemailer.createTransport({
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)),
+    secure: url.protocol === 'smtps:',
+    auth: url.username
+      ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+      : undefined,
+    // Loopback SMTP relays in development commonly have no certificate.
+    ignoreTLS: url.searchParams.get('tls') === 'off',
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  });
+  return {
+    async send(mail) {
+      await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text });
+    },
+    close() {
+      transport.close();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { TypedApp } from '../app';
+import type { Deps } from '../context';
+import { apiKeysRoutes } from './api-keys/api-keys.routes';
+import { dataSourcesRoutes } from './data-sources/data-sources.routes';
+import { environmentsRoutes } from './environments/environments.routes';
+import { eventsRoutes } from './events/events.routes';
+import { identityRoutes } from './identity/identity.routes';
+import { invitationsRoutes } from './invitations/invitations.routes';
+import { membersRoutes } from './members/members.routes';
+import { organizationsRoutes } from './organizations/organizations.routes';
+import { bindingsRoutes } from './pipelines/bindings.routes';
+import { deploymentsRoutes } from './pipelines/deployments.routes';
+import { pipelinesRoutes } from './pipelines/pipelines.routes';
+import { refsRoutes } from './pipelines/refs.routes';
+import { validationsRoutes } from './pipelines/validations.routes';
+import { versionsRoutes } from './pipelines/versions.routes';
+import { projectsRoutes } from './projects/projects.routes';
+import { queriesRoutes } from './queries/queries.routes';
+import { rolesRoutes } from './roles/roles.routes';
+import { runsRoutes } from './runs/runs.routes';
+import { secretsRoutes } from './secrets/secrets.routes';
+import { variablesRoutes } from './variables/variables.routes';
+
+export type ModuleRoutes = (app: TypedApp, deps: Deps) => Promise<void> | void;
+
+// One line per domain module; routes are registered in this order.
+export const modules: ModuleRoutes[] = [
+  apiKeysRoutes,
+  identityRoutes,
+  organizationsRoutes,
+  membersRoutes,
+  invitationsRoutes,
+  rolesRoutes,
+  eventsRoutes,
+  dataSourcesRoutes,
+  projectsRoutes,
+  environmentsRoutes,
+  secretsRoutes,
+  variablesRoutes,
+  queriesRoutes,
+  runsRoutes,
+  pipelinesRoutes,
+  versionsRoutes,
+  refsRoutes,
+  bindingsRoutes,
+  validationsRoutes,
+  deploymentsRoutes,
+];

@@ -1,0 +1,107 @@
+import { and, desc, eq } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { pipelineDeployments, pipelines, pipelineValidations, pipelineVersions } from '../../db/schema/index';
+import { type ListQuery, paginate } from '../../http/pagination';
+
+export type DeploymentRow = typeof pipelineDeployments.$inferSelect;
+export type DeploymentView = DeploymentRow & { pipelineSlug: string; validationSlug: string | null };
+
+/** The active deployment of a pipeline in an environment, with its version's spec. */
+export async function activeDeployment(db: DbOrTx, pipelineId: string, environmentId: string) {
+  const [row] = await db
+    .select({
+      id: pipelineDeployments.id,
+      slug: pipelineDeployments.slug,
+      specHash: pipelineDeployments.specHash,
+      spec: pipelineVersions.spec,
+    })
+    .from(pipelineDeployments)
+    .innerJoin(
+      pipelineVersions,
+      and(
+        eq(pipelineVersions.pipelineId, pipelineDeployments.pipelineId),
+        eq(pipelineVersions.specHash, pipelineDeployments.specHash),
+      ),
+    )
+    .where(
+      and(
+        eq(pipelineDeployments.pipelineId, pipelineId),
+        eq(pipelineDeployments.environmentId, environmentId),
+        eq(pipelineDeployments.active, true),
+      ),
+    )
+    .orderBy(desc(pipelineDeployments.createdAt))
+    .limit(1);
+  return row ?? null;
+}
+
+const columns = {
+  deployment: pipelineDeployments,
+  pipelineSlug: pipelines.slug,
+  validationSlug: pipelineValidations.slug,
+};
+const flatten = (r: { deployment: DeploymentRow; pipelineSlug: string; validationSlug: string | null }) => ({
+  ...r.deployment,
+  pipelineSlug: r.pipelineSlug,
+  validationSlug: r.validationSlug,
+});
+
+function joined(db: DbOrTx) {
+  return db
+    .select(columns)
+    .from(pipelineDeployments)
+    .innerJoin(pipelines, eq(pipelines.id, pipelineDeployments.pipelineId))
+    .leftJoin(pipelineValidations, eq(pipelineValidations.id, pipelineDeployments.validationId));
+}
+
+export async function listDeployments(
+  db: DbOrTx,
+  projectId: string,
+  environmentId: string,
+  query: ListQuery & { pipeline_slug?: string },
+) {
+  return paginate({
+    query,
+    sorts: { deployment_created_at: { column: pipelineDeployments.createdAt, kind: 'timestamp' } },
+    tiebreak: pipelineDeployments.slug,
+    fetch: async ({ where, orderBy, limit }) =>
+      (
+        await joined(db)
+          .where(
+            and(
+              eq(pipelines.projectId, projectId),
+              eq(pipelineDeployments.environmentId, environmentId),
+              query.pipeline_slug ? eq(pipelines.slug, query.pipeline_slug) : undefined,
+              where,
+            ),
+          )
+          .orderBy(...orderBy)
+          .limit(limit)
+      ).map(flatten),
+    keyOf: (r) => ({ value: r.createdAt, id: r.slug }),
+  });
+}
+
+export async function findDeploymentView(db: DbOrTx, id: string): Promise<DeploymentView | null> {
+  const [row] = await joined(db).where(eq(pipelineDeployments.id, id)).limit(1);
+  return row ? flatten(row) : null;
+}
+
+/** Every deployment of the pipeline in the environment stops being the one runs use. */
+export async function deactivate(db: DbOrTx, pipelineId: string, environmentId: string) {
+  await db
+    .update(pipelineDeployments)
+    .set({ active: false })
+    .where(
+      and(
+        eq(pipelineDeployments.pipelineId, pipelineId),
+        eq(pipelineDeployments.environmentId, environmentId),
+        eq(pipelineDeployments.active, true),
+      ),
+    );
+}
+
+export async function insertDeployment(db: DbOrTx, values: typeof pipelineDeployments.$inferInsert) {
+  const [row] = await db.insert(pipelineDeployments).values(values).returning();
+  return row;
+}

@@ -1,0 +1,45 @@
+import type { TypedApp } from '../../app';
+import type { Deps } from '../../context';
+import { access } from '../../http/access';
+import { scopeOf } from '../../http/auth';
+import { errorResponses } from '../../http/openapi';
+import { pe, peParams } from './bindings.schemas';
+import * as s from './validations.schemas';
+import * as svc from './validations.service';
+
+export function validationsRoutes(app: TypedApp, deps: Deps) {
+  const ctx = (req: { id: string }) => ({ deps, requestId: req.id });
+  const tags = ['Pipelines'];
+
+  app.post(`${pe}/pipeline-validation`, {
+    config: access.org('pipelines.write'),
+    schema: {
+      tags,
+      summary:
+        'Validate a pushed version or a draft spec against an environment (stored as a validation record)',
+      params: peParams,
+      body: s.validateBody,
+      response: { 201: s.validationSchema, ...errorResponses },
+    },
+    handler: async (req, reply) => {
+      const { project, environment } = req.params;
+      return reply
+        .status(201)
+        .send(await svc.validate(ctx(req), scopeOf(req), project, environment, req.body));
+    },
+  });
+
+  app.get(`${pe}/pipeline-validations/:validation_slug`, {
+    config: access.org('pipelines.read'),
+    schema: {
+      tags,
+      summary: 'Get a validation record',
+      params: s.validationParams,
+      response: { 200: s.validationSchema, ...errorResponses },
+    },
+    handler: async (req) => {
+      const { project, environment, validation_slug } = req.params;
+      return svc.getValidation(ctx(req), scopeOf(req), project, environment, validation_slug);
+    },
+  });
+}

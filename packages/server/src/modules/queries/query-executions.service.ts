@@ -1,0 +1,151 @@
+import { ConnectorError, type QueryResult } from '@sluice/connectors';
+import type { Ctx, Scope } from '../../context';
+import { AppError, conflict, notFound } from '../../http/errors';
+import { iso, randomSlug } from '../../http/fields';
+import type { ListQuery } from '../../http/pagination';
+import { findDataSource, loadConnection } from '../data-sources/data-sources.connection';
+import { recordEvent } from '../events/events.record';
+import * as repo from './queries.repo';
+import { checkStatement, src, unsupported } from './queries.service';
+
+// Saved queries run synchronously in the request: connect, execute with bound parameters,
+// store the bounded outcome. Parameter values exist only for the length of the call: the
+// execution record and its event keep their names, never the values.
+
+export function toExecution(r: repo.ExecutionRow) {
+  return {
+    slug: r.slug,
+    query_slug: r.querySlug,
+    status: r.status as 'succeeded' | 'failed',
+    result_type: r.resultType as QueryResult['result_type'],
+    parameter_keys: r.parameterKeys,
+    result: r.result,
+    row_count: r.rowCount,
+    truncated: r.truncated,
+    error: r.error,
+    duration_ms: r.durationMs,
+    executed_at: iso(r.executedAt),
+  };
+}
+
+export async function listExecutions(ctx: Ctx, scope: Scope, querySlug: string, query: ListQuery) {
+  const db = ctx.deps.db;
+  const q = await repo.findQuery(db, scope.org.id, querySlug);
+  if (!q) throw notFound('query');
+  const page = await repo.listExecutions(db, scope.org.id, q.id, query);
+  return { ...page, items: page.items.map(toExecution) };
+}
+
+export async function getExecution(ctx: Ctx, scope: Scope, slug: string) {
+  const row = await repo.findExecution(ctx.deps.db, scope.org.id, slug);
+  if (!row) throw notFound('query execution');
+  return toExecution(row);
+}
+
+type Outcome =
+  | { status: 'succeeded'; result: QueryResult }
+  | { status: 'failed'; error: { code: string; message: string } };
+
+// A connector that ignores the limits must not fill the store: oversized payloads are dropped.
+const PAYLOAD_SLACK_BYTES = 64 * 1024;
+
+export async function executeQuery(
+  ctx: Ctx,
+  scope: Scope,
+  querySlug: string,
+  parameters: Record<string, unknown>,
+) {
+  const { deps } = ctx;
+  const db = deps.db;
+  const query = await repo.findQuery(db, scope.org.id, querySlug);
+  if (!query) throw notFound('query');
+  const source = await findDataSource(db, scope.org.id, query.dataSourceSlug);
+  if (!source) throw notFound('data source');
+  if (!source.isActive) throw conflict(`data source ${source.slug} is not active`);
+
+  // Outside any transaction: this decrypts the credential and then talks to the network.
+  const loaded = await loadConnection(db, deps, source);
+  const { definition } = loaded;
+  if (!definition.execute || !definition.resultType) throw unsupported(definition.type, 'query execution');
+  const statement = checkStatement(definition, query.statement);
+  const parameterKeys = Object.keys(parameters).sort();
+
+  const started = Date.now();
+  let outcome: Outcome;
+  try {
+    const result = await definition.execute(loaded.connection, statement, parameters, {
+      ...loaded.ctx,
+      readOnly: source.readOnly,
+    });
+    outcome = { status: 'succeeded', result };
+  } catch (err) {
+    if (err instanceof ConnectorError) {
+      outcome = { status: 'failed', error: { code: err.code, message: err.message } };
+    } else if (err instanceof AppError) {
+      throw err;
+    } else {
+      // A connector bug: the log gets the error (never the parameters), the record a generic line.
+      deps.log.error(
+        { err, query: query.slug, type: definition.type },
+        'query execution failed unexpectedly',
+      );
+      outcome = {
+        status: 'failed',
+        error: {
+          code: 'QUERY_FAILED',
+          message: 'the execution failed unexpectedly; the server log has details',
+        },
+      };
+    }
+  }
+  const durationMs = Date.now() - started;
+
+  let result: Record<string, unknown> | null = null;
+  let rowCount: number | null = null;
+  let truncated = false;
+  if (outcome.status === 'succeeded') {
+    const r = outcome.result;
+    const size = Buffer.byteLength(JSON.stringify(r.payload));
+    if (size > loaded.ctx.limits.maxResultBytes + PAYLOAD_SLACK_BYTES) {
+      truncated = true;
+    } else {
+      result = r.payload;
+      rowCount = r.row_count;
+      truncated = r.truncated;
+    }
+  }
+
+  const slug = randomSlug('qe', 16);
+  const stored = await db.transaction(async (tx) => {
+    const row = await repo.insertExecution(tx, {
+      organizationId: scope.org.id,
+      queryId: query.id,
+      slug,
+      status: outcome.status,
+      resultType: outcome.status === 'succeeded' ? outcome.result.result_type : definition.resultType!,
+      parameterKeys,
+      result,
+      rowCount,
+      truncated,
+      error: outcome.status === 'failed' ? outcome.error : null,
+      durationMs,
+    });
+    await recordEvent(tx, src(scope, ctx), {
+      entityType: 'query_execution',
+      entitySlug: slug,
+      action: 'execute',
+      metadata: {
+        query_slug: query.slug,
+        data_source_slug: source.slug,
+        parameter_names: parameterKeys,
+        status: outcome.status,
+        ...(outcome.status === 'failed'
+          ? { error_code: outcome.error.code }
+          : { row_count: rowCount, truncated }),
+        duration_ms: durationMs,
+      },
+    });
+    return row;
+  });
+  return toExecution({ ...stored, querySlug: query.slug });
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { Ctx, Scope } from '../../context';
+import type { Tx } from '../../db/client';
+import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
+import { randomSlug } from '../../http/fields';
+import { eventSource } from '../environments/environments.service';
+import { assertProtectedConfirmation } from '../environments/protected';
+import { recordEvent } from '../events/events.record';
+import { findActiveDeployment } from '../pipelines/deployments.service';
+import * as repo from './runs.repo';
+import { type PeSlugs, resolvePlace, runResource } from './runs.service';
+
+export const RUN_INPUT_KIND = 'pipeline_run_input';
+
+export const runInputBinding = (organizationId: string, recordId: string) => ({
+  organizationId,
+  kind: RUN_INPUT_KIND,
+  recordId,
+});
+
+export type ExecuteInput = {
+  input?: Record<string, unknown>;
+  protected_environment_confirmation?: string | null;
+  run_slug?: string;
+};
+
+/** Declared inputs must be given when required, and nothing undeclared may be given. */
+function checkInputs(declared: Record<string, { required: boolean }>, given: Record<string, unknown>) {
+  const issues = [];
+  for (const [key, def] of Object.entries(declared)) {
+    if (def.required && !Object.hasOwn(given, key)) {
+      issues.push({ path: `input.${key}`, code: 'required', message: `input ${key} is required` });
+    }
+  }
+  for (const key of Object.keys(given)) {
+    if (!Object.hasOwn(declared, key)) {
+      issues.push({
+        path: `input.${key}`,
+        code: 'unrecognized_key',
+        message: `input ${key} is not declared in the spec's inputs`,
+      });
+    }
+  }
+  if (issues.length) throw validationFailed(issues);
+}
+
+/**
+ * Accepts an execution: the run (queued, input key names only), its sealed input values, the job
+ * and the event commit together. A repeated run slug of the same pipeline and environment
+ * answers that run instead (`created: false`).
+ */
+export async function executePipeline(
+  ctx: Ctx,
+  scope: Scope,
+  pe: PeSlugs & { pipeline: string },
+  body: ExecuteInput,
+): Promise<{ created: boolean; run: Awaited<ReturnType<typeof runResource>> }> {
+  const { deps } = ctx;
+  const input = body.input ?? {};
+  return deps.db.transaction(async (tx) => {
+    const { place, environment } = await resolvePlace(tx, scope, pe.project, pe.environment);
+    const pipeline = await repo.findPipeline(tx, place.projectId, pe.pipeline);
+    if (!pipeline) throw notFound('pipeline');
+    assertProtectedConfirmation(environment, body.protected_environment_confirmation);
+
+    if (body.run_slug) {
+      const existing = await sameSlugRun(tx, scope, pipeline.id, place.environmentId, body.run_slug);
+      if (existing) return { created: false, run: await runResource(tx, existing) };
+    }
+
+    const deployment = await findActiveDeployment(tx, pipeline.id, place.environmentId);
+    if (!deployment) {
+      throw new AppError(
+        'PIPELINE_NOT_DEPLOYED',
+        `pipeline ${pipeline.slug} has no active deployment in environment ${environment.slug}`,
+      );
+    }
+    checkInputs(deployment.spec.inputs ?? {}, input);
+
+    const slug = body.run_slug ?? randomSlug('run');
+    const inserted = await repo.insertRun(tx, {
+      organizationId: scope.org.id,
+      pipelineId: pipeline.id,
+      environmentId: place.environmentId,
+      slug,
+      specHash: deployment.specHash,
+      state: 'queued',
+      trigger: 'api',
+      inputKeys: Object.keys(input).sort(),
+    });
+    if (!inserted) {
+      // A concurrent execute with the same slug committed first: answer as if it came first.
+      const existing = await sameSlugRun(tx, scope, pipeline.id, place.environmentId, slug);
+      if (existing) return { created: false, run: await runResource(tx, existing) };
+      throw conflict(`run slug ${slug} is already taken`);
+    }
+
+    const inputId = randomUUID();
+    const sealed = await deps.keyring.encrypt(
+      tx,
+      JSON.stringify(input),
+      runInputBinding(scope.org.id, inputId),
+    );
+    await repo.insertRunInput(tx, {
+      id: inputId,
+      organizationId: scope.org.id,
+      runId: inserted.id,
+      kid: sealed.kid,
+      ciphertext: sealed.ciphertext,
+    });
+    await deps.queue.enqueue(tx, 'pipelines.run', { runId: inserted.id });
+    await recordEvent(tx, eventSource(scope, ctx), {
+      entityType: 'pipeline_run',
+      entitySlug: slug,
+      action: 'execute',
+      metadata: {
+        pipeline_slug: pipeline.slug,
+        environment_slug: environment.slug,
+        spec_hash: deployment.specHash,
+        input_keys: Object.keys(input).sort(),
+      },
+    });
+    const run = await repo.findRunById(tx, inserted.id);
+    return { created: true, run: await runResource(tx, run!) };
+  });
+}
+
+/** The run a repeated slug names: same pipeline and environment, else 409 (slugs are per organization). */
+async function sameSlugRun(tx: Tx, scope: Scope, pipelineId: string, environmentId: string, slug: string) {
+  const existing = await repo.findRunInOrganization(tx, scope.org.id, slug);
+  if (!existing) return null;
+  if (existing.pipelineId !== pipelineId || existing.environmentId !== environmentId) {
+    throw conflict(`run slug ${slug} is already used by another pipeline or environment`);
+  }
+  return existing;
+}

@@ -1,0 +1,90 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../../db/client';
+import type { RunRecord } from './runs.repo';
+
+// A worker holds a run through a lease: an owner id and an expiry it keeps pushing forward with
+// heartbeats. Every write a worker makes about its run is conditioned on still owning the lease,
+// so a worker that lost it (paused, partitioned, presumed dead and recovered) can change nothing.
+
+type Rows<T> = { rows?: T[] } | T[];
+const rowsOf = <T>(res: Rows<T>): T[] => (Array.isArray(res) ? res : (res.rows ?? []));
+
+const RUN_COLUMNS = sql.raw(`id, organization_id as "organizationId", pipeline_id as "pipelineId",
+  environment_id as "environmentId", slug, spec_hash as "specHash", state, "trigger",
+  input_keys as "inputKeys", attempt, lease_owner as "leaseOwner"`);
+
+export type ClaimedRun = Pick<
+  RunRecord,
+  | 'id'
+  | 'organizationId'
+  | 'pipelineId'
+  | 'environmentId'
+  | 'slug'
+  | 'specHash'
+  | 'state'
+  | 'trigger'
+  | 'inputKeys'
+  | 'attempt'
+  | 'leaseOwner'
+>;
+
+/**
+ * Takes a queued run for `owner`. Only a `queued` run can be claimed, so a run held by a live
+ * lease (running or canceling) is never taken by a second worker; concurrent claims serialize on
+ * the row and exactly one of them matches.
+ */
+export async function claimRun(
+  db: DbOrTx,
+  runId: string,
+  owner: string,
+  leaseSeconds: number,
+): Promise<ClaimedRun | null> {
+  const res = await db.execute(sql`
+    update pipeline_runs
+       set state = 'running', lease_owner = ${owner},
+           lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
+           heartbeat_at = now(), started_at = coalesce(started_at, now()), updated_at = now()
+     where id = ${runId} and state = 'queued'
+    returning ${RUN_COLUMNS}`);
+  return rowsOf<ClaimedRun>(res as Rows<ClaimedRun>)[0] ?? null;
+}
+
+export type LeaseStatus = { state: string; cancelRequested: boolean } | null;
+
+/** Extends the lease while `owner` still holds it; null when it was lost. */
+export async function renewLease(
+  db: DbOrTx,
+  runId: string,
+  owner: string,
+  leaseSeconds: number,
+): Promise<LeaseStatus> {
+  const res = await db.execute(sql`
+    update pipeline_runs
+       set lease_expires_at = now() + make_interval(secs => ${leaseSeconds}), heartbeat_at = now()
+     where id = ${runId} and lease_owner = ${owner} and state in ('running', 'canceling')
+    returning state, cancel_requested_at is not null as "cancelRequested"`);
+  return rowsOf<{ state: string; cancelRequested: boolean }>(res as Rows<any>)[0] ?? null;
+}
+
+/** The run, locked, if `owner` still holds it (the start of every final transition). */
+export async function lockOwnedRun(tx: Tx, runId: string, owner: string): Promise<ClaimedRun | null> {
+  const res = await tx.execute(sql`
+    select ${RUN_COLUMNS} from pipeline_runs
+     where id = ${runId} and lease_owner = ${owner} and state in ('running', 'canceling')
+     for update`);
+  return rowsOf<ClaimedRun>(res as Rows<ClaimedRun>)[0] ?? null;
+}
+
+/**
+ * Runs whose worker stopped heartbeating, locked. SKIP LOCKED: two sweeps running at once split
+ * the work instead of both recovering the same run.
+ */
+export async function lockExpiredRuns(tx: Tx, limit: number): Promise<ClaimedRun[]> {
+  const res = await tx.execute(sql`
+    select ${RUN_COLUMNS} from pipeline_runs
+     where state in ('running', 'canceling') and lease_expires_at < now()
+     order by lease_expires_at
+     limit ${limit}
+     for update skip locked`);
+  return rowsOf<ClaimedRun>(res as Rows<ClaimedRun>);
+}

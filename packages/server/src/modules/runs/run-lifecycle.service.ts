@@ -1,0 +1,131 @@
+import { type Deps, systemActor } from '../../context';
+import type { Tx } from '../../db/client';
+import type { ErrorRecord } from '../../db/schema/index';
+import { recordEvent } from '../events/events.record';
+import { type ClaimedRun, lockExpiredRuns, lockOwnedRun } from './run-lease.repo';
+import { closeOpenSteps, insertLogs, upsertCheckpoints } from './run-progress.repo';
+import { deleteRunInput, updateRun } from './runs.repo';
+
+// Worker-side transitions of a run. Each one follows the same path: lock the run (only while the
+// lease is still ours) → check its state → write the new state → record the event, in one
+// transaction.
+
+export type RunOutcome =
+  | { kind: 'succeeded'; cursors: Record<string, string | null> }
+  | { kind: 'failed'; error: ErrorRecord }
+  | { kind: 'canceled' }
+  /** This worker is shutting down: the run goes back to the queue, same attempt. */
+  | { kind: 'released' };
+
+const systemSource = (organizationId: string) => ({ organizationId, actor: systemActor, requestId: null });
+
+async function recordRunEvent(tx: Tx, run: ClaimedRun, metadata: Record<string, unknown>) {
+  await recordEvent(tx, systemSource(run.organizationId), {
+    entityType: 'pipeline_run',
+    entitySlug: run.slug,
+    action: 'update',
+    metadata: { attempt: run.attempt, ...metadata },
+  });
+}
+
+/** A run's last transition: terminal state, sealed input gone, event. */
+async function endRun(
+  tx: Tx,
+  run: ClaimedRun,
+  state: 'succeeded' | 'failed' | 'canceled',
+  error: ErrorRecord | null,
+) {
+  await updateRun(tx, run.id, {
+    state,
+    error,
+    finishedAt: new Date(),
+    leaseOwner: null,
+    leaseExpiresAt: null,
+  });
+  await closeOpenSteps(tx, run.id);
+  // The seed: input values are not stored; they lived sealed only while the run could still use them.
+  await deleteRunInput(tx, run.id);
+  await recordRunEvent(tx, run, { state, error_code: error?.code ?? null });
+}
+
+/** Applies the outcome if `owner` still holds the run; false when the lease was lost meanwhile. */
+export async function finishRun(deps: Deps, runId: string, owner: string, outcome: RunOutcome) {
+  return deps.db.transaction(async (tx) => {
+    const run = await lockOwnedRun(tx, runId, owner);
+    if (!run) return false;
+    // A cancel that arrived while the run was ending still wins over success (the states only
+    // lead from canceling to canceled); sinks did commit, so their cursors are kept below.
+    const canceling = run.state === 'canceling';
+    if (outcome.kind === 'succeeded') {
+      // Only now: a cursor advances after every sink of the run has committed.
+      const committed = Object.fromEntries(Object.entries(outcome.cursors).filter(([, c]) => c !== null));
+      await upsertCheckpoints(tx, run, committed);
+      await endRun(tx, run, canceling ? 'canceled' : 'succeeded', null);
+    } else if (outcome.kind === 'failed') {
+      await endRun(tx, run, canceling ? 'canceled' : 'failed', canceling ? null : outcome.error);
+    } else if (outcome.kind === 'canceled' || canceling) {
+      await endRun(tx, run, 'canceled', null);
+    } else {
+      await updateRun(tx, run.id, { state: 'queued', leaseOwner: null, leaseExpiresAt: null });
+      await insertLogs(tx, run.id, [
+        {
+          stepSlug: null,
+          level: 'warn',
+          message: 'worker shut down; the run was queued again',
+          at: new Date(),
+        },
+      ]);
+      await deps.queue.enqueue(tx, 'pipelines.run', { runId: run.id });
+      await recordRunEvent(tx, run, { state: 'queued', reason: 'worker_shutdown' });
+    }
+    return true;
+  });
+}
+
+export const WORKER_LOST_MESSAGE = 'the worker running this run stopped responding, and so did the retry';
+
+/**
+ * Recovers runs whose lease expired: a worker died (or stalled) holding them. First time, the run
+ * is queued again as attempt 2 and resumes from the last committed checkpoint (cursors only ever
+ * advance on success); second time it fails with WORKER_LOST. A canceling run just ends canceled.
+ * Returns how many runs were handled.
+ */
+export async function recoverExpiredRuns(deps: Deps, limit = 50): Promise<number> {
+  return deps.db.transaction(async (tx) => {
+    const runs = await lockExpiredRuns(tx, limit);
+    for (const run of runs) {
+      const now = new Date();
+      if (run.state === 'canceling') {
+        await endRun(tx, run, 'canceled', null);
+      } else if (run.attempt < 2) {
+        await updateRun(tx, run.id, {
+          state: 'queued',
+          attempt: run.attempt + 1,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        });
+        await insertLogs(tx, run.id, [
+          {
+            stepSlug: null,
+            level: 'warn',
+            message: `worker lost; retrying (attempt ${run.attempt + 1}) from the last committed checkpoint`,
+            at: now,
+          },
+        ]);
+        await deps.queue.enqueue(tx, 'pipelines.run', { runId: run.id });
+        await recordEvent(tx, systemSource(run.organizationId), {
+          entityType: 'pipeline_run',
+          entitySlug: run.slug,
+          action: 'reconcile',
+          metadata: { state: 'queued', attempt: run.attempt + 1, reason: 'worker_lost' },
+        });
+      } else {
+        await insertLogs(tx, run.id, [
+          { stepSlug: null, level: 'error', message: 'worker lost again; the run failed', at: now },
+        ]);
+        await endRun(tx, run, 'failed', { code: 'WORKER_LOST', message: WORKER_LOST_MESSAGE });
+      }
+    }
+    return runs.length;
+  });
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import {
+  type ErrorRecord,
+  pipelineCheckpoints,
+  pipelineRunLogs,
+  pipelineRunSteps,
+  pipelineRuns,
+} from '../../db/schema/index';
+
+// What a run leaves behind while it works: per-step progress, log lines, and (on success only)
+// the checkpoint cursors.
+
+/**
+ * A fresh id whose first 32 bits are the step's position in the plan, so ordering step rows by
+ * id lists them in plan order; the remaining 96 random bits keep it unique.
+ */
+function planOrderedId(index: number): string {
+  return `${index.toString(16).padStart(8, '0')}${randomUUID().slice(8)}`;
+}
+
+/** Every step of the plan as `pending`: the start of an attempt (a recovered run starts over). */
+export async function resetSteps(db: DbOrTx, runId: string, order: string[]) {
+  await db.delete(pipelineRunSteps).where(eq(pipelineRunSteps.runId, runId));
+  if (order.length === 0) return;
+  await db
+    .insert(pipelineRunSteps)
+    .values(order.map((stepSlug, i) => ({ id: planOrderedId(i), runId, stepSlug, state: 'pending' })));
+}
+
+export type StepUpdate = {
+  state: string;
+  rowsIn: number;
+  rowsOut: number;
+  bytesIn: number;
+  bytesOut: number;
+  error: ErrorRecord | null;
+  startedAt?: Date;
+  finishedAt?: Date;
+};
+
+/** Updates a step while `owner` holds the run: a worker that lost it cannot touch the next attempt. */
+export async function updateStep(db: DbOrTx, runId: string, owner: string, stepSlug: string, u: StepUpdate) {
+  await db
+    .update(pipelineRunSteps)
+    .set({
+      state: u.state,
+      rowsIn: u.rowsIn,
+      rowsOut: u.rowsOut,
+      bytesIn: u.bytesIn,
+      bytesOut: u.bytesOut,
+      error: u.error,
+      // The first report of a step starts it; keep the earliest start and the first finish.
+      startedAt: u.startedAt ? sql`coalesce(${pipelineRunSteps.startedAt}, ${u.startedAt})` : undefined,
+      finishedAt: u.finishedAt ? sql`coalesce(${pipelineRunSteps.finishedAt}, ${u.finishedAt})` : undefined,
+    })
+    .where(
+      and(
+        eq(pipelineRunSteps.runId, runId),
+        eq(pipelineRunSteps.stepSlug, stepSlug),
+        sql`exists (select 1 from pipeline_runs r where r.id = ${runId} and r.lease_owner = ${owner})`,
+      ),
+    );
+}
+
+/** Steps an attempt left unfinished end with the run: never started → skipped, started → canceled. */
+export async function closeOpenSteps(db: DbOrTx, runId: string) {
+  await db
+    .update(pipelineRunSteps)
+    .set({
+      state: sql`case when ${pipelineRunSteps.state} = 'pending' then 'skipped' else 'canceled' end`,
+      finishedAt: sql`case when ${pipelineRunSteps.state} = 'pending' then null else now() end`,
+    })
+    .where(and(eq(pipelineRunSteps.runId, runId), sql`${pipelineRunSteps.state} in ('pending', 'running')`));
+}
+
+export type LogLine = { stepSlug: string | null; level: string; message: string; at: Date };
+
+export async function insertLogs(db: DbOrTx, runId: string, lines: LogLine[]) {
+  if (lines.length === 0) return;
+  await db.insert(pipelineRunLogs).values(lines.map((l) => ({ runId, ...l })));
+}
+
+export type CheckpointRow = {
+  stepSlug: string;
+  cursor: string | null;
+  runSlug: string | null;
+  updatedAt: Date;
+};
+
+export async function listCheckpoints(
+  db: DbOrTx,
+  pipelineId: string,
+  environmentId: string,
+): Promise<CheckpointRow[]> {
+  return db
+    .select({
+      stepSlug: pipelineCheckpoints.stepSlug,
+      cursor: pipelineCheckpoints.cursor,
+      runSlug: pipelineRuns.slug,
+      updatedAt: pipelineCheckpoints.updatedAt,
+    })
+    .from(pipelineCheckpoints)
+    .leftJoin(pipelineRuns, eq(pipelineRuns.id, pipelineCheckpoints.runId))
+    .where(
+      and(
+        eq(pipelineCheckpoints.pipelineId, pipelineId),
+        eq(pipelineCheckpoints.environmentId, environmentId),
+      ),
+    )
+    .orderBy(asc(pipelineCheckpoints.stepSlug));
+}
+
+/** `{step slug: cursor}` of a pipeline in an environment: the lower bounds of the next run. */
+export async function checkpointCursors(
+  db: DbOrTx,
+  pipelineId: string,
+  environmentId: string,
+): Promise<Record<string, string | null>> {
+  const rows = await listCheckpoints(db, pipelineId, environmentId);
+  return Object.fromEntries(rows.map((r) => [r.stepSlug, r.cursor]));
+}
+
+export async function upsertCheckpoints(
+  db: DbOrTx,
+  run: { id: string; organizationId: string; pipelineId: string; environmentId: string },
+  cursors: Record<string, string | null>,
+) {
+  const entries = Object.entries(cursors);
+  if (entries.length === 0) return;
+  await db
+    .insert(pipelineCheckpoints)
+    .values(
+      entries.map(([stepSlug, cursor]) => ({
+        organizationId: run.organizationId,
+        pipelineId: run.pipelineId,
+        environmentId: run.environmentId,
+        stepSlug,
+        cursor,
+        runId: run.id,
+      })),
+    )
+    .onConflictDoUpdate({
+      target: [
+        pipelineCheckpoints.pipelineId,
+        pipelineCheckpoints.environmentId,
+        pipelineCheckpoints.stepSlug,
+      ],
+      set: { cursor: sql`excluded.cursor`, runId: sql`excluded.run_id`, updatedAt: sql`now()` },
+    });
+}
+
+export async function deleteCheckpoints(db: DbOrTx, pipelineId: string, environmentId: string) {
+  const rows = await db
+    .delete(pipelineCheckpoints)
+    .where(
+      and(
+        eq(pipelineCheckpoints.pipelineId, pipelineId),
+        eq(pipelineCheckpoints.environmentId, environmentId),
+      ),
+    )
+    .returning({ stepSlug: pipelineCheckpoints.stepSlug });
+  return rows.length;
+}

@@ -1,0 +1,35 @@
+import { and, eq } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { dataSourceBindings, dataSourceRefs, dataSources, pipelineVersions } from '../../db/schema/index';
+
+// What a worker reads to run a run: the spec it was queued with, and the data sources its refs
+// are bound to in the run's environment.
+
+export type DataSourceRow = typeof dataSources.$inferSelect;
+
+/** The stored spec of a pipeline version (the one the run was queued with), or null. */
+export async function versionSpec(db: DbOrTx, pipelineId: string, specHash: string) {
+  const [row] = await db
+    .select({ spec: pipelineVersions.spec })
+    .from(pipelineVersions)
+    .where(and(eq(pipelineVersions.pipelineId, pipelineId), eq(pipelineVersions.specHash, specHash)))
+    .limit(1);
+  return row?.spec ?? null;
+}
+
+/** `{ref slug: data source row}` of the pipeline's refs bound in the environment. */
+export async function boundDataSources(
+  db: DbOrTx,
+  pipelineId: string,
+  environmentId: string,
+): Promise<Map<string, DataSourceRow>> {
+  const rows = await db
+    .select({ refSlug: dataSourceRefs.slug, dataSource: dataSources })
+    .from(dataSourceBindings)
+    .innerJoin(dataSourceRefs, eq(dataSourceRefs.id, dataSourceBindings.refId))
+    .innerJoin(dataSources, eq(dataSources.id, dataSourceBindings.dataSourceId))
+    .where(
+      and(eq(dataSourceBindings.pipelineId, pipelineId), eq(dataSourceBindings.environmentId, environmentId)),
+    );
+  return new Map(rows.map((r) => [r.refSlug, r.dataSource]));
+}

@@ -1,0 +1,456 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { pipelineSpecSchema, specHash } from '@sluice/engine';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../../../test/support/app';
+import {
+  pipelineCheckpoints,
+  pipelineDeployments,
+  pipelineRunInputs,
+  pipelineRuns,
+  pipelines,
+  pipelineVersions,
+} from '../../db/schema/index';
+import { startWorker } from '../../jobs/worker';
+import { runInputBinding } from './run-execute.service';
+
+// Runs without the engine: execute (validation, idempotency, sealing), lists, cancel of queued
+// runs, logs, checkpoints, and the worker's lease rules (claim, sweep, WORKER_LOST) on runs set
+// up in the states a dead or a live worker leaves them in.
+
+const CANARY = `CanaryInput-${randomBytes(9).toString('hex')}`;
+const LEASE_SECONDS = 2;
+
+const spec = pipelineSpecSchema.parse({
+  steps: [
+    {
+      slug: 'orders',
+      kind: 'source',
+      data_source_ref: 'shop',
+      operation: { operation_type: 'http', path: '/orders' },
+    },
+    {
+      slug: 'load',
+      kind: 'sink',
+      data_source_ref: 'warehouse',
+      operation: { operation_type: 'sql', write: { table: 'orders' } },
+    },
+  ],
+  edges: [{ from: 'orders', to: 'load' }],
+  inputs: { region: { required: true }, note: { required: false } },
+});
+
+describe('runs', () => {
+  let t: TestApp;
+  let owner: string;
+  let orgId: string;
+  const pe = '/organizations/acme/projects/shop/environments/staging';
+  const prodPe = '/organizations/acme/projects/shop/environments/prod';
+  const ids: Record<string, string> = {};
+
+  const q = async (text: string, values: unknown[] = []) =>
+    (await t.rt.deps.store.executeSql(text, values)).rows;
+  const runRow = async (slug: string) => (await q('select * from pipeline_runs where slug = $1', [slug]))[0];
+  const execute = (pipeline: string, body?: unknown, base = pe) =>
+    t.call('POST', `${base}/pipelines/${pipeline}:execute`, { token: owner, body });
+  const getRun = async (slug: string, base = pe) =>
+    (await t.call('GET', `${base}/runs/${slug}`, { token: owner })).json();
+  async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const v = await read();
+      if (ok(v) || Date.now() > until) return v;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** A pipeline with a deployed version in the given environments (the pipelines API seeds the same rows). */
+  async function deployed(slug: string, envSlugs: string[]) {
+    const db = t.rt.deps.db;
+    const [p] = await db
+      .insert(pipelines)
+      .values({ organizationId: orgId, projectId: ids.project, slug, name: slug })
+      .returning();
+    const hash = specHash(spec);
+    await db
+      .insert(pipelineVersions)
+      .values({ organizationId: orgId, pipelineId: p.id, specHash: hash, spec });
+    for (const env of envSlugs) {
+      await db.insert(pipelineDeployments).values({
+        organizationId: orgId,
+        pipelineId: p.id,
+        environmentId: ids[env],
+        slug: `dep-${slug}-${env}`,
+        specHash: hash,
+      });
+    }
+    ids[`pipeline:${slug}`] = p.id;
+    return { id: p.id, hash };
+  }
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { SLUICE_RUN_LEASE_SECONDS: String(LEASE_SECONDS) } });
+    owner = (await t.bootstrap('acme')).api_key;
+    orgId = (await q(`select id from organizations where slug = 'acme'`))[0].id;
+    const post = async (url: string, body: unknown) => {
+      const res = await t.call('POST', url, { token: owner, body });
+      expect(res.statusCode, res.body).toBe(201);
+    };
+    await post('/organizations/acme/projects', { name: 'Shop', slug: 'shop' });
+    await post('/organizations/acme/environments', { name: 'Staging', slug: 'staging' });
+    await post('/organizations/acme/environments', { name: 'Prod', slug: 'prod', protected: true });
+    for (const env of ['staging', 'prod']) {
+      const res = await t.call('PUT', `/organizations/acme/projects/shop/environments/${env}`, {
+        token: owner,
+        body: { protected_environment_confirmation: env },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    ids.project = (await q(`select id from projects where slug = 'shop'`))[0].id;
+    for (const env of ['staging', 'prod']) {
+      ids[env] = (await q('select id from environments where slug = $1', [env]))[0].id;
+    }
+    await deployed('orders-sync', ['staging', 'prod']);
+    await deployed('other', ['staging']);
+    // Exists, never deployed.
+    await t.rt.deps.db
+      .insert(pipelines)
+      .values({ organizationId: orgId, projectId: ids.project, slug: 'draft', name: 'draft' });
+  });
+  afterAll(() => t?.close());
+
+  describe('queued (no worker yet)', () => {
+    it('refuses what cannot run: not deployed, unknown, invalid or undeclared input, protected', async () => {
+      const notDeployed = await execute('draft', { input: { region: 'eu' } });
+      expect(notDeployed.statusCode, notDeployed.body).toBe(409);
+      expect(notDeployed.json().error.code).toBe('PIPELINE_NOT_DEPLOYED');
+      expect((await execute('nope', {})).statusCode).toBe(404);
+      expect(
+        (
+          await t.call('POST', `${pe.replace('staging', 'nowhere')}/pipelines/orders-sync:execute`, {
+            token: owner,
+            body: {},
+          })
+        ).statusCode,
+      ).toBe(404);
+
+      const missing = await execute('orders-sync', { input: { note: 'x' } });
+      expect(missing.statusCode).toBe(400);
+      expect(missing.json().error.validation_errors).toEqual([
+        expect.objectContaining({ path: 'input.region', code: 'required' }),
+      ]);
+      const undeclared = await execute('orders-sync', { input: { region: 'eu', colour: 'blue' } });
+      expect(undeclared.statusCode).toBe(400);
+      expect(undeclared.json().error.validation_errors[0].path).toBe('input.colour');
+      for (const body of [
+        { input: { '1bad': 1 } },
+        { input: { region: 'eu' }, extra: true },
+        { input: [] },
+        { run_slug: 'Not A Slug', input: { region: 'eu' } },
+      ]) {
+        const res = await execute('orders-sync', body);
+        expect(res.statusCode, JSON.stringify(body)).toBe(400);
+        expect(res.json().error.code).toBe('VALIDATION_FAILED');
+      }
+
+      const unconfirmed = await execute('orders-sync', { input: { region: 'eu' } }, prodPe);
+      expect(unconfirmed.statusCode).toBe(409);
+      expect(unconfirmed.json().error.code).toBe('PROTECTED_ENVIRONMENT_CONFIRMATION_REQUIRED');
+      expect(await q('select 1 from pipeline_runs')).toHaveLength(0);
+    });
+
+    it('accepts an execution: 202, queued, key names only, input sealed, job and event', async () => {
+      const res = await execute('orders-sync', {
+        input: { region: CANARY, note: { nested: [CANARY] } },
+        run_slug: 'first-run',
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      const run = res.json();
+      expect(run).toMatchObject({
+        slug: 'first-run',
+        pipeline_slug: 'orders-sync',
+        environment_slug: 'staging',
+        spec_hash: specHash(spec),
+        state: 'queued',
+        trigger: 'api',
+        input_keys: ['note', 'region'],
+        attempt: 1,
+        started_at: null,
+        finished_at: null,
+        error: null,
+        steps: [],
+      });
+      expect(res.body).not.toContain(CANARY);
+
+      const row = await runRow('first-run');
+      const sealed = await q('select * from pipeline_run_inputs where run_id = $1', [row.id]);
+      expect(sealed).toHaveLength(1);
+      expect(JSON.stringify(sealed)).not.toContain(CANARY);
+      const jobs = await q(`select data from pgboss.job where name = 'pipelines.run'`);
+      expect(jobs.map((j: any) => j.data)).toEqual([{ runId: row.id }]);
+
+      const events = (
+        await t.call('GET', '/organizations/acme/events?entity_type=pipeline_run&entity_slug=first-run', {
+          token: owner,
+        })
+      ).json().events;
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        action: 'execute',
+        metadata: { pipeline_slug: 'orders-sync', input_keys: ['note', 'region'] },
+      });
+      expect(JSON.stringify(events)).not.toContain(CANARY);
+
+      const confirmed = await execute(
+        'orders-sync',
+        { input: { region: 'eu' }, protected_environment_confirmation: 'prod' },
+        prodPe,
+      );
+      expect(confirmed.statusCode).toBe(202);
+      expect(confirmed.json().environment_slug).toBe('prod');
+      // Generated slugs.
+      const generated = await execute('other', { input: { region: 'eu' } });
+      expect(generated.statusCode).toBe(202);
+      expect(generated.json().slug).toMatch(/^run-[a-z0-9]{16}$/);
+    });
+
+    it('repeats a run_slug safely: 200 with the same run, 409 for another pipeline or environment', async () => {
+      const before = (await q('select count(*)::int as n from pipeline_runs'))[0].n;
+      const again = await execute('orders-sync', { input: { region: 'other' }, run_slug: 'first-run' });
+      expect(again.statusCode).toBe(200);
+      expect(again.json()).toMatchObject({
+        slug: 'first-run',
+        state: 'queued',
+        input_keys: ['note', 'region'],
+      });
+      const otherPipeline = await execute('other', { input: { region: 'eu' }, run_slug: 'first-run' });
+      expect(otherPipeline.statusCode).toBe(409);
+      expect(otherPipeline.json().error.code).toBe('CONFLICT');
+      const otherEnv = await execute(
+        'orders-sync',
+        { input: { region: 'eu' }, run_slug: 'first-run', protected_environment_confirmation: 'prod' },
+        prodPe,
+      );
+      expect(otherEnv.statusCode).toBe(409);
+      expect((await q('select count(*)::int as n from pipeline_runs'))[0].n).toBe(before);
+      expect(await q(`select 1 from pgboss.job where name = 'pipelines.run'`)).toHaveLength(before);
+    });
+
+    it('lists runs by created_at with pipeline and state filters', async () => {
+      for (const slug of ['list-a', 'list-b', 'list-c']) {
+        expect((await execute('other', { input: { region: 'eu' }, run_slug: slug })).statusCode).toBe(202);
+      }
+      const all = (await t.call('GET', `${pe}/runs?limit=2`, { token: owner })).json();
+      expect(all.runs.map((r: any) => r.slug)).toEqual(['list-c', 'list-b']);
+      expect(all.has_more).toBe(true);
+      const next = (
+        await t.call('GET', `${pe}/runs?limit=2&cursor=${encodeURIComponent(all.next_cursor)}`, {
+          token: owner,
+        })
+      ).json();
+      expect(next.runs.map((r: any) => r.slug)).toEqual(['list-a', expect.any(String)]);
+
+      const ofPipeline = (
+        await t.call('GET', `${pe}/runs?pipeline_slug=orders-sync`, { token: owner })
+      ).json();
+      expect(ofPipeline.runs.map((r: any) => r.slug)).toEqual(['first-run']);
+      const prod = (await t.call('GET', `${prodPe}/runs`, { token: owner })).json();
+      expect(prod.runs).toHaveLength(1);
+      expect((await t.call('GET', `${pe}/runs?state=running`, { token: owner })).json().runs).toEqual([]);
+      expect((await t.call('GET', `${pe}/runs?state=nope`, { token: owner })).statusCode).toBe(400);
+      // Another environment's run is not here.
+      expect((await t.call('GET', `${prodPe}/runs/first-run`, { token: owner })).statusCode).toBe(404);
+    });
+
+    it('cancels a queued run at once and refuses to cancel an ended one', async () => {
+      const run = await runRow('list-a');
+      const res = await t.call('POST', `${pe}/runs/list-a:cancel`, { token: owner });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({
+        slug: 'list-a',
+        state: 'canceled',
+        finished_at: expect.any(String),
+      });
+      expect(await q('select 1 from pipeline_run_inputs where run_id = $1', [run.id])).toHaveLength(0);
+      const again = await t.call('POST', `${pe}/runs/list-a:cancel`, { token: owner });
+      expect(again.statusCode).toBe(409);
+      expect((await t.call('POST', `${pe}/runs/missing:cancel`, { token: owner })).statusCode).toBe(404);
+
+      const logs = (await t.call('GET', `${pe}/runs/list-a/logs`, { token: owner })).json();
+      expect(logs).toMatchObject({ has_more: false, next_cursor: null, prev_cursor: null });
+      expect(logs.logs).toEqual([
+        {
+          id: expect.any(Number),
+          step_slug: null,
+          level: 'info',
+          message: 'cancel requested by api_key',
+          at: expect.any(String),
+        },
+      ]);
+    });
+
+    it('pages logs by id, oldest first', async () => {
+      const run = await runRow('list-b');
+      for (let i = 0; i < 5; i++) {
+        await q(
+          `insert into pipeline_run_logs (run_id, step_slug, level, message) values ($1, 'orders', 'info', $2)`,
+          [run.id, `line ${i}`],
+        );
+      }
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const qs: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+        const page: any = (
+          await t.call('GET', `${pe}/runs/list-b/logs?limit=2${qs}`, { token: owner })
+        ).json();
+        seen.push(...page.logs.map((l: any) => l.message));
+        cursor = page.has_more ? page.next_cursor : null;
+      } while (cursor);
+      expect(seen).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
+      const desc = (
+        await t.call('GET', `${pe}/runs/list-b/logs?order=desc&limit=1`, { token: owner })
+      ).json();
+      expect(desc.logs[0].message).toBe('line 4');
+    });
+
+    it('shows and resets checkpoints (protected environments need confirmation)', async () => {
+      const url = (base: string) => `${base}/pipelines/orders-sync/checkpoints`;
+      expect((await t.call('GET', url(pe), { token: owner })).json()).toEqual({ checkpoints: [] });
+      const run = await runRow('first-run');
+      for (const env of ['staging', 'prod']) {
+        await t.rt.deps.db.insert(pipelineCheckpoints).values({
+          organizationId: orgId,
+          pipelineId: ids['pipeline:orders-sync'],
+          environmentId: ids[env],
+          stepSlug: 'orders',
+          cursor: `c-${env}`,
+          runId: run.id,
+        });
+      }
+      expect((await t.call('GET', url(pe), { token: owner })).json().checkpoints).toEqual([
+        { step_slug: 'orders', cursor: 'c-staging', run_slug: 'first-run', updated_at: expect.any(String) },
+      ]);
+      const refused = await t.call('DELETE', url(prodPe), { token: owner });
+      expect(refused.statusCode).toBe(409);
+      expect(refused.json().error.code).toBe('PROTECTED_ENVIRONMENT_CONFIRMATION_REQUIRED');
+      expect((await t.call('DELETE', url(pe), { token: owner })).statusCode).toBe(204);
+      expect((await t.call('GET', url(pe), { token: owner })).json().checkpoints).toEqual([]);
+      // The other environment keeps its cursor.
+      expect((await t.call('GET', url(prodPe), { token: owner })).json().checkpoints).toHaveLength(1);
+      const events = (
+        await t.call('GET', '/organizations/acme/events?entity_type=pipeline_checkpoint', { token: owner })
+      ).json().events;
+      expect(events[0]).toMatchObject({ action: 'delete', entity_slug: 'orders-sync' });
+      expect((await t.call('GET', `${pe}/pipelines/nope/checkpoints`, { token: owner })).statusCode).toBe(
+        404,
+      );
+    });
+  });
+
+  describe('with a worker', () => {
+    /** A run as a worker left it, with its sealed input; no job (the sweep or the test enqueues one). */
+    async function seedRun(slug: string, fields: Record<string, unknown>) {
+      const [run] = await t.rt.deps.db
+        .insert(pipelineRuns)
+        .values({
+          organizationId: orgId,
+          pipelineId: ids['pipeline:orders-sync'],
+          environmentId: ids.staging,
+          slug,
+          specHash: specHash(spec),
+          inputKeys: ['region'],
+          startedAt: new Date(),
+          ...fields,
+        })
+        .returning();
+      const inputId = randomUUID();
+      const sealed = await t.rt.deps.keyring.encrypt(
+        t.rt.deps.db,
+        JSON.stringify({ region: CANARY }),
+        runInputBinding(orgId, inputId),
+      );
+      await t.rt.deps.db
+        .insert(pipelineRunInputs)
+        .values({ id: inputId, organizationId: orgId, runId: run.id, ...sealed });
+      return run;
+    }
+    const past = () => new Date(Date.now() - 1000);
+
+    beforeAll(async () => {
+      // Runs queued so far are not part of these checks.
+      await q(`update pipeline_runs set state = 'canceled' where state = 'queued'`);
+      await startWorker(t.rt.deps);
+    });
+
+    it('recovers a run whose worker died once (attempt 2) and fails it WORKER_LOST the second time', async () => {
+      await seedRun('lost-once', { state: 'running', leaseOwner: 'dead-worker', leaseExpiresAt: past() });
+      await seedRun('lost-twice', {
+        state: 'running',
+        attempt: 2,
+        leaseOwner: 'dead-worker',
+        leaseExpiresAt: past(),
+      });
+
+      const recovered = await waitFor(
+        () => runRow('lost-once'),
+        (r) => r.attempt === 2 && r.lease_owner !== 'dead-worker',
+      );
+      expect(recovered.attempt).toBe(2);
+      const reconcile = (
+        await t.call('GET', '/organizations/acme/events?entity_slug=lost-once&action=reconcile', {
+          token: owner,
+        })
+      ).json().events;
+      expect(reconcile).toHaveLength(1);
+      expect(reconcile[0].metadata).toMatchObject({ attempt: 2, reason: 'worker_lost' });
+      const logs = (await t.call('GET', `${pe}/runs/lost-once/logs`, { token: owner })).json().logs;
+      expect(logs[0].message).toMatch(/worker lost; retrying \(attempt 2\)/);
+
+      const failed = await waitFor(
+        () => getRun('lost-twice'),
+        (r) => r.state === 'failed',
+      );
+      expect(failed).toMatchObject({
+        state: 'failed',
+        attempt: 2,
+        error: { code: 'WORKER_LOST', message: expect.any(String) },
+        finished_at: expect.any(String),
+      });
+      const row = await runRow('lost-twice');
+      expect(row.lease_owner).toBeNull();
+      expect(await q('select 1 from pipeline_run_inputs where run_id = $1', [row.id])).toHaveLength(0);
+      const ended = await q(`select metadata from events where entity_slug = 'lost-twice'`);
+      expect(ended.map((e: any) => e.metadata)).toEqual([
+        expect.objectContaining({ state: 'failed', error_code: 'WORKER_LOST' }),
+      ]);
+    });
+
+    it('never takes a run held by a live lease, and ends a canceling run whose worker died', async () => {
+      const held = await seedRun('held', {
+        state: 'running',
+        leaseOwner: 'live-worker',
+        leaseExpiresAt: new Date(Date.now() + 3_600_000),
+      });
+      // A job for it (a duplicate, say): the worker finds it held and leaves it alone.
+      await t.rt.deps.queue.enqueue(null, 'pipelines.run', { runId: held.id });
+      await new Promise((r) => setTimeout(r, (LEASE_SECONDS + 1) * 1000));
+      expect(await runRow('held')).toMatchObject({
+        state: 'running',
+        lease_owner: 'live-worker',
+        attempt: 1,
+      });
+
+      // Canceled while its worker was gone: it just ends canceled.
+      const cancel = await t.call('POST', `${pe}/runs/held:cancel`, { token: owner });
+      expect(cancel.statusCode).toBe(202);
+      expect(cancel.json().state).toBe('canceling');
+      await q(`update pipeline_runs set lease_expires_at = now() - interval '1 second' where slug = 'held'`);
+      const ended = await waitFor(
+        () => getRun('held'),
+        (r) => r.state === 'canceled',
+      );
+      expect(ended).toMatchObject({ state: 'canceled', attempt: 1, error: null });
+      expect(await q('select 1 from pipeline_run_inputs where run_id = $1', [held.id])).toHaveLength(0);
+    });
+  });
+});

@@ -1,0 +1,182 @@
+import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../../db/client';
+import {
+  environments,
+  pipelineRunInputs,
+  pipelineRunLogs,
+  pipelineRunSteps,
+  pipelineRuns,
+  pipelines,
+} from '../../db/schema/index';
+import { type ListQuery, paginate } from '../../http/pagination';
+
+export type RunRecord = typeof pipelineRuns.$inferSelect;
+export type RunRow = RunRecord & { pipelineSlug: string; environmentSlug: string };
+export type RunStepRow = typeof pipelineRunSteps.$inferSelect;
+export type PipelineRow = typeof pipelines.$inferSelect;
+
+/** Where a run is addressed: `{pe}` of the URL, resolved to ids. */
+export type RunPlace = { organizationId: string; projectId: string; environmentId: string };
+
+const columns = { run: pipelineRuns, pipelineSlug: pipelines.slug, environmentSlug: environments.slug };
+const flatten = (r: { run: RunRecord; pipelineSlug: string; environmentSlug: string }): RunRow => ({
+  ...r.run,
+  pipelineSlug: r.pipelineSlug,
+  environmentSlug: r.environmentSlug,
+});
+
+function selectRuns(db: DbOrTx) {
+  return db
+    .select(columns)
+    .from(pipelineRuns)
+    .innerJoin(pipelines, eq(pipelines.id, pipelineRuns.pipelineId))
+    .innerJoin(environments, eq(environments.id, pipelineRuns.environmentId));
+}
+
+const inPlace = (place: RunPlace) =>
+  and(
+    eq(pipelineRuns.organizationId, place.organizationId),
+    eq(pipelineRuns.environmentId, place.environmentId),
+    eq(pipelines.projectId, place.projectId),
+  );
+
+export async function findPipeline(db: DbOrTx, projectId: string, slug: string): Promise<PipelineRow | null> {
+  const [row] = await db
+    .select()
+    .from(pipelines)
+    .where(and(eq(pipelines.projectId, projectId), eq(pipelines.slug, slug)))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function findRun(db: DbOrTx, place: RunPlace, slug: string): Promise<RunRow | null> {
+  const [row] = await selectRuns(db)
+    .where(and(inPlace(place), eq(pipelineRuns.slug, slug)))
+    .limit(1);
+  return row ? flatten(row) : null;
+}
+
+/** Any run of the organization with that slug (slugs are unique per organization). */
+export async function findRunInOrganization(
+  db: DbOrTx,
+  organizationId: string,
+  slug: string,
+): Promise<RunRow | null> {
+  const [row] = await selectRuns(db)
+    .where(and(eq(pipelineRuns.organizationId, organizationId), eq(pipelineRuns.slug, slug)))
+    .limit(1);
+  return row ? flatten(row) : null;
+}
+
+export async function findRunById(db: DbOrTx, id: string): Promise<RunRow | null> {
+  const [row] = await selectRuns(db).where(eq(pipelineRuns.id, id)).limit(1);
+  return row ? flatten(row) : null;
+}
+
+export async function lockRunById(tx: Tx, id: string): Promise<RunRecord | null> {
+  const [row] = await tx.select().from(pipelineRuns).where(eq(pipelineRuns.id, id)).for('update').limit(1);
+  return row ?? null;
+}
+
+export async function listRuns(
+  db: DbOrTx,
+  place: RunPlace,
+  query: ListQuery & { pipeline_slug?: string; state?: string },
+) {
+  const filters: (SQL | undefined)[] = [inPlace(place)];
+  if (query.pipeline_slug) filters.push(eq(pipelines.slug, query.pipeline_slug));
+  if (query.state) filters.push(eq(pipelineRuns.state, query.state));
+  return paginate({
+    query,
+    sorts: { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } },
+    tiebreak: pipelineRuns.slug,
+    fetch: async ({ where, orderBy, limit }) =>
+      (
+        await selectRuns(db)
+          .where(and(...filters, where))
+          .orderBy(...orderBy)
+          .limit(limit)
+      ).map(flatten),
+    keyOf: (r) => ({ value: r.createdAt, id: r.slug }),
+  });
+}
+
+export async function stepsOfRuns(db: DbOrTx, runIds: string[]): Promise<Map<string, RunStepRow[]>> {
+  const out = new Map<string, RunStepRow[]>();
+  if (runIds.length === 0) return out;
+  const rows = await db
+    .select()
+    .from(pipelineRunSteps)
+    .where(inArray(pipelineRunSteps.runId, runIds))
+    // Step ids are issued in plan order at the start of an attempt (see run-progress.repo.ts).
+    .orderBy(asc(pipelineRunSteps.runId), asc(pipelineRunSteps.id));
+  for (const r of rows) {
+    const list = out.get(r.runId) ?? [];
+    list.push(r);
+    out.set(r.runId, list);
+  }
+  return out;
+}
+
+/** Inserts a run unless its slug is taken in the organization (then null: the caller re-reads). */
+export async function insertRun(tx: Tx, values: typeof pipelineRuns.$inferInsert): Promise<RunRecord | null> {
+  const [row] = await tx
+    .insert(pipelineRuns)
+    .values(values)
+    .onConflictDoNothing({ target: [pipelineRuns.organizationId, pipelineRuns.slug] })
+    .returning();
+  return row ?? null;
+}
+
+export async function insertRunInput(tx: Tx, values: typeof pipelineRunInputs.$inferInsert) {
+  await tx.insert(pipelineRunInputs).values(values);
+}
+
+export async function findRunInput(db: DbOrTx, runId: string) {
+  const [row] = await db.select().from(pipelineRunInputs).where(eq(pipelineRunInputs.runId, runId)).limit(1);
+  return row ?? null;
+}
+
+export async function deleteRunInput(db: DbOrTx, runId: string) {
+  await db.delete(pipelineRunInputs).where(eq(pipelineRunInputs.runId, runId));
+}
+
+export type RunPatch = Partial<
+  Pick<
+    typeof pipelineRuns.$inferInsert,
+    | 'state'
+    | 'error'
+    | 'attempt'
+    | 'leaseOwner'
+    | 'leaseExpiresAt'
+    | 'heartbeatAt'
+    | 'cancelRequestedAt'
+    | 'finishedAt'
+  >
+>;
+
+export async function updateRun(db: DbOrTx, id: string, patch: RunPatch) {
+  await db
+    .update(pipelineRuns)
+    .set({ ...patch, updatedAt: new Date() })
+    .where(eq(pipelineRuns.id, id));
+}
+
+// Log lines are addressed by their serial id; zero-padded so the text cursor orders like the number.
+const paddedLogId = sql`lpad(${pipelineRunLogs.id}::text, 20, '0')`;
+
+export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
+  return paginate({
+    query,
+    sorts: { log_id: { column: paddedLogId, kind: 'text' } },
+    tiebreak: paddedLogId,
+    fetch: ({ where, orderBy, limit }) =>
+      db
+        .select()
+        .from(pipelineRunLogs)
+        .where(and(eq(pipelineRunLogs.runId, runId), where))
+        .orderBy(...orderBy)
+        .limit(limit),
+    keyOf: (r) => ({ value: String(r.id).padStart(20, '0'), id: String(r.id).padStart(20, '0') }),
+  });
+}

@@ -1,0 +1,143 @@
+import type { Ctx, Scope } from '../../context';
+import type { DbOrTx } from '../../db/client';
+import { AppError, notFound } from '../../http/errors';
+import { iso, isoOrNull } from '../../http/fields';
+import type { ListQuery } from '../../http/pagination';
+import { eventSource } from '../environments/environments.service';
+import { recordEvent } from '../events/events.record';
+import { findProjectEnvironment } from '../projects/project-environments.service';
+import { closeOpenSteps, insertLogs } from './run-progress.repo';
+import * as repo from './runs.repo';
+import type { ListRunsQuery, RunState } from './runs.schemas';
+import { terminalRunStates } from './runs.schemas';
+
+export function toStep(s: repo.RunStepRow) {
+  return {
+    step_slug: s.stepSlug,
+    state: s.state as 'pending',
+    rows_in: s.rowsIn,
+    rows_out: s.rowsOut,
+    bytes_in: s.bytesIn,
+    bytes_out: s.bytesOut,
+    started_at: isoOrNull(s.startedAt),
+    finished_at: isoOrNull(s.finishedAt),
+    error: s.error ?? null,
+  };
+}
+
+export function toRun(r: repo.RunRow, steps: repo.RunStepRow[]) {
+  return {
+    slug: r.slug,
+    pipeline_slug: r.pipelineSlug,
+    environment_slug: r.environmentSlug,
+    spec_hash: r.specHash,
+    state: r.state as RunState,
+    trigger: r.trigger as 'api',
+    input_keys: r.inputKeys,
+    attempt: r.attempt,
+    created_at: iso(r.createdAt),
+    started_at: isoOrNull(r.startedAt),
+    finished_at: isoOrNull(r.finishedAt),
+    error: r.error ?? null,
+    steps: steps.map(toStep),
+  };
+}
+
+export type RunResource = ReturnType<typeof toRun>;
+
+/** `{pe}` of the URL: the project and a live environment enabled for it, else 404. */
+export async function resolvePlace(db: DbOrTx, scope: Scope, projectSlug: string, environmentSlug: string) {
+  const pe = await findProjectEnvironment(db, scope, projectSlug, environmentSlug);
+  if (!pe) throw notFound('project environment');
+  const place: repo.RunPlace = {
+    organizationId: scope.org.id,
+    projectId: pe.project.id,
+    environmentId: pe.environment.id,
+  };
+  return { ...pe, place };
+}
+
+export async function runResource(db: DbOrTx, run: repo.RunRow): Promise<RunResource> {
+  const steps = await repo.stepsOfRuns(db, [run.id]);
+  return toRun(run, steps.get(run.id) ?? []);
+}
+
+export type PeSlugs = { project: string; environment: string };
+
+export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListRunsQuery) {
+  const db = ctx.deps.db;
+  const { place } = await resolvePlace(db, scope, pe.project, pe.environment);
+  const page = await repo.listRuns(db, place, query);
+  const steps = await repo.stepsOfRuns(
+    db,
+    page.items.map((r) => r.id),
+  );
+  return { ...page, items: page.items.map((r) => toRun(r, steps.get(r.id) ?? [])) };
+}
+
+async function requireRun(db: DbOrTx, scope: Scope, pe: PeSlugs, slug: string) {
+  const { place } = await resolvePlace(db, scope, pe.project, pe.environment);
+  const run = await repo.findRun(db, place, slug);
+  if (!run) throw notFound('run');
+  return run;
+}
+
+export async function getRun(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string) {
+  return runResource(ctx.deps.db, await requireRun(ctx.deps.db, scope, pe, slug));
+}
+
+/**
+ * A queued run is canceled at once; a running one becomes `canceling` and its worker, which
+ * watches the run on every heartbeat, stops the steps and ends it `canceled`.
+ */
+export async function cancelRun(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string) {
+  return ctx.deps.db.transaction(async (tx) => {
+    const found = await requireRun(tx, scope, pe, slug);
+    const run = await repo.lockRunById(tx, found.id);
+    if (!run) throw notFound('run');
+    const state = run.state as RunState;
+    if (terminalRunStates.includes(state)) {
+      throw new AppError('CONFLICT', `run ${slug} already ended (${state}); it cannot be canceled`);
+    }
+    if (state !== 'canceling') {
+      const now = new Date();
+      const next = state === 'queued' ? 'canceled' : 'canceling';
+      await repo.updateRun(tx, run.id, {
+        state: next,
+        cancelRequestedAt: now,
+        ...(next === 'canceled' ? { finishedAt: now } : {}),
+      });
+      if (next === 'canceled') {
+        await closeOpenSteps(tx, run.id);
+        await repo.deleteRunInput(tx, run.id);
+      }
+      await insertLogs(tx, run.id, [
+        { stepSlug: null, level: 'info', message: `cancel requested by ${scope.actor.type}`, at: now },
+      ]);
+      await recordEvent(tx, eventSource(scope, ctx), {
+        entityType: 'pipeline_run',
+        entitySlug: run.slug,
+        action: 'update',
+        metadata: { pipeline_slug: found.pipelineSlug, state: next, requested: 'cancel' },
+      });
+    }
+    const after = await repo.findRunById(tx, run.id);
+    return runResource(tx, after!);
+  });
+}
+
+export function toLog(l: { id: number; stepSlug: string | null; level: string; message: string; at: Date }) {
+  return {
+    id: l.id,
+    step_slug: l.stepSlug,
+    level: l.level as 'info',
+    message: l.message,
+    at: iso(l.at),
+  };
+}
+
+export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string, query: ListQuery) {
+  const run = await requireRun(ctx.deps.db, scope, pe, slug);
+  const page = await repo.listLogs(ctx.deps.db, run.id, query);
+  return { ...page, items: page.items.map(toLog) };
+}

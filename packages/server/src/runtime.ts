@@ -1,0 +1,69 @@
+import type { Writable } from 'node:stream';
+import { type App, buildApp } from './app';
+import type { Deps } from './context';
+import { createKeyring } from './crypto/keyring';
+import { loadMasterKey } from './crypto/master-key';
+import { openStore } from './db/client';
+import { migrate } from './db/migrate';
+import type { Config } from './env';
+import { createLogger } from './http/logging';
+import { openQueue } from './jobs/queue';
+import { startWorker } from './jobs/worker';
+import { createMailer } from './mail/mailer';
+
+export type Runtime = { deps: Deps; close(): Promise<void> };
+
+/** Opens the store (migrating it), the queue and the mailer: everything a process needs. */
+export async function openRuntime(
+  config: Config,
+  opts: { logStream?: Writable; supervise?: boolean } = {},
+): Promise<Runtime> {
+  const log = createLogger({ level: config.logLevel, stream: opts.logStream });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
+    onBackgroundError: (err) => log.warn({ errCode: (err as any).code }, 'database connection lost'),
+  });
+  try {
+    await migrate(store);
+    const queue = await openQueue(store, {
+      pollSeconds: config.queuePollSeconds,
+      supervise: opts.supervise ?? true,
+    });
+    const keyring = createKeyring(
+      loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir }).key,
+    );
+    await keyring.ensureActiveKey(store.db);
+    const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log });
+    const deps: Deps = { config, store, db: store.db, queue, mailer, keyring, log };
+    return {
+      deps,
+      async close() {
+        await queue.stop().catch(() => {});
+        mailer.close();
+        await store.close();
+      },
+    };
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+}
+
+export type Server = { api: App; apiUrl: string; close(): Promise<void> };
+
+/** `sluice serve`: API host plus an in-process worker. */
+export async function startApi(rt: Runtime, opts: { worker?: boolean } = {}): Promise<Server> {
+  const api = await buildApp(rt.deps);
+  const { host, port } = rt.deps.config.api;
+  const apiUrl = await api.listen({ host, port });
+  if (opts.worker !== false) await startWorker(rt.deps);
+  return {
+    api,
+    apiUrl,
+    async close() {
+      await api.close();
+    },
+  };
+}

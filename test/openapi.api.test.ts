@@ -1,0 +1,88 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hiddenRoutes, openApiPath } from '../packages/server/src/http/openapi-transform';
+import { startTestApp, type TestApp } from './support/app';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let doc: any;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { SLUICE_LOG_LEVEL: 'warn' } });
+    const res = await t.call('GET', '/openapi.json');
+    expect(res.statusCode).toBe(200);
+    doc = res.json();
+  });
+  afterAll(() => t?.close());
+
+  const operations = () =>
+    Object.entries<Record<string, any>>(doc.paths ?? {}).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([m]) => METHODS.includes(m))
+        .map(([m, op]) => ({ key: `${m.toUpperCase()} ${path}`, op })),
+    );
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('describes exactly the routes the server serves', () => {
+    const served = t.app.routeTable
+      .filter((r) => !r.hidden && !hiddenRoutes.includes(r.url))
+      .map((r) => `${r.method} ${openApiPath(r.url)}`);
+    expect(served.length).toBeGreaterThan(0);
+    expect(new Set(served).size).toBe(served.length);
+    const documented = operations().map((o) => o.key);
+    expect(documented.sort()).toEqual([...served].sort());
+    // Colon actions keep their literal verb: `/api-keys/{api_key_slug}:rotate`.
+    expect(documented).toContain('POST /organizations/{organization}/api-keys/{api_key_slug}:rotate');
+    for (const hidden of hiddenRoutes) expect(doc.paths[hidden]).toBeUndefined();
+  });
+
+  it('gives every operation a unique operationId and its security', () => {
+    const ops = operations();
+    const ids = ops.map((o) => o.op.operationId);
+    for (const [i, id] of ids.entries()) expect(id, ops[i].key).toMatch(/^[a-z][A-Za-z0-9]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    const byKey = new Map(ops.map((o) => [o.key, o.op]));
+    expect(byKey.get('GET /organizations/{organization}/events')?.operationId).toBe('listEvents');
+    expect(byKey.get('POST /organizations/{organization}/api-keys/{api_key_slug}:rotate')?.operationId).toBe(
+      'rotateApiKeys',
+    );
+
+    expect(doc.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer' });
+    const accessOf = new Map(
+      t.app.routeTable.map((r) => [`${r.method} ${openApiPath(r.url)}`, r.access?.kind ?? 'none']),
+    );
+    for (const { key, op } of ops) {
+      const kind = accessOf.get(key);
+      // Every route declares its access; a public one says so with an empty requirement.
+      expect(kind, key).not.toBe('none');
+      expect(op.security, key).toEqual(kind === 'public' ? [] : [{ bearer: [] }]);
+    }
+  });
+
+  it('documents every operation with a summary, tags and the error wrapper', () => {
+    for (const { key, op } of operations()) {
+      expect(op.summary, key).toBeTruthy();
+      expect(op.tags?.length, key).toBeGreaterThan(0);
+      const codes = Object.keys(op.responses ?? {});
+      expect(
+        codes.some((c) => c.startsWith('2')),
+        key,
+      ).toBe(true);
+      const errors = codes.filter((c) => /^[45]/.test(c));
+      expect(errors.length, key).toBeGreaterThan(0);
+      for (const c of errors) {
+        expect(
+          op.responses[c].content['application/json'].schema.properties.error,
+          `${key} ${c}`,
+        ).toBeTruthy();
+      }
+    }
+  });
+});

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app';
+
+// DECISIONS.md §9 with a limit of 5 per token, so the window fills in a few requests.
+describe('rate limits', () => {
+  let t: TestApp;
+  let owner: string;
+  let pat: string;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { SLUICE_RATE_LIMIT_PER_TOKEN: '5', SLUICE_LOG_LEVEL: 'warn' } });
+    const b = await t.bootstrap('acme');
+    owner = b.api_key;
+    pat = b.personal_access_token;
+  });
+  afterAll(() => t?.close());
+
+  it('counts per token, announces the budget and answers 429 in the wrapper', async () => {
+    const url = '/organizations/acme/events';
+    for (let i = 1; i <= 5; i++) {
+      const res = await t.call('GET', url, { token: owner });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe('5');
+      expect(res.headers['ratelimit-remaining']).toBe(String(5 - i));
+      const reset = Number(res.headers['ratelimit-reset']);
+      expect(reset).toBeGreaterThan(0);
+      expect(reset).toBeLessThanOrEqual(60);
+    }
+    const limited = await t.call('GET', url, { token: owner });
+    expect(limited.statusCode).toBe(429);
+    const retry = Number(limited.headers['retry-after']);
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(60);
+    expect(limited.headers['ratelimit-remaining']).toBe('0');
+    expect(limited.headers['x-request-id']).toBeTruthy();
+    const body = limited.json();
+    expect(body.error.code).toBe('RATE_LIMITED');
+    expect(body.error.request_id).toBe(limited.headers['x-request-id']);
+    // Mutations are limited too, before anything is written.
+    const post = await t.call('POST', '/organizations/acme/api-keys', {
+      token: owner,
+      body: { name: 'late', role: 'viewer' },
+    });
+    expect(post.statusCode).toBe(429);
+
+    // Another token of the same organization has its own budget.
+    const other = await t.call('GET', url, { token: pat });
+    expect(other.statusCode).toBe(200);
+    expect(other.headers['ratelimit-remaining']).toBe('4');
+    const keys = await t.call('GET', '/organizations/acme/api-keys', { token: pat });
+    expect(keys.json().api_keys.map((k: any) => k.slug)).toEqual(['bootstrap']);
+  });
+
+  it('leaves the operations endpoints unlimited', async () => {
+    for (let i = 0; i < 7; i++) {
+      const res = await t.call('GET', '/healthz');
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBeUndefined();
+    }
+  });
+});

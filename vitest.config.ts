@@ -1,0 +1,41 @@
+import { defineConfig } from 'vitest/config';
+
+// API and storage suites (*.api.test.ts) run twice: on embedded PGlite and on the PostgreSQL
+// server. Everything else runs once.
+const apiSuites = ['packages/**/*.api.test.ts', 'test/**/*.api.test.ts'];
+
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: [...apiSuites, '**/node_modules/**'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'api-pglite',
+          include: apiSuites,
+          env: { SLUICE_TEST_STORE: 'pglite' },
+          globalSetup: ['test/support/global-setup-pglite.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'api-postgres',
+          include: apiSuites,
+          env: { SLUICE_TEST_STORE: 'postgres' },
+          globalSetup: ['test/support/global-setup-postgres.ts'],
+        },
+      },
+    ],
+  },
+});
