@@ -184,6 +184,28 @@ describe('mysql pipelines', () => {
     ]);
   });
 
+  it('stores zoned timestamp text as its UTC instant in DATETIME and TIMESTAMP columns', async () => {
+    await sql('CREATE TABLE stamps (id INT PRIMARY KEY, dt DATETIME(6), ts TIMESTAMP(6) NULL) ENGINE=InnoDB');
+    await mysql.write!(
+      connection(),
+      rowsPayload(
+        ['id', 'dt', 'ts'],
+        [
+          [1, '2026-01-02 03:04:05.123456+02', '2026-01-02T03:04:05.5-01:00'],
+          [2, '2026-06-30 23:59:59', null],
+        ],
+      ),
+      sink({ table: 'stamps' }),
+      ctx,
+    );
+    await db.query("SET time_zone = '+00:00'");
+    const rows = await sql('SELECT id, dt, ts FROM stamps ORDER BY id');
+    expect(rows).toEqual([
+      { id: 1, dt: '2026-01-02 01:04:05.123456', ts: '2026-01-02 04:04:05.500000' },
+      { id: 2, dt: '2026-06-30 23:59:59.000000', ts: null },
+    ]);
+  });
+
   it('upserts (the last row of a key wins) and replaces', async () => {
     await mysql.write!(
       connection(),

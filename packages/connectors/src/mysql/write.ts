@@ -4,6 +4,7 @@ import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
+import { isTemporalColumn, utcDatetime } from './datetime';
 import { type MysqlSession, openMysqlSession } from './session';
 
 // A pipeline sink on MySQL/MariaDB: multi-row INSERTs as prepared statements with bound
@@ -68,12 +69,13 @@ async function tableExists(s: MysqlSession, plan: SinkPlan): Promise<boolean> {
   return Number(rows[0].n) > 0;
 }
 
-async function targetColumns(s: MysqlSession, plan: SinkPlan): Promise<Set<string>> {
-  const rows = await s.execute<{ name: string }[]>(
-    'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+/** The table's columns, lower-cased, with their DATA_TYPE. */
+async function targetColumns(s: MysqlSession, plan: SinkPlan): Promise<Map<string, string>> {
+  const rows = await s.execute<{ name: string; type: string }[]>(
+    'SELECT COLUMN_NAME AS name, DATA_TYPE AS type FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
     [plan.table.schema, plan.table.name],
   );
-  return new Set(rows.map((r) => String(r.name).toLowerCase()));
+  return new Map(rows.map((r) => [String(r.name).toLowerCase(), String(r.type)]));
 }
 
 export async function writeMysql(
@@ -117,6 +119,9 @@ export async function writeMysql(
         `column ${JSON.stringify(missing)} is not in table ${table.display}`,
       );
     }
+    // Zoned timestamp text into DATETIME/TIMESTAMP columns is stored as its UTC instant.
+    const temporal = names.map((n) => isTemporalColumn(existing.get(n.toLowerCase()) ?? ''));
+    await s.timed(queryMysql(s.connection, "SET time_zone = '+00:00'"));
     const [{ packet }] = await s.execute<{ packet: number }[]>('SELECT @@max_allowed_packet AS packet', []);
     const byteBudget = Math.max(64 * 1024, Math.min(Number(packet) / 2, 8 * 1024 * 1024));
     const perInsert = Math.max(
@@ -146,8 +151,9 @@ export async function writeMysql(
     for await (const batch of plan.rows.batches) {
       if (names.length === 0) continue;
       for (const row of batch) {
-        for (const v of row) {
-          const b = bindable(v);
+        for (let i = 0; i < row.length; i++) {
+          const v = row[i];
+          const b = temporal[i] && typeof v === 'string' ? utcDatetime(v) : bindable(v);
           pending.push(b);
           pendingBytes += sizeOf(b);
         }
