@@ -24376,6 +24376,8 @@ export interface operations {
                                 operation_type: "sql";
                                 /** @description Query of a source or transform step. */
                                 sql?: string;
+                                /** @description Source steps: the result column whose greatest value becomes the step's next cursor. */
+                                cursor_column?: string;
                                 /** @description Write target of a sink step. */
                                 write?: {
                                     /** @description Target table, optionally schema-qualified. */

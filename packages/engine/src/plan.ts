@@ -73,6 +73,8 @@ function stepFindings(step: Step, i: number, spec: PipelineSpec): Finding[] {
       err('SINK_NEEDS_WRITE', 'a SQL sink needs operation.write {table, mode}', `${at}.operation.write`);
     if (step.kind === 'source' && !op.sql)
       err('SOURCE_NEEDS_SQL', 'a SQL source needs operation.sql', `${at}.operation.sql`);
+    if (step.kind !== 'source' && op.cursor_column !== undefined)
+      err('CURSOR_ONLY_IN_SOURCE', 'cursor_column belongs to source steps', `${at}.operation.cursor_column`);
     if (step.kind !== 'sink' && op.write)
       err('WRITE_ONLY_IN_SINK', 'operation.write belongs to sink steps', `${at}.operation.write`);
     if (op.write?.mode === 'upsert' && !op.write.key)

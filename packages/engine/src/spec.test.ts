@@ -50,7 +50,11 @@ describe('canonical JSON (RFC 8785)', () => {
       Array.isArray(v)
         ? v.map(reverse)
         : v && typeof v === 'object'
-          ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reverse(x)]))
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reverse(x)]),
+            )
           : v;
     const reordered = reverse(example);
     expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(example));
@@ -96,7 +100,11 @@ describe('planning', () => {
           data_source_ref: 'db',
           operation: { operation_type: 'sql', sql: 'select 1' },
         },
-        { slug: 'c', kind: 'transform', operation: { operation_type: 'sql', sql: 'select 1' } },
+        {
+          slug: 'c',
+          kind: 'transform',
+          operation: { operation_type: 'sql', sql: 'select 1', cursor_column: 'x' },
+        },
         {
           slug: 'd',
           kind: 'sink',
@@ -119,6 +127,7 @@ describe('planning', () => {
       'UNKNOWN_STEP',
       'CYCLE',
       'UPSERT_NEEDS_KEY',
+      'CURSOR_ONLY_IN_SOURCE',
     ]) {
       expect(codes).toContain(c);
     }

@@ -58,6 +58,12 @@ export const sqlOperation = z
   .object({
     operation_type: z.literal('sql'),
     sql: z.string().min(1).max(100_000).optional().describe('Query of a source or transform step.'),
+    cursor_column: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("Source steps: the result column whose greatest value becomes the step's next cursor."),
     write: sqlWrite.optional().describe('Write target of a sink step.'),
   })
   .strict();

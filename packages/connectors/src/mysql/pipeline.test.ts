@@ -129,6 +129,28 @@ describe('mysql pipelines', () => {
     expect(await out.nextCursor()).toBeNull();
   });
 
+  it('takes the greatest cursor_column value as the next cursor and reads after it', async () => {
+    const step = (cursor: string | null) =>
+      stepContext(
+        {
+          kind: 'source',
+          data_source_ref: 'db',
+          operation: {
+            operation_type: 'sql',
+            sql: 'SELECT id, name FROM people WHERE {{runtime.incremental.lower_bound.cursor}} IS NULL OR id > {{runtime.incremental.lower_bound.cursor}} ORDER BY name DESC',
+            cursor_column: 'id',
+          },
+        },
+        { cursor },
+      );
+    const first = await mysql.read!(connection(), step(null), ctx);
+    expect((await collect(first.payload)).items).toHaveLength(3);
+    expect(await first.nextCursor()).toBe('3');
+    const second = await mysql.read!(connection(), step('3'), ctx);
+    expect((await collect(second.payload)).items).toEqual([]);
+    expect(await second.nextCursor()).toBeNull();
+  });
+
   it('binds templates as values and only runs queries', async () => {
     const out = await mysql.read!(
       connection(),

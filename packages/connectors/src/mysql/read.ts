@@ -1,6 +1,7 @@
 import type { Column, SourceOutput, StepContext } from '@sluice/engine';
 import type mysql from 'mysql2';
 import { deferred, tracked } from '../payloads/streams';
+import { type CursorTracker, cursorTracker } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
@@ -95,11 +96,13 @@ export async function readMysql(
   const session = await openMysqlSession(conn, ctx, signalOf(step, ctx), { readOnly: true });
   let stream: RowStream;
   let columns: Column[];
+  let cursor: CursorTracker | null;
   try {
     await session.timed(queryMysql(session.connection, 'START TRANSACTION READ ONLY'));
     stream = new RowStream(session.connection, query.text, query.values);
     const fields = await session.timed(stream.fields.promise);
     columns = (fields ?? []).map((f) => ({ name: f.name, type: typeName(f) }));
+    cursor = cursorTracker(step, columns);
   } catch (err) {
     await session.close(true);
     throw session.error(err, query.values);
@@ -112,7 +115,7 @@ export async function readMysql(
         await session.timed(stream.ready());
         const batch = stream.take();
         if (batch === null) break;
-        yield batch;
+        yield cursor ? cursor.observe(batch) : batch;
       }
       await session.timed(queryMysql(session.connection, 'COMMIT'));
       complete = true;
@@ -124,7 +127,11 @@ export async function readMysql(
   }
   const ended = deferred<string | null>();
   return {
-    payload: { kind: 'rows', columns, batches: tracked(batches(), () => ended.resolve(null), ended.reject) },
+    payload: {
+      kind: 'rows',
+      columns,
+      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
+    },
     nextCursor: () => ended.promise,
   };
 }

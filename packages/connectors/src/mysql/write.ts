@@ -1,10 +1,10 @@
 import type { Payload, SinkResult, StepContext } from '@sluice/engine';
 import { targetType } from '../relational/column-types';
+import { isTemporalColumn, utcDatetime } from '../relational/datetime';
 import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
-import { isTemporalColumn, utcDatetime } from './datetime';
 import { type MysqlSession, openMysqlSession } from './session';
 
 // A pipeline sink on MySQL/MariaDB: multi-row INSERTs as prepared statements with bound

@@ -155,6 +155,61 @@ describe('postgres read', () => {
   });
 });
 
+describe('postgres source cursor', () => {
+  const tracked = (query: string, cursor: string | null, column = 'changed_at') =>
+    stepContext(
+      {
+        kind: 'source',
+        data_source_ref: 'db',
+        operation: { operation_type: 'sql', sql: query, cursor_column: column },
+      },
+      { cursor },
+    );
+  const QUERY = `SELECT id, changed_at FROM stamps
+    WHERE {{runtime.incremental.lower_bound.cursor}}::timestamptz IS NULL
+       OR changed_at > {{runtime.incremental.lower_bound.cursor}}::timestamptz
+    ORDER BY id DESC`;
+
+  beforeAll(async () => {
+    await sql('CREATE TABLE stamps (id int PRIMARY KEY, changed_at timestamptz)');
+    // Across the end of daylight saving in Berlin, 2 is later than 1 but its text is smaller:
+    // 1 reads 2026-10-25 02:30:00.25+02, 2 reads 2026-10-25 02:10:00+01.
+    await sql(`INSERT INTO stamps VALUES
+      (1, '2026-10-25 00:30:00.25+00'), (2, '2026-10-25 01:10:00+00'), (3, '2026-10-24 09:00:00+00'), (4, NULL)`);
+    await sql(`ALTER DATABASE ${DB} SET timezone = 'Europe/Berlin'`);
+  });
+  afterAll(() => sql(`ALTER DATABASE ${DB} RESET timezone`));
+
+  it('takes the greatest value of cursor_column as the next cursor, and reads after it next time', async () => {
+    const first = await postgres.read!(connection(), tracked(QUERY, null), ctx);
+    expect((await collect(first.payload)).items.map((r: any) => r[0])).toEqual([4, 3, 2, 1]);
+    const cursor = await first.nextCursor();
+    expect(cursor).toBe('2026-10-25 02:10:00+01');
+    const second = await postgres.read!(connection(), tracked(QUERY, cursor), ctx);
+    expect((await collect(second.payload)).items).toEqual([]);
+    // No row, no value: the committed cursor stays.
+    expect(await second.nextCursor()).toBeNull();
+    await sql("INSERT INTO stamps VALUES (5, '2026-10-26 00:00:00+00')");
+    const third = await postgres.read!(connection(), tracked(QUERY, cursor), ctx);
+    expect((await collect(third.payload)).items.map((r: any) => r[0])).toEqual([5]);
+  });
+
+  it('compares numbers as numbers and refuses a column the result lacks', async () => {
+    const out = await postgres.read!(
+      connection(),
+      tracked('SELECT * FROM (VALUES (9::bigint), (10::bigint), (NULL)) v(n)', null, 'n'),
+      ctx,
+    );
+    await collect(out.payload);
+    expect(await out.nextCursor()).toBe('10');
+    const err = await failure(
+      postgres.read!(connection(), tracked('SELECT 1 AS x', null, 'n'), ctx),
+      'INVALID_STATEMENT',
+    );
+    expect(err.message).toContain('cursor_column "n"');
+  });
+});
+
 describe('postgres write', () => {
   const cols = ['id', 'txt', 'js', 'arr', 'tags', 'b', 'ts', 'n', 'ok'];
 

@@ -1,6 +1,7 @@
 import type { SourceOutput, StepContext } from '@sluice/engine';
 import type pg from 'pg';
 import { deferred, tracked } from '../payloads/streams';
+import { type CursorTracker, cursorTracker } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import type { PgConnection } from './connect';
@@ -28,6 +29,7 @@ export async function readPg(
   const fetch = () => timed(client.query<unknown[]>({ text: FETCH, rowMode: 'array' }));
   let first: pg.QueryArrayResult;
   let columns: Awaited<ReturnType<typeof columnsOf>>;
+  let cursor: CursorTracker | null;
   try {
     await timed(client.query('BEGIN READ ONLY'));
     // The extended protocol even without parameters: one statement, never `…; COMMIT; …`.
@@ -39,6 +41,7 @@ export async function readPg(
     await timed(client.query(declare));
     first = await fetch();
     columns = await timed(columnsOf(client, first.fields));
+    cursor = cursorTracker(step, columns);
   } catch (err) {
     await session.close();
     throw session.error(err, query.values);
@@ -48,7 +51,7 @@ export async function readPg(
     try {
       let res = first;
       for (;;) {
-        if (res.rows.length > 0) yield res.rows;
+        if (res.rows.length > 0) yield cursor ? cursor.observe(res.rows) : res.rows;
         if (res.rows.length < BATCH) break;
         res = await fetch();
       }
@@ -64,7 +67,7 @@ export async function readPg(
     payload: {
       kind: 'rows',
       columns,
-      batches: tracked(batches(), () => ended.resolve(null), ended.reject),
+      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
     },
     nextCursor: () => ended.promise,
   };

@@ -1,8 +1,9 @@
-// MySQL's DATETIME and TIMESTAMP hold no zone, and a strict server refuses text with an offset
-// ("2026-01-02 03:04:05.123+00", error 1292). A pipeline moving PostgreSQL `timestamptz` or
-// ISO 8601 text into such a column means an instant, so the sink stores that instant in UTC
-// (its session runs with time_zone '+00:00', so TIMESTAMP columns agree). Microseconds are
-// kept; text without an offset, and anything that is not a timestamp, passes unchanged.
+// Timestamp text with a UTC offset, as one instant in UTC without a zone. MySQL's DATETIME and
+// TIMESTAMP hold no zone and a strict server refuses an offset ("2026-01-02 03:04:05.123+00",
+// error 1292), so the MySQL sink stores the instant in UTC (its session runs with time_zone
+// '+00:00', so TIMESTAMP columns agree); SQL source cursors compare timestamps by it.
+// Microseconds are kept; text without an offset, and anything that is not a timestamp, passes
+// unchanged.
 
 const ZONED =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)$/;
