@@ -24371,6 +24371,8 @@ export interface operations {
                                 };
                                 /** @description JSON value, or "{{input}}" to forward the upstream payload. */
                                 body?: unknown;
+                                /** @description Sinks with body "{{input}}": send the records in requests of at most this many. */
+                                batch_size?: number;
                             } | {
                                 /** @enum {string} */
                                 operation_type: "sql";

@@ -80,6 +80,17 @@ function stepFindings(step: Step, i: number, spec: PipelineSpec): Finding[] {
     if (op.write?.mode === 'upsert' && !op.write.key)
       err('UPSERT_NEEDS_KEY', 'mode upsert needs key columns', `${at}.operation.write.key`);
   }
+  if (
+    op.operation_type === 'http' &&
+    op.batch_size !== undefined &&
+    !(step.kind === 'sink' && typeof op.body === 'string' && /^\{\{\s*input\s*\}\}$/.test(op.body))
+  ) {
+    err(
+      'BATCH_NEEDS_INPUT_BODY',
+      'batch_size belongs to HTTP sink steps whose body is "{{input}}"',
+      `${at}.operation.batch_size`,
+    );
+  }
   if (step.response && !(step.kind === 'source' && op.operation_type === 'http')) {
     err('RESPONSE_ONLY_HTTP_SOURCE', 'response settings apply to HTTP source steps', `${at}.response`);
   }

@@ -92,7 +92,7 @@ describe('planning', () => {
         {
           slug: 'a',
           kind: 'source',
-          operation: { operation_type: 'http', path: '/x?r={{runtime.input.nope}}' },
+          operation: { operation_type: 'http', path: '/x?r={{runtime.input.nope}}', batch_size: 2 },
         },
         {
           slug: 'b',
@@ -128,6 +128,7 @@ describe('planning', () => {
       'CYCLE',
       'UPSERT_NEEDS_KEY',
       'CURSOR_ONLY_IN_SOURCE',
+      'BATCH_NEEDS_INPUT_BODY',
     ]) {
       expect(codes).toContain(c);
     }

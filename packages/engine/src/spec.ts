@@ -39,6 +39,13 @@ export const httpOperation = z
     query_params: stringMap.optional(),
     headers: stringMap.optional().describe('Non-secret headers; credentials belong to the data source.'),
     body: z.unknown().optional().describe('JSON value, or "{{input}}" to forward the upstream payload.'),
+    batch_size: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('Sinks with body "{{input}}": send the records in requests of at most this many.'),
   })
   .strict();
 

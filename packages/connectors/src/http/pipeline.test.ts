@@ -22,6 +22,7 @@ describe('HTTP connector in pipelines', () => {
   let server: http.Server;
   let base: string;
   const seen: Seen[] = [];
+  let secondFails = 0;
   const ctx: ConnectorContext = { policy: { allowPrivate: true }, limits: defaultLimits };
   const conn = (timeout_seconds = 5) => ({
     config: httpConfigSchema.parse({ base_url: `${base}/api`, allow_private_hosts: true, timeout_seconds }),
@@ -106,6 +107,9 @@ describe('HTTP connector in pipelines', () => {
             return; // the rest never comes
           case '/api/sink':
             return json(201, { ok: true });
+          case '/api/second-fails':
+            secondFails++;
+            return json(secondFails === 2 ? 503 : 201, {});
           default:
             return json(404, {});
         }
@@ -283,6 +287,77 @@ describe('HTTP connector in pipelines', () => {
         { id: 3, note: 'ü', at: null },
       ]);
       expect(result).toEqual({ rows: 3, bytes: last.body.length });
+    });
+
+    it('splits the records into requests of batch_size, as JSON arrays or NDJSON', async () => {
+      const records = (): Payload => ({
+        kind: 'json',
+        batches: batches<unknown>([{ n: 1 }, { n: 2 }, { n: 3 }], [{ n: 4 }, { n: 5 }]),
+      });
+      const before = seen.length;
+      const result = await httpConnector.write!(
+        conn(),
+        records(),
+        sink({ path: '/sink', body: '{{input}}', batch_size: 2 }),
+        ctx,
+      );
+      const sent = seen.slice(before);
+      expect(sent.map((r) => JSON.parse(r.body.toString()))).toEqual([
+        [{ n: 1 }, { n: 2 }],
+        [{ n: 3 }, { n: 4 }],
+        [{ n: 5 }],
+      ]);
+      expect(sent.every((r) => r.headers['content-type'] === 'application/json')).toBe(true);
+      expect(result).toEqual({ rows: 5, bytes: sent.reduce((n, r) => n + r.body.length, 0) });
+      await httpConnector.write!(
+        conn(),
+        records(),
+        sink({
+          path: '/sink',
+          body: '{{input}}',
+          batch_size: 4,
+          headers: { 'Content-Type': 'application/x-ndjson' },
+        }),
+        ctx,
+      );
+      expect(seen.slice(-2).map((r) => r.body.toString())).toEqual([
+        '{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n',
+        '{"n":5}\n',
+      ]);
+    });
+
+    it('stops at the first refused batch and says how much was accepted', async () => {
+      const err = await fails(
+        httpConnector.write!(
+          conn(),
+          { kind: 'json', batches: batches<unknown>([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }]) },
+          sink({ path: '/second-fails', body: '{{input}}', batch_size: 2 }),
+          ctx,
+        ),
+        'REMOTE_ERROR',
+      );
+      expect(err.message).toMatch(
+        /^batch 2: .* answered HTTP 503 .*; 2 records in 1 earlier batches were accepted$/,
+      );
+      expect(secondFails).toBe(2);
+      await fails(
+        httpConnector.write!(
+          conn(),
+          { kind: 'json', batches: batches<unknown>([{ n: 1 }]) },
+          sink({ path: '/sink', body: '{{input}}', batch_size: 2, headers: { 'Content-Type': 'text/csv' } }),
+          ctx,
+        ),
+        'INVALID_STATEMENT',
+      );
+      await fails(
+        httpConnector.write!(
+          conn(),
+          { kind: 'json', batches: batches<unknown>([{ n: 1 }]) },
+          sink({ path: '/sink', body: { fixed: true }, batch_size: 2 }),
+          ctx,
+        ),
+        'INVALID_STATEMENT',
+      );
     });
 
     it('forwards JSON records as NDJSON and CSV as text/csv when asked', async () => {

@@ -14,6 +14,7 @@ import { type ConnectorContext, ConnectorError } from '../types';
 import { forwardsInput, type HttpConn, httpOperationOf, remoteError, renderHttp, signalOf } from './render';
 import { encodeBody, mediaType, newBoundary, quoteFormName } from './request';
 import { openHttp } from './transport';
+import { writeHttpBatches } from './write-batches';
 
 // A pipeline sink over HTTP (service-api.md HTTP rule 5): `body: "{{input}}"` sends the
 // upstream payload in its own representation, streamed (rows and JSON as a JSON array, CSV
@@ -214,6 +215,11 @@ export async function writeHttp(
   const req = renderHttp(conn, op, step);
   if (op.body !== undefined && (op.method === 'GET' || op.method === 'HEAD')) {
     throw invalid(`${op.method} requests carry no body`);
+  }
+  if (op.batch_size !== undefined) {
+    if (!forwardsInput(op))
+      throw invalid('batch_size needs body "{{input}}": it splits the upstream records');
+    return writeHttpBatches(conn, input, step, ctx, { ...op, batch_size: op.batch_size }, recordsOf);
   }
   let bytes = 0;
   let rows = () => 0;
