@@ -18,6 +18,8 @@ export type FtpSession = {
   secure: boolean;
   /** Where statement paths start: base_path, or the login directory. */
   home: string;
+  /** A new session of the same connection (clean-up after a transfer broke this one). */
+  reopen(): Promise<FtpSession>;
   /** Maps an error of this session to a ConnectorError with a message we wrote. */
   fail(err: unknown, doing: string): ConnectorError;
   close(): void;
@@ -213,7 +215,7 @@ export async function openFtp(conn: FtpConn, ctx: ConnectorContext): Promise<Ftp
         ),
     );
     client.prepareTransfer = guardedPassive(target.address, ctx);
-    return { client, secure, home, fail, close };
+    return { client, secure, home, fail, close, reopen: () => openFtp(conn, { ...ctx, signal: undefined }) };
   } catch (err) {
     close();
     throw fail(err, 'connecting');

@@ -118,7 +118,7 @@ export async function uploadAtomic(
   try {
     await s.client.uploadFrom(Readable.from(counted()), temp);
   } catch (err) {
-    await s.client.remove(temp, true).catch(() => {});
+    await removeQuietly(s, temp);
     throw sourceError ?? err;
   }
   try {
@@ -130,6 +130,23 @@ export async function uploadAtomic(
     await s.client.rename(temp, full);
   }
   return { bytes, digest: hash.digest('hex') };
+}
+
+/** Best effort: a broken transfer closes the session, so the clean-up may need a new one. */
+async function removeQuietly(s: FtpSession, file: string): Promise<void> {
+  if (!s.client.closed) {
+    await s.client.remove(file, true).catch(() => {});
+    return;
+  }
+  const again = await s.reopen().catch(() => null);
+  if (!again) return;
+  try {
+    await again.client.remove(file, true);
+  } catch {
+    // Nothing more to do: the file has a name nobody reads.
+  } finally {
+    again.close();
+  }
 }
 
 async function ensureDir(s: FtpSession, dir: string): Promise<void> {
