@@ -119,11 +119,11 @@ describe('FTP ⇄ PostgreSQL through the API', () => {
     );
     expect(JSON.stringify(exec)).toContain('"column_names":["id","label","amount"]');
     expect(JSON.stringify(exec)).toContain(`"row_count":${N}`);
-    const escape = await call('POST', `${ORG}/queries/peek:execute`, {
+    const traversal = await call('POST', `${ORG}/queries/peek:execute`, {
       parameters: { file: '../../etc/passwd' },
     });
-    expect(escape.statusCode).toBeLessThan(500);
-    expect(escape.body).toContain('PERMISSION_DENIED');
+    expect(traversal.statusCode).toBeLessThan(500);
+    expect(traversal.body).toContain('PERMISSION_DENIED');
   }, 120_000);
 
   it('moves 100,000 CSV rows from FTP into PostgreSQL and back into an FTP file', async () => {
