@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { csvRecords } from '@sluice/engine';
 import type { FileInfo } from 'basic-ftp';
 import { scrub } from '../relational/errors';
 import { RowCollector } from '../relational/rows';
@@ -12,6 +13,7 @@ import {
   defaultDelimiter,
   type Format,
   formatOf,
+  headerNames,
   inferFields,
   isLines,
   jsonTable,
@@ -22,7 +24,7 @@ import {
 } from './formats';
 import { parameterLookup, relativeTo, renderContent, renderText, resolveBelow } from './paths';
 import type { FtpConn, FtpStatement } from './schemas';
-import { downloadAll, downloadHead, uploadAtomic } from './transfer';
+import { downloadAll, downloadHead, downloadStream, sizeOf, uploadAtomic } from './transfer';
 
 // Test connection, schema import and saved-query execution of the FTP connector.
 
@@ -162,6 +164,86 @@ function bounded(table: Table, ctx: ConnectorContext) {
   return collector;
 }
 
+/**
+ * CSV and plain files are read as a stream: only the rows a result keeps are held, and the
+ * digest is computed on the way, so their size is not bounded.
+ */
+async function readStreamed(
+  s: FtpSession,
+  st: FtpStatement,
+  full: string,
+  format: 'csv' | 'file',
+  ctx: ConnectorContext,
+): Promise<QueryResult> {
+  if ((await sizeOf(s, full)) === null) {
+    throw new ConnectorError('QUERY_FAILED', `${path.posix.basename(full)} does not exist on the FTP server`);
+  }
+  const { chunks, done } = downloadStream(s, full);
+  const hash = createHash('sha256');
+  let size = 0;
+  async function* tapped(): AsyncGenerator<Buffer> {
+    for await (const c of chunks) {
+      hash.update(c as Buffer);
+      size += (c as Buffer).length;
+      yield c as Buffer;
+    }
+    await done;
+  }
+  const meta = () => ({
+    mime_type: mimeOf(full),
+    size_bytes: size,
+    digest_algorithm: 'sha256' as const,
+    digest: hash.digest('hex'),
+    filename: path.posix.basename(full),
+  });
+  const target_path = relativeTo(s.home, full);
+  if (format === 'file') {
+    for await (const _ of tapped());
+    return {
+      result_type: 'ftp',
+      payload: { operation: 'read', format, file: meta(), target_path },
+      row_count: null,
+      truncated: false,
+    };
+  }
+  const hasHeader = st.has_header ?? true;
+  const collector = new RowCollector(ctx.limits, (b) => b.toString('base64'));
+  let columns: string[] | null = null;
+  let count = 0;
+  for await (const batch of csvRecords(tapped(), st.delimiter ?? defaultDelimiter(full))) {
+    for (const r of batch) {
+      if (columns === null) {
+        columns = hasHeader ? headerNames(r) : r.map((_, i) => `column${i}`);
+        if (hasHeader) continue;
+      }
+      count++;
+      if (!collector.truncated) collector.add(fitRow(r, columns.length));
+    }
+  }
+  return {
+    result_type: 'ftp',
+    payload: {
+      operation: 'read',
+      format,
+      column_names: columns ?? [],
+      rows: collector.rows,
+      row_count: count,
+      is_headless_csv: !hasHeader,
+      file: meta(),
+      target_path,
+    },
+    row_count: count,
+    truncated: collector.truncated,
+  };
+}
+
+const fitRow = (r: unknown[], width: number) =>
+  r.length === width
+    ? r
+    : r.length > width
+      ? r.slice(0, width)
+      : [...r, ...Array(width - r.length).fill(null)];
+
 async function readFile(
   s: FtpSession,
   st: FtpStatement,
@@ -169,23 +251,13 @@ async function readFile(
   ctx: ConnectorContext,
 ): Promise<QueryResult> {
   const format = formatOf(st.format, full);
+  if (format === 'csv' || format === 'file') return readStreamed(s, st, full, format, ctx);
   const bytes = await downloadAll(s, full, ctx.limits.maxResponseBytes);
   const target_path = relativeTo(s.home, full);
   const file = fileMeta(bytes, full);
-  if (format === 'file') {
-    return {
-      result_type: 'ftp',
-      payload: { operation: 'read', format, file, target_path },
-      row_count: null,
-      truncated: false,
-    };
-  }
   let table: Table;
   const extra: Record<string, unknown> = {};
-  if (format === 'csv') {
-    table = await csvTable(bytes, st.delimiter ?? defaultDelimiter(full), st.has_header ?? true);
-    extra.is_headless_csv = table.headless;
-  } else if (format === 'json') {
+  if (format === 'json') {
     table = jsonTable(bytes, isLines(full));
   } else {
     const sheet = await spreadsheetTable(bytes, {
