@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SilentTcpServer, startSilentTcpServer } from '../../../../test/peers/silent-tcp';
@@ -166,6 +167,63 @@ describe('passive data connections', () => {
     expect(() => passiveTarget({ kind: 'epsv', message: '229 (|||2000|)' }, '127.0.0.1', closed)).toThrow(
       /blocked/,
     );
+  });
+});
+
+/**
+ * A server that knows no EPSV and names another host in its PASV reply (what a hostile server
+ * does to turn the client against an internal address). Records the commands it saw.
+ */
+async function startBouncingServer(pasvHost: string) {
+  const seen: string[] = [];
+  const server = net.createServer((socket) => {
+    socket.on('error', () => {});
+    socket.write('220 bouncer ready\r\n');
+    let buffer = '';
+    socket.on('data', (d) => {
+      buffer += d.toString();
+      for (let i = buffer.indexOf('\r\n'); i >= 0; i = buffer.indexOf('\r\n')) {
+        const line = buffer.slice(0, i);
+        buffer = buffer.slice(i + 2);
+        const verb = line.split(' ')[0].toUpperCase();
+        seen.push(verb);
+        const answers: Record<string, string> = {
+          USER: '331 password please',
+          PASS: '230 logged in',
+          FEAT: '211 no features',
+          TYPE: '200 ok',
+          PWD: '257 "/" is the directory',
+          PASV: `227 Entering Passive Mode (${pasvHost.replace(/\./g, ',')},19,137)`,
+          QUIT: '221 bye',
+        };
+        socket.write(`${answers[verb] ?? '502 not implemented'}\r\n`);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    seen,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('a server naming another host for data', () => {
+  it('falls back from EPSV to PASV and refuses the other host before connecting to it', async () => {
+    const bouncer = await startBouncingServer('10.9.8.7');
+    try {
+      const c: FtpConn = {
+        config: ftpConfigSchema.parse({ host: '127.0.0.1', port: bouncer.port, allow_private_hosts: true }),
+        credentials: { username: 'u', password: FTP_PASSWORD },
+      };
+      const err = await failure(ftpConnector.test!(c, open));
+      expect(err.code).toBe('PERMISSION_DENIED');
+      expect(err.message).toMatch(/another host/);
+      expect(bouncer.seen).toEqual(expect.arrayContaining(['AUTH', 'USER', 'PASS', 'EPSV', 'PASV']));
+      expect(bouncer.seen).not.toContain('LIST');
+    } finally {
+      await bouncer.close();
+    }
   });
 });
 
