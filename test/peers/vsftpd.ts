@@ -38,34 +38,43 @@ function ensureInstalled(): void {
   );
 }
 
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** Runs `work` until it succeeds: suites starting together contend for /etc/passwd's lock. */
+function retried<T>(work: () => T, what: string): T {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return work();
+    } catch (err) {
+      if (attempt >= 40) throw new Error(`${what} failed: ${(err as Error).message}`);
+      pause(250);
+    }
+  }
+}
+
 function ensureUser(): { uid: number; gid: number } {
-  const lookup = () => {
+  const ids = retried(() => {
     try {
       const line = execFileSync('getent', ['passwd', FTP_USER], { encoding: 'utf8' }).trim();
       const f = line.split(':');
       return { uid: Number(f[2]), gid: Number(f[3]) };
     } catch {
-      return null;
-    }
-  };
-  let ids = lookup();
-  if (!ids) {
-    try {
       // pam_shells wants a shell listed in /etc/shells.
       execFileSync('useradd', ['--home-dir', HOME, '--shell', '/bin/sh', FTP_USER], { stdio: 'ignore' });
-    } catch {
-      // Another suite created it at the same moment.
+      throw new Error('created; look it up again');
     }
-    ids = lookup();
-    if (!ids) throw new Error(`could not create system user ${FTP_USER}`);
-  }
+  }, `creating system user ${FTP_USER}`);
   // vsftpd enters the home directory before local_root.
   fs.mkdirSync(HOME, { recursive: true });
   fs.chownSync(HOME, ids.uid, ids.gid);
-  execFileSync('chpasswd', [], {
-    input: `${FTP_USER}:${FTP_PASSWORD}\n`,
-    stdio: ['pipe', 'ignore', 'ignore'],
-  });
+  retried(
+    () =>
+      execFileSync('chpasswd', [], {
+        input: `${FTP_USER}:${FTP_PASSWORD}\n`,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      }),
+    `setting the password of ${FTP_USER}`,
+  );
   return ids;
 }
 
