@@ -1,58 +1,21 @@
-import { z } from 'zod';
-import { allowPrivateHostsField, hostField, portField, secretField, timeoutSecondsField } from '../fields';
 import type { ConnectorDefinition } from '../types';
+import { executeFtp, importFtpSchema, testFtp } from './operations';
+import { readFtp, writeFtp } from './pipeline';
+import {
+  type FtpConfig,
+  type FtpCredentials,
+  type FtpStatement,
+  ftpConfigSchema,
+  ftpCredentialsSchema,
+  ftpStatementSchema,
+} from './schemas';
 
-// The seed's FTP shapes. Operations (read/write files) arrive with the FTP connector work.
+// FTP and explicit FTPS (docs/connectors/ftp.md): files below base_path read and written as
+// CSV, JSON, spreadsheets or raw bytes, in saved queries and pipeline steps.
 
-export const ftpConfigSchema = z
-  .object({
-    host: hostField.describe('FTP server host name or IP address.'),
-    port: portField(21),
-    base_path: z.string().max(1024).optional().describe('Directory that statement paths are relative to.'),
-    connect_timeout: timeoutSecondsField(300, 5).describe(
-      'Connect timeout in seconds, 1 to 300 (default 5).',
-    ),
-    allow_private_hosts: allowPrivateHostsField,
-  })
-  .strict()
-  .describe('FTP connector configuration.');
+export { ftpConfigSchema, ftpCredentialsSchema, ftpStatementSchema } from './schemas';
 
-export const ftpCredentialsSchema = z
-  .object({
-    username: z.string().min(1).max(1024).describe('FTP user name.'),
-    password: secretField('FTP password.'),
-  })
-  .strict()
-  .describe('FTP credentials. Write-only.');
-
-const placeholderPath = z.string().min(1).max(2048);
-
-export const ftpStatementSchema = z
-  .object({
-    type: z.literal('ftp').describe('Statement type: `ftp`.'),
-    path: placeholderPath.describe('File path (relative to base_path); `{{name}}` placeholders allowed.'),
-    operation: z.enum(['read', 'write']).default('read').describe('Read or write the file (default read).'),
-    format: z
-      .enum(['auto', 'csv', 'json', 'file', 'spreadsheet'])
-      .default('auto')
-      .describe('How the file is interpreted (default auto).'),
-    delimiter: z.string().length(1).optional().describe('CSV delimiter, one character.'),
-    has_header: z
-      .boolean()
-      .optional()
-      .describe('Whether the first CSV or spreadsheet row holds column names.'),
-    overwrite: z.boolean().default(true).describe('Replace an existing file when writing (default true).'),
-    sheet: z.string().max(255).optional().describe('Spreadsheet sheet name.'),
-    range: z.string().max(64).optional().describe('A1 range within the sheet.'),
-    content: z
-      .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown())), z.string()])
-      .optional()
-      .describe('What to write: an object, an array of objects or a string.'),
-  })
-  .strict()
-  .describe('FTP statement.');
-
-export const ftpConnector: ConnectorDefinition = {
+export const ftpConnector: ConnectorDefinition<FtpConfig, FtpCredentials, FtpStatement> = {
   type: 'ftp',
   label: 'FTP',
   configSchema: ftpConfigSchema,
@@ -61,4 +24,9 @@ export const ftpConnector: ConnectorDefinition = {
   defaultReadOnly: false,
   statementSchema: ftpStatementSchema,
   resultType: 'ftp',
+  test: (conn, ctx) => testFtp(conn, ctx),
+  importSchema: (conn, ctx) => importFtpSchema(conn, ctx),
+  execute: (conn, statement, parameters, ctx) => executeFtp(conn, statement, parameters, ctx),
+  read: (conn, step, ctx) => readFtp(conn, step, ctx),
+  write: (conn, input, step, ctx) => writeFtp(conn, input, step, ctx),
 };

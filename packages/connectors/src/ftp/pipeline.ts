@@ -1,0 +1,342 @@
+import {
+  csvRecords,
+  type Payload,
+  type SinkResult,
+  type SourceOutput,
+  type StepContext,
+} from '@sluice/engine';
+import { csvLine } from '../payloads/csv';
+import { JsonRecordScanner, JsonScanError } from '../payloads/json-records';
+import { deferred, tracked } from '../payloads/streams';
+import { signalOf, tableRows } from '../relational/pipeline';
+import { toJsonValue } from '../relational/rows';
+import { type ConnectorContext, ConnectorError } from '../types';
+import { openFtp } from './client';
+import {
+  defaultDelimiter,
+  type Format,
+  formatOf,
+  isLines,
+  mimeOf,
+  recordsTable,
+  spreadsheetBytes,
+  spreadsheetTable,
+} from './formats';
+import { relativeTo, renderText, resolveBelow } from './paths';
+import { type FtpConn, type FtpOperation, ftpOperationSchema } from './schemas';
+import { downloadAll, downloadStream, sizeOf, uploadAtomic } from './transfer';
+
+// Pipeline steps over FTP. A source streams one file into the payload its format calls for
+// (CSV bytes, JSON records, raw file bytes; a spreadsheet, which cannot be streamed, as
+// records); a sink streams its upstream payload into one file, landed atomically.
+
+const JSON_BATCH = 1000;
+const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
+
+function ftpOperationOf(step: StepContext, kind: 'read' | 'write'): FtpOperation {
+  const parsed = ftpOperationSchema.safeParse(step.step.operation);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw invalid(
+      `operation${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  const op = parsed.data;
+  if (op.operation && op.operation !== kind) {
+    throw invalid(`a ${kind === 'read' ? 'source' : 'sink'} step ${kind}s: operation must be ${kind}`);
+  }
+  return op;
+}
+
+const renderPath = (op: FtpOperation, step: StepContext) =>
+  renderText(op.path, (name) => step.render(`{{${name}}}`));
+
+export async function readFtp(
+  conn: FtpConn,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SourceOutput> {
+  const op = ftpOperationOf(step, 'read');
+  const rendered = renderPath(op, step);
+  const s = await openFtp(conn, { ...ctx, signal: signalOf(step, ctx) });
+  const ended = deferred<string | null>();
+  try {
+    const full = resolveBelow(s.home, rendered);
+    const size = await sizeOf(s, full);
+    if (size === null) throw new ConnectorError('QUERY_FAILED', 'the file does not exist on the FTP server');
+    const format = formatOf(op.format, full);
+    step.log(
+      'info',
+      `reading ${relativeTo(s.home, full)} (${size} bytes, ${format}) from ${conn.config.host}${s.secure ? ' over TLS' : ''}`,
+    );
+    if (format === 'spreadsheet') {
+      const bytes = await downloadAll(s, full, ctx.limits.maxResponseBytes);
+      step.count({ bytes_in: bytes.length });
+      s.close();
+      const { table } = await spreadsheetTable(bytes, {
+        sheet: op.sheet,
+        range: op.range,
+        hasHeader: op.has_header ?? true,
+      });
+      async function* records() {
+        for (let i = 0; i < table.rows.length; i += JSON_BATCH) {
+          yield table.rows
+            .slice(i, i + JSON_BATCH)
+            .map((r) => Object.fromEntries(table.columns.map((c, j) => [c, r[j]])));
+        }
+      }
+      const batches = tracked(records(), () => ended.resolve(null), ended.reject);
+      return { payload: { kind: 'json', batches }, nextCursor: () => ended.promise };
+    }
+    const { chunks, done } = downloadStream(s, full);
+    async function* counted(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of chunks) {
+          step.count({ bytes_in: chunk.length });
+          yield chunk as Buffer;
+        }
+        await done; // the server confirmed the whole transfer
+      } catch (err) {
+        throw s.fail(err, 'reading the file');
+      } finally {
+        s.close();
+      }
+    }
+    if (format === 'json') return jsonOutput(counted(), isLines(full), ended);
+    const stream = tracked(counted(), () => ended.resolve(null), ended.reject);
+    const payload: Payload =
+      format === 'csv'
+        ? {
+            kind: 'csv',
+            delimiter: op.delimiter ?? defaultDelimiter(full),
+            header: op.has_header ?? true,
+            chunks: stream,
+          }
+        : { kind: 'file', mimeType: mimeOf(full), filename: full.split('/').pop(), chunks: stream };
+    return { payload, nextCursor: () => ended.promise };
+  } catch (err) {
+    s.close();
+    throw s.fail(err, 'reading the file');
+  }
+}
+
+function jsonOutput(
+  body: AsyncIterable<Buffer>,
+  lines: boolean,
+  ended: ReturnType<typeof deferred<string | null>>,
+): SourceOutput {
+  async function* records(): AsyncGenerator<unknown[]> {
+    const decoder = new TextDecoder();
+    const batch: unknown[] = [];
+    if (lines) {
+      let rest = '';
+      const take = (line: string) => {
+        if (line.trim() === '') return;
+        try {
+          batch.push(JSON.parse(line));
+        } catch {
+          throw new ConnectorError('QUERY_FAILED', 'a line of the file is not valid JSON');
+        }
+      };
+      for await (const chunk of body) {
+        rest += decoder.decode(chunk, { stream: true });
+        const parts = rest.split('\n');
+        rest = parts.pop() ?? '';
+        for (const p of parts) take(p);
+        while (batch.length >= JSON_BATCH) yield batch.splice(0, JSON_BATCH);
+      }
+      take(rest + decoder.decode());
+    } else {
+      const scanner = new JsonRecordScanner([], null);
+      let any = false;
+      const add = (text: string) => {
+        if (!any && text.trim() === '') return;
+        any = true;
+        for (const r of scanner.push(text)) batch.push(r);
+      };
+      try {
+        for await (const chunk of body) {
+          add(decoder.decode(chunk, { stream: true }));
+          while (batch.length >= JSON_BATCH) yield batch.splice(0, JSON_BATCH);
+        }
+        add(decoder.decode());
+        if (any) for (const r of scanner.end()) batch.push(r);
+      } catch (err) {
+        if (err instanceof JsonScanError)
+          throw new ConnectorError('QUERY_FAILED', 'the file is not valid JSON');
+        throw err;
+      }
+    }
+    while (batch.length > 0) yield batch.splice(0, JSON_BATCH);
+  }
+  const batches = tracked(records(), () => ended.resolve(null), ended.reject);
+  return { payload: { kind: 'json', batches }, nextCursor: () => ended.promise };
+}
+
+// ---- sink -------------------------------------------------------------------------------------
+
+type Body = { chunks: AsyncIterable<Buffer>; rows(): number };
+
+const textOf = (v: unknown): string | null => {
+  const j = toJsonValue(v, (b) => b.toString('base64'));
+  return j === null ? null : typeof j === 'string' ? j : JSON.stringify(j);
+};
+
+/** Records (one object per row) of a rows, JSON or CSV payload. */
+async function* recordsOf(payload: Payload): AsyncGenerator<unknown[]> {
+  if (payload.kind === 'json') {
+    yield* payload.batches;
+    return;
+  }
+  const rows = await tableRows(payload);
+  const names = rows.columns.map((c) => c.name);
+  for await (const batch of rows.batches) {
+    yield batch.map((row) =>
+      Object.fromEntries(names.map((n, i) => [n, toJsonValue(row[i], (b) => b.toString('base64'))])),
+    );
+  }
+}
+
+function jsonBody(input: Payload, lines: boolean): Body {
+  let rows = 0;
+  async function* chunks() {
+    let first = true;
+    if (!lines) yield Buffer.from('[');
+    for await (const batch of recordsOf(input)) {
+      if (batch.length === 0) continue;
+      rows += batch.length;
+      const text = batch.map((r) => JSON.stringify(r) ?? 'null').join(lines ? '\n' : ',');
+      yield Buffer.from(lines ? `${text}\n` : first ? text : `,${text}`);
+      first = false;
+    }
+    if (!lines) yield Buffer.from(']');
+  }
+  return { chunks: chunks(), rows: () => rows };
+}
+
+function csvBody(input: Payload, delimiter: string, header: boolean): Body {
+  if (input.kind === 'csv' && input.delimiter === delimiter && input.header === header) {
+    // The bytes as they are; records are counted on the way (the header is not one).
+    let records = 0;
+    async function* raw() {
+      const held: Buffer[] = [];
+      async function* tap() {
+        for await (const chunk of (input as Extract<Payload, { kind: 'csv' }>).chunks) {
+          const b = Buffer.from(chunk);
+          held.push(b);
+          yield b;
+        }
+      }
+      for await (const batch of csvRecords(tap(), delimiter)) {
+        records += batch.length;
+        while (held.length > 0) yield held.shift()!;
+      }
+      while (held.length > 0) yield held.shift()!;
+    }
+    return { chunks: raw(), rows: () => Math.max(0, records - (header ? 1 : 0)) };
+  }
+  let rows = 0;
+  async function* chunks() {
+    const table = await tableRows(input);
+    if (header)
+      yield Buffer.from(
+        csvLine(
+          table.columns.map((c) => c.name),
+          delimiter,
+        ),
+      );
+    for await (const batch of table.batches) {
+      rows += batch.length;
+      yield Buffer.from(batch.map((row) => csvLine(row.map(textOf), delimiter)).join(''));
+    }
+  }
+  return { chunks: chunks(), rows: () => rows };
+}
+
+async function* bytesOf(chunks: AsyncIterable<Uint8Array>) {
+  for await (const c of chunks) yield Buffer.from(c);
+}
+
+// Excel's own limit; a spreadsheet is built in memory, so it is bounded.
+const MAX_SHEET_ROWS = 1_048_575;
+
+async function spreadsheetBody(input: Payload, op: FtpOperation): Promise<Body> {
+  const items: unknown[] = [];
+  for await (const batch of recordsOf(input)) {
+    for (const r of batch) items.push(r);
+    if (items.length > MAX_SHEET_ROWS) {
+      throw new ConnectorError('RESPONSE_TOO_LARGE', `a spreadsheet holds at most ${MAX_SHEET_ROWS} rows`);
+    }
+  }
+  const table = recordsTable(items);
+  const bytes = await spreadsheetBytes(table, {
+    sheet: op.sheet,
+    range: op.range,
+    hasHeader: op.has_header ?? true,
+  });
+  async function* once() {
+    yield bytes;
+  }
+  return { chunks: once(), rows: () => items.length };
+}
+
+async function bodyOf(input: Payload, format: Format, op: FtpOperation, target: string): Promise<Body> {
+  if (input.kind === 'form') throw invalid('a form payload cannot be written to an FTP file');
+  switch (format) {
+    case 'csv':
+      if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
+      return csvBody(input, op.delimiter ?? defaultDelimiter(target), op.has_header ?? true);
+    case 'json':
+      if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
+      return jsonBody(input, isLines(target));
+    case 'spreadsheet':
+      if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
+      return spreadsheetBody(input, op);
+    default:
+      if (input.kind === 'file' || input.kind === 'csv')
+        return { chunks: bytesOf(input.chunks), rows: () => 0 };
+      return jsonBody(input, false);
+  }
+}
+
+export async function writeFtp(
+  conn: FtpConn,
+  input: Payload,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SinkResult> {
+  if (ctx.readOnly) {
+    throw new ConnectorError(
+      'PERMISSION_DENIED',
+      'the data source is read-only: a sink cannot write through it',
+    );
+  }
+  const op = ftpOperationOf(step, 'write');
+  const rendered = renderPath(op, step);
+  const format = formatOf(op.format, rendered);
+  const s = await openFtp(conn, { ...ctx, signal: signalOf(step, ctx) });
+  // An upstream failure is the step's error as it is, not an FTP error.
+  let upstream: unknown = null;
+  async function* watched(chunks: AsyncIterable<Buffer>) {
+    try {
+      yield* chunks;
+    } catch (err) {
+      upstream = err;
+      throw err;
+    }
+  }
+  try {
+    const full = resolveBelow(s.home, rendered);
+    const body = await bodyOf(input, format, op, full);
+    const written = await uploadAtomic(s, full, watched(body.chunks), op.overwrite);
+    step.log(
+      'info',
+      `wrote ${relativeTo(s.home, full)} (${written.bytes} bytes, ${format}) to ${conn.config.host}${s.secure ? ' over TLS' : ''}`,
+    );
+    return { rows: body.rows(), bytes: written.bytes };
+  } catch (err) {
+    throw upstream ?? s.fail(err, 'writing the file');
+  } finally {
+    s.close();
+  }
+}
