@@ -3,7 +3,6 @@ import {
   aggregate,
   applyUpdate,
   CommandError,
-  copyDoc,
   type Doc,
   equalities,
   isPlain,
@@ -103,7 +102,9 @@ export class Collection {
   }
 
   insert(doc: Doc): void {
-    const stored = copyDoc(doc);
+    // Like a real server: _id first, generated when missing. The command's documents are
+    // fresh from the wire, so they are stored without a copy.
+    const stored: Doc = { _id: doc._id === undefined ? new ObjectId() : doc._id, ...doc };
     if (stored._id === undefined) stored._id = new ObjectId();
     const id = keyOf(stored._id);
     if (this.docs.has(id)) {
@@ -142,7 +143,7 @@ export class Collection {
     if (n > 0 || !upsert) return { n, modified };
     const base = equalities(q) ?? {};
     const created = applyUpdate(base, u, true);
-    if (created._id === undefined) created._id = base._id ?? new ObjectId();
+    if (created._id === undefined && base._id !== undefined) created._id = base._id;
     this.insert(created);
     return { n: 1, modified: 0, upserted: created._id };
   }
