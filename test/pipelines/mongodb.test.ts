@@ -192,6 +192,44 @@ describe('MongoDB pipelines, 100,000 rows each way', () => {
     });
   }, 60_000);
 
+  it('saves and executes a query with bound parameters over the API', async () => {
+    await ok(
+      call('POST', `${ORG}/queries`, {
+        name: 'big orders',
+        slug: 'big-orders',
+        data_source_slug: 'mongo',
+        statement: {
+          type: 'mongodb',
+          collection: 'items_back',
+          filter: { qty: { $gte: '{{min_qty}}' }, id: { $lte: '{{max_id}}' } },
+          projection: { _id: 0, id: 1, amount: 1, at: 1 },
+          sort: { id: -1 },
+        },
+      }),
+      201,
+    );
+    const execution = await ok(
+      call('POST', `${ORG}/queries/big-orders:execute`, { parameters: { min_qty: 48, max_id: 200 } }),
+      [200, 201],
+    );
+    expect(execution, JSON.stringify(execution)).toMatchObject({
+      status: 'succeeded',
+      result_type: 'mongodb',
+      row_count: 8,
+      truncated: false,
+    });
+    expect(execution.result.documents[0]).toEqual({
+      id: '199',
+      amount: '1.99',
+      at: '2026-01-01T00:03:19.000Z',
+    });
+    const injected = await ok(
+      call('POST', `${ORG}/queries/big-orders:execute`, { parameters: { min_qty: { $gt: -1 }, max_id: 1 } }),
+      [200, 201],
+    );
+    expect(injected).toMatchObject({ status: 'failed', error: { code: 'INVALID_STATEMENT' } });
+  });
+
   it('moves every document from MongoDB back into PostgreSQL', async () => {
     const run = await runToEnd(call, 'mongo-to-pg', { run_slug: 'mongo-to-pg-1' }, 240_000);
     expect(run, JSON.stringify(run)).toMatchObject({ state: 'succeeded', error: null });

@@ -60,7 +60,6 @@ export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext)
     serverSelectionTimeoutMS: CONNECT_TIMEOUT_SECONDS * 1000,
     connectTimeoutMS: CONNECT_TIMEOUT_SECONDS * 1000,
     maxPoolSize: 4,
-    retryReads: false,
     useBigInt64: true,
     ignoreUndefined: true,
     lookup: guardedLookup(ctx.policy) as MongoClientOptions['lookup'],
@@ -162,7 +161,9 @@ export function mongoError(err: any, conn: MongoConnection, values: readonly unk
     return new ConnectorError('TIMEOUT', `${at} did not answer within ${CONNECT_TIMEOUT_SECONDS} seconds`);
   if (name === 'MongoTopologyClosedError' || name === 'MongoClientClosedError')
     return new ConnectorError('CONNECTION_FAILED', `the connection to ${at} was closed`);
-  const first = Array.isArray(err?.writeErrors) && err.writeErrors.length > 0 ? err.writeErrors[0] : null;
+  // MongoBulkWriteError.writeErrors is one WriteError or an array of them.
+  const writeErrors = err?.writeErrors;
+  const first = Array.isArray(writeErrors) ? (writeErrors[0] ?? null) : (writeErrors ?? null);
   const code = Number(first?.code ?? err?.code);
   const codeName: string = first?.codeName ?? err?.codeName ?? '';
   switch (code) {
