@@ -22,6 +22,8 @@ const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 export type MongoWireOptions = {
   /** Users as {db, user, password}; with users, every data command needs authentication. */
   users?: { db: string; user: string; password: string }[];
+  /** Answer hello as the primary of this replica set, announcing other members as well. */
+  replicaSet?: { name: string; otherMembers: string[] };
 };
 
 export type MongoWirePeer = {
@@ -45,6 +47,7 @@ export async function startMongoWire(opts: MongoWireOptions = {}): Promise<Mongo
   const cursors = new Map<bigint, Cursor>();
   const commands: string[] = [];
   let nextCursor = 1000n;
+  let port = 0;
   let connections = 0;
   const sockets = new Set<Socket>();
 
@@ -92,6 +95,16 @@ export async function startMongoWire(opts: MongoWireOptions = {}): Promise<Mongo
       readOnly: false,
     };
     if (typeof cmd.saslSupportedMechs === 'string') reply.saslSupportedMechs = ['SCRAM-SHA-256'];
+    if (opts.replicaSet) {
+      const me = `127.0.0.1:${port}`;
+      Object.assign(reply, {
+        setName: opts.replicaSet.name,
+        setVersion: new Int32(1),
+        hosts: [me, ...opts.replicaSet.otherMembers],
+        primary: me,
+        me,
+      });
+    }
     return ok(reply);
   }
 
@@ -326,12 +339,22 @@ export async function startMongoWire(opts: MongoWireOptions = {}): Promise<Mongo
     const connectionId = ++connections;
     const session: Session = { authenticated: false, scram: null };
     let pending: Buffer[] = [];
+    let first = true;
     let pendingBytes = 0;
     socket.on('data', (chunk) => {
       pending.push(chunk);
       pendingBytes += chunk.length;
       if (pendingBytes < 4) return;
       let buf = pending.length === 1 ? pending[0] : Buffer.concat(pending);
+      // Not a MongoDB message: close, as mongod does ("SSL handshake received but server is
+      // started without SSL support" for a TLS record: type 0x16, version 3.x).
+      // Only the first bytes of a connection are checked (the driver starts with a small hello).
+      const tlsRecord = first && buf[0] === 0x16 && buf[1] === 0x03 && buf[2] <= 0x04;
+      first = false;
+      if (buf.length >= 4 && (tlsRecord || buf.readInt32LE(0) < 16 || buf.readInt32LE(0) > 48_000_000)) {
+        socket.destroy();
+        return;
+      }
       while (buf.length >= 4 && buf.length >= buf.readInt32LE(0)) {
         const len = buf.readInt32LE(0);
         try {
@@ -349,7 +372,7 @@ export async function startMongoWire(opts: MongoWireOptions = {}): Promise<Mongo
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  port = (server.address() as { port: number }).port;
   return {
     port,
     host: `127.0.0.1:${port}`,

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { MongoClient, MongoClientOptions } from 'mongodb';
-import { EgressBlockedError, guardedLookup, resolveAllowed } from '../egress';
+import { assertAddressAllowed, EgressBlockedError, guardedLookup, resolveAllowed } from '../egress';
 import { networkError, scrub } from '../relational/errors';
 import { type Connection, type ConnectorContext, ConnectorError } from '../types';
 import type { MongoConfig, MongoCredentials } from './index';
@@ -35,6 +35,8 @@ export type MongoHandle = {
   client: MongoClient;
   close(): Promise<void>;
   blocked(): EgressBlockedError | null;
+  /** Why the last attempt to reach a server failed (a selection timeout says only "timed out"). */
+  lastHeartbeatError(): unknown;
 };
 
 export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext): Promise<MongoHandle> {
@@ -67,13 +69,21 @@ export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext)
   const hosts = c.hosts.map((h) => (h.includes(':') && !h.startsWith('[') && net.isIPv6(h) ? `[${h}]` : h));
   const client = new MongoClient(`mongodb://${hosts.join(',')}/`, options);
   let blocked: EgressBlockedError | null = null;
+  // Checked synchronously: the driver opens its monitoring socket to a new member right after
+  // this event, so a refused literal is caught before any command runs there.
   client.on('serverOpening', (ev) => {
     const { host } = hostOf(ev.address);
     if (net.isIP(host) === 0) return; // names resolve through the guarded lookup
-    resolveAllowed(host, ctx.policy).catch((err) => {
-      if (err instanceof EgressBlockedError) blocked = err;
-      void client.close(true);
-    });
+    try {
+      assertAddressAllowed(host, ctx.policy);
+    } catch (err) {
+      blocked ??= err instanceof EgressBlockedError ? err : new EgressBlockedError(host);
+      void client.close(true).catch(() => {});
+    }
+  });
+  let lastHeartbeatError: unknown = null;
+  client.on('serverHeartbeatFailed', (ev) => {
+    lastHeartbeatError = ev.failure;
   });
   let closed = false;
   const close = async () => {
@@ -84,7 +94,7 @@ export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext)
   };
   const abort = () => void close();
   ctx.signal?.addEventListener('abort', abort, { once: true });
-  return { client, close, blocked: () => blocked };
+  return { client, close, blocked: () => blocked, lastHeartbeatError: () => lastHeartbeatError };
 }
 
 /** Runs `work` with a connected client and always closes it; errors come out sanitized. */
@@ -96,7 +106,10 @@ export async function withMongo<T>(
 ): Promise<T> {
   const handle = await connectMongo(conn, ctx);
   try {
-    return await work(handle.client);
+    const result = await work(handle.client);
+    const blocked = handle.blocked();
+    if (blocked) throw blocked;
+    return result;
   } catch (err) {
     throw failure(err, conn, ctx, handle, secrets);
   } finally {
@@ -116,6 +129,11 @@ export function failure(
   if (blocked) return new ConnectorError('PRIVATE_HOST_BLOCKED', blocked.message);
   if (ctx.signal?.aborted && !(err instanceof ConnectorError))
     return new ConnectorError('TIMEOUT', 'the call was canceled');
+  const heartbeat = handle.lastHeartbeatError();
+  if ((err as { name?: string })?.name === 'MongoServerSelectionError' && heartbeat) {
+    const mapped = mongoError(heartbeat, conn, secrets);
+    if (mapped.code !== 'CONNECTION_FAILED' || !/could not talk/.test(mapped.message)) return mapped;
+  }
   return mongoError(err, conn, secrets);
 }
 
@@ -155,6 +173,11 @@ export function mongoError(err: any, conn: MongoConnection, values: readonly unk
   }
   for (const e of causes(err)) {
     const net = networkError(e, at, CONNECT_TIMEOUT_SECONDS);
+    if (net?.code === 'CONNECTION_FAILED' && c.tls && /closed the connection/.test(net.message))
+      return new ConnectorError(
+        'CONNECTION_FAILED',
+        `${at} closed the connection during the TLS handshake: does the server accept TLS? (tls is true)`,
+      );
     if (net) return net;
   }
   if (name === 'MongoNetworkTimeoutError' || /timed out/i.test(String(err?.message)))

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Binary, Decimal128, Long, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MongoTarget, mongoDataSource, startMongoTarget } from '../../../../test/peers/mongo-target';
+import { startMongoWire } from '../../../../test/peers/mongo-wire';
 import { type SilentTcpServer, startSilentTcpServer } from '../../../../test/peers/silent-tcp';
 import { egressPolicy } from '../egress';
 import { type ConnectorContext, ConnectorError, defaultLimits, type QueryResult } from '../types';
@@ -120,6 +121,16 @@ describe('mongodb connection test', () => {
     expect(err.message).toContain(`127.0.0.1:${silent.port}`);
   }, 30_000);
 
+  it.skipIf(Boolean(process.env.MONGO_URL))(
+    'fails with CONNECTION_FAILED when TLS meets a server without it',
+    async () => {
+      const err = await failure(mongodbConnector.test!(connection({ tls: true }), open), 'CONNECTION_FAILED');
+      expect(err.message).toContain(target.hosts[0]);
+      expect(err.message).toContain('TLS');
+    },
+    30_000,
+  );
+
   it('refuses loopback hosts unless the data source allows private hosts', async () => {
     await failure(mongodbConnector.test!(connection(), closed), 'PRIVATE_HOST_BLOCKED');
     await failure(
@@ -127,6 +138,32 @@ describe('mongodb connection test', () => {
       'PRIVATE_HOST_BLOCKED',
     );
   });
+});
+
+describe('mongodb hosts announced by the server', () => {
+  it.skipIf(Boolean(process.env.MONGO_URL))(
+    'refuses a replica-set member the egress guard blocks',
+    async () => {
+      // 240.0.0.0/4 is reserved: never reachable, whatever allow_private_hosts says.
+      const rs = await startMongoWire({ replicaSet: { name: 'rs0', otherMembers: ['240.0.0.1:27017'] } });
+      try {
+        const conn: MongoConnection = {
+          config: mongodbConfigSchema.parse({
+            hosts: [rs.host],
+            database: DB,
+            replica_set: 'rs0',
+            tls: false,
+            allow_private_hosts: true,
+          }),
+          credentials: {},
+        };
+        const err = await failure(mongodbConnector.test!(conn, open), 'PRIVATE_HOST_BLOCKED');
+        expect(err.message).toContain('240.0.0.1');
+      } finally {
+        await rs.close();
+      }
+    },
+  );
 });
 
 describe('mongodb schema import', () => {

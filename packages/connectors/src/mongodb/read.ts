@@ -58,6 +58,8 @@ export async function readMongo(
     cursor = openCursor(handle.client.db(conn.config.database), query, { batchSize: op.batch_size });
     // The first batch now: a bad query or bad credentials fail the step before it streams.
     await cursor.hasNext();
+    const blocked = handle.blocked();
+    if (blocked) throw blocked;
   } catch (err) {
     const mapped = failure(err, conn, runCtx, handle, values);
     await handle.close();

@@ -102,6 +102,8 @@ export async function writeMongo(
         step.count({ rows_out: slice.length, bytes_out: sliceBytes });
       }
     }
+    const blocked = handle.blocked();
+    if (blocked) throw blocked;
   } catch (err) {
     throw failure(err, conn, runCtx, handle);
   } finally {
