@@ -134,6 +134,7 @@ export async function executeMongo(
       let truncated = false;
       try {
         for await (const doc of cursor) {
+          if (ctx.signal?.aborted) throw new ConnectorError('TIMEOUT', 'the execution was canceled');
           if (documents.length >= maxRows) {
             truncated = true;
             break;

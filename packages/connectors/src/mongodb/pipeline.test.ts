@@ -108,6 +108,21 @@ describe('mongodb pipeline source', () => {
     expect((await collect(out.payload)).items).toEqual([{ _id: 'odd', n: 5 }]);
   });
 
+  it('stops reading and closes its client when the run is canceled', async () => {
+    const step = source({ collection: 'events', sort: { id: 1 }, batch_size: 10 });
+    const out = await mongodbConnector.read!(connection(), step, ctx);
+    if (out.payload.kind !== 'json') throw new Error('json expected');
+    const it = out.payload.batches[Symbol.asyncIterator]();
+    expect((await it.next()).value).toHaveLength(10);
+    step.controller.abort();
+    const err = await (async () => {
+      for (;;) if ((await it.next()).done) return null;
+    })().catch((e) => e);
+    expect(err).toBeInstanceOf(ConnectorError);
+    expect(err.code).toBe('TIMEOUT');
+    await expect(out.nextCursor()).rejects.toBeTruthy();
+  });
+
   it('refuses writing stages and a write block in a source', async () => {
     await failure(
       mongodbConnector.read!(
@@ -206,6 +221,20 @@ describe('mongodb pipeline sink', () => {
     ).catch(() => {});
     // Whatever the server made of it, no existing document was replaced.
     expect((await docs('people')).filter((d) => d.name !== 'odd key')).toHaveLength(3);
+  });
+
+  it('stops writing when the run is canceled', async () => {
+    const step = sink({ collection: 'canceled', write: { mode: 'insert' } });
+    async function* upstream() {
+      yield [{ n: 1 }, { n: 2 }];
+      step.controller.abort();
+      yield [{ n: 3 }];
+    }
+    await failure(
+      mongodbConnector.write!(connection(), { kind: 'json', batches: upstream() }, step, ctx),
+      'TIMEOUT',
+    );
+    expect((await docs('canceled')).map((d) => d.n).sort()).toEqual([1, 2]);
   });
 
   it('refuses read-only data sources, files, missing keys and $ field names', async () => {

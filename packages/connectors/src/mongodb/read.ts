@@ -67,10 +67,12 @@ export async function readMongo(
   }
   async function* batches(): AsyncGenerator<unknown[]> {
     try {
-      while (await cursor.hasNext()) {
+      // A closed client would reconnect for the next getMore: the signal is checked first.
+      while (!runCtx.signal.aborted && (await cursor.hasNext())) {
         const docs = cursor.readBufferedDocuments();
         if (docs.length > 0) yield docs.map(toJson);
       }
+      if (runCtx.signal.aborted) throw new ConnectorError('TIMEOUT', 'the run was canceled');
     } catch (err) {
       throw failure(err, conn, runCtx, handle, values);
     } finally {

@@ -94,6 +94,8 @@ export async function writeMongo(
           }
           return { replaceOne: { filter, replacement: doc, upsert: true } };
         });
+        // A closed client would reconnect for the next write: the signal is checked first.
+        if (runCtx.signal.aborted) throw new ConnectorError('TIMEOUT', 'the run was canceled');
         const r = await coll.bulkWrite(ops, { ordered: true });
         inserted += r.insertedCount + r.upsertedCount;
         updated += r.matchedCount;
