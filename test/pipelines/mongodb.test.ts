@@ -167,7 +167,7 @@ describe('MongoDB pipelines, 100,000 rows each way', () => {
   it('imports the document schema over the API', async () => {
     await ok(call('POST', `${ORG}/data-sources/mongo/schema-import`), 202);
     let ds: any;
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 300; i++) {
       ds = await ok(call('GET', `${ORG}/data-sources/mongo`), 200);
       if (ds.schema_status !== 'importing') break;
       await new Promise((r) => setTimeout(r, 200));
