@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, secretField } from '../fields';
 import type { ConnectorDefinition } from '../types';
+import { executeMongo, importMongoSchema, testMongo } from './operations';
+import { readMongo } from './read';
+import { type MongoStatement, mongodbStatementSchema } from './statement';
+import { writeMongo } from './write';
+
+// MongoDB (docs/connectors/mongodb.md). Every call opens one client through the egress guard
+// and closes it before returning (a pipeline step keeps its client until its stream ends).
 
 export const mongodbConfigSchema = z
   .object({
@@ -40,13 +47,21 @@ export const mongodbCredentialsSchema = z
   .strict()
   .describe('MongoDB credentials; `{}` when the server needs no authentication. Write-only.');
 
-export const mongodbConnector: ConnectorDefinition = {
+export type MongoConfig = z.infer<typeof mongodbConfigSchema>;
+export type MongoCredentials = z.infer<typeof mongodbCredentialsSchema>;
+
+export const mongodbConnector: ConnectorDefinition<MongoConfig, MongoCredentials, MongoStatement> = {
   type: 'mongodb',
   label: 'MongoDB',
   configSchema: mongodbConfigSchema,
   credentialsSchema: mongodbCredentialsSchema,
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: null,
+  statementSchema: mongodbStatementSchema,
   resultType: 'mongodb',
+  test: (conn, ctx) => testMongo(conn, ctx),
+  importSchema: (conn, ctx) => importMongoSchema(conn, ctx),
+  execute: (conn, statement, parameters, ctx) => executeMongo(conn, statement, parameters, ctx),
+  read: (conn, step, ctx) => readMongo(conn, step, ctx),
+  write: (conn, input, step, ctx) => writeMongo(conn, input, step, ctx),
 };
