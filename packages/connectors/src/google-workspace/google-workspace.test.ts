@@ -40,6 +40,7 @@ beforeAll(async () => {
         [3, 'fig', 9],
       ],
       Empty: [],
+      Gaps: [['n'], [1], [], ['', ''], [4]],
     },
     folder.id,
   );
@@ -101,6 +102,12 @@ describe('google_workspace connector', () => {
         mime_type: 'application/vnd.google-apps.spreadsheet',
         resource_id: `${book.id}!'Empty'`,
       },
+      {
+        name: 'Orders/Gaps',
+        fields: [{ name: 'n', type: 'number' }],
+        mime_type: 'application/vnd.google-apps.spreadsheet',
+        resource_id: `${book.id}!'Gaps'`,
+      },
       { name: 'prices.csv', fields: [], mime_type: 'text/csv', resource_id: csv.id },
     ]);
   });
@@ -116,6 +123,8 @@ describe('google_workspace connector', () => {
         [3, 'fig', 9],
       ],
     });
+    const gaps = await gw.execute!(conn(), stmt({ operation: 'read_range', range: 'Gaps' }), {}, ctx);
+    expect(gaps.payload.rows).toEqual([[1], [4]]);
     const appended = await gw.execute!(
       conn(),
       stmt({ operation: 'append_rows', range: 'Orders', rows: '{{rows}}' }),

@@ -2,8 +2,8 @@ import { ConnectorError } from '../types';
 import type { Workspace } from './client';
 
 // Spreadsheet ranges as rows. The Sheets API has no paging, so a long range is read in blocks
-// of rows (`Sheet1!A5001:F10000`, …) until a block comes back short; a whole sheet is never
-// requested at once. Appends go in blocks as well.
+// of rows (`Sheet1!A5001:F10000`, …) until a block comes back empty; a whole sheet is never
+// requested at once. Entirely empty rows are left out. Appends go in blocks as well.
 
 export const READ_BLOCK = 5000;
 export const APPEND_BLOCK = 1000;
@@ -69,22 +69,24 @@ export async function readRange(
   };
   let first = await get(start, Math.min(last, start + READ_BLOCK - 1));
   let header: string[] | null = null;
-  let next = start + READ_BLOCK;
   if (hasHeader) {
     const row = first[0] ?? [];
     header = row.map((v, i) => (v === null || v === undefined || v === '' ? columnLetters(i) : String(v)));
     first = first.slice(1);
   }
-  const firstFull = first.length + (hasHeader ? 1 : 0) >= READ_BLOCK;
+  // Google leaves out trailing empty rows of a block, so a short block does not prove the
+  // end: reading stops at the first block with no rows at all (or at the range's last row).
   async function* blocks(): AsyncGenerator<unknown[][]> {
     let block = first;
-    let full = firstFull;
+    let next = start + READ_BLOCK;
+    let empty = first.length === 0 && !hasHeader;
     for (;;) {
-      if (block.length > 0) yield block;
-      if (!full || next > last) return;
+      const kept = block.filter((r) => r.some((v) => v !== '' && v !== null && v !== undefined));
+      if (kept.length > 0) yield kept;
+      if (empty || next > last) return;
       const to = Math.min(last, next + READ_BLOCK - 1);
       block = await get(next, to);
-      full = block.length >= to - next + 1;
+      empty = block.length === 0;
       next = to + 1;
     }
   }
