@@ -29,7 +29,9 @@ let t: TestApp;
 let owner: string;
 
 const call = (method: string, url: string, body?: unknown) => t.call(method, url, { token: owner, body });
-const keyLines = () => sa.privateKey.split('\n').filter((l) => l.length > 40);
+/** Every test key; none may show up anywhere. */
+const keys: string[] = [];
+const keyLines = () => keys.flatMap((k) => k.split('\n').filter((l) => l.length > 40));
 
 async function addBigQuery(slug: string, json: string, config: Record<string, unknown> = {}) {
   const res = await call('POST', `${ORG}/data-sources`, {
@@ -60,6 +62,7 @@ const events = (n: number) =>
 beforeAll(async () => {
   fake = await startBigQueryFake();
   sa = testServiceAccount(fake.tokenUri);
+  keys.push(sa.privateKey);
   fake.oauth.trust(sa.email, sa.publicKey);
   fake.createTable(
     'shop',
@@ -105,6 +108,7 @@ describe('BigQuery connector over the API', () => {
     expect(await testConnection('wh')).toMatchObject({ ok: true, error: null });
 
     const wrongKey = testServiceAccount(fake.tokenUri, sa.email);
+    keys.push(wrongKey.privateKey);
     await addBigQuery('wh-badkey', wrongKey.json);
     const denied = testServiceAccount(fake.tokenUri, 'reader@test-project.iam.gserviceaccount.com');
     fake.oauth.trust(denied.email, denied.publicKey);
@@ -268,6 +272,37 @@ describe('BigQuery connector over the API', () => {
     const batches = fake.requests.filter((r) => r.path.endsWith('/insertAll'));
     expect(batches.length).toBe(N / 500);
     expect(Math.max(...batches.map((b) => b.rows ?? 0))).toBe(500);
+  });
+
+  it('fails a run whose key Google refuses, with a sanitized error', async () => {
+    const pe = (m: string, u: string, b?: unknown) => call(m, u, b);
+    await deployPipeline(pe, {
+      pipeline: 'bad-key',
+      spec: {
+        steps: [
+          {
+            slug: 'events',
+            kind: 'source',
+            data_source_ref: 'wh',
+            operation: { operation_type: 'sql', sql: 'SELECT id FROM shop.events' },
+          },
+          {
+            slug: 'load',
+            kind: 'sink',
+            data_source_ref: 'pg',
+            operation: {
+              operation_type: 'sql',
+              write: { table: 'bad_key', mode: 'insert', create_table: true },
+            },
+          },
+        ],
+        edges: [{ from: 'events', to: 'load' }],
+      },
+      bindings: { wh: 'wh-badkey', pg: 'pg' },
+    });
+    const run = await runToEnd(pe, 'bad-key', {}, 60_000);
+    expect(run.state).toBe('failed');
+    expect(JSON.stringify(run)).toContain('AUTHENTICATION_FAILED');
   });
 
   it('never shows or stores the private key', async () => {
