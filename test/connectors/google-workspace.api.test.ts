@@ -252,6 +252,72 @@ describe('Google Workspace connector over the API', () => {
     expect(appends.length).toBe(N / 1000);
   });
 
+  it('writes rows to a Drive CSV file and reads it back into PostgreSQL', async () => {
+    const pe = (m: string, u: string, b?: unknown) => call(m, u, b);
+    await deployPipeline(pe, {
+      pipeline: 'pg-to-drive',
+      spec: {
+        steps: [
+          {
+            slug: 'orders',
+            kind: 'source',
+            data_source_ref: 'pg',
+            operation: {
+              operation_type: 'sql',
+              sql: 'SELECT id, name FROM orders WHERE id <= 100 ORDER BY id',
+            },
+          },
+          {
+            slug: 'export',
+            kind: 'sink',
+            data_source_ref: 'drive',
+            operation: {
+              operation_type: 'workspace_file',
+              operation: 'write_file',
+              name: 'orders-{{runtime.run_slug}}.csv',
+            },
+          },
+        ],
+        edges: [{ from: 'orders', to: 'export' }],
+      },
+      bindings: { pg: 'pg', drive: 'catalog' },
+    });
+    const exported = await runToEnd(pe, 'pg-to-drive', {}, 60_000);
+    expect(exported.state, JSON.stringify(exported)).toBe('succeeded');
+    const file = [...fake.files.values()].find((f) => f.name === `orders-${exported.slug}.csv`);
+    expect(file).toMatchObject({ mimeType: 'text/csv', parents: [folder.id] });
+    expect(file?.content.toString().split('\n').slice(0, 2)).toEqual(['"id","name"', '"1","order-1"']);
+
+    await deployPipeline(pe, {
+      pipeline: 'drive-to-pg',
+      spec: {
+        steps: [
+          {
+            slug: 'csv',
+            kind: 'source',
+            data_source_ref: 'drive',
+            operation: { operation_type: 'workspace_file', operation: 'read_file', file_id: file?.id },
+          },
+          {
+            slug: 'load',
+            kind: 'sink',
+            data_source_ref: 'pg',
+            operation: {
+              operation_type: 'sql',
+              write: { table: 'from_drive', mode: 'insert', create_table: true },
+            },
+          },
+        ],
+        edges: [{ from: 'csv', to: 'load' }],
+      },
+      bindings: { pg: 'pg', drive: 'catalog' },
+    });
+    const imported = await runToEnd(pe, 'drive-to-pg', {}, 60_000);
+    expect(imported.state, JSON.stringify(imported)).toBe('succeeded');
+    const [n] = await pgQuery(PG_DB, 'select count(*)::int as n, max(name) as m from from_drive');
+    expect(n).toEqual({ n: 100, m: 'order-99' });
+  });
+
   it('never shows or stores the private key', async () => {
     const texts = [
       (await call('GET', `${ORG}/data-sources/catalog`)).body,

@@ -132,11 +132,15 @@ export async function readWorkspace(
 
 async function* csvOf(input: Payload): AsyncGenerator<Uint8Array> {
   const rows = await tableRows(input);
-  yield Buffer.from(`${csvLine(rows.columns.map((c) => c.name))}\n`);
+  yield Buffer.from(csvLine(rows.columns.map((c) => c.name)));
   for await (const batch of rows.batches) {
     let out = '';
     for (const r of batch)
-      out += `${csvLine(r.map((v) => (v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : String(v))))}\n`;
+      out += csvLine(
+        r.map((v) =>
+          v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : String(v),
+        ),
+      );
     yield Buffer.from(out);
   }
 }
