@@ -32,6 +32,19 @@ export const configSchema = z.object({
   SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).default(2),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
+  // Operator settings for connector egress: private CIDRs every data source may reach
+  // (self-hosted only), and another root for Google's APIs (a proxy or a test fake).
+  SLUICE_EGRESS_ALLOW_CIDRS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((c) => c.trim())
+        .filter((c) => c !== ''),
+    )
+    .pipe(z.array(z.cidrv4().or(z.cidrv6()))),
+  SLUICE_GOOGLE_API_ROOT: z.url({ protocol: /^https?$/ }).optional(),
 });
 
 export type RawConfig = z.input<typeof configSchema>;
@@ -56,6 +69,8 @@ export type Config = {
   queuePollSeconds: number;
   /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
   runs: { timeoutSeconds: number; leaseSeconds: number };
+  /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
+  egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
 };
 
 export class ConfigError extends Error {}
@@ -94,6 +109,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,
     queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
     runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
+    egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },
   };
 }
 

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { serviceAccountJsonField, timeoutSecondsField } from '../fields';
 import type { ConnectorDefinition } from '../types';
+import type { BigQueryConnection } from './client';
+import { type BigQueryStatement, executeBigQuery, importBigQuerySchema, testBigQuery } from './operations';
+import { readBigQuery, writeBigQuery } from './pipeline';
 
 // The seed's cloud-warehouse connector ("the one whose config names a project").
 
@@ -79,4 +82,10 @@ export const bigqueryConnector: ConnectorDefinition = {
   defaultReadOnly: false,
   statementSchema: bigqueryStatementSchema,
   resultType: 'sql',
+  test: (conn, ctx) => testBigQuery(conn as BigQueryConnection, ctx),
+  importSchema: (conn, ctx) => importBigQuerySchema(conn as BigQueryConnection, ctx),
+  execute: (conn, statement, parameters, ctx) =>
+    executeBigQuery(conn as BigQueryConnection, statement as BigQueryStatement, parameters, ctx),
+  read: (conn, step, ctx) => readBigQuery(conn as BigQueryConnection, step, ctx),
+  write: (conn, input, step, ctx) => writeBigQuery(conn as BigQueryConnection, input, step, ctx),
 };

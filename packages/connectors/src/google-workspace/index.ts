@@ -1,14 +1,10 @@
 import { z } from 'zod';
 import { serviceAccountJsonField } from '../fields';
 import type { ConnectorDefinition } from '../types';
-
-const googleId = (what: string) =>
-  z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[A-Za-z0-9_-]+$/, 'the id from the document or folder URL')
-    .describe(what);
+import type { WorkspaceConnection } from './client';
+import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operations';
+import { readWorkspace, writeWorkspace } from './pipeline';
+import { googleId, googleWorkspaceStatementSchema, type WorkspaceStatement } from './statement';
 
 export const googleWorkspaceConfigSchema = z
   .object({
@@ -30,6 +26,12 @@ export const googleWorkspaceConnector: ConnectorDefinition = {
   credentialsSchema: googleWorkspaceCredentialsSchema,
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: null,
+  statementSchema: googleWorkspaceStatementSchema,
   resultType: 'workspace_file',
+  test: (conn, ctx) => testWorkspace(conn as WorkspaceConnection, ctx),
+  importSchema: (conn, ctx) => importWorkspaceSchema(conn as WorkspaceConnection, ctx),
+  execute: (conn, statement, parameters, ctx) =>
+    executeWorkspace(conn as WorkspaceConnection, statement as WorkspaceStatement, parameters, ctx),
+  read: (conn, step, ctx) => readWorkspace(conn as WorkspaceConnection, step, ctx),
+  write: (conn, input, step, ctx) => writeWorkspace(conn as WorkspaceConnection, input, step, ctx),
 };

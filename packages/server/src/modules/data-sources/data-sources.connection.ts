@@ -65,8 +65,9 @@ export async function loadConnection(
     definition,
     connection: { config, credentials },
     ctx: {
-      policy: egressPolicy(deps.config.deployment, allowsPrivateHosts(config)),
+      policy: egressPolicy(deps.config.deployment, allowsPrivateHosts(config), deps.config.egress.allowCidrs),
       limits: defaultLimits,
+      endpoints: { googleApiRoot: deps.config.egress.googleApiRoot },
       readOnly: row.readOnly,
     },
   };

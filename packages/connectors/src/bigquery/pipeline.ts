@@ -1,0 +1,136 @@
+import type { Operation, Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
+import { googleError } from '../google/auth';
+import { deferred, tracked } from '../payloads/streams';
+import { signalOf, tableRows } from '../relational/pipeline';
+import { type ConnectorContext, ConnectorError } from '../types';
+import { type BigQueryConnection, type OpenBigQuery, openBigQuery, tableRef } from './client';
+import { INSERT_BATCH, insertRows } from './operations';
+import { runQuery } from './query';
+
+// Pipeline steps on BigQuery (operation_type `sql`). A source runs its query as a job and
+// streams the result a page (pageToken) at a time; a sink appends with tabledata.insertAll in
+// batches of 500 rows, each row with an insert id `<run>-<step>-<n>`, so a retried batch of
+// the same run is de-duplicated by BigQuery instead of doubled.
+
+const PAGE = 5000;
+const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
+
+function sqlOp(step: StepContext): Extract<Operation, { operation_type: 'sql' }> {
+  const op = step.step.operation;
+  if (op.operation_type !== 'sql')
+    throw invalid(`a BigQuery data source runs sql operations, not ${op.operation_type}`);
+  return op;
+}
+
+export async function readBigQuery(
+  conn: BigQueryConnection,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SourceOutput> {
+  const op = sqlOp(step);
+  if (!op.sql) throw invalid('a BigQuery source step needs operation.sql');
+  const keyword = /^\s*\(?\s*([A-Za-z]+)/.exec(op.sql)?.[1]?.toUpperCase();
+  if (keyword !== 'SELECT' && keyword !== 'WITH')
+    throw invalid('a BigQuery source runs a query (SELECT or WITH)');
+  const signal = signalOf(step, ctx);
+  let client: OpenBigQuery | null = null;
+  let pages: AsyncGenerator<unknown[][]>;
+  let columns: { name: string; type: string }[];
+  try {
+    client = await openBigQuery(conn, ctx, conn.config.timeout_seconds);
+    const result = await runQuery(
+      client,
+      conn,
+      {
+        sql: op.sql,
+        values: (name) => step.render(`{{${name}}}`),
+        timeoutSeconds: conn.config.timeout_seconds,
+        pageSize: PAGE,
+      },
+      signal,
+    );
+    pages = result.pages;
+    columns = result.columns;
+  } catch (err) {
+    client?.close();
+    throw googleError(err, 'source query', true);
+  }
+  const open = client;
+  async function* batches(): AsyncGenerator<unknown[][]> {
+    try {
+      for await (const page of pages) if (page.length > 0) yield page;
+    } catch (err) {
+      throw googleError(err, 'source query', true);
+    } finally {
+      open.close();
+    }
+  }
+  const ended = deferred<string | null>();
+  return {
+    payload: { kind: 'rows', columns, batches: tracked(batches(), () => ended.resolve(null), ended.reject) },
+    nextCursor: () => ended.promise,
+  };
+}
+
+export async function writeBigQuery(
+  conn: BigQueryConnection,
+  input: Payload,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<SinkResult> {
+  if (ctx.readOnly)
+    throw new ConnectorError(
+      'PERMISSION_DENIED',
+      'the data source is read-only: a sink cannot write through it',
+    );
+  const write = sqlOp(step).write;
+  if (!write) throw invalid('a BigQuery sink step needs operation.write');
+  if (write.mode !== 'insert')
+    throw new ConnectorError(
+      'UNSUPPORTED_OPERATION',
+      `BigQuery sinks append (mode insert); ${write.mode} is not supported`,
+    );
+  if (write.create_table)
+    throw new ConnectorError(
+      'UNSUPPORTED_OPERATION',
+      'BigQuery sinks write to an existing table; create it first',
+    );
+  const ref = tableRef(write.table, undefined, conn);
+  const rows = await tableRows(input);
+  const names = rows.columns.map((c) => c.name);
+  const prefix = `${step.runSlug}-${step.step.slug}-`;
+  let client: OpenBigQuery | null = null;
+  let written = 0;
+  let bytes = 0;
+  try {
+    client = await openBigQuery(conn, ctx, conn.config.timeout_seconds);
+    let pending: Record<string, unknown>[] = [];
+    const flush = async () => {
+      if (pending.length === 0) return;
+      await insertRows(client as OpenBigQuery, ref, pending, prefix, written);
+      written += pending.length;
+      step.count({ rows_out: pending.length });
+      pending = [];
+    };
+    for await (const batch of rows.batches) {
+      if (signalOf(step, ctx).aborted) throw new ConnectorError('TIMEOUT', 'the run was canceled');
+      for (const row of batch) {
+        const obj: Record<string, unknown> = {};
+        names.forEach((n, i) => {
+          obj[n] = row[i];
+        });
+        bytes += Buffer.byteLength(
+          JSON.stringify(obj, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+        );
+        pending.push(obj);
+        if (pending.length >= INSERT_BATCH) await flush();
+      }
+    }
+    await flush();
+  } catch (err) {
+    throw googleError(err, `insert into ${ref.dataset}.${ref.table}`, true);
+  } finally {
+    client?.close();
+  }
+  return { rows: written, bytes };
+}
