@@ -24,6 +24,8 @@
 //   SELECT 1 | SELECT CURRENT_VERSION()
 //   SELECT <* | col, …> FROM [db.][schema.]table [WHERE col = ?|literal] [ORDER BY col] [LIMIT n]
 //   INSERT INTO table (col, …) VALUES (?, …)[, (?, …)…]   (scalar binds or array binding)
+//   MERGE INTO table T USING (SELECT $1 AS col, … FROM VALUES (?, …), …) S ON T.k = S.k [AND …]
+//     WHEN MATCHED … WHEN NOT MATCHED …                  (upsert by the ON keys, all columns)
 //   CREATE TABLE [IF NOT EXISTS] table (col TYPE, …), DELETE FROM table, DROP TABLE [IF EXISTS]
 //   BEGIN | COMMIT | ROLLBACK                             (a snapshot of every table)
 //   SELECT … FROM INFORMATION_SCHEMA.COLUMNS [WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?] …
@@ -270,6 +272,11 @@ class Engine {
         statementTypeId: 0x3300,
       };
     }
+    m =
+      /^MERGE\s+INTO\s+(\S+)\s+T\s+USING\s+\(SELECT\s+([\s\S]+?)\s+FROM\s+VALUES\s+([\s\S]+)\)\s+S\s+ON\s+([\s\S]+?)\s+WHEN\s+(?:NOT\s+)?MATCHED[\s\S]*$/i.exec(
+        text,
+      );
+    if (m) return this.merge(m, binds);
     m = /^INSERT\s+INTO\s+(\S+)\s*\(([^)]*)\)\s*VALUES\s*([\s\S]+)$/i.exec(text);
     if (m) {
       const t = this.table(m[1]);
@@ -350,6 +357,55 @@ class Engine {
       '001003',
       `SQL compilation error:\nsyntax error line 1 at position 0 unexpected '${text.split(/\s/)[0].slice(0, 20)}'.`,
     );
+  }
+
+  /** MERGE INTO t T USING (SELECT $1 AS c, … FROM VALUES (?, …), …) S ON T.k = S.k …: upsert by the ON keys. */
+  merge(m: RegExpExecArray, binds: unknown[]): Result {
+    const t = this.table(m[1]);
+    const cols = splitList(m[2]).map((c) => {
+      const a = /^\$\d+\s+AS\s+(.+)$/i.exec(c);
+      if (!a) throw new SqlError('001003', 'SQL compilation error: syntax error in MERGE source');
+      return ident(a[1]);
+    });
+    const idx = (c: string) => {
+      const k = t.columns.findIndex((tc) => tc.name === c);
+      if (k === -1) throw new SqlError('000904', `SQL compilation error: invalid identifier '${c}'`);
+      return k;
+    };
+    const keys = [...m[4].matchAll(/T\.("(?:[^"]|"")*"|[A-Za-z_][A-Za-z0-9_$]*)\s*=\s*S\./gi)].map((k) =>
+      idx(ident(k[1])),
+    );
+    if (keys.length === 0)
+      throw new SqlError('001003', 'SQL compilation error: MERGE needs ON T.key = S.key');
+    const next = { i: 0 };
+    let inserted = 0;
+    let updated = 0;
+    for (const tuple of m[3].match(/\(([^()]*)\)/g) ?? []) {
+      const values = splitList(tuple.slice(1, -1)).map((v) => literal(v, binds, next));
+      const row: unknown[] = t.columns.map(() => null);
+      const set: number[] = [];
+      cols.forEach((c, j) => {
+        const k = idx(c);
+        row[k] = coerce(values[j], t.columns[k].type);
+        set.push(k);
+      });
+      const target = t.rows.find((r) => keys.every((k) => r[k] === row[k]));
+      if (target) {
+        for (const k of set) target[k] = row[k];
+        updated++;
+      } else {
+        t.rows.push(row);
+        inserted++;
+      }
+    }
+    return {
+      rowtype: [
+        { name: 'number of rows inserted', type: 'fixed' },
+        { name: 'number of rows updated', type: 'fixed' },
+      ],
+      rows: [[inserted, updated]],
+      statementTypeId: 0x3400,
+    };
   }
 
   columns(text: string, binds: unknown[], session: Session): Result {

@@ -200,7 +200,7 @@ describe('snowflake connector', () => {
     });
   });
 
-  it('streams a source across result chunks and writes batched inserts in one transaction', async () => {
+  it('streams a source across result chunks and writes batched inserts and MERGE upserts in one transaction', async () => {
     const src = stepContext({
       kind: 'source',
       data_source_ref: 'sf',
@@ -267,6 +267,22 @@ describe('snowflake connector', () => {
       data_source_ref: 'sf',
       operation: { operation_type: 'sql', write: { table: 'loaded', mode: 'upsert', key: ['id'] } },
     });
-    await failure(snowflakeConnector.write!(pw(), bad, upsert, ctx), 'UNSUPPORTED_OPERATION');
+    const changes: Payload = {
+      kind: 'rows',
+      columns: [
+        { name: 'id', type: 'integer' },
+        { name: 'label', type: 'text' },
+      ],
+      batches: batches<unknown[]>([[1, 'one'], [7000, 'new']], [[1, 'uno']]),
+    };
+    expect(await snowflakeConnector.write!(pw(), changes, upsert, ctx)).toMatchObject({ rows: 3 });
+    const loaded = peer.tables.get('LOADED')!.rows;
+    expect(loaded.length).toBe(6002);
+    expect(loaded.filter((r) => r[0] === 1)).toEqual([[1, 'uno', false]]);
+    expect(loaded.at(-1)).toEqual([7000, 'new', null]);
+    const merge = peer.requests.filter((q) => q.body.includes('MERGE INTO')).at(-1)!;
+    expect(JSON.parse(merge.body).sqlText).toBe(
+      'MERGE INTO LOADED T USING (SELECT $1 AS "ID", $2 AS "LABEL" FROM VALUES (?, ?), (?, ?)) S ON T."ID" = S."ID" WHEN MATCHED THEN UPDATE SET T."LABEL" = S."LABEL" WHEN NOT MATCHED THEN INSERT ("ID", "LABEL") VALUES (S."ID", S."LABEL")',
+    );
   });
 });

@@ -7,13 +7,29 @@ import { openSnowflake, type SnowflakeConnection, snowflakeError } from './conne
 // A pipeline sink on Snowflake: batched INSERTs with array binding (one statement, many rows of
 // bound values; never a value in the SQL text) inside one transaction, committed at the end.
 // `replace` deletes the rows first in the same transaction. A created table is created before
-// the transaction (Snowflake commits DDL implicitly). Upsert (MERGE) is not offered yet.
+// the transaction (Snowflake commits DDL implicitly). `upsert` runs MERGE statements whose
+// source is a bound VALUES list, by the write's key columns.
 
 const MAX_ROWS_PER_INSERT = 5000;
 /** Bound values per statement: keeps a request body well under Snowflake's size limits. */
 const MAX_VALUES_PER_INSERT = 100_000;
 
+/** An upsert is a MERGE whose source is a bound VALUES list (flat binds). */
+const MAX_ROWS_PER_MERGE = 1000;
+const MAX_VALUES_PER_MERGE = 50_000;
+
 const SIMPLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** MERGE of `rows` bound rows into the table by the key columns (indexes into `targets`). */
+export function mergeSql(table: string, targets: string[], keys: number[], rows: number): string {
+  const tuple = `(${targets.map(() => '?').join(', ')})`;
+  const source = `SELECT ${targets.map((t, i) => `$${i + 1} AS ${t}`).join(', ')} FROM VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+  const on = keys.map((i) => `T.${targets[i]} = S.${targets[i]}`).join(' AND ');
+  const rest = targets.filter((_, i) => !keys.includes(i));
+  const update =
+    rest.length > 0 ? ` WHEN MATCHED THEN UPDATE SET ${rest.map((c) => `T.${c} = S.${c}`).join(', ')}` : '';
+  return `MERGE INTO ${table} T USING (${source}) S ON ${on}${update} WHEN NOT MATCHED THEN INSERT (${targets.join(', ')}) VALUES (${targets.map((c) => `S.${c}`).join(', ')})`;
+}
 
 /** A column name as SQL: simple names unquoted (Snowflake folds them to upper case), others quoted. */
 const columnSql = (name: string) =>
@@ -56,12 +72,6 @@ export async function writeSnowflake(
 ): Promise<SinkResult> {
   const plan = await sinkPlan(input, step, ctx, 'mysql');
   const { write, table, names } = plan;
-  if (write.mode === 'upsert') {
-    throw new ConnectorError(
-      'UNSUPPORTED_OPERATION',
-      'the Snowflake sink writes with mode insert or replace; upsert is not supported yet',
-    );
-  }
   // Table parts are plain identifiers (checked by sinkPlan): unquoted, as Snowflake folds them.
   const tableSql = [table.schema, table.name].filter(Boolean).join('.').toUpperCase();
   const s = await openSnowflake(conn, { ...ctx, signal: signalOf(step, ctx) });
@@ -106,11 +116,15 @@ export async function writeSnowflake(
       }
       return quoted(match);
     });
+    const upsert = write.mode === 'upsert';
     const perInsert = Math.max(
       1,
-      Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_VALUES_PER_INSERT / Math.max(1, names.length))),
+      upsert
+        ? Math.min(MAX_ROWS_PER_MERGE, Math.floor(MAX_VALUES_PER_MERGE / Math.max(1, names.length)))
+        : Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_VALUES_PER_INSERT / Math.max(1, names.length))),
     );
     const insert = `INSERT INTO ${tableSql} (${targets.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`;
+    const keyIndexes = (write.key ?? []).map((k) => names.indexOf(k));
 
     await s.all('BEGIN');
     open = true;
@@ -119,7 +133,14 @@ export async function writeSnowflake(
     let pendingBytes = 0;
     const flush = async () => {
       if (pending.length === 0) return;
-      await s.all(insert, pending);
+      if (upsert) {
+        // Within a statement the last row of a key wins (MERGE must not see a key twice);
+        // statements run in order, so the last row of a key wins over the whole run.
+        const byKey = new Map<string, unknown[]>();
+        for (const r of pending) byKey.set(JSON.stringify(keyIndexes.map((i) => r[i])), r);
+        const unique = [...byKey.values()];
+        await s.all(mergeSql(tableSql, targets, keyIndexes, unique.length), unique.flat());
+      } else await s.all(insert, pending);
       rows += pending.length;
       bytes += pendingBytes;
       pending = [];
