@@ -52,7 +52,9 @@ export type SnowflakeFault =
   /** Every login answers 390114 (authentication token expired). */
   | 'expired'
   /** Every request answers HTTP 429. */
-  | 'rate_limit';
+  | 'rate_limit'
+  /** Query requests are never answered (a statement that runs forever). */
+  | 'hang';
 
 export type SnowflakeApiPeer = {
   url: string;
@@ -659,6 +661,7 @@ export async function startSnowflakeApi(opts: {
     if (u.pathname === '/session/heartbeat' || u.pathname === '/queries/v1/abort-request')
       return send(res, 200, { success: true, code: null, message: null, data: null });
     if (u.pathname === '/queries/v1/query-request' && req.method === 'POST') {
+      if (fault === 'hang') return;
       const bindings: Record<string, { type: string; value: unknown }> = body.bindings ?? {};
       const keys = Object.keys(bindings).sort((a, b) => Number(a) - Number(b));
       const array = keys.length > 0 && Array.isArray(bindings[keys[0]].value);

@@ -141,18 +141,23 @@ export function snowflakeError(
     return new ConnectorError('PERMISSION_DENIED', `Snowflake refused the request (HTTP ${status})`);
   if (typeof status === 'number')
     return new ConnectorError('REMOTE_ERROR', `Snowflake answered HTTP ${status}`);
-  if (err?.sqlState || /^\d{6}$/.test(code)) {
-    // A server-side SQL error: its message is Snowflake's own text about the statement.
+  if (
+    /timed? ?out|ETIMEDOUT|ECONNABORTED/i.test(
+      `${err?.message ?? ''} ${cause?.code ?? ''} ${cause?.message ?? ''}`,
+    )
+  )
+    return new ConnectorError(
+      'TIMEOUT',
+      `no answer from ${where} within ${conn.config.timeout_seconds} seconds`,
+    );
+  // Only what Snowflake answered about the statement carries its message (the SDK's own
+  // errors use six-digit codes too, 4xxxxx, for network and client problems).
+  if (err?.sqlState || (err?.name === 'OperationFailedError' && /^\d{6}$/.test(code))) {
     return new ConnectorError(
       'QUERY_FAILED',
       `${scrub(String(err?.message ?? 'the statement failed'), secretsOf(conn, values))}${code ? ` (${code})` : ''}`,
     );
   }
-  if (/timed? ?out|ETIMEDOUT|ECONNABORTED/i.test(`${err?.message ?? ''} ${cause?.code ?? ''}`))
-    return new ConnectorError(
-      'TIMEOUT',
-      `no answer from ${where} within ${conn.config.timeout_seconds} seconds`,
-    );
   return new ConnectorError('CONNECTION_FAILED', `the request to ${where} failed`);
 }
 
@@ -244,22 +249,27 @@ export async function openSnowflake(
     throw snowflakeError(err, conn);
   }
 
-  const execute = (sqlText: string, binds: unknown[] | undefined, streamResult: boolean) =>
-    new Promise<{ statement: SfStatement; rows: unknown[][] }>((resolve, reject) => {
-      connection.execute({
+  const execute = (sqlText: string, binds: unknown[] | undefined, streamResult: boolean) => {
+    let handle: SfStatement | undefined;
+    const work = new Promise<{ statement: SfStatement; rows: unknown[][] }>((resolve, reject) => {
+      handle = connection.execute({
         sqlText,
         ...(binds && binds.length > 0 ? { binds } : {}),
         rowMode: 'array',
         streamResult,
+        // Snowflake itself stops a statement that outlives the deadline (no credits burnt after).
+        parameters: { STATEMENT_TIMEOUT_IN_SECONDS: config.timeout_seconds },
         complete: (err: any, statement: SfStatement, rows?: unknown[][]) =>
           err ? reject(err) : resolve({ statement, rows: rows ?? [] }),
       });
     });
+    // On our deadline or a cancel the statement is canceled as well, not left running.
+    return withTimeout(work, timeoutMs + 2000, ctx.signal, () => handle?.cancel(() => {}));
+  };
   return {
     connection,
-    all: (sqlText, binds) => withTimeout(execute(sqlText, binds, false), timeoutMs + 2000, ctx.signal),
-    stream: async (sqlText, binds) =>
-      (await withTimeout(execute(sqlText, binds, true), timeoutMs + 2000, ctx.signal)).statement,
+    all: (sqlText, binds) => execute(sqlText, binds, false),
+    stream: async (sqlText, binds) => (await execute(sqlText, binds, true)).statement,
     close: async () => {
       await new Promise<void>((resolve) => connection.destroy(() => resolve())).catch(() => {});
       destroyAgents();
@@ -268,18 +278,25 @@ export async function openSnowflake(
 }
 
 /** A deadline over the SDK's own retries (and the caller's cancel). */
-export async function withTimeout<T>(work: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
+export async function withTimeout<T>(
+  work: Promise<T>,
+  ms: number,
+  signal?: AbortSignal,
+  onStop?: () => void,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const stop = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new ConnectorError('TIMEOUT', `Snowflake did not answer within ${Math.round(ms / 1000)} seconds`),
-        ),
-      ms,
-    );
-    onAbort = () => reject(new ConnectorError('TIMEOUT', 'the execution was canceled'));
+    timer = setTimeout(() => {
+      onStop?.();
+      reject(
+        new ConnectorError('TIMEOUT', `Snowflake did not answer within ${Math.round(ms / 1000)} seconds`),
+      );
+    }, ms);
+    onAbort = () => {
+      onStop?.();
+      reject(new ConnectorError('TIMEOUT', 'the execution was canceled'));
+    };
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
   });

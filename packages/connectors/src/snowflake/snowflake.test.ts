@@ -185,6 +185,21 @@ describe('snowflake connector', () => {
     );
   });
 
+  it('gives up on a statement that never answers, and cancels it', async () => {
+    peer.setFault('hang');
+    try {
+      const started = Date.now();
+      await failure(
+        snowflakeConnector.execute!(pw({ timeout_seconds: 1 }), { type: 'sql', sql: 'SELECT 1' }, {}, ctx),
+        'TIMEOUT',
+      );
+      // It did time out rather than hang (generous bound: many times the configured timeout).
+      expect(Date.now() - started).toBeLessThan(30_000);
+    } finally {
+      peer.setFault(null);
+    }
+  });
+
   it('imports tables and columns from INFORMATION_SCHEMA', async () => {
     const schema = await snowflakeConnector.importSchema!(pw(), ctx);
     expect(schema).toMatchObject({ schema_type: 'relational', type: 'snowflake' });
@@ -273,7 +288,13 @@ describe('snowflake connector', () => {
         { name: 'id', type: 'integer' },
         { name: 'label', type: 'text' },
       ],
-      batches: batches<unknown[]>([[1, 'one'], [7000, 'new']], [[1, 'uno']]),
+      batches: batches<unknown[]>(
+        [
+          [1, 'one'],
+          [7000, 'new'],
+        ],
+        [[1, 'uno']],
+      ),
     };
     expect(await snowflakeConnector.write!(pw(), changes, upsert, ctx)).toMatchObject({ rows: 3 });
     const loaded = peer.tables.get('LOADED')!.rows;
