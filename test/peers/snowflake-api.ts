@@ -64,6 +64,8 @@ export type SnowflakeApiPeer = {
   requests: { path: string; body: string }[];
   logins: number;
   setFault(fault: SnowflakeFault): void;
+  /** Origin named in result chunk URLs (default: this server), to test the egress guard on them. */
+  setChunkOrigin(origin: string | null): void;
   close(): Promise<void>;
 };
 
@@ -496,6 +498,7 @@ export async function startSnowflakeApi(opts: {
   const results = new Map<string, { result: Result; ready: boolean }>();
   const requests: { path: string; body: string }[] = [];
   let fault: SnowflakeFault = null;
+  let chunkOrigin: string | null = null;
   let url = '';
   const peer: SnowflakeApiPeer = {
     url: '',
@@ -503,6 +506,9 @@ export async function startSnowflakeApi(opts: {
     tables,
     requests,
     logins: 0,
+    setChunkOrigin(origin) {
+      chunkOrigin = origin;
+    },
     setFault(f) {
       fault = f;
     },
@@ -549,7 +555,7 @@ export async function startSnowflakeApi(opts: {
     for (let i = INLINE_ROWS; i < text.length; i += CHUNK_ROWS) {
       const n = Math.min(CHUNK_ROWS, text.length - i);
       chunks.push({
-        url: `${url}/chunks/${queryId}/${i}/${n}`,
+        url: `${chunkOrigin ?? url}/chunks/${queryId}/${i}/${n}`,
         rowCount: n,
         uncompressedSize: n * 50,
         compressedSize: n * 20,

@@ -122,7 +122,7 @@ export async function openSalesforce(
   const credentials = conn.credentials;
   if (!credentials) throw new ConnectorError('AUTHENTICATION_FAILED', 'the data source has no credentials');
   const instance = new URL(conn.config.instance_url);
-  if (instance.protocol === 'http:' && !ctx.policy.allowPrivate)
+  if (instance.protocol === 'http:' && conn.config.allow_private_hosts !== true)
     throw new ConnectorError('PRIVATE_HOST_BLOCKED', 'plain http instance_url needs allow_private_hosts');
   const origin = instance.origin;
   const { jsforce, Transport, helper } = await loadJsforce();

@@ -193,7 +193,7 @@ export async function openSnowflake(
   const credentials = conn.credentials;
   if (!credentials) throw new ConnectorError('AUTHENTICATION_FAILED', 'the data source has no credentials');
   const url = accessUrlOf(config);
-  if (url.protocol === 'http:' && !ctx.policy.allowPrivate) {
+  if (url.protocol === 'http:' && config.allow_private_hosts !== true) {
     throw new ConnectorError('PRIVATE_HOST_BLOCKED', 'plain http access_url needs allow_private_hosts');
   }
   try {

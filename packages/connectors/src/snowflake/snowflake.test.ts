@@ -200,6 +200,28 @@ describe('snowflake connector', () => {
     }
   });
 
+  it('checks the result chunk URLs Snowflake names against the egress policy', async () => {
+    // Only the fake's address is allowed; a chunk URL naming another loopback address is not.
+    const narrow: ConnectorContext = {
+      ...ctx,
+      policy: { allowPrivate: false, allowCidrs: ['127.0.0.1/32'] },
+    };
+    const src = stepContext({
+      kind: 'source',
+      data_source_ref: 'sf',
+      operation: { operation_type: 'sql', sql: 'SELECT id FROM events' },
+    });
+    peer.setChunkOrigin(peer.url.replace('127.0.0.1', '127.0.0.2'));
+    try {
+      const out = await snowflakeConnector.read!(pw(), src, narrow);
+      await failure(collect(out.payload), 'PRIVATE_HOST_BLOCKED');
+    } finally {
+      peer.setChunkOrigin(null);
+    }
+    const out = await snowflakeConnector.read!(pw(), src, narrow);
+    expect((await collect(out.payload)).items.length).toBe(12_345);
+  });
+
   it('imports tables and columns from INFORMATION_SCHEMA', async () => {
     const schema = await snowflakeConnector.importSchema!(pw(), ctx);
     expect(schema).toMatchObject({ schema_type: 'relational', type: 'snowflake' });
