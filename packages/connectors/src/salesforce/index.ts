@@ -1,13 +1,17 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField, secretField } from '../fields';
 import type { ConnectorDefinition } from '../types';
+import type { SalesforceConfig, SalesforceCredentials } from './client';
+import { executeSalesforce, importSalesforceSchema, type SoqlStatement, testSalesforce } from './operations';
+import { readSalesforce, writeSalesforce } from './pipeline';
+import { soqlPlaceholders } from './soql';
+
+// Salesforce through jsforce (docs/connectors/salesforce.md): the client-credentials flow of a
+// connected app against the instance's own token endpoint, then REST. Read-only by default.
 
 export const salesforceConfigSchema = z
   .object({
-    instance_url: httpUrlField('Instance URL, for example `https://mycompany.my.salesforce.com`.').refine(
-      (v) => v.startsWith('https://'),
-      'must use https',
-    ),
+    instance_url: httpUrlField('Instance URL, for example `https://mycompany.my.salesforce.com`.'),
     api_version: z
       .string()
       .regex(/^\d{2,3}\.\d$/, 'a version such as 62.0')
@@ -16,6 +20,12 @@ export const salesforceConfigSchema = z
     allow_private_hosts: allowPrivateHostsField,
   })
   .strict()
+  // A loopback or private endpoint (a test double, an internal proxy) may be plain http; a
+  // real instance is always https.
+  .refine((c) => c.instance_url.startsWith('https://') || c.allow_private_hosts, {
+    message: 'must use https',
+    path: ['instance_url'],
+  })
   .describe('Salesforce connector configuration.');
 
 export const salesforceCredentialsSchema = z
@@ -26,7 +36,29 @@ export const salesforceCredentialsSchema = z
   .strict()
   .describe('Salesforce client-credentials flow of a connected app. Write-only.');
 
-export const salesforceConnector: ConnectorDefinition = {
+export const salesforceStatementSchema = z
+  .object({
+    type: z.literal('soql').describe('Statement kind: soql.'),
+    soql: z
+      .string()
+      .min(1)
+      .max(100_000)
+      .describe('One SOQL query. `{{name}}` placeholders become escaped SOQL literals, never raw text.'),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    try {
+      soqlPlaceholders(s.soql);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['soql'], message: (err as Error).message });
+    }
+  });
+
+export const salesforceConnector: ConnectorDefinition<
+  SalesforceConfig,
+  SalesforceCredentials,
+  SoqlStatement
+> = {
   type: 'salesforce',
   label: 'Salesforce',
   configSchema: salesforceConfigSchema,
@@ -34,6 +66,11 @@ export const salesforceConnector: ConnectorDefinition = {
   credentialsRequired: true,
   // A CRM is the system of record: writes are opt-in.
   defaultReadOnly: true,
-  statementSchema: null,
+  statementSchema: salesforceStatementSchema,
   resultType: 'object_rows',
+  test: (conn, ctx) => testSalesforce(conn, ctx),
+  importSchema: (conn, ctx) => importSalesforceSchema(conn, ctx),
+  execute: (conn, statement, parameters, ctx) => executeSalesforce(conn, statement, parameters, ctx),
+  read: (conn, step, ctx) => readSalesforce(conn, step, ctx),
+  write: (conn, input, step, ctx) => writeSalesforce(conn, input, step, ctx),
 };

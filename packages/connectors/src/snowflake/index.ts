@@ -1,6 +1,14 @@
 import { z } from 'zod';
-import { secretField, timeoutSecondsField } from '../fields';
+import { allowPrivateHostsField, httpUrlField, secretField, timeoutSecondsField } from '../fields';
+import { type SqlStatement, sqlStatementSchema } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import type { SnowflakeConfig, SnowflakeCredentials } from './connect';
+import { executeSnowflake, importSnowflakeSchema, testSnowflake } from './operations';
+import { readSnowflake } from './read';
+import { writeSnowflake } from './write';
+
+// Snowflake through snowflake-sdk (docs/connectors/snowflake.md). Every call signs in, works
+// and signs out; the SDK is loaded on first use.
 
 const identifier = (what: string) =>
   z
@@ -24,8 +32,16 @@ export const snowflakeConfigSchema = z
     schema: identifier('Default schema.').optional(),
     role: identifier('Role to use after signing in.').optional(),
     timeout_seconds: timeoutSecondsField(300, 5),
+    access_url: httpUrlField(
+      'Endpoint instead of `https://<account>.snowflakecomputing.com` (PrivateLink, a proxy). `http://` only with allow_private_hosts.',
+    ).optional(),
+    allow_private_hosts: allowPrivateHostsField,
   })
   .strict()
+  .refine((c) => !c.access_url || c.access_url.startsWith('https://') || c.allow_private_hosts, {
+    message: 'access_url must use https unless allow_private_hosts is true',
+    path: ['access_url'],
+  })
   .describe('Snowflake connector configuration.');
 
 export const snowflakeCredentialsSchema = z
@@ -43,13 +59,19 @@ export const snowflakeCredentialsSchema = z
   ])
   .describe('Snowflake credentials: a password, or a private key (and its passphrase). Write-only.');
 
-export const snowflakeConnector: ConnectorDefinition = {
+export const snowflakeConnector: ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement> = {
   type: 'snowflake',
   label: 'Snowflake',
   configSchema: snowflakeConfigSchema,
   credentialsSchema: snowflakeCredentialsSchema,
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: null,
+  // `{{name}}` placeholders are sent as `?` binds.
+  statementSchema: sqlStatementSchema('mysql'),
   resultType: 'sql',
+  test: (conn, ctx) => testSnowflake(conn, ctx),
+  importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx),
+  execute: (conn, statement, parameters, ctx) => executeSnowflake(conn, statement, parameters, ctx),
+  read: (conn, step, ctx) => readSnowflake(conn, step, ctx),
+  write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx),
 };
