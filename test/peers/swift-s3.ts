@@ -1,0 +1,271 @@
+// OpenStack Swift with its s3api middleware: a production S3 implementation, on loopback.
+// One proxy, one account, one container and one object server plus memcached, each on a free
+// port, one-replica rings in a temp dir. Installed from Debian when missing (PEERS.md).
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export type SwiftS3Peer = {
+  /** `http://127.0.0.1:PORT`: the S3 endpoint (path-style). */
+  endpoint: string;
+  port: number;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Creates a bucket (no-op when it exists). */
+  createBucket(name: string): Promise<void>;
+  stop(): Promise<void>;
+};
+
+const PACKAGES = ['swift', 'swift-proxy', 'swift-account', 'swift-container', 'swift-object', 'memcached'];
+const BINARIES = [
+  '/usr/bin/swift-ring-builder',
+  '/usr/bin/swift-proxy-server',
+  '/usr/bin/swift-account-server',
+  '/usr/bin/swift-container-server',
+  '/usr/bin/swift-object-server',
+  '/usr/bin/memcached',
+];
+
+async function ensureInstalled(): Promise<void> {
+  if (BINARIES.every((b) => existsSync(b))) return;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  await run('apt-get', ['update'], { env, maxBuffer: 64 * 1024 * 1024 });
+  await run(
+    'apt-get',
+    ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...PACKAGES],
+    { env, maxBuffer: 64 * 1024 * 1024 },
+  );
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const common = (dir: string, port: number) => `[DEFAULT]
+bind_ip = 127.0.0.1
+bind_port = ${port}
+workers = 0
+user = root
+swift_dir = ${dir}
+devices = ${dir}/srv
+mount_check = false
+log_name = sluice-test
+log_level = WARNING
+`;
+
+function serverConf(dir: string, port: number, kind: 'account' | 'container' | 'object'): string {
+  return `${common(dir, port)}
+[pipeline:main]
+pipeline = ${kind}-server
+
+[app:${kind}-server]
+use = egg:swift#${kind}
+${kind === 'object' ? '' : 'allow_versions = false\n'}
+[${kind}-replicator]
+[${kind}-auditor]
+${kind === 'object' ? '[object-updater]\n' : kind === 'container' ? '[container-updater]\n[container-sync]\n' : '[account-reaper]\n'}`;
+}
+
+function proxyConf(dir: string, port: number, memcachePort: number, key: string, secret: string): string {
+  const [account, user] = key.split(':');
+  return `${common(dir, port)}
+[pipeline:main]
+pipeline = catch_errors gatekeeper healthcheck proxy-logging cache listing_formats s3api tempauth copy slo dlo proxy-logging proxy-server
+
+[app:proxy-server]
+use = egg:swift#proxy
+account_autocreate = true
+node_timeout = 30
+conn_timeout = 2
+
+[filter:tempauth]
+use = egg:swift#tempauth
+user_${account}_${user} = ${secret} .admin
+
+[filter:s3api]
+use = egg:swift#s3api
+location = us-east-1
+dns_compliant_bucket_names = true
+allow_multipart_uploads = true
+max_upload_part_num = 10000
+
+[filter:catch_errors]
+use = egg:swift#catch_errors
+[filter:gatekeeper]
+use = egg:swift#gatekeeper
+[filter:healthcheck]
+use = egg:swift#healthcheck
+[filter:proxy-logging]
+use = egg:swift#proxy_logging
+[filter:cache]
+use = egg:swift#memcache
+memcache_servers = 127.0.0.1:${memcachePort}
+[filter:listing_formats]
+use = egg:swift#listing_formats
+[filter:copy]
+use = egg:swift#copy
+[filter:slo]
+use = egg:swift#slo
+[filter:dlo]
+use = egg:swift#dlo
+`;
+}
+
+const SWIFT_CONF = `[swift-hash]
+swift_hash_path_suffix = sluice-test-suffix
+swift_hash_path_prefix = sluice-test-prefix
+
+[storage-policy:0]
+name = Policy-0
+default = yes
+`;
+
+async function waitHealthy(url: string, procs: ChildProcess[], log: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const dead = procs.find((p) => p.exitCode !== null);
+    if (dead) throw new Error(`a Swift process exited (${dead.spawnfile}): ${log()}`);
+    try {
+      const res = await fetch(`${url}/healthcheck`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`Swift did not become healthy: ${log()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Starts the whole Swift cluster; ~3-5 s once installed. */
+export async function startSwiftS3(): Promise<SwiftS3Peer> {
+  await ensureInstalled();
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-swift-'));
+  await mkdir(join(dir, 'srv', 'd1'), { recursive: true });
+  await writeFile(join(dir, 'swift.conf'), SWIFT_CONF);
+  // swift.conf is read from /etc/swift (its path is fixed in Swift); the Debian default says
+  // "changeme", which Swift refuses. Our values only matter for this throwaway cluster.
+  await mkdir('/etc/swift', { recursive: true });
+  const etc = '/etc/swift/swift.conf';
+  const { readFile } = await import('node:fs/promises');
+  const current = existsSync(etc) ? await readFile(etc, 'utf8') : '';
+  if (!current.includes('sluice-test-suffix')) await writeFile(etc, SWIFT_CONF);
+
+  const [proxy, account, container, object, memcache] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
+  const rings: [string, number][] = [
+    ['account', account],
+    ['container', container],
+    ['object', object],
+  ];
+  await Promise.all(
+    rings.map(async ([kind, port]) => {
+      const builder = join(dir, `${kind}.builder`);
+      await run('swift-ring-builder', [builder, 'create', '10', '1', '1']);
+      await run('swift-ring-builder', [builder, 'add', `r1z1-127.0.0.1:${port}/d1`, '100']);
+      // rebalance exits 1 with a warning on some versions even when it wrote the ring.
+      await run('swift-ring-builder', [builder, 'rebalance']).catch((err) => {
+        if (!existsSync(join(dir, `${kind}.ring.gz`))) throw err;
+      });
+    }),
+  );
+
+  const accessKeyId = 'sluice:tester';
+  const secretAccessKey = 'swift-peer-secret-5c1e';
+  for (const [kind, port] of rings) await writeFile(join(dir, `${kind}-server.conf`), serverConf(dir, port, kind as any));
+  await writeFile(join(dir, 'proxy-server.conf'), proxyConf(dir, proxy, memcache, accessKeyId, secretAccessKey));
+
+  let output = '';
+  const procs: ChildProcess[] = [];
+  const start = (cmd: string, args: string[]) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout?.on('data', (d) => {
+      output = (output + d).slice(-8000);
+    });
+    p.stderr?.on('data', (d) => {
+      output = (output + d).slice(-8000);
+    });
+    procs.push(p);
+    return p;
+  };
+  start('memcached', ['-u', 'root', '-l', '127.0.0.1', '-p', String(memcache), '-U', '0', '-m', '32']);
+  for (const [kind] of rings) start(`swift-${kind}-server`, [join(dir, `${kind}-server.conf`)]);
+  start('swift-proxy-server', [join(dir, 'proxy-server.conf')]);
+
+  const stop = async () => {
+    for (const p of procs) if (p.exitCode === null) p.kill('SIGTERM');
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((resolve) => {
+            if (p.exitCode !== null || p.signalCode !== null) return resolve();
+            const t = setTimeout(() => {
+              p.kill('SIGKILL');
+              resolve();
+            }, 5000);
+            p.once('exit', () => {
+              clearTimeout(t);
+              resolve();
+            });
+          }),
+      ),
+    );
+    await rm(dir, { recursive: true, force: true });
+  };
+  process.once('exit', () => {
+    for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+  });
+
+  const endpoint = `http://127.0.0.1:${proxy}`;
+  try {
+    await waitHealthy(endpoint, procs, () => output);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const peer: SwiftS3Peer = {
+    endpoint,
+    port: proxy,
+    region: 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    async createBucket(name) {
+      const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
+      const client = new S3Client({
+        endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId, secretAccessKey },
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      });
+      try {
+        await client.send(new CreateBucketCommand({ Bucket: name }));
+      } catch (err: any) {
+        if (err?.name !== 'BucketAlreadyOwnedByYou' && err?.name !== 'BucketAlreadyExists') throw err;
+      } finally {
+        client.destroy();
+      }
+    },
+    stop,
+  };
+  return peer;
+}
