@@ -1,0 +1,105 @@
+import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
+import { deferred, tracked } from '../payloads/streams';
+import type { ConnectorContext } from '../types';
+import { openS3, type S3Conn } from './client';
+import { delimiterOf, filenameOf, mimeTypeOf, resolveFormat } from './formats';
+import { fullKey, getObject, listObjects, relativeKey } from './objects';
+import { openParquet } from './parquet';
+import { s3OperationOf, signalOf } from './pipeline';
+import { jsonRecords, ndjsonRecords } from './records';
+
+// A pipeline source on S3. `read` streams one object in the payload its format calls for
+// (CSV bytes, JSON records from JSON or NDJSON, rows from Parquet, or the raw file);
+// `list` gives one JSON record per object below a prefix. Nothing is held whole in memory;
+// Parquet is spooled to a temp file because its reader starts at the footer.
+
+const LIST_PAGE = 1000;
+
+export async function readS3(conn: S3Conn, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput> {
+  const op = s3OperationOf(step);
+  const signal = signalOf(step, ctx);
+  const s = await openS3(conn, ctx);
+  const ended = deferred<string | null>();
+  const finish = () => ended.resolve(null);
+  const fail = (err: unknown) => {
+    s.close();
+    ended.reject(err);
+  };
+  const done = () => {
+    s.close();
+    finish();
+  };
+
+  if (op.operation === 'list') {
+    async function* pages(): AsyncGenerator<unknown[]> {
+      // One listing up to a generous bound; S3 listing is cheap and records are small.
+      const { objects } = await listObjects(s, op.prefix, 1_000_000, signal);
+      step.log('info', `listed ${objects.length} objects in bucket ${s.bucket}`);
+      for (let i = 0; i < objects.length; i += LIST_PAGE)
+        yield objects.slice(i, i + LIST_PAGE).map((o) => ({ ...o, key: relativeKey(s, o.key) }));
+    }
+    return {
+      payload: { kind: 'json', batches: tracked(pages(), done, fail) },
+      nextCursor: () => ended.promise,
+    };
+  }
+
+  let key: string;
+  let obj: Awaited<ReturnType<typeof getObject>>;
+  try {
+    key = fullKey(s, op.key as string);
+    obj = await getObject(s, key, signal);
+  } catch (err) {
+    s.close();
+    throw err;
+  }
+  const format = resolveFormat(op.format, key, obj.contentType);
+  step.log(
+    'info',
+    `reading ${relativeKey(s, key)} from bucket ${s.bucket} as ${format}${obj.size !== null ? ` (${obj.size} bytes)` : ''}`,
+  );
+  async function* counted() {
+    for await (const chunk of obj.body) {
+      step.count({ bytes_in: chunk.length });
+      yield chunk;
+    }
+  }
+  let payload: Payload;
+  switch (format) {
+    case 'csv':
+      payload = {
+        kind: 'csv',
+        delimiter: delimiterOf(op.delimiter, key, obj.contentType),
+        header: op.has_header,
+        chunks: tracked(counted(), done, fail),
+      };
+      break;
+    case 'json':
+    case 'ndjson':
+      payload = {
+        kind: 'json',
+        batches: tracked(format === 'json' ? jsonRecords(counted()) : ndjsonRecords(counted()), done, fail),
+      };
+      break;
+    case 'parquet': {
+      let pq: Awaited<ReturnType<typeof openParquet>>;
+      try {
+        pq = await openParquet(counted());
+      } catch (err) {
+        obj.close();
+        s.close();
+        throw err;
+      }
+      payload = { kind: 'rows', columns: pq.columns, batches: tracked(pq.batches, done, fail) };
+      break;
+    }
+    default:
+      payload = {
+        kind: 'file',
+        mimeType: mimeTypeOf(key, obj.contentType),
+        filename: filenameOf(key),
+        chunks: tracked(counted(), done, fail),
+      };
+  }
+  return { payload, nextCursor: () => ended.promise };
+}
