@@ -4,7 +4,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -134,14 +134,29 @@ name = Policy-0
 default = yes
 `;
 
-async function waitHealthy(url: string, procs: ChildProcess[], log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+
+/** The proxy answers its health check and every backend server accepts connections. */
+async function waitHealthy(
+  url: string,
+  backends: number[],
+  procs: ChildProcess[],
+  log: () => string,
+): Promise<void> {
+  const deadline = Date.now() + 90_000;
   for (;;) {
     const dead = procs.find((p) => p.exitCode !== null);
     if (dead) throw new Error(`a Swift process exited (${dead.spawnfile}): ${log()}`);
     try {
       const res = await fetch(`${url}/healthcheck`);
-      if (res.ok) return;
+      if (res.ok && (await Promise.all(backends.map(listening))).every(Boolean)) return;
     } catch {
       // not listening yet
     }
@@ -151,7 +166,7 @@ async function waitHealthy(url: string, procs: ChildProcess[], log: () => string
 }
 
 /** Starts the whole Swift cluster; ~3-5 s once installed. */
-export async function startSwiftS3(): Promise<SwiftS3Peer> {
+export async function startSwiftS3(opts: { secretAccessKey?: string } = {}): Promise<SwiftS3Peer> {
   await ensureInstalled();
   const dir = await mkdtemp(join(tmpdir(), 'sluice-swift-'));
   await mkdir(join(dir, 'srv', 'd1'), { recursive: true });
@@ -190,7 +205,7 @@ export async function startSwiftS3(): Promise<SwiftS3Peer> {
   await run('/usr/bin/python3', ['-c', script, dir, ...rings.flatMap(([k, p]) => [k, String(p)])]);
 
   const accessKeyId = 'sluice:tester';
-  const secretAccessKey = 'swift-peer-secret-5c1e';
+  const secretAccessKey = opts.secretAccessKey ?? 'swift-peer-secret-5c1e';
   for (const [kind, port] of rings)
     await writeFile(join(dir, `${kind}-server.conf`), serverConf(dir, port, kind as any));
   await writeFile(
@@ -241,7 +256,7 @@ export async function startSwiftS3(): Promise<SwiftS3Peer> {
 
   const endpoint = `http://127.0.0.1:${proxy}`;
   try {
-    await waitHealthy(endpoint, procs, () => output);
+    await waitHealthy(endpoint, [account, container, object, memcache], procs, () => output);
   } catch (err) {
     await stop();
     throw err;
@@ -263,9 +278,17 @@ export async function startSwiftS3(): Promise<SwiftS3Peer> {
         responseChecksumValidation: 'WHEN_REQUIRED',
       });
       try {
-        await client.send(new CreateBucketCommand({ Bucket: name }));
-      } catch (err: any) {
-        if (err?.name !== 'BucketAlreadyOwnedByYou' && err?.name !== 'BucketAlreadyExists') throw err;
+        // Swift answers 503 until its backends have settled after start; retry for a while.
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await client.send(new CreateBucketCommand({ Bucket: name }));
+            return;
+          } catch (err: any) {
+            if (err?.name === 'BucketAlreadyOwnedByYou' || err?.name === 'BucketAlreadyExists') return;
+            if (err?.$metadata?.httpStatusCode !== 503 || attempt >= 60) throw err;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
       } finally {
         client.destroy();
       }
