@@ -3,7 +3,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { csvRecords } from '@sluice/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSilentTcpServer } from '../peers/silent-tcp';
-import { startSwiftS3, type SwiftS3Peer } from '../peers/swift-s3';
+import { type SwiftS3Peer, startSwiftS3 } from '../peers/swift-s3';
 import { startTestApp, type TestApp } from '../support/app';
 import { createSinkDatabase, dumpStore, pgQuery, waitUntil } from '../support/runs';
 import {
@@ -13,7 +13,6 @@ import {
   deployPipeline,
   ORG,
   ok,
-  PE,
   pgDataSource,
   runToEnd,
   stepOf,
@@ -31,7 +30,13 @@ const SECRET = `CanaryS3Secret${randomBytes(12).toString('hex')}`;
 const ROWS = 100_000;
 
 /** Row i of the source CSV: a quoted name with a comma, a decimal and a date. */
-const row = (i: number) => [i, `name ${i}, "q"`, ((i * 7) % 10_000) / 100, `2026-${String((i % 12) + 1).padStart(2, '0')}-15`] as const;
+const row = (i: number) =>
+  [
+    i,
+    `name ${i}, "q"`,
+    ((i * 7) % 10_000) / 100,
+    `2026-${String((i % 12) + 1).padStart(2, '0')}-15`,
+  ] as const;
 const csvField = (v: string | number) => (typeof v === 'string' ? `"${v.replace(/"/g, '""')}"` : String(v));
 
 function sourceCsv(): string {
@@ -56,10 +61,17 @@ describe('S3 connector through the API', () => {
     type: 's3',
     name: slug,
     slug,
-    config: { bucket: BUCKET, endpoint: peer.endpoint, force_path_style: true, allow_private_hosts: true, ...config },
+    config: {
+      bucket: BUCKET,
+      endpoint: peer.endpoint,
+      force_path_style: true,
+      allow_private_hosts: true,
+      ...config,
+    },
     credentials: { access_key_id: peer.accessKeyId, secret_access_key: secret },
   });
-  const testConnection = (slug: string) => ok(call('POST', `${ORG}/data-sources/${slug}/test-connection`), 200);
+  const testConnection = (slug: string) =>
+    ok(call('POST', `${ORG}/data-sources/${slug}/test-connection`), 200);
 
   beforeAll(async () => {
     peer = await startSwiftS3({ secretAccessKey: SECRET });
@@ -72,10 +84,20 @@ describe('S3 connector through the API', () => {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'in/people.csv', Body: sourceCsv(), ContentType: 'text/csv' }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'in/people.csv',
+        Body: sourceCsv(),
+        ContentType: 'text/csv',
+      }),
+    );
 
     pgSink = await createSinkDatabase(PG_DB);
-    await pgQuery(PG_DB, 'create table people (id bigint primary key, name text not null, score numeric(10,2), day date)');
+    await pgQuery(
+      PG_DB,
+      'create table people (id bigint primary key, name text not null, score numeric(10,2), day date)',
+    );
 
     t = await startTestApp({ worker: true });
     token = (await t.bootstrap('acme')).api_key;
@@ -95,11 +117,17 @@ describe('S3 connector through the API', () => {
     expect(await testConnection('lake')).toMatchObject({ ok: true, error: null });
 
     await createDataSource(call, s3Source('lake-bad-key', {}, `${SECRET}-wrong`));
-    await createDataSource(call, s3Source('lake-no-host', { endpoint: 'http://s3.no-such-host.invalid:9000' }));
+    await createDataSource(
+      call,
+      s3Source('lake-no-host', { endpoint: 'http://s3.no-such-host.invalid:9000' }),
+    );
     await createDataSource(call, s3Source('lake-no-bucket', { bucket: 'no-such-bucket-here' }));
     const silent = await startSilentTcpServer();
     try {
-      await createDataSource(call, s3Source('lake-silent', { endpoint: `http://127.0.0.1:${silent.port}`, timeout_seconds: 1 }));
+      await createDataSource(
+        call,
+        s3Source('lake-silent', { endpoint: `http://127.0.0.1:${silent.port}`, timeout_seconds: 1 }),
+      );
       const cases: [string, string][] = [
         ['lake-bad-key', 'AUTHENTICATION_FAILED'],
         ['lake-no-host', 'HOST_NOT_FOUND'],
@@ -148,11 +176,22 @@ describe('S3 connector through the API', () => {
       201,
     );
     const exec = await ok(call('POST', `${ORG}/queries/peek:execute`, { parameters: { folder: 'in' } }), 200);
-    expect(exec).toMatchObject({ status: 'succeeded', result_type: 's3', row_count: 1000, truncated: true, error: null });
+    expect(exec).toMatchObject({
+      status: 'succeeded',
+      result_type: 's3',
+      row_count: 1000,
+      truncated: true,
+      error: null,
+    });
     expect(exec.result).toMatchObject({
       type: 's3',
       success: true,
-      payload: { operation: 'read', format: 'csv', key: 'in/people.csv', column_names: ['id', 'name', 'score', 'day'] },
+      payload: {
+        operation: 'read',
+        format: 'csv',
+        key: 'in/people.csv',
+        column_names: ['id', 'name', 'score', 'day'],
+      },
     });
     expect(exec.result.payload.rows[0]).toEqual(row(1).map(String));
 
@@ -176,7 +215,12 @@ describe('S3 connector through the API', () => {
       pipeline: 's3-to-pg',
       spec: {
         steps: [
-          { slug: 'people-csv', kind: 'source', data_source_ref: 'lake', operation: { operation_type: 's3', key: 'in/people.csv' } },
+          {
+            slug: 'people-csv',
+            kind: 'source',
+            data_source_ref: 'lake',
+            operation: { operation_type: 's3', key: 'in/people.csv' },
+          },
           {
             slug: 'to-pg',
             kind: 'sink',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
 import { deferred, tracked } from '../payloads/streams';
 import type { ConnectorContext } from '../types';
@@ -93,13 +94,32 @@ export async function readS3(conn: S3Conn, step: StepContext, ctx: ConnectorCont
       payload = { kind: 'rows', columns: pq.columns, batches: tracked(pq.batches, done, fail) };
       break;
     }
-    default:
-      payload = {
-        kind: 'file',
-        mimeType: mimeTypeOf(key, obj.contentType),
-        filename: filenameOf(key),
-        chunks: tracked(counted(), done, fail),
+    default: {
+      const mimeType = mimeTypeOf(key, obj.contentType);
+      const filename = filenameOf(key);
+      const hash = createHash('sha256');
+      let size = 0;
+      async function* hashed() {
+        for await (const chunk of counted()) {
+          size += chunk.length;
+          hash.update(chunk);
+          yield chunk;
+        }
+      }
+      // The file payload metadata of the run (bytes never enter a record): logged once read.
+      const logged = () => {
+        const meta = {
+          mime_type: mimeType,
+          size_bytes: size,
+          digest_algorithm: 'sha256',
+          digest: hash.digest('hex'),
+          filename,
+        };
+        step.log('info', `file payload ${JSON.stringify(meta)}`);
+        done();
       };
+      payload = { kind: 'file', mimeType, filename, chunks: tracked(hashed(), logged, fail) };
+    }
   }
   return { payload, nextCursor: () => ended.promise };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -331,7 +332,18 @@ describe('S3 connector (Swift s3api peer)', () => {
     );
     const file = await s3Connector.read!(conn(), source({ key: 'p/report.pdf' }), ctx);
     expect(file.payload).toMatchObject({ kind: 'file', mimeType: 'application/pdf', filename: 'report.pdf' });
-    expect(Buffer.compare(await bytesOf(file.payload), pdf)).toBe(0);
+    const fileStep = source({ key: 'p/report.pdf' });
+    const again = await s3Connector.read!(conn(), fileStep, ctx);
+    expect(Buffer.compare(await bytesOf(again.payload), pdf)).toBe(0);
+    const meta = JSON.parse(fileStep.lines.at(-1)!.message.replace(/^file payload /, ''));
+    expect(meta).toEqual({
+      mime_type: 'application/pdf',
+      size_bytes: pdf.length,
+      digest_algorithm: 'sha256',
+      digest: createHash('sha256').update(pdf).digest('hex'),
+      filename: 'report.pdf',
+    });
+    await bytesOf(file.payload);
 
     const listing = await s3Connector.read!(conn(), source({ prefix: 'p/' }), ctx);
     const { items } = await collect(listing.payload);
