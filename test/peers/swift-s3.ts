@@ -3,7 +3,7 @@
 // port, one-replica rings in a temp dir. Installed from Debian when missing (PEERS.md).
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,9 +175,13 @@ export async function startSwiftS3(opts: { secretAccessKey?: string } = {}): Pro
   // "changeme", which Swift refuses. Our values only matter for this throwaway cluster.
   await mkdir('/etc/swift', { recursive: true });
   const etc = '/etc/swift/swift.conf';
-  const { readFile } = await import('node:fs/promises');
   const current = existsSync(etc) ? await readFile(etc, 'utf8') : '';
-  if (!current.includes('sluice-test-suffix')) await writeFile(etc, SWIFT_CONF);
+  if (!current.includes('sluice-test-suffix')) {
+    // Written whole and renamed: another suite may be starting its cluster at the same time.
+    const temp = `${etc}.${process.pid}.tmp`;
+    await writeFile(temp, SWIFT_CONF);
+    await rename(temp, etc);
+  }
 
   const [proxy, account, container, object, memcache] = await Promise.all([
     freePort(),

@@ -289,7 +289,7 @@ describe('S3 connector through the API', () => {
       if (r[0] !== String(rid) || r[1] !== name || Number(r[2]) !== score || r[3] !== day)
         expect(r, `row ${i}`).toEqual([String(rid), name, score.toFixed(2), day]);
     }
-  });
+  }, 300_000);
 
   it('keeps the secret access key out of every response, error, log and stored record', async () => {
     const store = await dumpStore((q) => t.rt.deps.store.executeSql(q));
