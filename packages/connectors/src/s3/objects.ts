@@ -24,34 +24,34 @@ export function fullKey(s: S3Session, key: string): string {
 export const relativeKey = (s: S3Session, key: string) =>
   key.startsWith(s.prefix) ? key.slice(s.prefix.length) : key;
 
-/** Lists up to `max` objects below the configured prefix plus `prefix`; `more` when there are others. */
-export async function listObjects(
+/** Every object below the configured prefix plus `prefix`, a listing page (up to 1,000) at a time. */
+export async function* objectPages(
   s: S3Session,
   prefix: string | undefined,
-  max: number,
   signal?: AbortSignal,
-): Promise<{ objects: ObjectInfo[]; more: boolean }> {
-  const objects: ObjectInfo[] = [];
+  pageSize = 1000,
+): AsyncGenerator<ObjectInfo[]> {
   let token: string | undefined;
   const full = `${s.prefix}${(prefix ?? '').replace(/^\/+/, '')}`;
   for (;;) {
-    let page: Awaited<ReturnType<S3Session['client']['send']>> & Record<string, any>;
+    let page: any;
     try {
-      page = (await s.client.send(
+      page = await s.client.send(
         new s.sdk.ListObjectsV2Command({
           Bucket: s.bucket,
           Prefix: full || undefined,
-          MaxKeys: Math.min(1000, max - objects.length + 1),
+          MaxKeys: pageSize,
           ContinuationToken: token,
         }),
         { abortSignal: signal as any },
-      )) as any;
+      );
     } catch (err) {
       throw s.error(err, 'listing');
     }
+    const objects: ObjectInfo[] = [];
     for (const o of page.Contents ?? []) {
+      // Zero-byte "folder" markers are not objects anyone means to read.
       if (!o.Key || o.Key.endsWith('/')) continue;
-      if (objects.length === max) return { objects, more: true };
       objects.push({
         key: o.Key,
         size_bytes: Number(o.Size ?? 0),
@@ -59,9 +59,27 @@ export async function listObjects(
         etag: typeof o.ETag === 'string' ? o.ETag.replace(/"/g, '') : null,
       });
     }
-    if (!page.IsTruncated || !page.NextContinuationToken) return { objects, more: false };
+    if (objects.length > 0) yield objects;
+    if (!page.IsTruncated || !page.NextContinuationToken) return;
     token = page.NextContinuationToken;
   }
+}
+
+/** Lists up to `max` objects; `more` when there are others. */
+export async function listObjects(
+  s: S3Session,
+  prefix: string | undefined,
+  max: number,
+  signal?: AbortSignal,
+): Promise<{ objects: ObjectInfo[]; more: boolean }> {
+  const objects: ObjectInfo[] = [];
+  for await (const page of objectPages(s, prefix, signal, Math.min(1000, max + 1))) {
+    for (const o of page) {
+      if (objects.length === max) return { objects, more: true };
+      objects.push(o);
+    }
+  }
+  return { objects, more: false };
 }
 
 export type OpenObject = {

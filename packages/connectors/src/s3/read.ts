@@ -4,7 +4,7 @@ import { deferred, tracked } from '../payloads/streams';
 import type { ConnectorContext } from '../types';
 import { openS3, type S3Conn } from './client';
 import { delimiterOf, filenameOf, mimeTypeOf, resolveFormat } from './formats';
-import { fullKey, getObject, listObjects, relativeKey } from './objects';
+import { fullKey, getObject, objectPages, relativeKey } from './objects';
 import { openParquet } from './parquet';
 import { s3OperationOf, signalOf } from './pipeline';
 import { jsonRecords, ndjsonRecords } from './records';
@@ -13,8 +13,6 @@ import { jsonRecords, ndjsonRecords } from './records';
 // (CSV bytes, JSON records from JSON or NDJSON, rows from Parquet, or the raw file);
 // `list` gives one JSON record per object below a prefix. Nothing is held whole in memory;
 // Parquet is spooled to a temp file because its reader starts at the footer.
-
-const LIST_PAGE = 1000;
 
 export async function readS3(conn: S3Conn, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput> {
   const op = s3OperationOf(step);
@@ -33,11 +31,12 @@ export async function readS3(conn: S3Conn, step: StepContext, ctx: ConnectorCont
 
   if (op.operation === 'list') {
     async function* pages(): AsyncGenerator<unknown[]> {
-      // One listing up to a generous bound; S3 listing is cheap and records are small.
-      const { objects } = await listObjects(s, op.prefix, 1_000_000, signal);
-      step.log('info', `listed ${objects.length} objects in bucket ${s.bucket}`);
-      for (let i = 0; i < objects.length; i += LIST_PAGE)
-        yield objects.slice(i, i + LIST_PAGE).map((o) => ({ ...o, key: relativeKey(s, o.key) }));
+      let count = 0;
+      for await (const page of objectPages(s, op.prefix, signal)) {
+        count += page.length;
+        yield page.map((o) => ({ ...o, key: relativeKey(s, o.key) }));
+      }
+      step.log('info', `listed ${count} objects in bucket ${s.bucket}`);
     }
     return {
       payload: { kind: 'json', batches: tracked(pages(), done, fail) },

@@ -153,6 +153,13 @@ describe('S3 connector (Swift s3api peer)', () => {
     const keys = ((list.payload.payload as any).objects as { key: string }[]).map((o) => o.key).sort();
     expect(keys).toEqual(['q/items.json', 'q/items.ndjson', 'q/note.txt', 'q/people.csv']);
     expect(list.row_count).toBe(4);
+    const firstTwo = await s3Connector.execute!(
+      conn(),
+      s3StatementSchema.parse({ type: 's3', operation: 'list', prefix: 'q/' }),
+      {},
+      { ...ctx, limits: { ...defaultLimits, maxRows: 2 } },
+    );
+    expect([firstTwo.row_count, firstTwo.truncated]).toEqual([2, true]);
 
     const csv = await exec({ operation: 'read', key: 'q/people.csv' });
     expect(csv.payload.payload).toMatchObject({
