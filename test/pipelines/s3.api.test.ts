@@ -292,6 +292,33 @@ describe('S3 connector through the API', () => {
   }, 300_000);
 
   it('keeps the secret access key out of every response, error, log and stored record', async () => {
+    // A run that fails on the credentials leaves its error in the run record and its logs.
+    await deployPipeline(call, {
+      pipeline: 'bad-key',
+      spec: {
+        steps: [
+          {
+            slug: 'people-csv',
+            kind: 'source',
+            data_source_ref: 'lake',
+            operation: { operation_type: 's3', key: 'in/people.csv' },
+          },
+          {
+            slug: 'to-pg',
+            kind: 'sink',
+            data_source_ref: 'warehouse',
+            operation: { operation_type: 'sql', write: { table: 'people', mode: 'insert' } },
+          },
+        ],
+        edges: [{ from: 'people-csv', to: 'to-pg' }],
+      },
+      bindings: { lake: 'lake-bad-key', warehouse: 'warehouse' },
+    });
+    const failed = await runToEnd(call, 'bad-key', { run_slug: 'bad-key-1' }, 60_000);
+    expect(failed.state, JSON.stringify(failed)).toBe('failed');
+    expect(JSON.stringify(failed)).toContain('AUTHENTICATION_FAILED');
+    await ok(call('GET', `${ORG}/projects/shop/environments/staging/runs/bad-key-1/logs`), 200);
+
     const store = await dumpStore((q) => t.rt.deps.store.executeSql(q));
     for (const [where, text] of Object.entries({ responses: bodies.join('\n'), logs: t.logs(), store })) {
       expect(text.includes(SECRET), `secret in ${where}`).toBe(false);
