@@ -24,22 +24,11 @@ export async function testS3(conn: S3Conn, ctx: ConnectorContext): Promise<void>
 const PART_SIZE = 8 * 1024 * 1024;
 
 /** `{{name}}` of a saved query: the parameter's value; a missing one is the statement's fault. */
-function render<T>(value: T, parameters: Record<string, unknown>, text = false): T {
+function withParameters<T>(parameters: Record<string, unknown>, work: (resolve: Resolve) => T): T {
   const resolve: Resolve = (name) =>
     Object.hasOwn(parameters, name) ? { found: true, value: parameters[name] } : { found: false };
   try {
-    return (
-      text
-        ? String(
-            renderString(value as string, (n) => {
-              const r = resolve(n);
-              return r.found && typeof r.value !== 'string'
-                ? { found: true, value: JSON.stringify(r.value) }
-                : r;
-            }),
-          )
-        : renderValue(value, resolve)
-    ) as T;
+    return work(resolve);
   } catch (err) {
     if (err instanceof TemplateError)
       throw new ConnectorError(
@@ -49,6 +38,17 @@ function render<T>(value: T, parameters: Record<string, unknown>, text = false):
     throw err;
   }
 }
+
+/** A key or prefix: every placeholder becomes text (a non-string value its JSON). */
+const renderText = (text: string, parameters: Record<string, unknown>): string =>
+  withParameters(parameters, (resolve) => {
+    const v = renderString(text, resolve);
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  });
+
+/** Content: a string that is exactly one placeholder keeps the value's JSON type. */
+const renderContent = <T>(value: T, parameters: Record<string, unknown>): T =>
+  withParameters(parameters, (resolve) => renderValue(value, resolve) as T);
 
 type Payload = Record<string, unknown>;
 
@@ -97,7 +97,7 @@ async function listOp(
   parameters: Record<string, unknown>,
   ctx: ConnectorContext,
 ) {
-  const prefix = st.prefix === undefined ? undefined : render(st.prefix, parameters, true);
+  const prefix = st.prefix === undefined ? undefined : renderText(st.prefix, parameters);
   const { objects, more } = await listObjects(s, prefix, ctx.limits.maxRows, ctx.signal);
   const shown = objects.map((o) => ({ ...o, key: relativeKey(s, o.key) }));
   const { rows, cut } = fit(shown, ctx.limits.maxResultBytes);
@@ -121,7 +121,7 @@ async function readOp(
   parameters: Record<string, unknown>,
   ctx: ConnectorContext,
 ) {
-  const key = fullKey(s, render(st.key as string, parameters, true));
+  const key = fullKey(s, renderText(st.key as string, parameters));
   const obj = await getObject(s, key, ctx.signal);
   const format = resolveFormat(st.format, key, obj.contentType);
   const max = ctx.limits.maxRows;
@@ -246,8 +246,8 @@ async function writeOp(
   parameters: Record<string, unknown>,
   ctx: ConnectorContext,
 ) {
-  const key = fullKey(s, render(st.key as string, parameters, true));
-  const content = render(st.content, parameters);
+  const key = fullKey(s, renderText(st.key as string, parameters));
+  const content = renderContent(st.content, parameters);
   let format = resolveFormat(st.format, key);
   if (st.format === 'auto' && format === 'file' && typeof content !== 'string') format = 'json';
   const delimiter = delimiterOf(st.delimiter, key);
