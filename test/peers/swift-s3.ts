@@ -5,7 +5,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -59,7 +59,7 @@ const common = (dir: string, port: number) => `[DEFAULT]
 bind_ip = 127.0.0.1
 bind_port = ${port}
 workers = 0
-user = root
+user = ${userInfo().username}
 swift_dir = ${dir}
 devices = ${dir}/srv
 mount_check = false
@@ -230,7 +230,8 @@ export async function startSwiftS3(opts: { secretAccessKey?: string } = {}): Pro
     procs.push(p);
     return p;
   };
-  start('memcached', ['-u', 'root', '-l', '127.0.0.1', '-p', String(memcache), '-U', '0', '-m', '32']);
+  const me = userInfo().username;
+  start('memcached', ['-u', me, '-l', '127.0.0.1', '-p', String(memcache), '-U', '0', '-m', '32']);
   for (const [kind] of rings) start(`swift-${kind}-server`, [join(dir, `${kind}-server.conf`)]);
   start('swift-proxy-server', [join(dir, 'proxy-server.conf')]);
 
