@@ -11768,6 +11768,11 @@ export interface operations {
                         /** @description Key prefix that statement keys are relative to. */
                         prefix?: string;
                         /**
+                         * @description Seconds to wait for a connection or for the next bytes of an answer, 1 to 300 (default 10).
+                         * @default 10
+                         */
+                        timeout_seconds?: number;
+                        /**
                          * @description Allow loopback and private-network hosts. Self-hosted deployments only; hosted deployments reject true.
                          * @default false
                          */

@@ -41,7 +41,9 @@ export type ConnectorErrorCode =
   | 'TOO_MANY_REDIRECTS'
   | 'INVALID_STATEMENT'
   | 'QUERY_FAILED'
-  | 'UNSUPPORTED_OPERATION';
+  | 'UNSUPPORTED_OPERATION'
+  /** A named remote container or object (an S3 bucket or key) does not exist. */
+  | 'NOT_FOUND';
 
 /**
  * The one error a connector throws. `message` is shown to users and stored (test_error,

@@ -1,50 +1,34 @@
-import { z } from 'zod';
-import { allowPrivateHostsField, httpUrlField, secretField } from '../fields';
 import type { ConnectorDefinition } from '../types';
+import { executeS3, testS3 } from './operations';
+import { readS3 } from './read';
+import { importS3Schema } from './schema';
+import {
+  type S3Config,
+  type S3Credentials,
+  type S3Statement,
+  s3ConfigSchema,
+  s3CredentialsSchema,
+  s3StatementSchema,
+} from './schemas';
+import { writeS3 } from './write';
 
-export const s3ConfigSchema = z
-  .object({
-    bucket: z
-      .string()
-      .min(3)
-      .max(63)
-      .regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, 'an S3 bucket name')
-      .describe('Bucket name.'),
-    region: z
-      .string()
-      .min(1)
-      .max(64)
-      .default('us-east-1')
-      .describe('Region of the bucket (default us-east-1).'),
-    endpoint: httpUrlField(
-      'Endpoint of an S3-compatible service (MinIO, R2, …); AWS when absent.',
-    ).optional(),
-    force_path_style: z
-      .boolean()
-      .default(false)
-      .describe('Address the bucket in the path instead of the host name (most S3-compatible services).'),
-    prefix: z.string().max(1024).optional().describe('Key prefix that statement keys are relative to.'),
-    allow_private_hosts: allowPrivateHostsField,
-  })
-  .strict()
-  .describe('S3 connector configuration.');
+// Amazon S3 and S3-compatible stores (docs/connectors/s3.md). The AWS SDK is loaded only when
+// an S3 data source is used; every call builds its own client and destroys it before returning.
 
-export const s3CredentialsSchema = z
-  .object({
-    access_key_id: z.string().min(1).max(256).describe('Access key id.'),
-    secret_access_key: secretField('Secret access key.'),
-    session_token: secretField('Session token of temporary credentials.').optional(),
-  })
-  .strict()
-  .describe('S3 credentials. Write-only.');
+export { s3ConfigSchema, s3CredentialsSchema, s3StatementSchema };
 
-export const s3Connector: ConnectorDefinition = {
+export const s3Connector: ConnectorDefinition<S3Config, S3Credentials, S3Statement> = {
   type: 's3',
   label: 'Amazon S3',
   configSchema: s3ConfigSchema,
   credentialsSchema: s3CredentialsSchema,
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: null,
+  statementSchema: s3StatementSchema,
   resultType: 's3',
+  test: testS3,
+  importSchema: importS3Schema,
+  execute: executeS3,
+  read: readS3,
+  write: writeS3,
 };
