@@ -11540,6 +11540,16 @@ export interface operations {
                          * @default 5
                          */
                         timeout_seconds?: number;
+                        /**
+                         * Format: uri
+                         * @description Endpoint instead of `https://<account>.snowflakecomputing.com` (PrivateLink, a proxy). `http://` only with allow_private_hosts.
+                         */
+                        access_url?: string;
+                        /**
+                         * @description Allow loopback and private-network hosts. Self-hosted deployments only; hosted deployments reject true.
+                         * @default false
+                         */
+                        allow_private_hosts?: boolean;
                     };
                     /** @description Snowflake credentials: a password, or a private key (and its passphrase). Write-only. */
                     credentials: {
