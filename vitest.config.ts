@@ -6,7 +6,7 @@ const apiSuites = ['packages/**/*.api.test.ts', 'test/**/*.api.test.ts'];
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
+    testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
     projects: [
