@@ -157,6 +157,11 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
     parameters: Record<string, unknown>,
     ctx: ConnectorContext,
   ): Promise<QueryResult>;
+  /**
+   * The fields of this kind's pipeline operation, by step kind, checked by validation once a
+   * step's ref is bound (the engine accepts any fields for connector operation types).
+   */
+  pipelineOperation?: { source?: z.ZodType; sink?: z.ZodType };
   /** Pipeline source step: streams what the operation reads; never buffers a whole dataset. */
   read?(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
   /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */

@@ -7,6 +7,7 @@ import {
   type FtpStatement,
   ftpConfigSchema,
   ftpCredentialsSchema,
+  ftpOperationSchema,
   ftpStatementSchema,
 } from './schemas';
 
@@ -24,6 +25,7 @@ export const ftpConnector: ConnectorDefinition<FtpConfig, FtpCredentials, FtpSta
   defaultReadOnly: false,
   statementSchema: ftpStatementSchema,
   resultType: 'ftp',
+  pipelineOperation: { source: ftpOperationSchema, sink: ftpOperationSchema },
   test: (conn, ctx) => testFtp(conn, ctx),
   importSchema: (conn, ctx) => importFtpSchema(conn, ctx),
   execute: (conn, statement, parameters, ctx) => executeFtp(conn, statement, parameters, ctx),

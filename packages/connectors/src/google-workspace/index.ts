@@ -4,7 +4,12 @@ import type { ConnectorDefinition } from '../types';
 import type { WorkspaceConnection } from './client';
 import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operations';
 import { readWorkspace, writeWorkspace } from './pipeline';
-import { googleId, googleWorkspaceStatementSchema, type WorkspaceStatement } from './statement';
+import {
+  googleId,
+  googleWorkspaceStatementSchema,
+  type WorkspaceStatement,
+  workspaceStepSchema,
+} from './statement';
 
 export const googleWorkspaceConfigSchema = z
   .object({
@@ -28,6 +33,7 @@ export const googleWorkspaceConnector: ConnectorDefinition = {
   defaultReadOnly: false,
   statementSchema: googleWorkspaceStatementSchema,
   resultType: 'workspace_file',
+  pipelineOperation: { source: workspaceStepSchema, sink: workspaceStepSchema },
   test: (conn, ctx) => testWorkspace(conn as WorkspaceConnection, ctx),
   importSchema: (conn, ctx) => importWorkspaceSchema(conn as WorkspaceConnection, ctx),
   execute: (conn, statement, parameters, ctx) =>

@@ -3,7 +3,7 @@ import { allowPrivateHostsField, secretField } from '../fields';
 import type { ConnectorDefinition } from '../types';
 import { executeMongo, importMongoSchema, testMongo } from './operations';
 import { readMongo } from './read';
-import { type MongoStatement, mongodbStatementSchema } from './statement';
+import { type MongoStatement, mongodbOperationSchema, mongodbStatementSchema } from './statement';
 import { writeMongo } from './write';
 
 // MongoDB (docs/connectors/mongodb.md). Every call opens one client through the egress guard
@@ -59,6 +59,7 @@ export const mongodbConnector: ConnectorDefinition<MongoConfig, MongoCredentials
   defaultReadOnly: false,
   statementSchema: mongodbStatementSchema,
   resultType: 'mongodb',
+  pipelineOperation: { source: mongodbOperationSchema, sink: mongodbOperationSchema },
   test: (conn, ctx) => testMongo(conn, ctx),
   importSchema: (conn, ctx) => importMongoSchema(conn, ctx),
   execute: (conn, statement, parameters, ctx) => executeMongo(conn, statement, parameters, ctx),

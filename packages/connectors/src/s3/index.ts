@@ -8,6 +8,7 @@ import {
   type S3Statement,
   s3ConfigSchema,
   s3CredentialsSchema,
+  s3OperationSchema,
   s3StatementSchema,
 } from './schemas';
 import { writeS3 } from './write';
@@ -26,6 +27,7 @@ export const s3Connector: ConnectorDefinition<S3Config, S3Credentials, S3Stateme
   defaultReadOnly: false,
   statementSchema: s3StatementSchema,
   resultType: 's3',
+  pipelineOperation: { source: s3OperationSchema, sink: s3OperationSchema },
   test: testS3,
   importSchema: importS3Schema,
   execute: executeS3,

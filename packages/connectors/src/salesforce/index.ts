@@ -3,7 +3,12 @@ import { allowPrivateHostsField, httpUrlField, secretField } from '../fields';
 import type { ConnectorDefinition } from '../types';
 import type { SalesforceConfig, SalesforceCredentials } from './client';
 import { executeSalesforce, importSalesforceSchema, type SoqlStatement, testSalesforce } from './operations';
-import { readSalesforce, writeSalesforce } from './pipeline';
+import {
+  readSalesforce,
+  salesforceSinkOperation,
+  salesforceSourceOperation,
+  writeSalesforce,
+} from './pipeline';
 import { soqlPlaceholders } from './soql';
 
 // Salesforce through jsforce (docs/connectors/salesforce.md): the client-credentials flow of a
@@ -68,6 +73,7 @@ export const salesforceConnector: ConnectorDefinition<
   defaultReadOnly: true,
   statementSchema: salesforceStatementSchema,
   resultType: 'object_rows',
+  pipelineOperation: { source: salesforceSourceOperation, sink: salesforceSinkOperation },
   test: (conn, ctx) => testSalesforce(conn, ctx),
   importSchema: (conn, ctx) => importSalesforceSchema(conn, ctx),
   execute: (conn, statement, parameters, ctx) => executeSalesforce(conn, statement, parameters, ctx),

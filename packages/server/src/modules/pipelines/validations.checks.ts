@@ -95,7 +95,9 @@ function bindingFindings(spec: PipelineSpec, refs: DerivedRef[], bound: Map<stri
         ),
       );
     const hook = s.kind === 'source' ? 'read' : 'write';
-    if (!connectorFor(b.dataSourceType)[hook])
+    const connector = connectorFor(b.dataSourceType);
+    out.push(...operationFindings(connector.pipelineOperation?.[s.kind], s.operation, i));
+    if (!connector[hook])
       out.push(
         error(
           'CONNECTOR_CAPABILITY_MISSING',
@@ -105,6 +107,16 @@ function bindingFindings(spec: PipelineSpec, refs: DerivedRef[], bound: Map<stri
       );
   });
   return out;
+}
+
+/** The step's operation against its connector's field schema (OPERATION_INVALID findings). */
+function operationFindings(schema: z.ZodType | undefined, operation: unknown, i: number): Finding[] {
+  if (!schema) return [];
+  const r = schema.safeParse(operation);
+  if (r.success) return [];
+  return r.error.issues.map((issue) =>
+    error('OPERATION_INVALID', issue.message, findingPath([`steps[${i}]`, 'operation', ...issue.path])),
+  );
 }
 
 const RUNTIME_KEY = /^runtime\.(secrets|env)\.([A-Za-z_][A-Za-z0-9_]*)$/;
