@@ -41,7 +41,11 @@ export type ConnectorErrorCode =
   | 'TOO_MANY_REDIRECTS'
   | 'INVALID_STATEMENT'
   | 'QUERY_FAILED'
-  | 'UNSUPPORTED_OPERATION';
+  | 'UNSUPPORTED_OPERATION'
+  /** A repository, branch, commit or file that does not exist (git). */
+  | 'NOT_FOUND'
+  /** The SSH server's host key is not the pinned one (git over SSH). */
+  | 'HOST_KEY_MISMATCH';
 
 /**
  * The one error a connector throws. `message` is shown to users and stored (test_error,
