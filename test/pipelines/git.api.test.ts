@@ -144,6 +144,24 @@ describe('git data sources end to end', () => {
     }
   });
 
+  it('lists branches through GET …/branches', async () => {
+    expect(await ok(call('GET', `${ORG}/data-sources/repo/branches`), 200)).toEqual({
+      branches: [{ name: 'main', is_default: true }],
+    });
+    expect(await ok(call('GET', `${ORG}/data-sources/ssh-repo/branches`), 200)).toEqual({
+      branches: [{ name: 'main', is_default: true }],
+    });
+    const failed = await call('GET', `${ORG}/data-sources/bad-token/branches`);
+    expect(failed.statusCode, failed.body).toBe(503);
+    expect(failed.json().error).toMatchObject({
+      code: 'UNAVAILABLE',
+      detailed_error: 'AUTHENTICATION_FAILED',
+    });
+    const unsupported = await call('GET', `${ORG}/data-sources/warehouse/branches`);
+    expect(unsupported.statusCode, unsupported.body).toBe(422);
+    expect(unsupported.json().error.code).toBe('CONNECTOR_OPERATION_UNSUPPORTED');
+  });
+
   it('imports the schema of the files under base_path', async () => {
     const accepted = await ok(call('POST', `${ORG}/data-sources/repo/schema-import`), 202);
     expect(accepted).toMatchObject({ schema_status: 'importing', enqueued: true });
@@ -318,6 +336,7 @@ describe('git data sources end to end', () => {
     ];
     const texts: Record<string, string> = {
       dataSources: (await call('GET', `${ORG}/data-sources?limit=100`)).body,
+      branches: (await call('GET', `${ORG}/data-sources/bad-token/branches`)).body,
       queries: (await call('GET', `${ORG}/queries?limit=100`)).body,
       executions: (await call('GET', `${ORG}/queries/read/executions?limit=100`)).body,
       runs: JSON.stringify([await getRun(call, 'git-in-1'), await getRun(call, 'git-out-1')]),

@@ -6,7 +6,7 @@ import { type GitConn, GitSession } from './cli';
 import { basename, delimiterOf, type Format, formatOf, isTextual, jsonLines, mimeOf } from './formats';
 import { jsonRecords } from './json';
 import { repoPath } from './remote';
-import { blobStream, commitFile, defaultBranchOf, fetchRef, fileAt, listRemote } from './repo';
+import { blobStream, branchesOf, commitFile, defaultBranchOf, fetchRef, fileAt, listRemote } from './repo';
 import type { GitStatement } from './schemas';
 
 // Saved queries over git (result_type `git`): read a file at a branch or commit (rows of a
@@ -49,8 +49,7 @@ export async function executeGit(
   try {
     const refs = await listRemote(session);
     if (statement.operation === 'list_branches') {
-      const def = conn.config.default_branch ?? refs.head;
-      const branches = [...refs.branches.keys()].sort().map((name) => ({ name, is_default: name === def }));
+      const branches = branchesOf(conn.config.default_branch, refs);
       return {
         result_type: 'git',
         payload: { operation: 'list_branches', branches },

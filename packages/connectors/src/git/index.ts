@@ -1,5 +1,5 @@
 import { csvRecords } from '@sluice/engine';
-import type { Column, ConnectorContext, ConnectorDefinition, SchemaDocument } from '../types';
+import type { Branch, Column, ConnectorContext, ConnectorDefinition, SchemaDocument } from '../types';
 import { ConnectorError } from '../types';
 import { type GitConn, GitSession } from './cli';
 import { executeGit } from './execute';
@@ -7,7 +7,7 @@ import { delimiterOf, formatOf, jsonLines, mimeOf } from './formats';
 import { jsonRecords } from './json';
 import { readGit, writeGit } from './pipeline';
 import { repoPath } from './remote';
-import { blobStream, defaultBranchOf, entryAt, fetchRef, listFiles, listRemote } from './repo';
+import { blobStream, branchesOf, defaultBranchOf, entryAt, fetchRef, listFiles, listRemote } from './repo';
 import {
   type GitConfig,
   type GitCredentials,
@@ -38,6 +38,15 @@ async function test(conn: GitConn, ctx: ConnectorContext): Promise<void> {
     const entry = await entryAt(session, commit, base);
     if (entry?.type !== 'tree')
       throw new ConnectorError('NOT_FOUND', `base_path ${base} is not a directory on ${branch}`);
+  } finally {
+    await session.close();
+  }
+}
+
+async function listBranches(conn: GitConn, ctx: ConnectorContext): Promise<Branch[]> {
+  const session = await GitSession.open(conn, ctx);
+  try {
+    return branchesOf(conn.config.default_branch, await listRemote(session));
   } finally {
     await session.close();
   }
@@ -189,6 +198,7 @@ export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitSta
   resultType: 'git',
   test,
   importSchema,
+  listBranches,
   execute: executeGit,
   read: readGit,
   write: writeGit,

@@ -28,6 +28,12 @@ export async function listRemote(s: GitSession): Promise<RemoteRefs> {
   return { head, branches };
 }
 
+/** Branches by name; the default is default_branch when set, else the remote's HEAD. */
+export function branchesOf(configured: string | undefined, refs: RemoteRefs) {
+  const def = configured ?? refs.head;
+  return [...refs.branches.keys()].sort().map((name) => ({ name, is_default: name === def }));
+}
+
 /** The branch used when none is named: default_branch, else the remote's HEAD. */
 export function defaultBranchOf(configured: string | undefined, refs: RemoteRefs): string {
   if (configured) return configured;
