@@ -2,7 +2,8 @@
 // push) behind a small Node HTTPS server on loopback with a self-signed certificate and Basic
 // auth. `caFile` is the certificate git must trust (set GIT_SSL_CAINFO to it: this
 // environment presets GIT_SSL_CAINFO, which would win over http.sslCAInfo). Every request is
-// recorded with its Authorization header so tests can check what was sent.
+// recorded with its Authorization header so tests can check what was sent. The certificate
+// also names git.sluice-test.invalid, for tests that resolve that name themselves.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -49,7 +50,7 @@ export async function startGitHttpsPeer(
       '-subj',
       '/CN=127.0.0.1',
       '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:git.sluice-test.invalid',
     ],
     { stdio: 'ignore' },
   );

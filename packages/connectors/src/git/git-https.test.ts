@@ -91,6 +91,17 @@ describe('git connector over HTTPS', () => {
     );
   });
 
+  it('connects to the address the egress guard checked, not to a second DNS answer', async () => {
+    const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
+    const url = `https://git.sluice-test.invalid:${peer.port}/shop.git`;
+    // The name exists only in the guard's resolver: git can reach it only through the pin.
+    await gitConnector.test!(conn({ repo_url: url }), { ...ctx, policy: { allowPrivate: true, lookup } });
+    await fails(
+      gitConnector.test!(conn({ repo_url: url }), { ...ctx, policy: { allowPrivate: false, lookup } }),
+      'PRIVATE_HOST_BLOCKED',
+    );
+  });
+
   it('refuses plain HTTP and credentials in the URL', () => {
     const r = gitConfigSchema.safeParse({ repo_url: 'http://example.com/r.git' });
     expect(r.success).toBe(false);
@@ -319,6 +330,34 @@ describe('git connector over HTTPS', () => {
     expect(commitMessage(repo, 'exports')).toBe('rows of run-1');
     // The new branch starts from the default branch.
     expect(showFile(repo, 'exports', 'README.md').toString()).toBe('# shop\n');
+  });
+
+  it('keeps the token out of every process command line', async () => {
+    const fs = await import('node:fs');
+    const seen = new Set<string>();
+    let running = true;
+    const watch = (async () => {
+      while (running) {
+        for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+          try {
+            const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+            if (/\bgit\b|git-remote|ssh/.test(cmd)) seen.add(cmd);
+          } catch {
+            // gone already
+          }
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      await exec({ operation: 'write', path: 'argv-check.txt', content: `${Date.now()}` });
+      await exec({ path: 'data/orders.csv' });
+    } finally {
+      running = false;
+      await watch;
+    }
+    expect([...seen].some((c) => c.includes('git'))).toBe(true);
+    for (const cmd of seen) expect(cmd).not.toContain(TOKEN);
   });
 
   it('never shows the token, and sends it only as Basic auth', async () => {

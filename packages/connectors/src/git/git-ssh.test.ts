@@ -96,6 +96,16 @@ describe('git connector over SSH', () => {
     );
   });
 
+  it('checks the host key under the configured name while connecting to the checked address', async () => {
+    const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
+    const repoUrl = peer.urlOf('data').replace('@127.0.0.1:', '@git.sluice-test.invalid:');
+    const named = peer.knownHosts.replace('[127.0.0.1]', '[git.sluice-test.invalid]');
+    const pinned = { ...ctx, policy: { allowPrivate: true, lookup } };
+    await gitConnector.test!(conn({ repo_url: repoUrl }, { ssh_known_hosts: named }), pinned);
+    // The address's own entry does not vouch for the name.
+    await fails(gitConnector.test!(conn({ repo_url: repoUrl }), pinned), 'HOST_KEY_MISMATCH');
+  });
+
   it('times out against a server that never sends its banner', async () => {
     const silent = await startSilentTcpServer();
     const saved = process.env.SLUICE_GIT_TIMEOUT_SECONDS;
