@@ -37,7 +37,11 @@ function run(cmd: string, args: string[]) {
 
 export function ensureSshd() {
   if (fs.existsSync(SSHD)) return;
-  run('apt-get', ['update']);
+  try {
+    run('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update']);
+  } catch {
+    // Another process may hold the lists lock while it updates them: the install still works.
+  }
   run('apt-get', [
     '-o',
     'DPkg::Lock::Timeout=600',
@@ -46,26 +50,37 @@ export function ensureSshd() {
     '--no-install-recommends',
     'openssh-server',
   ]);
+  if (!fs.existsSync(SSHD)) throw new Error(`openssh-server installed but ${SSHD} is missing`);
+}
+
+/** Retries a command that may meet another suite's lock on /etc/passwd or /etc/shadow. */
+function withRetry(fn: () => void) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      fn();
+      return;
+    } catch (err) {
+      if (attempt >= 20) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
 }
 
 function ensureUser() {
-  try {
-    run('id', ['-u', USER]);
-  } catch {
+  withRetry(() => {
     try {
-      run('useradd', ['--system', '--create-home', '--shell', '/usr/bin/git-shell', USER]);
-    } catch (err) {
-      // Another suite of ours may have created it a moment ago.
       run('id', ['-u', USER]);
-      void err;
+    } catch {
+      run('useradd', ['--system', '--create-home', '--shell', '/usr/bin/git-shell', USER]);
     }
-  }
+  });
   // Repositories belong to root (seeded by the tests); git-shell's git must trust them.
   const home = run('getent', ['passwd', USER]).split(':')[5];
   fs.mkdirSync(home, { recursive: true });
   fs.writeFileSync(path.join(home, '.gitconfig'), '[safe]\n\tdirectory = *\n');
   // A user without a password is "locked", and sshd refuses locked users under UsePAM no.
-  run('usermod', ['-p', '*', USER]);
+  if (run('getent', ['shadow', USER]).split(':')[1] !== '*')
+    withRetry(() => run('usermod', ['-p', '*', USER]));
 }
 
 export function makeKey(dir: string, name: string, passphrase = ''): SshKey {
