@@ -209,7 +209,7 @@ export class GitSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const c of this.children) c.kill('SIGKILL');
+    for (const c of this.children) killGroup(c);
     await fs.rm(this.dir, { recursive: true, force: true });
   }
 
@@ -257,6 +257,8 @@ export class GitSession {
       err = (err + c.toString('utf8')).slice(-64 * 1024);
     });
     child.stdin!.end();
+    // Settled when the stream is read; a stream nobody reads must not leave a rejection behind.
+    outcome.catch(() => {});
     const self = this;
     async function* stdout(): AsyncGenerator<Buffer> {
       try {
