@@ -332,6 +332,23 @@ describe('git connector over HTTPS', () => {
     expect(showFile(repo, 'exports', 'README.md').toString()).toBe('# shop\n');
   });
 
+  it('commits nothing when the upstream payload fails midway', async () => {
+    const before = headOf(repo, 'main');
+    async function* broken(): AsyncGenerator<Uint8Array> {
+      yield Buffer.from('a,b\n1,2\n');
+      throw new ConnectorError('QUERY_FAILED', 'the upstream source failed');
+    }
+    const sink = stepContext({
+      kind: 'sink',
+      data_source_ref: 'repo',
+      operation: { operation_type: 'git', path: 'broken.csv' },
+    });
+    const csv = { kind: 'csv' as const, delimiter: ',', header: true, chunks: broken() };
+    const err = await fails(gitConnector.write!(conn(), csv, sink, ctx), 'QUERY_FAILED');
+    expect(err.message).toBe('the upstream source failed');
+    expect(headOf(repo, 'main')).toBe(before);
+  });
+
   it('keeps the token out of every process command line', async () => {
     const fs = await import('node:fs');
     const seen = new Set<string>();
