@@ -122,22 +122,7 @@ async function waitForPort(port: number, ms: number, exited: () => string | null
   }
 }
 
-export async function startGitSshPeer(): Promise<GitSshPeer> {
-  ensureSshd();
-  ensureUser();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'git-ssh-peer-'));
-  // The git user must reach the repositories and its authorized keys (StrictModes is off).
-  fs.chmodSync(dir, 0o755);
-  const repos = path.join(dir, 'repos');
-  fs.mkdirSync(repos, { mode: 0o755 });
-  const hostKey = makeKey(dir, 'host_ed25519');
-  const wrongHost = makeKey(dir, 'other_host_ed25519');
-  const clientKey = makeKey(dir, 'client');
-  const passphrase = 'peer passphrase 42';
-  const passphraseKey = { ...makeKey(dir, 'client_pp', passphrase), passphrase };
-  const authorized = path.join(dir, 'authorized_keys');
-  fs.writeFileSync(authorized, `${clientKey.publicKey}\n${passphraseKey.publicKey}\n`, { mode: 0o644 });
-  fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+async function startSshd(dir: string, authorized: string) {
   const port = await freePort();
   const config = path.join(dir, 'sshd_config');
   fs.writeFileSync(
@@ -172,7 +157,42 @@ export async function startGitSshPeer(): Promise<GitSshPeer> {
   sshd.on('exit', (code, sig) => {
     exit = `${code ?? sig} ${stderr.trim()}`;
   });
-  await waitForPort(port, 15_000, () => exit);
+  try {
+    await waitForPort(port, 15_000, () => exit);
+    if (exit !== null) throw new Error(`sshd exited: ${exit}`);
+  } catch (err) {
+    sshd.kill('SIGKILL');
+    throw err;
+  }
+  return { port, sshd, exited: () => exit };
+}
+
+export async function startGitSshPeer(): Promise<GitSshPeer> {
+  ensureSshd();
+  ensureUser();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'git-ssh-peer-'));
+  // The git user must reach the repositories and its authorized keys (StrictModes is off).
+  fs.chmodSync(dir, 0o755);
+  const repos = path.join(dir, 'repos');
+  fs.mkdirSync(repos, { mode: 0o755 });
+  const hostKey = makeKey(dir, 'host_ed25519');
+  const wrongHost = makeKey(dir, 'other_host_ed25519');
+  const clientKey = makeKey(dir, 'client');
+  const passphrase = 'peer passphrase 42';
+  const passphraseKey = { ...makeKey(dir, 'client_pp', passphrase), passphrase };
+  const authorized = path.join(dir, 'authorized_keys');
+  fs.writeFileSync(authorized, `${clientKey.publicKey}\n${passphraseKey.publicKey}\n`, { mode: 0o644 });
+  fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+  // A free port can be taken again before sshd binds it: try another one then.
+  let started: Awaited<ReturnType<typeof startSshd>> | null = null;
+  for (let attempt = 1; !started; attempt++) {
+    try {
+      started = await startSshd(dir, authorized);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+  const { port, sshd, exited } = started;
   const pinned = (key: SshKey) => `[127.0.0.1]:${port} ${key.publicKey.split(' ').slice(0, 2).join(' ')}`;
   const peer: GitSshPeer = {
     port,
@@ -185,7 +205,7 @@ export async function startGitSshPeer(): Promise<GitSshPeer> {
     urlOf: (name) => `ssh://${USER}@127.0.0.1:${port}${repos}/${name}.git`,
     createRepo: (name) => createBareRepo(repos, name),
     close: async () => {
-      if (exit === null) {
+      if (exited() === null) {
         const gone = new Promise((r) => sshd.once('exit', r));
         sshd.kill('SIGTERM');
         await gone;
