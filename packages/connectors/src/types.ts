@@ -1,5 +1,5 @@
-import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
 import type { z } from 'zod';
+import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
 import type { EgressPolicy } from './egress';
 
 // The contract every connector folder implements (ARCHITECTURE.md "Connectors are data").
@@ -93,11 +93,7 @@ export type Column = { name: string; type: string };
 
 /** What schema import stores in `data_source.schema` (shapes from the seed). */
 export type SchemaDocument =
-  | {
-      schema_type: 'relational';
-      type: DataSourceType;
-      tables: { schema: string; name: string; columns: Column[] }[];
-    }
+  | { schema_type: 'relational'; type: DataSourceType; tables: { schema: string; name: string; columns: Column[] }[] }
   | {
       schema_type: 'openapi';
       type: 'http';
@@ -151,30 +147,16 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
   test?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<void>;
   importSchema?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<SchemaDocument>;
   /** Runs a statement with its parameters sent as bound values, never spliced into text. */
-  execute?(
-    conn: Connection<C, K>,
-    statement: S,
-    parameters: Record<string, unknown>,
-    ctx: ConnectorContext,
-  ): Promise<QueryResult>;
+  execute?(conn: Connection<C, K>, statement: S, parameters: Record<string, unknown>, ctx: ConnectorContext): Promise<QueryResult>;
   /** Branches of a git-compatible source (`GET …/data-sources/{data_source}/branches`). */
   listBranches?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<Branch[]>;
   /** Pipeline source step: streams what the operation reads; never buffers a whole dataset. */
   read?(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
   /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */
-  write?(
-    conn: Connection<C, K>,
-    input: Payload,
-    step: StepContext,
-    ctx: ConnectorContext,
-  ): Promise<SinkResult>;
+  write?(conn: Connection<C, K>, input: Payload, step: StepContext, ctx: ConnectorContext): Promise<SinkResult>;
 };
 
 /** The `allow_private_hosts` flag lives in config for every kind that reaches a host. */
 export function allowsPrivateHosts(config: unknown): boolean {
-  return (
-    typeof config === 'object' &&
-    config !== null &&
-    (config as { allow_private_hosts?: unknown }).allow_private_hosts === true
-  );
+  return typeof config === 'object' && config !== null && (config as { allow_private_hosts?: unknown }).allow_private_hosts === true;
 }
