@@ -8,7 +8,10 @@ import path from 'node:path';
 // The SSH peer's user pushes into repositories created here: they are shared (world
 // writable, for loopback tests only) and every owner is trusted.
 const globalConfig = path.join(os.tmpdir(), 'sluice-git-peer.gitconfig');
-fs.writeFileSync(globalConfig, '[safe]\n\tdirectory = *\n');
+const trustAll = '[safe]\n\tdirectory = *\n';
+// Written once: another suite's git may be reading it right now.
+if (!fs.existsSync(globalConfig) || fs.readFileSync(globalConfig, 'utf8') !== trustAll)
+  fs.writeFileSync(globalConfig, trustAll);
 
 const gitEnv = {
   ...process.env,
@@ -30,7 +33,9 @@ export function git(cwd: string, args: string[], input?: string | Buffer): strin
 export function createBareRepo(root: string, name: string): string {
   const dir = path.join(root, `${name}.git`);
   fs.mkdirSync(dir, { recursive: true });
-  git(dir, ['init', '-q', '--bare', '--shared=world', '--initial-branch=main']);
+  // 0666: objects root writes while seeding stay writable for the SSH peer's user, whose pushes
+  // add loose objects to the same fan-out directories.
+  git(dir, ['init', '-q', '--bare', '--shared=0666', '--initial-branch=main']);
   git(dir, ['config', 'http.receivepack', 'true']);
   execFileSync('chmod', ['-R', 'a+rwX', dir]);
   return dir;

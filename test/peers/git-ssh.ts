@@ -77,7 +77,11 @@ function ensureUser() {
   // Repositories belong to root (seeded by the tests); git-shell's git must trust them.
   const home = run('getent', ['passwd', USER]).split(':')[5];
   fs.mkdirSync(home, { recursive: true });
-  fs.writeFileSync(path.join(home, '.gitconfig'), '[safe]\n\tdirectory = *\n');
+  const gitconfig = path.join(home, '.gitconfig');
+  const trustAll = '[safe]\n\tdirectory = *\n';
+  // Written once: a running git-shell session of another suite may be reading it.
+  if (!fs.existsSync(gitconfig) || fs.readFileSync(gitconfig, 'utf8') !== trustAll)
+    fs.writeFileSync(gitconfig, trustAll);
   // A user without a password is "locked", and sshd refuses locked users under UsePAM no.
   if (run('getent', ['shadow', USER]).split(':')[1] !== '*')
     withRetry(() => run('usermod', ['-p', '*', USER]));
