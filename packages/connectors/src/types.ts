@@ -42,8 +42,10 @@ export type ConnectorErrorCode =
   | 'INVALID_STATEMENT'
   | 'QUERY_FAILED'
   | 'UNSUPPORTED_OPERATION'
-  /** A named remote container or object (an S3 bucket or key) does not exist. */
-  | 'NOT_FOUND';
+  /** A named remote object that does not exist: an S3 bucket or key; a repository, branch, commit or file. */
+  | 'NOT_FOUND'
+  /** The SSH server's host key is not the pinned one (git over SSH). */
+  | 'HOST_KEY_MISMATCH';
 
 /**
  * The one error a connector throws. `message` is shown to users and stored (test_error,
@@ -126,6 +128,9 @@ export type HttpOperationSummary = {
   parameters: { name: string; in: string; required: boolean }[];
 };
 
+/** A branch as the branch listing shows it: the name without refs/heads/. */
+export type Branch = { name: string; is_default: boolean };
+
 /** One query execution's outcome, bounded by `limits`. */
 export type QueryResult = {
   result_type: ResultType;
@@ -162,6 +167,8 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
    * step's ref is bound (the engine accepts any fields for connector operation types).
    */
   pipelineOperation?: { source?: z.ZodType; sink?: z.ZodType };
+  /** Branches of a git-compatible source (`GET …/data-sources/{data_source}/branches`). */
+  listBranches?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<Branch[]>;
   /** Pipeline source step: streams what the operation reads; never buffers a whole dataset. */
   read?(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
   /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */

@@ -1,6 +1,6 @@
 import { connectorFor, type HttpOperationSummary } from '@sluice/connectors';
 import type { Ctx, Scope } from '../../context';
-import { notFound } from '../../http/errors';
+import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, slugify } from '../../http/fields';
 import { type ListQuery, paginateInMemory } from '../../http/pagination';
 import { recordEvent } from '../events/events.record';
@@ -60,6 +60,28 @@ export async function testConnection(ctx: Ctx, scope: Scope, slug: string) {
   });
 
   return { data_source_slug: slug, ok: failure === null, tested_at: iso(testedAt), error: failure };
+}
+
+/**
+ * Branches straight from the remote. A remote that fails answers 503 with the connector's
+ * sanitized message and its code as detailed_error; a blocked host is 422 PRIVATE_HOST_BLOCKED.
+ */
+export async function listBranches(ctx: Ctx, scope: Scope, slug: string) {
+  const { deps } = ctx;
+  const row = await getRow(ctx, scope, slug);
+  const definition = connectorFor(row.type);
+  if (!definition.listBranches) throw unsupported(row.type, 'branch listing');
+  try {
+    const loaded = await loadConnection(deps.db, deps, row);
+    return { branches: await definition.listBranches(loaded.connection, loaded.ctx) };
+  } catch (err) {
+    const { failure, unexpected } = describeFailure(err);
+    if (unexpected) deps.log.error({ err, dataSource: row.slug }, 'branch listing failed unexpectedly');
+    if (failure.code === 'PRIVATE_HOST_BLOCKED') throw new AppError('PRIVATE_HOST_BLOCKED', failure.message);
+    throw new AppError('UNAVAILABLE', `the branches could not be listed: ${failure.message}`, {
+      detailedError: failure.code,
+    });
+  }
 }
 
 export async function requestSchemaImport(ctx: Ctx, scope: Scope, slug: string) {

@@ -209,3 +209,16 @@ export const operationSchema = z
 export const operationSorts = ['operation_path'] as const;
 export const listOperationsQuery = listQuerySchema(operationSorts);
 export const operationListSchema = listResponseSchema('operations', operationSchema);
+
+export const branchListSchema = z
+  .object({
+    branches: z
+      .array(
+        z.object({
+          name: z.string().describe('Branch name, without the refs/heads/ prefix.'),
+          is_default: z.boolean().describe('The default branch (default_branch, else the remote HEAD).'),
+        }),
+      )
+      .describe('Branches of the repository, by name.'),
+  })
+  .describe('Branch listing of a git-compatible data source.');
