@@ -1,5 +1,5 @@
-import type { z } from 'zod';
 import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
+import type { z } from 'zod';
 import type { EgressPolicy } from './egress';
 
 // The contract every connector folder implements (ARCHITECTURE.md "Connectors are data").
@@ -41,7 +41,9 @@ export type ConnectorErrorCode =
   | 'TOO_MANY_REDIRECTS'
   | 'INVALID_STATEMENT'
   | 'QUERY_FAILED'
-  | 'UNSUPPORTED_OPERATION';
+  | 'UNSUPPORTED_OPERATION'
+  | 'RATE_LIMITED'
+  | 'NOT_FOUND';
 
 /**
  * The one error a connector throws. `message` is shown to users and stored (test_error,
@@ -77,6 +79,12 @@ export type ConnectorContext = {
   signal?: AbortSignal;
   /** The data source is read-only: `execute` must not be able to write through it. */
   readOnly?: boolean;
+  /**
+   * OAuth kinds: asks the server for a newer access token after the remote answered 401.
+   * Resolves null when there is none (the caller then reports AUTHENTICATION_FAILED); throws
+   * ConnectorError when the refresh itself was refused.
+   */
+  refreshCredentials?: () => Promise<Record<string, unknown> | null>;
 };
 
 /** A data source as a connector sees it: validated config and decrypted credentials. */
@@ -89,7 +97,11 @@ export type Column = { name: string; type: string };
 
 /** What schema import stores in `data_source.schema` (shapes from the seed). */
 export type SchemaDocument =
-  | { schema_type: 'relational'; type: DataSourceType; tables: { schema: string; name: string; columns: Column[] }[] }
+  | {
+      schema_type: 'relational';
+      type: DataSourceType;
+      tables: { schema: string; name: string; columns: Column[] }[];
+    }
   | {
       schema_type: 'openapi';
       type: 'http';
@@ -139,15 +151,34 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
   /** Connect and prove access; throws ConnectorError. */
   test?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<void>;
   importSchema?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<SchemaDocument>;
+  /** Git-compatible kinds: the repository's branches (names without refs/heads/). */
+  listBranches?(
+    conn: Connection<C, K>,
+    ctx: ConnectorContext,
+  ): Promise<{ name: string; is_default: boolean }[]>;
   /** Runs a statement with its parameters sent as bound values, never spliced into text. */
-  execute?(conn: Connection<C, K>, statement: S, parameters: Record<string, unknown>, ctx: ConnectorContext): Promise<QueryResult>;
+  execute?(
+    conn: Connection<C, K>,
+    statement: S,
+    parameters: Record<string, unknown>,
+    ctx: ConnectorContext,
+  ): Promise<QueryResult>;
   /** Pipeline source step: streams what the operation reads; never buffers a whole dataset. */
   read?(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
   /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */
-  write?(conn: Connection<C, K>, input: Payload, step: StepContext, ctx: ConnectorContext): Promise<SinkResult>;
+  write?(
+    conn: Connection<C, K>,
+    input: Payload,
+    step: StepContext,
+    ctx: ConnectorContext,
+  ): Promise<SinkResult>;
 };
 
 /** The `allow_private_hosts` flag lives in config for every kind that reaches a host. */
 export function allowsPrivateHosts(config: unknown): boolean {
-  return typeof config === 'object' && config !== null && (config as { allow_private_hosts?: unknown }).allow_private_hosts === true;
+  return (
+    typeof config === 'object' &&
+    config !== null &&
+    (config as { allow_private_hosts?: unknown }).allow_private_hosts === true
+  );
 }

@@ -32,6 +32,19 @@ export const configSchema = z.object({
   SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).default(2),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
+  // OAuth apps of the hosted git providers (docs/operations.md "OAuth"). Unset client id: the
+  // provider cannot be authorized on this deployment.
+  SLUICE_OAUTH_REDIRECT_URL: z.string().url().optional(),
+  SLUICE_OAUTH_STATE_TTL_SECONDS: intFrom(600),
+  SLUICE_GITHUB_OAUTH_CLIENT_ID: z.string().optional(),
+  SLUICE_GITHUB_OAUTH_CLIENT_SECRET: z.string().optional(),
+  SLUICE_GITHUB_OAUTH_URL: z.string().url().default('https://github.com'),
+  SLUICE_GITHUB_API_URL: z.string().url().default('https://api.github.com'),
+  SLUICE_GITHUB_OAUTH_SCOPES: z.string().default('repo read:user'),
+  SLUICE_GITLAB_OAUTH_CLIENT_ID: z.string().optional(),
+  SLUICE_GITLAB_OAUTH_CLIENT_SECRET: z.string().optional(),
+  SLUICE_GITLAB_URL: z.string().url().default('https://gitlab.com'),
+  SLUICE_GITLAB_OAUTH_SCOPES: z.string().default('api read_user'),
 });
 
 export type RawConfig = z.input<typeof configSchema>;
@@ -56,7 +69,30 @@ export type Config = {
   queuePollSeconds: number;
   /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
   runs: { timeoutSeconds: number; leaseSeconds: number };
+  oauth: OAuthConfig;
 };
+
+export type OAuthProviderConfig = {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  /** Where the user grants access (browser). */
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** REST API root: account lookup (and GitHub's token revocation). */
+  apiUrl: string;
+  scopes: string[];
+};
+
+export type OAuthConfig = {
+  /** The public address of GET /oauth/callback, registered with each OAuth app. */
+  redirectUrl: string;
+  stateTtlSeconds: number;
+  github: OAuthProviderConfig;
+  gitlab: OAuthProviderConfig & { revokeUrl: string };
+};
+
+const trimSlash = (u: string) => u.replace(/\/+$/, '');
+const scopeList = (v: string) => v.split(/[\s,]+/).filter(Boolean);
 
 export class ConfigError extends Error {}
 
@@ -94,6 +130,29 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,
     queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
     runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
+    oauth: {
+      redirectUrl:
+        e.SLUICE_OAUTH_REDIRECT_URL ??
+        `http://${e.SLUICE_API_ADDR.host}:${e.SLUICE_API_ADDR.port}/oauth/callback`,
+      stateTtlSeconds: e.SLUICE_OAUTH_STATE_TTL_SECONDS,
+      github: {
+        clientId: e.SLUICE_GITHUB_OAUTH_CLIENT_ID,
+        clientSecret: e.SLUICE_GITHUB_OAUTH_CLIENT_SECRET,
+        authorizeUrl: `${trimSlash(e.SLUICE_GITHUB_OAUTH_URL)}/login/oauth/authorize`,
+        tokenUrl: `${trimSlash(e.SLUICE_GITHUB_OAUTH_URL)}/login/oauth/access_token`,
+        apiUrl: trimSlash(e.SLUICE_GITHUB_API_URL),
+        scopes: scopeList(e.SLUICE_GITHUB_OAUTH_SCOPES),
+      },
+      gitlab: {
+        clientId: e.SLUICE_GITLAB_OAUTH_CLIENT_ID,
+        clientSecret: e.SLUICE_GITLAB_OAUTH_CLIENT_SECRET,
+        authorizeUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/oauth/authorize`,
+        tokenUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/oauth/token`,
+        revokeUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/oauth/revoke`,
+        apiUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/api/v4`,
+        scopes: scopeList(e.SLUICE_GITLAB_OAUTH_SCOPES),
+      },
+    },
   };
 }
 

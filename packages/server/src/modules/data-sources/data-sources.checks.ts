@@ -1,6 +1,6 @@
 import { connectorFor, type HttpOperationSummary } from '@sluice/connectors';
 import type { Ctx, Scope } from '../../context';
-import { notFound } from '../../http/errors';
+import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, slugify } from '../../http/fields';
 import { type ListQuery, paginateInMemory } from '../../http/pagination';
 import { recordEvent } from '../events/events.record';
@@ -131,4 +131,23 @@ export async function listOperations(ctx: Ctx, scope: Scope, slug: string, query
     idOf: (o) => o.slug,
     rows: operationItems(row.schema),
   });
+}
+
+/** Branches of a git-compatible source, read live from the remote (GET …/branches). */
+export async function listBranches(ctx: Ctx, scope: Scope, slug: string) {
+  const { deps } = ctx;
+  const row = await getRow(ctx, scope, slug);
+  const definition = connectorFor(row.type);
+  if (!definition.listBranches) throw unsupported(row.type, 'branch listing');
+  const loaded = await loadConnection(deps.db, deps, row);
+  try {
+    return { branches: await definition.listBranches(loaded.connection, loaded.ctx) };
+  } catch (err) {
+    const described = describeFailure(err);
+    if (described.unexpected)
+      deps.log.error({ err, dataSource: row.slug }, 'branch listing failed unexpectedly');
+    throw new AppError('UNAVAILABLE', `the branches could not be listed: ${described.failure.message}`, {
+      detailedError: described.failure.code,
+    });
+  }
 }

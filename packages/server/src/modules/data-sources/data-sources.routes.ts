@@ -129,6 +129,18 @@ export function dataSourcesRoutes(app: TypedApp, deps: Deps) {
         .send(await checks.requestSchemaImport(ctx(req), scopeOf(req), req.params.data_source)),
   });
 
+  app.get(`${item}/branches`, {
+    config: access.org('data_sources.read'),
+    schema: {
+      tags,
+      summary: 'List the branches of a git-compatible source (read live from the remote)',
+      operationId: 'listDataSourceBranches',
+      params: s.dataSourceParams,
+      response: { 200: s.branchListSchema, ...withUnsupported },
+    },
+    handler: async (req) => checks.listBranches(ctx(req), scopeOf(req), req.params.data_source),
+  });
+
   app.get(`${item}/operations`, {
     config: access.org('data_sources.read'),
     schema: {

@@ -128,6 +128,12 @@ export const updateDataSourceBody = z
       ),
     is_active: z.boolean().optional().describe('Activate or deactivate the data source.'),
     read_only: z.boolean().optional().describe('Make the data source read-only (or writable).'),
+    organization_gitlab_connection: z
+      .boolean()
+      .optional()
+      .describe(
+        'GitLab only: use the organization-level GitLab OAuth connection (shared by every GitLab source that opts in) instead of a grant of its own. A change increases connection_revision.',
+      ),
   })
   .strict();
 export type UpdateDataSourceInput = z.infer<typeof updateDataSourceBody>;
@@ -209,3 +215,16 @@ export const operationSchema = z
 export const operationSorts = ['operation_path'] as const;
 export const listOperationsQuery = listQuerySchema(operationSorts);
 export const operationListSchema = listResponseSchema('operations', operationSchema);
+
+export const branchListSchema = z
+  .object({
+    branches: z
+      .array(
+        z.object({
+          name: z.string().describe('Branch name, without the refs/heads/ prefix.'),
+          is_default: z.boolean().describe("Whether it is the repository's default branch."),
+        }),
+      )
+      .describe('Every branch of the repository.'),
+  })
+  .describe('Branch listing of a git-compatible source.');
