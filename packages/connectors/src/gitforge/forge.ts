@@ -230,14 +230,12 @@ export function forgeOperations(kind: ForgeKind) {
       schema_type: 'file',
       type: kind.label === 'GitHub' ? 'github' : 'gitlab',
       files: [
-        ...files
-          .slice(0, 5000)
-          .map((f) => ({
-            name: f.path,
-            fields: [],
-            mime_type: mimeOf(f.path),
-            resource_id: `git:${ref}:${f.path}`,
-          })),
+        ...files.slice(0, 5000).map((f) => ({
+          name: f.path,
+          fields: [],
+          mime_type: mimeOf(f.path),
+          resource_id: `git:${ref}:${f.path}`,
+        })),
         ...kind.objects.map((o) => ({ name: o, fields: objectColumns[o], resource_id: `object_rows:${o}` })),
       ],
       ...(files.length > 5000

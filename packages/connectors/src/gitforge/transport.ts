@@ -21,7 +21,9 @@ export function newAuth(credentials: Record<string, unknown> | null): ForgeAuth 
   return { token, refreshed: false, error: null };
 }
 
-export function rateLimitWait(status: number, headers: Headers): number | null {
+type HeaderView = { get(name: string): string | null };
+
+export function rateLimitWait(status: number, headers: HeaderView): number | null {
   const retryAfter = headers.get('retry-after');
   const remaining = headers.get('x-ratelimit-remaining') ?? headers.get('ratelimit-remaining');
   const limited = status === 429 || (status === 403 && (remaining === '0' || retryAfter !== null));
@@ -140,10 +142,11 @@ function statusOf(err: unknown): number | null {
   return typeof s === 'number' ? s : null;
 }
 
-function headersOf(err: unknown): Headers {
+function headersOf(err: unknown): HeaderView {
   const e = err as { response?: { headers?: unknown }; cause?: { response?: { headers?: unknown } } };
   const h = e?.response?.headers ?? e?.cause?.response?.headers;
-  if (h instanceof Headers) return h;
+  // undici's Headers and the global one are different classes; both have get().
+  if (h && typeof (h as HeaderView).get === 'function') return h as HeaderView;
   const out = new Headers();
   if (h && typeof h === 'object')
     for (const [k, v] of Object.entries(h)) if (typeof v === 'string') out.set(k, v);
