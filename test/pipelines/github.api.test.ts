@@ -40,7 +40,7 @@ describe('GitHub pipelines', () => {
     await pgQuery(PG_DB, 'create table people (id bigint primary key, name text not null, score int)');
     fake = await startGithubFake();
     const repo = fake.addRepo('acme/data', { files: { 'exports/people.csv': csvOf(ROWS) } });
-    repo.issues = Array.from({ length: ROWS }, (_, i) =>
+    repo.issues = Array.from({ length: ISSUES }, (_, i) =>
       githubIssue(i + 1, { state: i % 3 ? 'open' : 'closed' }),
     );
     t = await startTestApp({
