@@ -11,6 +11,7 @@ import { chooseSlug } from '../../http/slugs';
 import { recordEvent } from '../events/events.record';
 import { currentOrganizationGrant, emptyMetadata } from '../oauth/oauth.grants';
 import { providerOfType } from '../oauth/oauth.providers';
+import { revokeBeforeDelete } from '../oauth/oauth.revoke';
 import { credentialBinding } from './data-sources.connection';
 import * as repo from './data-sources.repo';
 import type { CreateDataSourceInput, UpdateDataSourceInput } from './data-sources.schemas';
@@ -299,6 +300,8 @@ export async function putCredentials(
 }
 
 export async function deleteDataSource(ctx: Ctx, scope: Scope, slug: string) {
+  const existing = await repo.findDataSource(ctx.deps.db, scope.org.id, slug);
+  if (existing) await revokeBeforeDelete(ctx.deps, existing);
   await ctx.deps.db.transaction(async (tx) => {
     const row = await repo.lockDataSource(tx, scope.org.id, slug);
     if (!row) throw notFound('data source');

@@ -218,6 +218,13 @@ describe('OAuth for hosted git providers (GitHub)', () => {
     expect(test.ok).toBe(false);
     expect(test.error.code).toBe('AUTHENTICATION_FAILED');
     expect((await call('POST', `${DS}/gh-revoke/oauth:revoke`)).statusCode).toBe(409);
+
+    // Deleting a connected data source revokes its token at the provider too.
+    await ok(call('POST', DS, source('gh-delete')), 201);
+    await connect('gh-delete');
+    const before = fake.revoked.length;
+    expect((await call('DELETE', `${DS}/gh-delete`)).statusCode).toBe(204);
+    expect(fake.revoked.length).toBe(before + 1);
   });
 
   it('test-connection failures: missing permission and rate limit', async () => {
