@@ -45,7 +45,9 @@ export type ConnectorErrorCode =
   /** A named remote object that does not exist: an S3 bucket or key; a repository, branch, commit or file. */
   | 'NOT_FOUND'
   /** The SSH server's host key is not the pinned one (git over SSH). */
-  | 'HOST_KEY_MISMATCH';
+  | 'HOST_KEY_MISMATCH'
+  /** The remote's rate limit or quota answered; the message says when to retry. */
+  | 'RATE_LIMITED';
 
 /**
  * The one error a connector throws. `message` is shown to users and stored (test_error,
@@ -86,6 +88,12 @@ export type ConnectorContext = {
    * Server settings, never data-source config: a user cannot send credentials elsewhere.
    */
   endpoints?: { googleApiRoot?: string };
+  /**
+   * OAuth kinds: asks the server for a newer access token after the remote answered 401.
+   * Resolves null when there is none (the caller then reports AUTHENTICATION_FAILED); throws
+   * ConnectorError when the refresh itself was refused.
+   */
+  refreshCredentials?: () => Promise<Record<string, unknown> | null>;
 };
 
 /** A data source as a connector sees it: validated config and decrypted credentials. */

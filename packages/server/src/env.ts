@@ -45,6 +45,19 @@ export const configSchema = z.object({
     )
     .pipe(z.array(z.cidrv4().or(z.cidrv6()))),
   SLUICE_GOOGLE_API_ROOT: z.url({ protocol: /^https?$/ }).optional(),
+  // OAuth apps of the hosted git providers (docs/operations.md "OAuth"). Unset client id: the
+  // provider cannot be authorized on this deployment.
+  SLUICE_OAUTH_REDIRECT_URL: z.string().url().optional(),
+  SLUICE_OAUTH_STATE_TTL_SECONDS: intFrom(600),
+  SLUICE_GITHUB_OAUTH_CLIENT_ID: z.string().optional(),
+  SLUICE_GITHUB_OAUTH_CLIENT_SECRET: z.string().optional(),
+  SLUICE_GITHUB_OAUTH_URL: z.string().url().default('https://github.com'),
+  SLUICE_GITHUB_API_URL: z.string().url().default('https://api.github.com'),
+  SLUICE_GITHUB_OAUTH_SCOPES: z.string().default('repo read:user'),
+  SLUICE_GITLAB_OAUTH_CLIENT_ID: z.string().optional(),
+  SLUICE_GITLAB_OAUTH_CLIENT_SECRET: z.string().optional(),
+  SLUICE_GITLAB_URL: z.string().url().default('https://gitlab.com'),
+  SLUICE_GITLAB_OAUTH_SCOPES: z.string().default('api read_user'),
 });
 
 export type RawConfig = z.input<typeof configSchema>;
@@ -71,7 +84,30 @@ export type Config = {
   runs: { timeoutSeconds: number; leaseSeconds: number };
   /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
   egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
+  oauth: OAuthConfig;
 };
+
+export type OAuthProviderConfig = {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  /** Where the user grants access (browser). */
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** REST API root: account lookup (and GitHub's token revocation). */
+  apiUrl: string;
+  scopes: string[];
+};
+
+export type OAuthConfig = {
+  /** The public address of GET /oauth/callback, registered with each OAuth app. */
+  redirectUrl: string;
+  stateTtlSeconds: number;
+  github: OAuthProviderConfig;
+  gitlab: OAuthProviderConfig & { revokeUrl: string };
+};
+
+const trimSlash = (u: string) => u.replace(/\/+$/, '');
+const scopeList = (v: string) => v.split(/[\s,]+/).filter(Boolean);
 
 export class ConfigError extends Error {}
 
@@ -110,6 +146,29 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
     runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },
+    oauth: {
+      redirectUrl:
+        e.SLUICE_OAUTH_REDIRECT_URL ??
+        `http://${e.SLUICE_API_ADDR.host}:${e.SLUICE_API_ADDR.port}/oauth/callback`,
+      stateTtlSeconds: e.SLUICE_OAUTH_STATE_TTL_SECONDS,
+      github: {
+        clientId: e.SLUICE_GITHUB_OAUTH_CLIENT_ID,
+        clientSecret: e.SLUICE_GITHUB_OAUTH_CLIENT_SECRET,
+        authorizeUrl: `${trimSlash(e.SLUICE_GITHUB_OAUTH_URL)}/login/oauth/authorize`,
+        tokenUrl: `${trimSlash(e.SLUICE_GITHUB_OAUTH_URL)}/login/oauth/access_token`,
+        apiUrl: trimSlash(e.SLUICE_GITHUB_API_URL),
+        scopes: scopeList(e.SLUICE_GITHUB_OAUTH_SCOPES),
+      },
+      gitlab: {
+        clientId: e.SLUICE_GITLAB_OAUTH_CLIENT_ID,
+        clientSecret: e.SLUICE_GITLAB_OAUTH_CLIENT_SECRET,
+        authorizeUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/oauth/authorize`,
+        tokenUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/oauth/token`,
+        revokeUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/oauth/revoke`,
+        apiUrl: `${trimSlash(e.SLUICE_GITLAB_URL)}/api/v4`,
+        scopes: scopeList(e.SLUICE_GITLAB_OAUTH_SCOPES),
+      },
+    },
   };
 }
 

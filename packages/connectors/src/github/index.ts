@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField } from '../fields';
+import { forgeOperations } from '../gitforge/forge';
+import { statementSchema } from '../gitforge/statements';
 import type { ConnectorDefinition } from '../types';
+import { githubClient } from './client';
 
 const name = z
   .string()
@@ -26,6 +29,12 @@ export const githubConfigSchema = z
   .strict()
   .describe('GitHub connector configuration. It connects through OAuth, so it takes no static credentials.');
 
+const operations = forgeOperations({
+  label: 'GitHub',
+  objects: ['issues', 'pull_requests'],
+  client: githubClient,
+});
+
 export const githubConnector: ConnectorDefinition = {
   type: 'github',
   label: 'GitHub',
@@ -33,6 +42,7 @@ export const githubConnector: ConnectorDefinition = {
   credentialsSchema: null,
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: null,
+  statementSchema: statementSchema('github'),
   resultType: 'git',
+  ...operations,
 };

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField } from '../fields';
+import { forgeOperations } from '../gitforge/forge';
+import { statementSchema } from '../gitforge/statements';
 import type { ConnectorDefinition } from '../types';
+import { gitlabClient } from './client';
 
 export const gitlabConfigSchema = z
   .object({
@@ -24,6 +27,12 @@ export const gitlabConfigSchema = z
   .strict()
   .describe('GitLab connector configuration. It connects through OAuth, so it takes no static credentials.');
 
+const operations = forgeOperations({
+  label: 'GitLab',
+  objects: ['issues', 'merge_requests'],
+  client: gitlabClient,
+});
+
 export const gitlabConnector: ConnectorDefinition = {
   type: 'gitlab',
   label: 'GitLab',
@@ -31,6 +40,7 @@ export const gitlabConnector: ConnectorDefinition = {
   credentialsSchema: null,
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: null,
+  statementSchema: statementSchema('gitlab'),
   resultType: 'git',
+  ...operations,
 };

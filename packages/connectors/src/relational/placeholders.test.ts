@@ -35,12 +35,18 @@ describe('compileStatement', () => {
   });
 
   it('binds objects and arrays as JSON text and undefined as null', () => {
-    const c = compileStatement('SELECT {{o}}, {{a}}, {{n}}', { o: { k: 1 }, a: [1, 'x'], n: undefined }, 'postgres');
+    const c = compileStatement(
+      'SELECT {{o}}, {{a}}, {{n}}',
+      { o: { k: 1 }, a: [1, 'x'], n: undefined },
+      'postgres',
+    );
     expect(c.values).toEqual(['{"k":1}', '[1,"x"]', null]);
   });
 
   it('ignores placeholders in comments and rejects them in quotes', () => {
-    expect(placeholderNames('SELECT 1 -- {{a}}\n/* {{b}} /* nested {{c}} */ */ + {{d}}', 'postgres')).toEqual(['d']);
+    expect(placeholderNames('SELECT 1 -- {{a}}\n/* {{b}} /* nested {{c}} */ */ + {{d}}', 'postgres')).toEqual(
+      ['d'],
+    );
     expect(placeholderNames('SELECT 1 # {{a}}\n-- {{b}}\n+ {{d}}', 'mysql')).toEqual(['d']);
     expect(invalid(() => placeholderNames("SELECT '{{a}}'", 'postgres'))).toContain('inside quotes');
     expect(invalid(() => placeholderNames('SELECT "{{a}}"', 'postgres'))).toContain('inside quotes');
@@ -73,7 +79,9 @@ describe('compileStatement', () => {
   });
 
   it('says which parameter is missing', () => {
-    expect(invalid(() => compileStatement('SELECT {{a}}', {}, 'postgres'))).toContain('parameter a has no value');
+    expect(invalid(() => compileStatement('SELECT {{a}}', {}, 'postgres'))).toContain(
+      'parameter a has no value',
+    );
   });
 });
 

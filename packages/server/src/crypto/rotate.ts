@@ -1,6 +1,12 @@
 import { and, asc, eq, gt, isNotNull, ne } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { dataSourceCredentials, environmentSecrets, pipelineRunInputs } from '../db/schema/index';
+import {
+  dataSourceCredentials,
+  environmentSecrets,
+  oauthAuthorizationRequests,
+  organizationOauthGrants,
+  pipelineRunInputs,
+} from '../db/schema/index';
 import type { Keyring } from './keyring';
 
 // Every table holding sealed values, with the binding kind its rows were sealed under.
@@ -9,6 +15,8 @@ export const sealedTables = [
   { table: environmentSecrets, kind: 'environment_secret' },
   { table: dataSourceCredentials, kind: 'data_source_credential' },
   { table: pipelineRunInputs, kind: 'pipeline_run_input' },
+  { table: organizationOauthGrants, kind: 'organization_oauth_grant' },
+  { table: oauthAuthorizationRequests, kind: 'oauth_authorization_request' },
 ] as const;
 
 export type RotationReport = { kid: string; reencrypted: number; tables: Record<string, number> };

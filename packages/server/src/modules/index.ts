@@ -7,6 +7,7 @@ import { eventsRoutes } from './events/events.routes';
 import { identityRoutes } from './identity/identity.routes';
 import { invitationsRoutes } from './invitations/invitations.routes';
 import { membersRoutes } from './members/members.routes';
+import { oauthRoutes } from './oauth/oauth.routes';
 import { organizationsRoutes } from './organizations/organizations.routes';
 import { bindingsRoutes } from './pipelines/bindings.routes';
 import { deploymentsRoutes } from './pipelines/deployments.routes';
@@ -37,6 +38,7 @@ export const modules: ModuleRoutes[] = [
   environmentsRoutes,
   secretsRoutes,
   variablesRoutes,
+  oauthRoutes,
   queriesRoutes,
   runsRoutes,
   pipelinesRoutes,

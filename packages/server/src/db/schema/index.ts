@@ -1,5 +1,6 @@
 export * from './connections';
 export * from './events';
 export * from './identity';
+export * from './oauth';
 export * from './organizations';
 export * from './pipelines';

@@ -127,6 +127,13 @@ describe('data sources', () => {
           status: 'active',
           updated_at: expect.any(String),
         });
+      else if (type === 'github' || type === 'gitlab')
+        // The hosted git providers connect through OAuth: pending until authorized.
+        expect(ds.credential).toMatchObject({
+          kind: 'oauth2_grant',
+          status: 'pending',
+          oauth: { provider: type, scopes: [], account: null, revoked_at: null },
+        });
       else expect(ds.credential).toBeUndefined();
       expect(res.body).not.toContain(CANARY);
     }

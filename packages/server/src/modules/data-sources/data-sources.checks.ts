@@ -71,8 +71,10 @@ export async function listBranches(ctx: Ctx, scope: Scope, slug: string) {
   const row = await getRow(ctx, scope, slug);
   const definition = connectorFor(row.type);
   if (!definition.listBranches) throw unsupported(row.type, 'branch listing');
+  // Outside the try: a credential that is not usable (an OAuth grant still pending) answers as
+  // loadConnection says, not as an unavailable remote.
+  const loaded = await loadConnection(deps.db, deps, row);
   try {
-    const loaded = await loadConnection(deps.db, deps, row);
     return { branches: await definition.listBranches(loaded.connection, loaded.ctx) };
   } catch (err) {
     const { failure, unexpected } = describeFailure(err);

@@ -12,6 +12,8 @@ import {
 import type { Deps } from '../../context';
 import { DecryptionError } from '../../crypto/keyring';
 import type { DbOrTx } from '../../db/client';
+import { providerOfType } from '../oauth/oauth.providers';
+import { oauthAccess } from '../oauth/oauth.tokens';
 import * as repo from './data-sources.repo';
 
 // The one place a data source's credentials are decrypted: whoever calls a connector
@@ -42,7 +44,7 @@ export const credentialBinding = (organizationId: string, credentialId: string) 
  */
 export async function loadConnection(
   db: DbOrTx,
-  deps: Pick<Deps, 'config' | 'keyring'>,
+  deps: Pick<Deps, 'config' | 'keyring' | 'log'>,
   row: DataSourceRow,
 ): Promise<LoadedConnection> {
   const definition = connectorFor(row.type);
@@ -51,8 +53,15 @@ export async function loadConnection(
   const config = (parsed.success ? parsed.data : row.config) as Record<string, unknown>;
 
   let credentials: Record<string, unknown> | null = null;
+  let refreshCredentials: ConnectorContext['refreshCredentials'];
   const credential = await repo.currentCredential(db, row.id);
-  if (credential?.ciphertext && credential.kid) {
+  const provider = providerOfType(row.type);
+  if (provider) {
+    // OAuth kinds: a fresh access token (refreshed when due), never the sealed bundle itself.
+    const access = await oauthAccess(db, deps, row, provider, credential);
+    credentials = access.credentials;
+    refreshCredentials = access.refresh;
+  } else if (credential?.ciphertext && credential.kid) {
     const plaintext = await deps.keyring.decrypt(
       db,
       { kid: credential.kid, ciphertext: credential.ciphertext },
@@ -69,6 +78,7 @@ export async function loadConnection(
       limits: defaultLimits,
       endpoints: { googleApiRoot: deps.config.egress.googleApiRoot },
       readOnly: row.readOnly,
+      ...(refreshCredentials ? { refreshCredentials } : {}),
     },
   };
 }

@@ -6,8 +6,11 @@ import { type ListQuery, paginate } from '../../http/pagination';
 export type DataSourceRow = typeof dataSources.$inferSelect;
 export type CredentialRow = typeof dataSourceCredentials.$inferSelect;
 
-/** The credential a connection uses: the newest one not replaced or revoked. */
-const CURRENT_STATUSES = ['active', 'failed', 'pending'];
+/**
+ * The credential a data source shows and uses: the newest one not replaced. A revoked one has
+ * no sealed value left, so it is shown (status `revoked`) but authenticates nothing.
+ */
+const CURRENT_STATUSES = ['active', 'failed', 'pending', 'revoked'];
 
 export async function listDataSources(db: DbOrTx, organizationId: string, query: ListQuery) {
   return paginate({
@@ -92,6 +95,7 @@ export type DataSourcePatch = Partial<
     | 'config'
     | 'isActive'
     | 'readOnly'
+    | 'organizationGitlabConnection'
     | 'schemaStatus'
     | 'schema'
     | 'schemaDiagnostic'

@@ -128,6 +128,12 @@ export const updateDataSourceBody = z
       ),
     is_active: z.boolean().optional().describe('Activate or deactivate the data source.'),
     read_only: z.boolean().optional().describe('Make the data source read-only (or writable).'),
+    organization_gitlab_connection: z
+      .boolean()
+      .optional()
+      .describe(
+        'GitLab only: use the organization-level GitLab OAuth connection (shared by every GitLab source that opts in) instead of a grant of its own. A change increases connection_revision.',
+      ),
   })
   .strict();
 export type UpdateDataSourceInput = z.infer<typeof updateDataSourceBody>;

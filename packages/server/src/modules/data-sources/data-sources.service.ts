@@ -9,6 +9,9 @@ import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { recordEvent } from '../events/events.record';
+import { currentOrganizationGrant, emptyMetadata } from '../oauth/oauth.grants';
+import { providerOfType } from '../oauth/oauth.providers';
+import { revokeBeforeDelete } from '../oauth/oauth.revoke';
 import { credentialBinding } from './data-sources.connection';
 import * as repo from './data-sources.repo';
 import type { CreateDataSourceInput, UpdateDataSourceInput } from './data-sources.schemas';
@@ -33,6 +36,9 @@ export function toDataSource(row: repo.DataSourceRow, credential: repo.Credentia
             kind: credential.kind as any,
             status: credential.status as any,
             updated_at: iso(credential.updatedAt),
+            ...(credential.kind === 'oauth2_grant' && credential.oauth
+              ? { oauth: { ...emptyMetadata(providerOfType(row.type) ?? 'github'), ...credential.oauth } }
+              : {}),
           },
         }
       : {}),
@@ -87,12 +93,42 @@ export async function listDataSources(ctx: Ctx, scope: Scope, query: ListQuery) 
     ctx.deps.db,
     page.items.map((r) => r.id),
   );
-  return { ...page, items: page.items.map((r) => toDataSource(r, credentials.get(r.id) ?? null)) };
+  const items = [];
+  for (const r of page.items)
+    items.push(toDataSource(r, await shownCredential(ctx, r, credentials.get(r.id) ?? null)));
+  return { ...page, items };
+}
+
+/**
+ * The credential a data source shows: its own, or for `organization_gitlab_connection` the
+ * organization's shared grant (pending until someone authorizes it).
+ */
+export async function shownCredential(
+  ctx: Ctx,
+  row: repo.DataSourceRow,
+  own: repo.CredentialRow | null,
+): Promise<repo.CredentialRow | null> {
+  const provider = providerOfType(row.type);
+  if (!row.organizationGitlabConnection || !provider) return own;
+  const shared = await currentOrganizationGrant(ctx.deps.db, row.organizationId, provider);
+  if (!shared) {
+    return {
+      ...(own as repo.CredentialRow),
+      kind: 'oauth2_grant',
+      status: 'pending',
+      oauth: emptyMetadata(provider),
+      updatedAt: row.updatedAt,
+    };
+  }
+  return { ...(shared as unknown as repo.CredentialRow), kind: 'oauth2_grant' };
 }
 
 export async function getDataSource(ctx: Ctx, scope: Scope, slug: string) {
   const row = await getRow(ctx, scope, slug);
-  return toDataSource(row, await repo.currentCredential(ctx.deps.db, row.id));
+  return toDataSource(
+    row,
+    await shownCredential(ctx, row, await repo.currentCredential(ctx.deps.db, row.id)),
+  );
 }
 
 /** Encrypts and stores credentials as the data source's active ones (inside the caller's transaction). */
@@ -134,15 +170,31 @@ export async function createDataSource(ctx: Ctx, scope: Scope, input: CreateData
       config: input.config,
       readOnly: input.read_only,
     });
+    const provider = providerOfType(input.type);
     const credential =
-      input.credentials === undefined ? null : await storeCredentials(ctx, tx, row, input.credentials);
+      input.credentials !== undefined
+        ? await storeCredentials(ctx, tx, row, input.credentials)
+        : provider
+          ? // OAuth kinds start `pending` until the authorization completes (DECISIONS §5).
+            await repo.insertCredential(tx, {
+              organizationId: row.organizationId,
+              dataSourceId: row.id,
+              kind: 'oauth2_grant',
+              status: 'pending',
+              oauth: emptyMetadata(provider),
+            })
+          : null;
     await recordEvent(tx, src(scope, ctx), {
       entityType: 'data_source',
       entitySlug: slug,
       action: 'create',
       // Writing credentials is security-relevant (DECISIONS §7); metadata never holds them.
-      security: credential !== null,
-      metadata: { type: input.type, read_only: input.read_only, auth_configured: credential !== null },
+      security: input.credentials !== undefined,
+      metadata: {
+        type: input.type,
+        read_only: input.read_only,
+        auth_configured: input.credentials !== undefined,
+      },
     });
     return { row, credential };
   });
@@ -177,12 +229,25 @@ export async function updateDataSource(ctx: Ctx, scope: Scope, slug: string, inp
       assertEgressAllowed(ctx, config);
     }
     const configChanged = config !== undefined && !isDeepStrictEqual(config, row.config);
+    const orgConnection = input.organization_gitlab_connection;
+    if (orgConnection !== undefined && row.type !== 'gitlab') {
+      throw validationFailed([
+        {
+          path: 'organization_gitlab_connection',
+          code: 'not_supported',
+          message: 'only gitlab data sources can use the organization-level GitLab connection',
+        },
+      ]);
+    }
+    const connectionChanged =
+      orgConnection !== undefined && orgConnection !== row.organizationGitlabConnection;
     const next = await repo.updateDataSource(tx, row.id, {
+      ...(connectionChanged ? { organizationGitlabConnection: orgConnection } : {}),
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(configChanged ? { config } : {}),
       ...(input.is_active !== undefined ? { isActive: input.is_active } : {}),
       ...(input.read_only !== undefined ? { readOnly: input.read_only } : {}),
-      bumpRevision: configChanged,
+      bumpRevision: configChanged || connectionChanged,
     });
     const fields = Object.keys(input).filter((k) => k !== 'config' || configChanged);
     await recordEvent(tx, src(scope, ctx), {
@@ -197,7 +262,7 @@ export async function updateDataSource(ctx: Ctx, scope: Scope, slug: string, inp
     });
     return { row: next, credential: await repo.currentCredential(tx, row.id) };
   });
-  return toDataSource(updated.row, updated.credential);
+  return toDataSource(updated.row, await shownCredential(ctx, updated.row, updated.credential));
 }
 
 export async function putCredentials(
@@ -235,6 +300,8 @@ export async function putCredentials(
 }
 
 export async function deleteDataSource(ctx: Ctx, scope: Scope, slug: string) {
+  const existing = await repo.findDataSource(ctx.deps.db, scope.org.id, slug);
+  if (existing) await revokeBeforeDelete(ctx.deps, existing);
   await ctx.deps.db.transaction(async (tx) => {
     const row = await repo.lockDataSource(tx, scope.org.id, slug);
     if (!row) throw notFound('data source');
