@@ -11,6 +11,7 @@ import {
   deployPipeline,
   ORG,
   ok,
+  PE,
   pgDataSource,
   type Reply,
   runToEnd,
@@ -148,6 +149,37 @@ describe('FTP ⇄ PostgreSQL through the API', () => {
       },
       bindings: { files: 'files', warehouse: 'warehouse' },
     });
+    // The connector's operation fields are checked at validation once the ref is bound.
+    const draft = await ok(
+      call('POST', `${PE}/pipeline-validation`, {
+        pipeline_slug: 'ftp-in',
+        spec: {
+          steps: [
+            {
+              slug: 'read',
+              kind: 'source',
+              data_source_ref: 'files',
+              operation: { operation_type: 'ftp', path: 'in/items.csv', format: 'xml', dlimiter: ';' },
+            },
+            {
+              slug: 'load',
+              kind: 'sink',
+              data_source_ref: 'warehouse',
+              operation: { operation_type: 'sql', write: { table: 'items', mode: 'insert' } },
+            },
+          ],
+          edges: [{ from: 'read', to: 'load' }],
+        },
+      }),
+      201,
+    );
+    expect(draft.valid).toBe(false);
+    expect(draft.findings.map((f: any) => [f.code, f.path])).toEqual(
+      expect.arrayContaining([
+        ['OPERATION_INVALID', 'steps[0].operation.format'],
+        ['OPERATION_INVALID', 'steps[0].operation'],
+      ]),
+    );
     const into = await runToEnd(call, 'ftp-in', { run_slug: 'ftp-in-1' }, 240_000);
     expect(into, JSON.stringify(into)).toMatchObject({ state: 'succeeded', error: null });
     expect(stepOf(into, 'load')).toMatchObject({ state: 'succeeded', rows_out: N });

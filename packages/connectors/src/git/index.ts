@@ -14,6 +14,7 @@ import {
   type GitStatement,
   gitConfigSchema,
   gitCredentialsSchema,
+  gitOperationSchema,
   gitStatementSchema,
 } from './schemas';
 
@@ -196,6 +197,7 @@ export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitSta
   defaultReadOnly: false,
   statementSchema: gitStatementSchema,
   resultType: 'git',
+  pipelineOperation: { source: gitOperationSchema, sink: gitOperationSchema },
   test,
   importSchema,
   listBranches,

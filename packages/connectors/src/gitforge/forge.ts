@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
 import { rowsOf } from '@sluice/engine';
+import { z } from 'zod';
 import { csvLine } from '../payloads/csv';
 import {
   type Connection,
@@ -455,5 +456,10 @@ export function forgeOperations(kind: ForgeKind) {
     return { rows: rows ?? 0, bytes: bytes.length };
   }
 
-  return { test, importSchema, listBranches, execute, read, write };
+  // A source reads a file (git) or a collection (object_rows); a sink commits a file.
+  const pipelineOperation = {
+    source: z.discriminatedUnion('operation_type', [gitSourceOperation, objectOp]),
+    sink: gitSinkOperation,
+  };
+  return { test, importSchema, listBranches, execute, read, write, pipelineOperation };
 }
