@@ -6,7 +6,8 @@ import {
   type StepContext,
 } from '@sluice/engine';
 import { csvLine } from '../payloads/csv';
-import { JsonRecordScanner, JsonScanError } from '../payloads/json-records';
+import { jsonLineRecords } from '../payloads/json-lines';
+import { JsonRecordScanner, JsonScanError, scanRecords } from '../payloads/json-records';
 import { deferred, tracked } from '../payloads/streams';
 import { signalOf, tableRows } from '../relational/pipeline';
 import { toJsonValue } from '../relational/rows';
@@ -126,48 +127,17 @@ function jsonOutput(
   ended: ReturnType<typeof deferred<string | null>>,
 ): SourceOutput {
   async function* records(): AsyncGenerator<unknown[]> {
-    const decoder = new TextDecoder();
-    const batch: unknown[] = [];
     if (lines) {
-      let rest = '';
-      const take = (line: string) => {
-        if (line.trim() === '') return;
-        try {
-          batch.push(JSON.parse(line));
-        } catch {
-          throw new ConnectorError('QUERY_FAILED', 'a line of the file is not valid JSON');
-        }
-      };
-      for await (const chunk of body) {
-        rest += decoder.decode(chunk, { stream: true });
-        const parts = rest.split('\n');
-        rest = parts.pop() ?? '';
-        for (const p of parts) take(p);
-        while (batch.length >= JSON_BATCH) yield batch.splice(0, JSON_BATCH);
-      }
-      take(rest + decoder.decode());
-    } else {
-      const scanner = new JsonRecordScanner([], null);
-      let any = false;
-      const add = (text: string) => {
-        if (!any && text.trim() === '') return;
-        any = true;
-        for (const r of scanner.push(text)) batch.push(r);
-      };
-      try {
-        for await (const chunk of body) {
-          add(decoder.decode(chunk, { stream: true }));
-          while (batch.length >= JSON_BATCH) yield batch.splice(0, JSON_BATCH);
-        }
-        add(decoder.decode());
-        if (any) for (const r of scanner.end()) batch.push(r);
-      } catch (err) {
-        if (err instanceof JsonScanError)
-          throw new ConnectorError('QUERY_FAILED', 'the file is not valid JSON');
-        throw err;
-      }
+      yield* jsonLineRecords(body, { batch: JSON_BATCH });
+      return;
     }
-    while (batch.length > 0) yield batch.splice(0, JSON_BATCH);
+    try {
+      yield* scanRecords(body, new JsonRecordScanner([], null), { batch: JSON_BATCH });
+    } catch (err) {
+      if (err instanceof JsonScanError)
+        throw new ConnectorError('QUERY_FAILED', 'the file is not valid JSON');
+      throw err;
+    }
   }
   const batches = tracked(records(), () => ended.resolve(null), ended.reject);
   return { payload: { kind: 'json', batches }, nextCursor: () => ended.promise };

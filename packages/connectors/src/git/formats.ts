@@ -1,5 +1,6 @@
 import { type Payload, rowsOf } from '@sluice/engine';
 import { csvLine } from '../payloads/csv';
+import { jsonLineRecords } from '../payloads/json-lines';
 import { toJsonValue } from '../relational/rows';
 import { ConnectorError } from '../types';
 
@@ -51,36 +52,8 @@ export const delimiterOf = (requested: string | undefined, path: string) =>
   requested ?? (extOf(path) === 'tsv' ? '\t' : ',');
 
 /** JSON Lines as records, one per non-empty line. */
-export async function* jsonLines(
-  chunks: AsyncIterable<Uint8Array>,
-  batchSize = 1000,
-): AsyncGenerator<unknown[]> {
-  const decoder = new TextDecoder();
-  let rest = '';
-  let batch: unknown[] = [];
-  let n = 0;
-  const take = (line: string) => {
-    n++;
-    if (line.trim() === '') return;
-    try {
-      batch.push(JSON.parse(line));
-    } catch {
-      throw new ConnectorError('QUERY_FAILED', `line ${n} of the file is not JSON`);
-    }
-  };
-  for await (const chunk of chunks) {
-    rest += decoder.decode(chunk, { stream: true });
-    const lines = rest.split('\n');
-    rest = lines.pop() ?? '';
-    for (const l of lines) take(l);
-    if (batch.length >= batchSize) {
-      yield batch;
-      batch = [];
-    }
-  }
-  rest += decoder.decode();
-  if (rest !== '') take(rest);
-  if (batch.length > 0) yield batch;
+export function jsonLines(chunks: AsyncIterable<Uint8Array>, batchSize = 1000): AsyncGenerator<unknown[]> {
+  return jsonLineRecords(chunks, { batch: batchSize });
 }
 
 const json = (v: unknown) => toJsonValue(v, (b) => b.toString('base64'));

@@ -1,5 +1,5 @@
 import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
-import { dottedPath, JsonRecordScanner, JsonScanError } from '../payloads/json-records';
+import { dottedPath, JsonRecordScanner, JsonScanError, scanRecords } from '../payloads/json-records';
 import { deferred, tracked } from '../payloads/streams';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { forwardsInput, type HttpConn, httpOperationOf, remoteError, renderHttp, signalOf } from './render';
@@ -121,27 +121,14 @@ function jsonOutput(body: AsyncIterable<Buffer>, step: StepContext): SourceOutpu
   const ended = deferred<string | null>();
 
   async function* records(): AsyncGenerator<unknown[]> {
-    const decoder = new TextDecoder();
-    const batch: unknown[] = [];
-    let any = false;
-    const add = (text: string) => {
-      if (!any && text.trim() === '') return;
-      any = true;
-      for (const r of scanner.push(text)) batch.push(r);
-    };
+    const seen = { any: false };
     try {
-      for await (const chunk of body) {
-        add(decoder.decode(chunk, { stream: true }));
-        while (batch.length >= JSON_BATCH) yield batch.splice(0, JSON_BATCH);
-      }
-      add(decoder.decode());
-      if (any) for (const r of scanner.end()) batch.push(r);
+      yield* scanRecords(body, scanner, { batch: JSON_BATCH, seen });
     } catch (err) {
       if (err instanceof JsonScanError) throw new ConnectorError('REMOTE_ERROR', err.message);
       throw err;
     }
-    while (batch.length > 0) yield batch.splice(0, JSON_BATCH);
-    if (any && !scanner.found && recordsPath.length > 0) {
+    if (seen.any && !scanner.found && recordsPath.length > 0) {
       step.log('warn', `records_path ${response?.records_path} is not in the response: no records`);
     }
     if (cursorPath && scanner.cursor === undefined) {

@@ -297,3 +297,46 @@ function same(a: string[], b: string[]): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+export type ScanOptions = {
+  /** Records per yielded batch (default 1,000). */
+  batch?: number;
+  /**
+   * The bytes may stop mid-document (a sample): keep the complete records, never fail on the
+   * cut, and skip the scanner's end checks.
+   */
+  partial?: boolean;
+  /** Set once any text other than whitespace arrived (an empty body has no records). */
+  seen?: { any: boolean };
+};
+
+/**
+ * The records a scanner finds in a byte stream, in batches, decoded as UTF-8 across chunk
+ * boundaries. Throws JsonScanError where the text is not JSON; callers say what that means.
+ */
+export async function* scanRecords(
+  body: AsyncIterable<Uint8Array>,
+  scanner: JsonRecordScanner,
+  opts: ScanOptions = {},
+): AsyncGenerator<unknown[]> {
+  const size = opts.batch ?? 1000;
+  const seen = opts.seen ?? { any: false };
+  const decoder = new TextDecoder();
+  const batch: unknown[] = [];
+  const add = (text: string) => {
+    if (!seen.any && text.trim() === '') return;
+    seen.any = true;
+    for (const r of scanner.push(text)) batch.push(r);
+  };
+  try {
+    for await (const chunk of body) {
+      add(decoder.decode(chunk, { stream: true }));
+      while (batch.length >= size) yield batch.splice(0, size);
+    }
+    add(decoder.decode());
+    if (seen.any && !opts.partial) for (const r of scanner.end()) batch.push(r);
+  } catch (err) {
+    if (!(err instanceof JsonScanError && opts.partial)) throw err;
+  }
+  while (batch.length > 0) yield batch.splice(0, size);
+}
