@@ -266,13 +266,14 @@ describe('saved queries', () => {
       statement: { type: 'sql', sql: 'SELECT 1' },
     });
     expect(missing.statusCode).toBe(404);
-    const unsupported = await call('POST', '/queries', {
+    // A statement of another kind: the GitHub connector takes its own statements.
+    const otherKind = await call('POST', '/queries', {
       name: 'q',
       data_source_slug: 'gh',
       statement: { type: 'sql', sql: 'SELECT 1' },
     });
-    expect(unsupported.statusCode).toBe(422);
-    expect(unsupported.json().error.code).toBe('CONNECTOR_OPERATION_UNSUPPORTED');
+    expect(otherKind.statusCode).toBe(400);
+    expect(otherKind.json().error.code).toBe('VALIDATION_FAILED');
     await saveQuery('dup', 'pg', 'SELECT 1');
     const dup = await call('POST', '/queries', {
       name: 'dup',
@@ -421,15 +422,19 @@ describe('saved queries', () => {
     });
   });
 
-  it('answers 422 for a type that cannot execute, validates the body and checks permissions', async () => {
-    // A query on a kind without execution cannot be created through the API; insert one.
+  it('refuses a stored statement the connector does not accept, validates the body and checks permissions', async () => {
+    // A query whose statement no longer fits its connector cannot be created through the API; insert one.
     const [gh] = await t.rt.deps.db.select().from(dataSources).where(eq(dataSources.slug, 'gh'));
     await t.rt.deps.db
       .insert(queries)
       .values({ organizationId: orgId, slug: 'gh-q', name: 'gh', dataSourceId: gh.id, statement: {} });
+    // A stored statement the connector no longer accepts is refused, never a 500.
     const res = await call('POST', '/queries/gh-q:execute', { parameters: {} });
-    expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('CONNECTOR_OPERATION_UNSUPPORTED');
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'the statement is not valid for a GitHub data source',
+    });
 
     await addDataSource('pg-off', 'postgres', pgConfig, { password: 'unused' });
     await saveQuery('inactive', 'pg-off', 'SELECT 1');
