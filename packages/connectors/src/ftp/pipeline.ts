@@ -5,7 +5,7 @@ import {
   type SourceOutput,
   type StepContext,
 } from '@sluice/engine';
-import { csvLine } from '../payloads/csv';
+import { csvAsIs, csvBytes, jsonBytes, recordsOf } from '../payloads/encode';
 import { jsonLineRecords } from '../payloads/json-lines';
 import { JsonRecordScanner, JsonScanError, scanRecords } from '../payloads/json-records';
 import { deferred, tracked } from '../payloads/streams';
@@ -147,80 +147,10 @@ function jsonOutput(
 
 type Body = { chunks: AsyncIterable<Buffer>; rows(): number };
 
-const textOf = (v: unknown): string | null => {
-  const j = toJsonValue(v, (b) => b.toString('base64'));
-  return j === null ? null : typeof j === 'string' ? j : JSON.stringify(j);
-};
-
-/** Records (one object per row) of a rows, JSON or CSV payload. */
-async function* recordsOf(payload: Payload): AsyncGenerator<unknown[]> {
-  if (payload.kind === 'json') {
-    yield* payload.batches;
-    return;
-  }
-  const rows = await tableRows(payload);
-  const names = rows.columns.map((c) => c.name);
-  for await (const batch of rows.batches) {
-    yield batch.map((row) =>
-      Object.fromEntries(names.map((n, i) => [n, toJsonValue(row[i], (b) => b.toString('base64'))])),
-    );
-  }
-}
-
-function jsonBody(input: Payload, lines: boolean): Body {
-  let rows = 0;
-  async function* chunks() {
-    let first = true;
-    if (!lines) yield Buffer.from('[');
-    for await (const batch of recordsOf(input)) {
-      if (batch.length === 0) continue;
-      rows += batch.length;
-      const text = batch.map((r) => JSON.stringify(r) ?? 'null').join(lines ? '\n' : ',');
-      yield Buffer.from(lines ? `${text}\n` : first ? text : `,${text}`);
-      first = false;
-    }
-    if (!lines) yield Buffer.from(']');
-  }
-  return { chunks: chunks(), rows: () => rows };
-}
-
+/** CSV as it came when its delimiter and header match the target's, else the rows re-encoded. */
 function csvBody(input: Payload, delimiter: string, header: boolean): Body {
-  if (input.kind === 'csv' && input.delimiter === delimiter && input.header === header) {
-    // The bytes as they are; records are counted on the way (the header is not one).
-    let records = 0;
-    async function* raw() {
-      const held: Buffer[] = [];
-      async function* tap() {
-        for await (const chunk of (input as Extract<Payload, { kind: 'csv' }>).chunks) {
-          const b = Buffer.from(chunk);
-          held.push(b);
-          yield b;
-        }
-      }
-      for await (const batch of csvRecords(tap(), delimiter)) {
-        records += batch.length;
-        while (held.length > 0) yield held.shift()!;
-      }
-      while (held.length > 0) yield held.shift()!;
-    }
-    return { chunks: raw(), rows: () => Math.max(0, records - (header ? 1 : 0)) };
-  }
-  let rows = 0;
-  async function* chunks() {
-    const table = await tableRows(input);
-    if (header)
-      yield Buffer.from(
-        csvLine(
-          table.columns.map((c) => c.name),
-          delimiter,
-        ),
-      );
-    for await (const batch of table.batches) {
-      rows += batch.length;
-      yield Buffer.from(batch.map((row) => csvLine(row.map(textOf), delimiter)).join(''));
-    }
-  }
-  return { chunks: chunks(), rows: () => rows };
+  if (input.kind === 'csv' && input.delimiter === delimiter && input.header === header) return csvAsIs(input);
+  return csvBytes(input, delimiter, header);
 }
 
 async function* bytesOf(chunks: AsyncIterable<Uint8Array>) {
@@ -258,14 +188,14 @@ async function bodyOf(input: Payload, format: Format, op: FtpOperation, target: 
       return csvBody(input, op.delimiter ?? defaultDelimiter(target), op.has_header ?? true);
     case 'json':
       if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
-      return jsonBody(input, isLines(target));
+      return jsonBytes(input, isLines(target));
     case 'spreadsheet':
       if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
       return spreadsheetBody(input, op);
     default:
       if (input.kind === 'file' || input.kind === 'csv')
         return { chunks: bytesOf(input.chunks), rows: () => 0 };
-      return jsonBody(input, false);
+      return jsonBytes(input, false);
   }
 }
 

@@ -1,7 +1,7 @@
 import { type Payload, rowsOf } from '@sluice/engine';
 import { csvLine } from '../payloads/csv';
+import { cellText, recordsOf } from '../payloads/encode';
 import { jsonLineRecords } from '../payloads/json-lines';
-import { toJsonValue } from '../relational/rows';
 import { ConnectorError } from '../types';
 
 // File formats by extension, and a pipeline payload turned into the bytes of a file.
@@ -56,13 +56,6 @@ export function jsonLines(chunks: AsyncIterable<Uint8Array>, batchSize = 1000): 
   return jsonLineRecords(chunks, { batch: batchSize });
 }
 
-const json = (v: unknown) => toJsonValue(v, (b) => b.toString('base64'));
-const cellText = (v: unknown): string | null => {
-  if (v === null || v === undefined) return null;
-  const j = json(v);
-  return typeof j === 'string' ? j : JSON.stringify(j);
-};
-
 export type FileBody = { chunks: AsyncIterable<Buffer>; rows(): number; mimeType: string };
 
 /**
@@ -115,18 +108,6 @@ export function fileBodyOf(input: Payload, format: Format, delimiter: string): F
     mimeType:
       target === 'csv' ? 'text/csv' : target === 'jsonl' ? 'application/x-ndjson' : 'application/json',
   };
-}
-
-async function* recordsOf(payload: Payload): AsyncGenerator<unknown[]> {
-  if (payload.kind === 'json') {
-    yield* payload.batches;
-    return;
-  }
-  const table = await rowsOf(payload as Exclude<Payload, { kind: 'file' | 'form' }>);
-  const names = table.columns.map((c) => c.name);
-  for await (const batch of table.batches) {
-    yield batch.map((row) => Object.fromEntries(names.map((n, i) => [n, json(row[i])])));
-  }
 }
 
 /** CSV bytes passed through as they are, with the data rows counted (the header is not one). */

@@ -1,4 +1,5 @@
 import type { Payload, SinkResult, StepContext } from '@sluice/engine';
+import { recordsOf } from '../payloads/encode';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { type HttpConn, type HttpOperation, remoteError, renderHttp, signalOf } from './render';
 import { mediaType } from './request';
@@ -26,7 +27,6 @@ export async function writeHttpBatches(
   step: StepContext,
   ctx: ConnectorContext,
   op: HttpOperation & { batch_size: number },
-  records: (payload: Payload) => AsyncIterable<unknown[]>,
 ): Promise<SinkResult> {
   if (input.kind === 'file' || input.kind === 'form') {
     throw invalid(`batch_size splits records; a ${input.kind} payload has none`);
@@ -62,7 +62,7 @@ export async function writeHttpBatches(
     step.count({ rows_out: batch.length, bytes_out: body.length });
   };
   let pending: unknown[] = [];
-  for await (const batch of records(input)) {
+  for await (const batch of recordsOf(input)) {
     for (const record of batch) {
       pending.push(record);
       if (pending.length >= op.batch_size) {

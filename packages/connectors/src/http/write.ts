@@ -1,15 +1,6 @@
-import {
-  csvRecords,
-  type FilePayload,
-  type FormPayload,
-  type Payload,
-  type SinkResult,
-  type StepContext,
-} from '@sluice/engine';
-import { csvLine } from '../payloads/csv';
+import type { FilePayload, FormPayload, Payload, SinkResult, StepContext } from '@sluice/engine';
+import { csvAsIs, csvBytes, jsonBytes } from '../payloads/encode';
 import { deferred, tracked } from '../payloads/streams';
-import { tableRows } from '../relational/pipeline';
-import { toJsonValue } from '../relational/rows';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { forwardsInput, type HttpConn, httpOperationOf, remoteError, renderHttp, signalOf } from './render';
 import { encodeBody, mediaType, newBoundary, quoteFormName } from './request';
@@ -34,84 +25,10 @@ const NDJSON = new Set([
 const isJson = (t: string) => t === 'application/json' || t.endsWith('+json');
 const isForm = (t: string) => t === 'multipart/form-data' || t === 'application/x-www-form-urlencoded';
 
-/** Rows as JSON records: one object per row, values as JSON (dates ISO, bytes base64). */
-async function* recordsOf(payload: Payload): AsyncGenerator<unknown[]> {
-  if (payload.kind === 'json') {
-    yield* payload.batches;
-    return;
-  }
-  const rows = await tableRows(payload);
-  const names = rows.columns.map((c) => c.name);
-  for await (const batch of rows.batches) {
-    yield batch.map((row) => {
-      const out: Record<string, unknown> = {};
-      names.forEach((n, i) => {
-        out[n] = toJsonValue(row[i], (b) => b.toString('base64'));
-      });
-      return out;
-    });
-  }
-}
-
+/** Rows and records as a JSON array, or one per line for the NDJSON types. */
 function jsonBody(payload: Payload, type: string): Body {
-  let rows = 0;
   const lines = NDJSON.has(type);
-  async function* chunks() {
-    let first = true;
-    if (!lines) yield Buffer.from('[');
-    for await (const batch of recordsOf(payload)) {
-      if (batch.length === 0) continue;
-      rows += batch.length;
-      const text = batch.map((r) => JSON.stringify(r) ?? 'null').join(lines ? '\n' : ',');
-      yield Buffer.from(lines ? `${text}\n` : first ? text : `,${text}`);
-      first = false;
-    }
-    if (!lines) yield Buffer.from(']');
-  }
-  return { contentType: lines ? type : type || 'application/json', chunks: chunks(), rows: () => rows };
-}
-
-function csvFromRows(payload: Payload): Body {
-  let rows = 0;
-  async function* chunks() {
-    const table = await tableRows(payload);
-    yield Buffer.from(csvLine(table.columns.map((c) => c.name)));
-    for await (const batch of table.batches) {
-      rows += batch.length;
-      const text = batch.map((row) =>
-        csvLine(row.map((v) => (v === null || v === undefined ? null : textOf(v)))),
-      );
-      yield Buffer.from(text.join(''));
-    }
-  }
-  return { contentType: 'text/csv', chunks: chunks(), rows: () => rows };
-}
-
-const textOf = (v: unknown): string => {
-  const j = toJsonValue(v, (b) => b.toString('base64'));
-  return typeof j === 'string' ? j : JSON.stringify(j);
-};
-
-/** CSV bytes as they are; records are counted on the way (the header is not one). */
-function rawCsv(payload: Extract<Payload, { kind: 'csv' }>, contentType: string): Body {
-  let records = 0;
-  async function* chunks() {
-    // Bytes go out as soon as the parser has counted past them (every 1,000 records or so).
-    const held: Buffer[] = [];
-    async function* tap() {
-      for await (const chunk of payload.chunks) {
-        const b = Buffer.from(chunk);
-        held.push(b);
-        yield b;
-      }
-    }
-    for await (const batch of csvRecords(tap(), payload.delimiter)) {
-      records += batch.length;
-      while (held.length > 0) yield held.shift()!;
-    }
-    while (held.length > 0) yield held.shift()!;
-  }
-  return { contentType, chunks: chunks(), rows: () => Math.max(0, records - (payload.header ? 1 : 0)) };
+  return { ...jsonBytes(payload, lines), contentType: lines ? type : type || 'application/json' };
 }
 
 async function* bytesOf(file: FilePayload) {
@@ -157,12 +74,15 @@ function bodyOf(input: Payload, explicit: string | undefined): Body {
     case 'rows':
     case 'json':
       if (type === '' || isJson(type) || NDJSON.has(type)) return jsonBody(input, type);
-      if (type === 'text/csv') return csvFromRows(input);
+      if (type === 'text/csv') return { ...csvBytes(input), contentType: 'text/csv' };
       throw refuse();
     case 'csv':
       if (isJson(type) || NDJSON.has(type)) return jsonBody(input, type);
       if (isForm(type)) throw refuse();
-      return rawCsv(input, explicit ?? (input.header ? 'text/csv' : 'text/csv; header=absent'));
+      return {
+        ...csvAsIs(input),
+        contentType: explicit ?? (input.header ? 'text/csv' : 'text/csv; header=absent'),
+      };
     case 'file':
       if (type === 'multipart/form-data') return multipartBody([{ name: 'file', file: input }]);
       if (type === 'application/x-www-form-urlencoded') throw refuse();
@@ -219,7 +139,7 @@ export async function writeHttp(
   if (op.batch_size !== undefined) {
     if (!forwardsInput(op))
       throw invalid('batch_size needs body "{{input}}": it splits the upstream records');
-    return writeHttpBatches(conn, input, step, ctx, { ...op, batch_size: op.batch_size }, recordsOf);
+    return writeHttpBatches(conn, input, step, ctx, { ...op, batch_size: op.batch_size });
   }
   let bytes = 0;
   let rows = () => 0;

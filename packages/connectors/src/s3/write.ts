@@ -1,7 +1,5 @@
-import { csvRecords, type Payload, type SinkResult, type StepContext } from '@sluice/engine';
-import { csvLine } from '../payloads/csv';
-import { tableRows } from '../relational/pipeline';
-import { toJsonValue } from '../relational/rows';
+import type { Payload, SinkResult, StepContext } from '@sluice/engine';
+import { csvAsIs, csvBytes, jsonBytes } from '../payloads/encode';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { openS3, type S3Conn } from './client';
 import { type Concrete, contentTypeFor, delimiterOf, mimeTypeOf, resolveFormat } from './formats';
@@ -17,93 +15,18 @@ type Body = { chunks: AsyncIterable<Uint8Array>; rows(): number; contentType: st
 
 const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
 
-const textOf = (v: unknown): string => {
-  const j = toJsonValue(v, (b) => b.toString('base64'));
-  return typeof j === 'string' ? j : JSON.stringify(j);
-};
-
-/** Rows, JSON or CSV payloads as JSON records (rows become objects by column name). */
-async function* recordsOf(payload: Payload): AsyncGenerator<unknown[]> {
-  if (payload.kind === 'json') {
-    yield* payload.batches;
-    return;
-  }
-  const rows = await tableRows(payload);
-  const names = rows.columns.map((c) => c.name);
-  for await (const batch of rows.batches)
-    yield batch.map((row) =>
-      Object.fromEntries(names.map((n, i) => [n, toJsonValue(row[i], (b) => b.toString('base64'))])),
-    );
-}
-
-function jsonBody(payload: Payload, lines: boolean): Body {
-  let rows = 0;
-  async function* chunks() {
-    let first = true;
-    if (!lines) yield Buffer.from('[');
-    for await (const batch of recordsOf(payload)) {
-      if (batch.length === 0) continue;
-      rows += batch.length;
-      const text = batch.map((r) => JSON.stringify(r) ?? 'null').join(lines ? '\n' : ',');
-      yield Buffer.from(lines ? `${text}\n` : first ? text : `,${text}`);
-      first = false;
-    }
-    if (!lines) yield Buffer.from(']');
-  }
-  return {
-    chunks: chunks(),
-    rows: () => rows,
-    contentType: lines ? 'application/x-ndjson' : 'application/json',
-  };
-}
-
-function csvBody(payload: Payload, delimiter: string): Body {
-  let rows = 0;
-  async function* chunks() {
-    const table = await tableRows(payload);
-    yield Buffer.from(
-      csvLine(
-        table.columns.map((c) => c.name),
-        delimiter,
-      ),
-    );
-    for await (const batch of table.batches) {
-      rows += batch.length;
-      yield Buffer.from(
-        batch
-          .map((row) =>
-            csvLine(
-              row.map((v) => (v === null || v === undefined ? null : textOf(v))),
-              delimiter,
-            ),
-          )
-          .join(''),
-      );
-    }
-  }
-  return { chunks: chunks(), rows: () => rows, contentType: contentTypeFor('csv', delimiter) };
-}
-
-/** CSV bytes as they came; records are counted on the way (the header is not one). */
-function rawCsv(payload: Extract<Payload, { kind: 'csv' }>, contentType: string): Body {
-  let records = 0;
-  async function* chunks() {
-    const held: Buffer[] = [];
-    async function* tap() {
-      for await (const chunk of payload.chunks) {
-        const b = Buffer.from(chunk);
-        held.push(b);
-        yield b;
-      }
-    }
-    for await (const batch of csvRecords(tap(), payload.delimiter)) {
-      records += batch.length;
-      while (held.length > 0) yield held.shift() as Buffer;
-    }
-    while (held.length > 0) yield held.shift() as Buffer;
-  }
-  return { chunks: chunks(), rows: () => Math.max(0, records - (payload.header ? 1 : 0)), contentType };
-}
+const jsonBody = (input: Payload, lines: boolean): Body => ({
+  ...jsonBytes(input, lines),
+  contentType: lines ? 'application/x-ndjson' : 'application/json',
+});
+const csvBody = (input: Payload, delimiter: string): Body => ({
+  ...csvBytes(input, delimiter),
+  contentType: contentTypeFor('csv', delimiter),
+});
+const rawCsv = (input: Extract<Payload, { kind: 'csv' }>, contentType: string): Body => ({
+  ...csvAsIs(input),
+  contentType,
+});
 
 function bodyOf(input: Payload, format: Concrete, delimiter: string, key: string): Body {
   const refuse = () => invalid(`a ${input.kind} payload cannot be written as ${format}`);
