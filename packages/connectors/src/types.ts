@@ -196,3 +196,9 @@ export function allowsPrivateHosts(config: unknown): boolean {
     (config as { allow_private_hosts?: unknown }).allow_private_hosts === true
   );
 }
+
+/** A sink on a read-only data source is refused before anything connects. */
+export function assertWritable(ctx: ConnectorContext): void {
+  if (ctx.readOnly)
+    throw new ConnectorError('PERMISSION_DENIED', 'the data source is read-only: a sink cannot write through it');
+}

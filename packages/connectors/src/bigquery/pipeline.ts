@@ -2,7 +2,7 @@ import type { Operation, Payload, SinkResult, SourceOutput, StepContext } from '
 import { googleError } from '../google/auth';
 import { deferred, tracked } from '../payloads/streams';
 import { signalOf, tableRows } from '../relational/pipeline';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { type BigQueryConnection, type OpenBigQuery, openBigQuery, tableRef } from './client';
 import { INSERT_BATCH, insertRows } from './operations';
 import { runQuery } from './query';
@@ -78,11 +78,7 @@ export async function writeBigQuery(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly)
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
+  assertWritable(ctx);
   const write = sqlOp(step).write;
   if (!write) throw invalid('a BigQuery sink step needs operation.write');
   if (write.mode !== 'insert')

@@ -1,17 +1,10 @@
-import {
-  csvRecords,
-  type Payload,
-  type SinkResult,
-  type SourceOutput,
-  type StepContext,
-} from '@sluice/engine';
+import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
 import { csvAsIs, csvBytes, jsonBytes, recordsOf } from '../payloads/encode';
 import { jsonLineRecords } from '../payloads/json-lines';
 import { JsonRecordScanner, JsonScanError, scanRecords } from '../payloads/json-records';
 import { deferred, tracked } from '../payloads/streams';
-import { signalOf, tableRows } from '../relational/pipeline';
-import { toJsonValue } from '../relational/rows';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { signalOf } from '../relational/pipeline';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { openFtp } from './client';
 import {
   defaultDelimiter,
@@ -205,12 +198,7 @@ export async function writeFtp(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly) {
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
-  }
+  assertWritable(ctx);
   const op = ftpOperationOf(step, 'write');
   const rendered = renderPath(op, step);
   const format = formatOf(op.format, rendered);

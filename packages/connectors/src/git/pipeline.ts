@@ -1,6 +1,6 @@
 import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
 import { deferred, tracked } from '../payloads/streams';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { type GitConn, GitSession } from './cli';
 import { basename, delimiterOf, fileBodyOf, formatOf, jsonLines, mimeOf } from './formats';
 import { jsonRecords } from './json';
@@ -93,12 +93,7 @@ export async function writeGit(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly) {
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
-  }
+  assertWritable(ctx);
   const op = operationOf(step);
   const file = repoPath(conn.config.base_path, text(step, op.path, 'path'));
   if (file === '') throw new ConnectorError('INVALID_STATEMENT', 'the path names no file');

@@ -3,7 +3,7 @@ import { googleError } from '../google/auth';
 import { csvLine } from '../payloads/csv';
 import { deferred, tracked } from '../payloads/streams';
 import { signalOf, tableRows } from '../relational/pipeline';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { folderOf, openWorkspace, spreadsheetOf, type Workspace, type WorkspaceConnection } from './client';
 import { downloadFile, uploadFile } from './drive';
 import { renderText } from './operations';
@@ -151,11 +151,7 @@ export async function writeWorkspace(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly)
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
+  assertWritable(ctx);
   const op = stepOp(step);
   if (op.operation !== 'append_rows' && op.operation !== 'write_file')
     throw new ConnectorError(

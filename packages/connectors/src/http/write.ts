@@ -1,7 +1,7 @@
 import type { FilePayload, FormPayload, Payload, SinkResult, StepContext } from '@sluice/engine';
 import { csvAsIs, csvBytes, jsonBytes } from '../payloads/encode';
 import { deferred, tracked } from '../payloads/streams';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { forwardsInput, type HttpConn, httpOperationOf, remoteError, renderHttp, signalOf } from './render';
 import { encodeBody, mediaType, newBoundary, quoteFormName } from './request';
 import { openHttp } from './transport';
@@ -125,12 +125,7 @@ export async function writeHttp(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly) {
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
-  }
+  assertWritable(ctx);
   const op = httpOperationOf(step);
   const req = renderHttp(conn, op, step);
   if (op.body !== undefined && (op.method === 'GET' || op.method === 'HEAD')) {

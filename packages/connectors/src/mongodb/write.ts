@@ -2,7 +2,7 @@ import { type Payload, rowsOf, type SinkResult, type StepContext } from '@sluice
 import { calculateObjectSize } from 'bson';
 import type { AnyBulkWriteOperation, Document } from 'mongodb';
 import { signalOf } from '../relational/pipeline';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { connectMongo, failure, type MongoConnection } from './connect';
 import { operationOf } from './read';
 import { convertersOf } from './values';
@@ -52,11 +52,7 @@ export async function writeMongo(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly)
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
+  assertWritable(ctx);
   const op = operationOf(step);
   const write = op.write;
   if (!write) throw invalid('a MongoDB sink step needs operation.write {mode, key}');

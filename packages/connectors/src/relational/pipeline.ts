@@ -1,5 +1,5 @@
 import { type Operation, type Payload, type RowsPayload, rowsOf, type StepContext } from '@sluice/engine';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { checkColumns, parseTableName, type TableName } from './identifiers';
 import { type CompiledStatement, compileTemplate, type Dialect, leadingKeyword } from './placeholders';
 
@@ -41,12 +41,7 @@ export async function sinkPlan(
   ctx: ConnectorContext,
   dialect: Dialect,
 ): Promise<SinkPlan> {
-  if (ctx.readOnly) {
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
-  }
+  assertWritable(ctx);
   const write = sqlOperationOf(step).write;
   if (!write) throw invalid('a SQL sink step needs operation.write');
   const table = parseTableName(write.table, dialect);

@@ -1,6 +1,6 @@
 import type { Payload, SinkResult, StepContext } from '@sluice/engine';
 import { csvAsIs, csvBytes, jsonBytes } from '../payloads/encode';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { openS3, type S3Conn } from './client';
 import { type Concrete, contentTypeFor, delimiterOf, mimeTypeOf, resolveFormat } from './formats';
 import { fullKey, objectExists, putObject, relativeKey } from './objects';
@@ -63,11 +63,7 @@ export async function writeS3(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly)
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
+  assertWritable(ctx);
   const op = s3OperationOf(step);
   const signal = signalOf(step, ctx);
   const s = await openS3(conn, ctx);

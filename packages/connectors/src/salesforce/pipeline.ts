@@ -3,7 +3,7 @@ import { rowsOf } from '@sluice/engine';
 import { z } from 'zod';
 import { deferred, tracked } from '../payloads/streams';
 import { signalOf } from '../relational/pipeline';
-import { type ConnectorContext, ConnectorError } from '../types';
+import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { openSalesforce, type SalesforceConnection, salesforceError } from './client';
 import { flatRecord, type QueryPage, queryPages } from './operations';
 import { renderSoql } from './soql';
@@ -93,12 +93,7 @@ export async function writeSalesforce(
   step: StepContext,
   ctx: ConnectorContext,
 ): Promise<SinkResult> {
-  if (ctx.readOnly) {
-    throw new ConnectorError(
-      'PERMISSION_DENIED',
-      'the data source is read-only: a sink cannot write through it',
-    );
-  }
+  assertWritable(ctx);
   const op = operation(salesforceSinkOperation, step);
   if (input.kind === 'file' || input.kind === 'form') {
     throw new ConnectorError(
