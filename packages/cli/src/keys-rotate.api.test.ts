@@ -54,7 +54,13 @@ describe('sluice keys rotate', () => {
     expect(report).toEqual({
       kid: expect.stringMatching(/^k-\d{8}-[a-z0-9]{8}$/),
       reencrypted: 3,
-      tables: { environment_secret: 3, data_source_credential: 0, pipeline_run_input: 0 },
+      tables: {
+        environment_secret: 3,
+        data_source_credential: 0,
+        pipeline_run_input: 0,
+        organization_oauth_grant: 0,
+        oauth_authorization_request: 0,
+      },
     });
     for (const v of Object.values(values)) expect(r.stdout + r.stderr).not.toContain(v);
 
