@@ -9,10 +9,10 @@ import { columnsOf } from './operations';
 import { openPgSession } from './session';
 
 // A pipeline source on PostgreSQL: the query runs in a read-only transaction behind a
-// server-side cursor and is fetched in batches as the payload is read, so a large table is
-// never held. Each FETCH is its own statement: statement_timeout bounds the work of one
-// batch, not the time the steps downstream take to consume it, and the session stays free
-// between fetches (for the column type names).
+// server-side cursor and is fetched in batches as the payload is read, one batch ahead of the
+// one downstream, so a large table is never held. Each FETCH is its own statement:
+// statement_timeout bounds the work of one batch, not the time the steps downstream take to
+// consume it.
 
 const BATCH = 5000;
 const CURSOR = 'sluice_source';
@@ -51,9 +51,14 @@ export async function readPg(
     try {
       let res = first;
       for (;;) {
+        // The next FETCH runs on the server while this batch is downstream: one batch ahead,
+        // never more. A failure surfaces at its await (the catch only keeps it from being
+        // reported as unhandled when the consumer stops first).
+        const next = res.rows.length < BATCH ? null : fetch();
+        next?.catch(() => {});
         if (res.rows.length > 0) yield cursor ? cursor.observe(res.rows) : res.rows;
-        if (res.rows.length < BATCH) break;
-        res = await fetch();
+        if (!next) break;
+        res = await next;
       }
       await timed(client.query('COMMIT'));
     } catch (err) {

@@ -10,11 +10,11 @@ import { type ConnectorContext, ConnectorError } from '../types';
 import type { PgConnection } from './connect';
 import { openPgSession, type PgSession } from './session';
 
-// A pipeline sink on PostgreSQL. One transaction per run: the payload is loaded with COPY
-// into a temporary staging table (one COPY per upstream batch, so statement_timeout bounds a
-// batch and never the time upstream takes), then moved into the target by one INSERT
-// (insert), INSERT … ON CONFLICT DO UPDATE (upsert) or TRUNCATE + INSERT (replace), and
-// committed. Any failure rolls everything back: the target is unchanged.
+// A pipeline sink on PostgreSQL. One transaction per run, one COPY per upstream batch (so
+// statement_timeout bounds a batch and never the time upstream takes): insert copies straight
+// into the target; upsert and replace copy into a temporary staging table and then move the
+// rows by INSERT … ON CONFLICT DO UPDATE (upsert) or TRUNCATE + INSERT (replace). Committed at
+// the end; any failure rolls everything back: the target is unchanged.
 
 const q = (name: string) => quoteIdent(name, 'postgres');
 /** Rows of CSV text handed to COPY at a time. */
@@ -103,7 +103,7 @@ async function copyBatch(s: PgSession, stage: string, cols: string, rows: unknow
 function mergeSql(plan: SinkPlan, stage: string): string {
   const cols = plan.names.map(q).join(', ');
   const target = plan.table.sql;
-  if (plan.write.mode !== 'upsert')
+  if (plan.write.mode === 'replace')
     return `INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage} ORDER BY ctid`;
   const key = (plan.write.key ?? []).map(q).join(', ');
   const rest = plan.names.filter((n) => !plan.write.key?.includes(n));
@@ -163,21 +163,27 @@ export async function writePg(
       );
     }
     const arrays = names.map((n) => byName.get(n)!.array);
-    const stage = q(`sluice_stage_${randomBytes(6).toString('hex')}`);
     const cols = names.map(q).join(', ');
-    // The staging table has the target's column types, so COPY already checks every value.
-    await s.timed(
-      s.client.query(
-        `CREATE TEMPORARY TABLE ${stage} ON COMMIT DROP AS SELECT ${cols} FROM ${table.sql} WITH NO DATA`,
-      ),
-    );
+    // insert: COPY straight into the target, as atomic in this transaction and half the writes.
+    // upsert and replace load a staging table first: ON CONFLICT needs a SELECT to read from,
+    // and replace empties the target (an exclusive lock) only once every row has arrived.
+    const direct = write.mode === 'insert';
+    const stage = direct ? table.sql : q(`sluice_stage_${randomBytes(6).toString('hex')}`);
+    if (!direct) {
+      // The staging table has the target's column types, so COPY already checks every value.
+      await s.timed(
+        s.client.query(
+          `CREATE TEMPORARY TABLE ${stage} ON COMMIT DROP AS SELECT ${cols} FROM ${table.sql} WITH NO DATA`,
+        ),
+      );
+    }
     for await (const batch of plan.rows.batches) {
       if (batch.length === 0 || names.length === 0) continue;
       bytes += await copyBatch(s, stage, cols, batch, arrays);
       rows += batch.length;
     }
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
-    if (rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
+    if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
     await s.timed(s.client.query('COMMIT'));
     step.log('info', `${write.mode}: ${rows} rows into ${table.display}`);
     return { rows, bytes };
