@@ -1,6 +1,7 @@
 import type { Operation, Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
 import { googleError } from '../google/auth';
 import { deferred, tracked } from '../payloads/streams';
+import { type CursorTracker, cursorTracker } from '../relational/cursor';
 import { signalOf, tableRows } from '../relational/pipeline';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { type BigQueryConnection, type OpenBigQuery, openBigQuery, tableRef } from './client';
@@ -8,7 +9,8 @@ import { INSERT_BATCH, insertRows } from './operations';
 import { runQuery } from './query';
 
 // Pipeline steps on BigQuery (operation_type `sql`). A source runs its query as a job and
-// streams the result a page (pageToken) at a time; a sink appends with tabledata.insertAll in
+// streams the result a page (pageToken) at a time, its greatest `cursor_column` value the next
+// cursor; a sink appends with tabledata.insertAll in
 // batches of 500 rows, each row with an insert id `<run>-<step>-<n>`, so a retried batch of
 // the same run is de-duplicated by BigQuery instead of doubled.
 
@@ -36,6 +38,7 @@ export async function readBigQuery(
   let client: OpenBigQuery | null = null;
   let pages: AsyncGenerator<unknown[][]>;
   let columns: { name: string; type: string }[];
+  let cursor: CursorTracker | null;
   try {
     client = await openBigQuery(conn, ctx, conn.config.timeout_seconds);
     const result = await runQuery(
@@ -51,14 +54,16 @@ export async function readBigQuery(
     );
     pages = result.pages;
     columns = result.columns;
+    cursor = cursorTracker(step, columns);
   } catch (err) {
     client?.close();
+    if (err instanceof ConnectorError) throw err;
     throw googleError(err, 'source query', true);
   }
   const open = client;
   async function* batches(): AsyncGenerator<unknown[][]> {
     try {
-      for await (const page of pages) if (page.length > 0) yield page;
+      for await (const page of pages) if (page.length > 0) yield cursor ? cursor.observe(page) : page;
     } catch (err) {
       throw googleError(err, 'source query', true);
     } finally {
@@ -67,7 +72,11 @@ export async function readBigQuery(
   }
   const ended = deferred<string | null>();
   return {
-    payload: { kind: 'rows', columns, batches: tracked(batches(), () => ended.resolve(null), ended.reject) },
+    payload: {
+      kind: 'rows',
+      columns,
+      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
+    },
     nextCursor: () => ended.promise,
   };
 }

@@ -2,8 +2,8 @@ import type { Column, StepContext } from '@sluice/engine';
 import { ConnectorError } from '../types';
 import { utcDatetime } from './datetime';
 
-// The incremental cursor of a SQL source: with `cursor_column`, the greatest value of that
-// column among the rows read becomes the step's next cursor (committed only when the whole run
+// The incremental cursor of a SQL source (PostgreSQL, MySQL, Snowflake, BigQuery): with
+// `cursor_column`, the greatest value of that column among the rows read becomes the step's next cursor (committed only when the whole run
 // succeeds, like an HTTP source's). The query decides what it reads after the committed cursor
 // through `{{runtime.incremental.lower_bound.cursor}}`; the order of its rows does not matter.
 
@@ -49,7 +49,13 @@ export function cursorTracker(step: StepContext, columns: Column[]): CursorTrack
   const op = step.step.operation;
   const name = op.operation_type === 'sql' ? op.cursor_column : undefined;
   if (name === undefined) return null;
-  const index = columns.findIndex((c) => c.name === name);
+  // Exactly as named, else the one column that matches without regard to case (Snowflake
+  // answers unquoted names in upper case).
+  let index = columns.findIndex((c) => c.name === name);
+  if (index < 0) {
+    const folded = columns.flatMap((c, i) => (c.name.toLowerCase() === name.toLowerCase() ? [i] : []));
+    if (folded.length === 1) index = folded[0];
+  }
   if (index < 0) {
     throw new ConnectorError(
       'INVALID_STATEMENT',

@@ -1,5 +1,6 @@
 import type { SourceOutput, StepContext } from '@sluice/engine';
 import { deferred, tracked } from '../payloads/streams';
+import { cursorTracker } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import { openSnowflake, payloadType, plain, type SnowflakeConnection, snowflakeError } from './connect';
@@ -28,6 +29,13 @@ export async function readSnowflake(
     name: c.getName(),
     type: payloadType(c.getType(), c.getScale()),
   }));
+  let cursor: ReturnType<typeof cursorTracker>;
+  try {
+    cursor = cursorTracker(step, columns);
+  } catch (err) {
+    await session.close();
+    throw err;
+  }
 
   async function* batches(): AsyncGenerator<unknown[][]> {
     const rows = statement.streamRows();
@@ -36,11 +44,11 @@ export async function readSnowflake(
       for await (const row of rows as AsyncIterable<unknown[]>) {
         batch.push(row.map(plain));
         if (batch.length >= BATCH) {
-          yield batch;
+          yield cursor ? cursor.observe(batch) : batch;
           batch = [];
         }
       }
-      if (batch.length > 0) yield batch;
+      if (batch.length > 0) yield cursor ? cursor.observe(batch) : batch;
     } catch (err) {
       throw snowflakeError(err, conn, query.values);
     } finally {
@@ -50,7 +58,11 @@ export async function readSnowflake(
   }
   const ended = deferred<string | null>();
   return {
-    payload: { kind: 'rows', columns, batches: tracked(batches(), () => ended.resolve(null), ended.reject) },
+    payload: {
+      kind: 'rows',
+      columns,
+      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
+    },
     nextCursor: () => ended.promise,
   };
 }

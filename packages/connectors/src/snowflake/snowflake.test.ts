@@ -254,6 +254,22 @@ describe('snowflake connector', () => {
     expect(items[0]).toEqual([1, 'k0']);
     expect(items[12_344]).toEqual([12_345, `k${12_344 % 7}`]);
     expect(await out.nextCursor()).toBeNull();
+    // cursor_column names the result column without regard to Snowflake's upper case.
+    const tracked = await snowflakeConnector.read!(
+      pw(),
+      stepContext({
+        kind: 'source',
+        data_source_ref: 'sf',
+        operation: {
+          operation_type: 'sql',
+          sql: 'SELECT id, kind FROM events ORDER BY id',
+          cursor_column: 'id',
+        },
+      }),
+      ctx,
+    );
+    await collect(tracked.payload);
+    expect(await tracked.nextCursor()).toBe('12345');
 
     const payload: Payload = {
       kind: 'rows',
