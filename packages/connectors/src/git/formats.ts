@@ -1,6 +1,5 @@
-import { type Payload, rowsOf } from '@sluice/engine';
-import { csvLine } from '../payloads/csv';
-import { cellText, recordsOf } from '../payloads/encode';
+import type { Payload } from '@sluice/engine';
+import { csvAsIs, csvBytes, recordsOf } from '../payloads/encode';
 import { jsonLineRecords } from '../payloads/json-lines';
 import { ConnectorError } from '../types';
 
@@ -63,34 +62,23 @@ export type FileBody = { chunks: AsyncIterable<Buffer>; rows(): number; mimeType
  * target format allows, rows and records re-encoded as CSV, a JSON array or JSON Lines.
  */
 export function fileBodyOf(input: Payload, format: Format, delimiter: string): FileBody {
-  let rows = 0;
   if (input.kind === 'form')
     throw new ConnectorError('INVALID_STATEMENT', 'a form payload cannot be committed as a file');
-  if (input.kind === 'file' || (input.kind === 'csv' && (format === 'csv' || format === 'file'))) {
-    const source = input;
+  if (input.kind === 'file') {
+    const file = input;
     async function* raw() {
-      for await (const c of source.chunks) yield Buffer.from(c);
+      for await (const c of file.chunks) yield Buffer.from(c);
     }
-    if (source.kind === 'file') return { chunks: raw(), rows: () => 0, mimeType: source.mimeType };
-    return csvCounted(source.chunks, source.header);
+    return { chunks: raw(), rows: () => 0, mimeType: file.mimeType };
   }
+  if (input.kind === 'csv' && (format === 'csv' || format === 'file'))
+    return { ...csvAsIs(input), mimeType: 'text/csv' };
   const target: Format = format === 'file' ? 'json' : format;
+  if (target === 'csv') return { ...csvBytes(input, delimiter), mimeType: 'text/csv' };
+  // JSON is laid out one record per line, so a commit's diff shows the records that changed.
+  const lines = target === 'jsonl';
+  let rows = 0;
   async function* encode(): AsyncGenerator<Buffer> {
-    if (target === 'csv') {
-      const table = await rowsOf(input as Exclude<Payload, { kind: 'file' | 'form' }>);
-      yield Buffer.from(
-        csvLine(
-          table.columns.map((c) => c.name),
-          delimiter,
-        ),
-      );
-      for await (const batch of table.batches) {
-        rows += batch.length;
-        yield Buffer.from(batch.map((r) => csvLine(r.map(cellText), delimiter)).join(''));
-      }
-      return;
-    }
-    const lines = target === 'jsonl';
     let first = true;
     if (!lines) yield Buffer.from('[');
     for await (const batch of recordsOf(input)) {
@@ -105,35 +93,6 @@ export function fileBodyOf(input: Payload, format: Format, delimiter: string): F
   return {
     chunks: encode(),
     rows: () => rows,
-    mimeType:
-      target === 'csv' ? 'text/csv' : target === 'jsonl' ? 'application/x-ndjson' : 'application/json',
-  };
-}
-
-/** CSV bytes passed through as they are, with the data rows counted (the header is not one). */
-function csvCounted(chunks: AsyncIterable<Uint8Array>, header: boolean): FileBody {
-  let newlines = 0;
-  let inQuotes = false;
-  let last = -1;
-  // Counting record ends outside quotes keeps the bytes untouched and costs one pass.
-  async function* pass() {
-    for await (const c of chunks) {
-      const b = Buffer.from(c);
-      for (let i = 0; i < b.length; i++) {
-        const ch = b[i];
-        if (ch === 0x22) inQuotes = !inQuotes;
-        else if (ch === 0x0a && !inQuotes) newlines++;
-      }
-      if (b.length > 0) last = b[b.length - 1];
-      yield b;
-    }
-  }
-  return {
-    chunks: pass(),
-    rows: () => {
-      const records = newlines + (last !== -1 && last !== 0x0a ? 1 : 0);
-      return Math.max(0, records - (header ? 1 : 0));
-    },
-    mimeType: 'text/csv',
+    mimeType: lines ? 'application/x-ndjson' : 'application/json',
   };
 }
