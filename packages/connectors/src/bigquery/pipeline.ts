@@ -1,7 +1,6 @@
 import type { Operation, Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
 import { googleError } from '../google/auth';
-import { deferred, tracked } from '../payloads/streams';
-import { type CursorTracker, cursorTracker } from '../relational/cursor';
+import { type CursorTracker, cursorTracker, rowsOutput } from '../relational/cursor';
 import { signalOf, tableRows } from '../relational/pipeline';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { type BigQueryConnection, type OpenBigQuery, openBigQuery, tableRef } from './client';
@@ -63,22 +62,14 @@ export async function readBigQuery(
   const open = client;
   async function* batches(): AsyncGenerator<unknown[][]> {
     try {
-      for await (const page of pages) if (page.length > 0) yield cursor ? cursor.observe(page) : page;
+      for await (const page of pages) if (page.length > 0) yield page;
     } catch (err) {
       throw googleError(err, 'source query', true);
     } finally {
       open.close();
     }
   }
-  const ended = deferred<string | null>();
-  return {
-    payload: {
-      kind: 'rows',
-      columns,
-      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
-    },
-    nextCursor: () => ended.promise,
-  };
+  return rowsOutput(columns, batches(), cursor);
 }
 
 export async function writeBigQuery(

@@ -1,7 +1,7 @@
 import type { Column, SourceOutput, StepContext } from '@sluice/engine';
 import type mysql from 'mysql2';
-import { deferred, tracked } from '../payloads/streams';
-import { type CursorTracker, cursorTracker } from '../relational/cursor';
+import { deferred } from '../payloads/streams';
+import { type CursorTracker, cursorTracker, rowsOutput } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
@@ -115,7 +115,7 @@ export async function readMysql(
         await session.timed(stream.ready());
         const batch = stream.take();
         if (batch === null) break;
-        yield cursor ? cursor.observe(batch) : batch;
+        yield batch;
       }
       await session.timed(queryMysql(session.connection, 'COMMIT'));
       complete = true;
@@ -125,13 +125,5 @@ export async function readMysql(
       await session.close(!complete);
     }
   }
-  const ended = deferred<string | null>();
-  return {
-    payload: {
-      kind: 'rows',
-      columns,
-      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
-    },
-    nextCursor: () => ended.promise,
-  };
+  return rowsOutput(columns, batches(), cursor);
 }

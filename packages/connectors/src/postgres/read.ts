@@ -1,7 +1,6 @@
 import type { SourceOutput, StepContext } from '@sluice/engine';
 import type pg from 'pg';
-import { deferred, tracked } from '../payloads/streams';
-import { type CursorTracker, cursorTracker } from '../relational/cursor';
+import { type CursorTracker, cursorTracker, rowsOutput } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import type { PgConnection } from './connect';
@@ -56,7 +55,7 @@ export async function readPg(
         // reported as unhandled when the consumer stops first).
         const next = res.rows.length < BATCH ? null : fetch();
         next?.catch(() => {});
-        if (res.rows.length > 0) yield cursor ? cursor.observe(res.rows) : res.rows;
+        if (res.rows.length > 0) yield res.rows;
         if (!next) break;
         res = await next;
       }
@@ -67,13 +66,5 @@ export async function readPg(
       await session.close();
     }
   }
-  const ended = deferred<string | null>();
-  return {
-    payload: {
-      kind: 'rows',
-      columns,
-      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
-    },
-    nextCursor: () => ended.promise,
-  };
+  return rowsOutput(columns, batches(), cursor);
 }

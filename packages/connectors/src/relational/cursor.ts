@@ -1,10 +1,11 @@
-import type { Column, StepContext } from '@sluice/engine';
+import type { Column, SourceOutput, StepContext } from '@sluice/engine';
+import { deferred, tracked } from '../payloads/streams';
 import { ConnectorError } from '../types';
 import { utcDatetime } from './datetime';
 
 // The incremental cursor of a SQL source (PostgreSQL, MySQL, Snowflake, BigQuery): with
-// `cursor_column`, the greatest value of that column among the rows read becomes the step's next cursor (committed only when the whole run
-// succeeds, like an HTTP source's). The query decides what it reads after the committed cursor
+// `cursor_column`, the greatest value of that column among the rows read becomes the step's
+// next cursor (committed only when the whole run succeeds, like an HTTP source's). The query decides what it reads after the committed cursor
 // through `{{runtime.incremental.lower_bound.cursor}}`; the order of its rows does not matter.
 
 const NUMERIC = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -73,5 +74,28 @@ export function cursorTracker(step: StepContext, columns: Column[]): CursorTrack
       return batch;
     },
     value: () => (best === null ? null : textOf(best.raw)),
+  };
+}
+
+/**
+ * A SQL source's output: its rows, with the cursor (when the step has one) taken from every
+ * batch on the way and resolved once the rows have been read to the end.
+ */
+export function rowsOutput(
+  columns: Column[],
+  batches: AsyncIterable<unknown[][]>,
+  cursor: CursorTracker | null,
+): SourceOutput {
+  async function* observed(): AsyncGenerator<unknown[][]> {
+    for await (const batch of batches) yield cursor ? cursor.observe(batch) : batch;
+  }
+  const ended = deferred<string | null>();
+  return {
+    payload: {
+      kind: 'rows',
+      columns,
+      batches: tracked(observed(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
+    },
+    nextCursor: () => ended.promise,
   };
 }

@@ -1,6 +1,5 @@
 import type { SourceOutput, StepContext } from '@sluice/engine';
-import { deferred, tracked } from '../payloads/streams';
-import { cursorTracker } from '../relational/cursor';
+import { cursorTracker, rowsOutput } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import { openSnowflake, payloadType, plain, type SnowflakeConnection, snowflakeError } from './connect';
@@ -44,11 +43,11 @@ export async function readSnowflake(
       for await (const row of rows as AsyncIterable<unknown[]>) {
         batch.push(row.map(plain));
         if (batch.length >= BATCH) {
-          yield cursor ? cursor.observe(batch) : batch;
+          yield batch;
           batch = [];
         }
       }
-      if (batch.length > 0) yield cursor ? cursor.observe(batch) : batch;
+      if (batch.length > 0) yield batch;
     } catch (err) {
       throw snowflakeError(err, conn, query.values);
     } finally {
@@ -56,13 +55,5 @@ export async function readSnowflake(
       await session.close();
     }
   }
-  const ended = deferred<string | null>();
-  return {
-    payload: {
-      kind: 'rows',
-      columns,
-      batches: tracked(batches(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
-    },
-    nextCursor: () => ended.promise,
-  };
+  return rowsOutput(columns, batches(), cursor);
 }
