@@ -61,6 +61,32 @@ describe('egress guard: addresses', () => {
     }
   });
 
+  it('never reaches cloud metadata and credential endpoints or IPv4-compatible IPv6', async () => {
+    const never = [
+      '168.63.129.16',
+      '169.254.170.2',
+      '169.254.170.23',
+      'fd00:ec2::23',
+      '[fd00:ec2::23]',
+      '::a9fe:a9fe',
+      '::169.254.169.254',
+      '::7f00:1',
+      '::808:808',
+    ];
+    for (const host of never) {
+      expect(classifyAddress(host), host).toBe('forbidden');
+      await expect(resolveAllowed(host, open), host).rejects.toBeInstanceOf(EgressBlockedError);
+      await expect(
+        resolveAllowed(host, { allowPrivate: true, allowCidrs: ['0.0.0.0/0', '::/0'] }),
+      ).rejects.toBeInstanceOf(EgressBlockedError);
+    }
+    // A name that resolves to one of them is blocked the same way.
+    const lookup = async () => [{ address: '168.63.129.16', family: 4 }];
+    await expect(resolveAllowed('wire.example', { ...open, lookup })).rejects.toBeInstanceOf(
+      EgressBlockedError,
+    );
+  });
+
   it('passes public unicast addresses', () => {
     expect(classifyAddress('8.8.8.8')).toBe('public');
     expect(classifyAddress('2606:4700:4700::1111')).toBe('public');

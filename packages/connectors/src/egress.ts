@@ -41,8 +41,18 @@ export function egressPolicy(
   return { allowPrivate: selfHosted && allowPrivateHosts === true, allowCidrs: selfHosted ? allowCidrs : [] };
 }
 
-// Cloud metadata endpoints stay closed even where private hosts are allowed.
-const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
+// Cloud metadata and credential endpoints stay closed even where private hosts are allowed:
+// AWS/GCP/Azure IMDS, the AWS IPv6 IMDS, Alibaba, Azure's WireServer (a public address!),
+// the ECS task credentials endpoint and the EKS Pod Identity agent (IPv4 and IPv6).
+const METADATA = new Set([
+  '169.254.169.254',
+  'fd00:ec2::254',
+  '100.100.100.200',
+  '168.63.129.16',
+  '169.254.170.2',
+  '169.254.170.23',
+  'fd00:ec2::23',
+]);
 const PRIVATE_RANGES = new Set(['loopback', 'private', 'linkLocal', 'uniqueLocal', 'carrierGradeNat']);
 
 /** `public` may always be reached, `private` only by policy, `forbidden` never. */
@@ -56,10 +66,19 @@ export function classifyAddress(address: string): 'public' | 'private' | 'forbid
   }
   const normal = parsed.toString();
   if (METADATA.has(normal)) return 'forbidden';
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291) is 'unicast' to ipaddr.js but some
+  // stacks route it to the embedded IPv4 address (::a9fe:a9fe is the metadata service): never.
+  if (parsed.kind() === 'ipv6' && isIpv4Compatible(parsed as ipaddr.IPv6)) return 'forbidden';
   const range = parsed.range();
   if (range === 'unicast') return 'public';
   if (PRIVATE_RANGES.has(range)) return 'private';
   return 'forbidden';
+}
+
+function isIpv4Compatible(v6: ipaddr.IPv6): boolean {
+  // ::/96 apart from :: and ::1 (ipaddr.js ranges those as unspecified and loopback).
+  const p = v6.parts;
+  return p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1);
 }
 
 function inAllowlist(address: string, cidrs: readonly string[]): boolean {
