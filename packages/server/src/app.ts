@@ -5,7 +5,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import sjson from 'secure-json-parse';
 import type { Deps } from './context';
 import { installAuth } from './http/auth';
-import { installErrorHandling } from './http/error-handler';
+import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { AppError } from './http/errors';
 import { requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
@@ -31,6 +31,7 @@ export async function buildApp(deps: Deps): Promise<App> {
     },
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+    ...frameworkErrorOptions(),
   }) as unknown as App;
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -3,7 +3,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../context';
-import { installErrorHandling } from '../http/error-handler';
+import { frameworkErrorOptions, installErrorHandling } from '../http/error-handler';
 import { AppError, errorBody } from '../http/errors';
 import { requestSerializer } from '../http/logging';
 import { installRateLimit } from '../http/rate-limit';
@@ -21,6 +21,7 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: false,
+    ...frameworkErrorOptions(),
     // The pino-typed instance does not fit the plugin signatures; the API host casts alike.
   }) as unknown as FastifyInstance;
   // Registered first: runs before rate limiting, cookies and every route.

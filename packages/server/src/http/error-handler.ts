@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errorBody, type ValidationIssue } from './errors';
 
@@ -135,6 +137,57 @@ export function loggableError(err: unknown, depth = 0): Record<string, unknown> 
     cause: loggableError(e.cause, depth + 1),
   };
 }
+
+/**
+ * Errors Fastify and Node raise before a request reaches the error handler: a path whose
+ * percent-encoding does not decode, a path parameter over the router's maxParamLength, and
+ * whatever Node's HTTP parser refuses (a header block over the limit, a request line that is not
+ * HTTP, a client too slow to send its headers). All of them get the wrapper and X-Request-Id.
+ */
+export function frameworkErrorOptions() {
+  return {
+    frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const issue = tooLong
+        ? { path: '(path)', code: 'too_long', message: 'a path parameter is longer than allowed' }
+        : { path: '(path)', code: 'invalid_encoding', message: 'the path is not valid percent-encoding' };
+      const appErr =
+        err.code === 'FST_ERR_BAD_URL' || tooLong
+          ? new AppError('VALIDATION_FAILED', 'the request path is not valid', { validationErrors: [issue] })
+          : new AppError('INTERNAL', 'internal error');
+      reply.header('x-request-id', req.id);
+      return reply.status(appErr.status).send(errorBody(appErr, req.id));
+    },
+    clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+      // A reset connection has nobody left to answer.
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      let appErr: AppError;
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+        appErr = new AppError('REQUEST_TIMEOUT', 'the request was not received in time');
+      else if (err.code === 'HPE_HEADER_OVERFLOW')
+        appErr = new AppError('HEADERS_TOO_LARGE', 'the request headers are larger than the limit');
+      else
+        appErr = new AppError('VALIDATION_FAILED', 'the request is not valid HTTP', {
+          validationErrors: [
+            { path: '(request)', code: 'malformed_http', message: 'the request is not valid HTTP' },
+          ],
+        });
+      const id = randomUUID();
+      const body = JSON.stringify(errorBody(appErr, id));
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${appErr.status} ${statusText(appErr.status)}\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
+    },
+  };
+}
+
+const statusText = (status: number) =>
+  ({ 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' })[status] ?? 'Error';
 
 export function installErrorHandling(app: FastifyInstance, opts: { allowedMethods(url: string): string[] }) {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
