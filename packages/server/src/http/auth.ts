@@ -4,7 +4,9 @@ import { recordEvent } from '../modules/events/events.record';
 import { resolvePrincipal } from '../modules/identity/principal';
 import { resolveScope } from '../modules/organizations/scope';
 import { visibilityOf } from '../modules/roles/permissions';
+import { addressBudget } from './address-budget';
 import { AppError, forbidden, notFound, unauthenticated } from './errors';
+import { hashToken } from './tokens';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,13 +44,29 @@ export function installAuth(app: FastifyInstance, deps: Deps) {
   app.decorateRequest('principal', null);
   app.decorateRequest('scope', null);
 
+  // Unauthenticated requests to protected routes never reach the per-token limiter (it keys on
+  // a token that has resolved), so they are counted per address here, before any lookup.
+  const budget = addressBudget({
+    max: deps.config.rateLimit.perToken,
+    windowMs: deps.config.rateLimit.windowMs,
+  });
+
   app.addHook('onRequest', async (req) => {
     const access = req.routeOptions.config?.access;
     if (!access || access.kind === 'public') return;
     const token = bearerOf(req);
-    if (!token) throw unauthenticated();
+    if (!token) {
+      budget.spend(req.ip);
+      throw unauthenticated();
+    }
+    const hash = hashToken(token);
+    if (!budget.knownToken(hash)) budget.check(req.ip);
     const principal = await resolvePrincipal(deps.db, token);
-    if (!principal) throw unauthenticated();
+    if (!principal) {
+      budget.spend(req.ip);
+      throw unauthenticated();
+    }
+    budget.rememberToken(hash);
     if (access.kind === 'principal' && access.userOnly && principal.type !== 'user') {
       throw new AppError('FORBIDDEN', 'this operation needs a personal access token, not an API key');
     }
