@@ -60,6 +60,9 @@ export async function startHttpApiPeer(): Promise<HttpApiPeer> {
       switch (url.pathname) {
         case '/status':
           return json(Number(url.searchParams.get('code') ?? 200), { status: 'set' });
+        case '/echo':
+          // Reflects the request, credentials included: a hostile or careless remote.
+          return json(200, { method: req.method, headers: req.headers, body });
         case '/hang':
           return; // never answers
         case '/redirect':

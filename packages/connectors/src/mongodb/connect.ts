@@ -1,16 +1,19 @@
 import net from 'node:net';
 import type { MongoClient, MongoClientOptions } from 'mongodb';
-import { assertAddressAllowed, EgressBlockedError, guardedLookup, resolveAllowed } from '../egress';
+import { assertAddressAllowed, EgressBlockedError, resolveAllowed } from '../egress';
 import { networkError, scrub } from '../relational/errors';
 import { type Connection, type ConnectorContext, ConnectorError } from '../types';
+import { startEgressProxy } from './egress-proxy';
 import type { MongoConfig, MongoCredentials } from './index';
 
 // Connecting: the driver (loaded on first use) gets the hosts and options as an object, never
 // a connection string with the password in it, so no driver message can quote it. Every host
 // goes through the egress guard: the configured ones are resolved and checked before the
-// client exists (an unknown or blocked host fails at once), every name the driver connects to
-// (configured, or announced by a replica set) resolves through the guard's lookup, and an IP
-// literal announced by the server that the guard refuses closes the client.
+// client exists (an unknown or blocked host fails at once), and every socket the driver opens
+// afterwards (configured hosts, members a replica set announces, monitors, the pool; names and
+// IP literals alike) goes through the client's own SOCKS5 endpoint (egress-proxy.ts), which
+// checks the destination before it connects. A refused member also closes the client, so the
+// call answers PRIVATE_HOST_BLOCKED instead of carrying on with the members it could reach.
 
 export type MongoConnection = Connection<MongoConfig, MongoCredentials>;
 
@@ -50,6 +53,7 @@ export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext)
     });
   }
   const { MongoClient } = await loadDriver();
+  const proxy = await startEgressProxy(ctx.policy, { connectTimeoutMs: CONNECT_TIMEOUT_SECONDS * 1000 });
   const password = conn.credentials?.password;
   const options: MongoClientOptions = {
     appName: 'sluice',
@@ -64,21 +68,33 @@ export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext)
     maxPoolSize: 4,
     useBigInt64: true,
     ignoreUndefined: true,
-    lookup: guardedLookup(ctx.policy) as MongoClientOptions['lookup'],
+    // Every socket of this client, monitoring and pool included, connects through the guard.
+    proxyHost: proxy.host,
+    proxyPort: proxy.port,
   };
   const hosts = c.hosts.map((h) => (h.includes(':') && !h.startsWith('[') && net.isIPv6(h) ? `[${h}]` : h));
   const client = new MongoClient(`mongodb://${hosts.join(',')}/`, options);
   let blocked: EgressBlockedError | null = null;
   // Checked synchronously: the driver opens its monitoring socket to a new member right after
   // this event, so a refused literal is caught before any command runs there.
+  const refuse = (err: unknown, host: string) => {
+    blocked ??= err instanceof EgressBlockedError ? err : new EgressBlockedError(host);
+    void client.close(true).catch(() => {});
+  };
+  // The proxy already keeps every socket away from a refused address; this only ends the call
+  // early. Literals are judged at once; names as soon as they resolve.
   client.on('serverOpening', (ev) => {
     const { host } = hostOf(ev.address);
-    if (net.isIP(host) === 0) return; // names resolve through the guarded lookup
+    if (net.isIP(host) === 0) {
+      resolveAllowed(host, ctx.policy).catch((err) => {
+        if (err instanceof EgressBlockedError) refuse(err, host);
+      });
+      return;
+    }
     try {
       assertAddressAllowed(host, ctx.policy);
     } catch (err) {
-      blocked ??= err instanceof EgressBlockedError ? err : new EgressBlockedError(host);
-      void client.close(true).catch(() => {});
+      refuse(err, host);
     }
   });
   let lastHeartbeatError: unknown = null;
@@ -91,10 +107,16 @@ export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext)
     closed = true;
     ctx.signal?.removeEventListener('abort', abort);
     await client.close(true).catch(() => {});
+    await proxy.close();
   };
   const abort = () => void close();
   ctx.signal?.addEventListener('abort', abort, { once: true });
-  return { client, close, blocked: () => blocked, lastHeartbeatError: () => lastHeartbeatError };
+  return {
+    client,
+    close,
+    blocked: () => blocked ?? proxy.blocked(),
+    lastHeartbeatError: () => lastHeartbeatError,
+  };
 }
 
 /** Runs `work` with a connected client and always closes it; errors come out sanitized. */

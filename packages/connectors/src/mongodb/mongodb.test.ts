@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Binary, Decimal128, Long, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAcceptRecorder } from '../../../../test/peers/accept-recorder';
 import { type MongoTarget, mongoDataSource, startMongoTarget } from '../../../../test/peers/mongo-target';
 import { startMongoWire } from '../../../../test/peers/mongo-wire';
 import { type SilentTcpServer, startSilentTcpServer } from '../../../../test/peers/silent-tcp';
@@ -161,6 +162,54 @@ describe('mongodb hosts announced by the server', () => {
         expect(err.message).toContain('240.0.0.1');
       } finally {
         await rs.close();
+      }
+    },
+  );
+});
+
+describe('mongodb members announced by a hostile seed', () => {
+  // The seed is reachable (the operator allowlists 127.0.0.1); the member it announces,
+  // 127.0.0.2, is not. A listener there proves that no socket ever reaches it.
+  const policy = { allowPrivate: false, allowCidrs: ['127.0.0.1/32'] };
+  const ctx: ConnectorContext = { policy, limits: defaultLimits };
+
+  it.skipIf(Boolean(process.env.MONGO_URL))(
+    'never opens a connection to a blocked member, for any operation',
+    async () => {
+      const member = await startAcceptRecorder('127.0.0.2');
+      const rs = await startMongoWire({
+        replicaSet: { name: 'rs0', otherMembers: [`127.0.0.2:${member.port}`] },
+      });
+      try {
+        const conn: MongoConnection = {
+          config: mongodbConfigSchema.parse({
+            hosts: [rs.host],
+            database: DB,
+            replica_set: 'rs0',
+            tls: false,
+          }),
+          credentials: {},
+        };
+        const statement = mongodbStatementSchema.parse({
+          type: 'mongodb',
+          collection: 'orders',
+          operation: 'find',
+          filter: {},
+        });
+        for (const call of [
+          () => mongodbConnector.test!(conn, ctx),
+          () => mongodbConnector.importSchema!(conn, ctx),
+          () => mongodbConnector.execute!(conn, statement, {}, ctx),
+        ]) {
+          const err = await failure(call(), 'PRIVATE_HOST_BLOCKED');
+          expect(err.message).toContain('127.0.0.2');
+        }
+        // Monitors run on their own timers: give a late one the chance to show up.
+        await new Promise((r) => setTimeout(r, 300));
+        expect(member.accepted()).toBe(0);
+      } finally {
+        await rs.close();
+        await member.close();
       }
     },
   );

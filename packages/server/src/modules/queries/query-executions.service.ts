@@ -7,6 +7,7 @@ import { findDataSource, loadConnection } from '../data-sources/data-sources.con
 import { recordEvent } from '../events/events.record';
 import * as repo from './queries.repo';
 import { checkStatement, src, unsupported } from './queries.service';
+import { resultMasker } from './result-masking';
 
 // Saved queries run synchronously in the request: connect, execute with bound parameters,
 // store the bounded outcome. Parameter values exist only for the length of the call: the
@@ -99,6 +100,8 @@ export async function executeQuery(
     }
   }
   const durationMs = Date.now() - started;
+  const mask = resultMasker(loaded.connection);
+  if (outcome.status === 'failed') outcome.error = mask(outcome.error);
 
   let result: Record<string, unknown> | null = null;
   let rowCount: number | null = null;
@@ -109,7 +112,7 @@ export async function executeQuery(
     if (size > loaded.ctx.limits.maxResultBytes + PAYLOAD_SLACK_BYTES) {
       truncated = true;
     } else {
-      result = r.payload;
+      result = mask(r.payload);
       rowCount = r.row_count;
       truncated = r.truncated;
     }
