@@ -155,6 +155,12 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
   /** Write-only credentials; `null` when the kind takes none (OAuth kinds connect later). */
   credentialsSchema: z.ZodType<K> | null;
   credentialsRequired: boolean;
+  /**
+   * Config fields that decide where the credentials are sent (host, port, URLs; [] when only
+   * fixed vendor or operator-set endpoints are reached). Changing one needs the credentials
+   * again, so a stored secret never follows a destination someone else chose.
+   */
+  credentialDestination: readonly string[];
   /** The CRM kind is read-only unless the user says otherwise. */
   defaultReadOnly: boolean;
   /** Statement of a saved query (`{{name}}` placeholders allowed where the connector says). */
@@ -200,5 +206,8 @@ export function allowsPrivateHosts(config: unknown): boolean {
 /** A sink on a read-only data source is refused before anything connects. */
 export function assertWritable(ctx: ConnectorContext): void {
   if (ctx.readOnly)
-    throw new ConnectorError('PERMISSION_DENIED', 'the data source is read-only: a sink cannot write through it');
+    throw new ConnectorError(
+      'PERMISSION_DENIED',
+      'the data source is read-only: a sink cannot write through it',
+    );
 }

@@ -78,6 +78,7 @@ export const bigqueryConnector: ConnectorDefinition = {
   label: 'BigQuery',
   configSchema: bigqueryConfigSchema,
   credentialsSchema: bigqueryCredentialsSchema,
+  credentialDestination: [],
   credentialsRequired: true,
   defaultReadOnly: false,
   statementSchema: bigqueryStatementSchema,

@@ -21,6 +21,7 @@ export const ftpConnector: ConnectorDefinition<FtpConfig, FtpCredentials, FtpSta
   label: 'FTP',
   configSchema: ftpConfigSchema,
   credentialsSchema: ftpCredentialsSchema,
+  credentialDestination: ['host', 'port'],
   credentialsRequired: true,
   defaultReadOnly: false,
   statementSchema: ftpStatementSchema,

@@ -193,6 +193,7 @@ export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitSta
   label: 'Git',
   configSchema: gitConfigSchema,
   credentialsSchema: gitCredentialsSchema,
+  credentialDestination: ['repo_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
   statementSchema: gitStatementSchema,

@@ -40,6 +40,7 @@ export const githubConnector: ConnectorDefinition = {
   label: 'GitHub',
   configSchema: githubConfigSchema,
   credentialsSchema: null,
+  credentialDestination: ['base_url'],
   credentialsRequired: false,
   defaultReadOnly: false,
   statementSchema: statementSchema('github'),

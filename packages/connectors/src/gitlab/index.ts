@@ -38,6 +38,7 @@ export const gitlabConnector: ConnectorDefinition = {
   label: 'GitLab',
   configSchema: gitlabConfigSchema,
   credentialsSchema: null,
+  credentialDestination: ['base_url'],
   credentialsRequired: false,
   defaultReadOnly: false,
   statementSchema: statementSchema('gitlab'),

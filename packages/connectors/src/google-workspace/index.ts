@@ -29,6 +29,7 @@ export const googleWorkspaceConnector: ConnectorDefinition = {
   label: 'Google Workspace',
   configSchema: googleWorkspaceConfigSchema,
   credentialsSchema: googleWorkspaceCredentialsSchema,
+  credentialDestination: [],
   credentialsRequired: true,
   defaultReadOnly: false,
   statementSchema: googleWorkspaceStatementSchema,

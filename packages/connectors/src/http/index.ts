@@ -159,6 +159,7 @@ export const httpConnector: ConnectorDefinition<HttpConfig, HttpCredentials, Htt
   label: 'HTTP',
   configSchema: httpConfigSchema,
   credentialsSchema: httpCredentialsSchema,
+  credentialDestination: ['base_url', 'openapi_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
   statementSchema: httpStatementSchema,

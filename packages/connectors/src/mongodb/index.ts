@@ -55,6 +55,7 @@ export const mongodbConnector: ConnectorDefinition<MongoConfig, MongoCredentials
   label: 'MongoDB',
   configSchema: mongodbConfigSchema,
   credentialsSchema: mongodbCredentialsSchema,
+  credentialDestination: ['hosts'],
   credentialsRequired: true,
   defaultReadOnly: false,
   statementSchema: mongodbStatementSchema,

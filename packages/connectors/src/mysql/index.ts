@@ -24,6 +24,7 @@ export const mysql: ConnectorDefinition<
   label: 'MySQL',
   configSchema: mysqlConfigSchema,
   credentialsSchema: passwordCredentialsSchema,
+  credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
   statementSchema: sqlStatementSchema('mysql'),

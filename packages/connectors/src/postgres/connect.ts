@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { resolveAllowed } from '../egress';
+import { classifyAddress, resolveAllowed } from '../egress';
 import { type PasswordCredentials, type RelationalConfig, tlsSettings } from '../relational/config';
 import { networkError, scrub, withDeadline } from '../relational/errors';
 import { type Connection, type ConnectorContext, ConnectorError } from '../types';
@@ -21,6 +21,7 @@ const where = (c: RelationalConfig) => `${c.host}:${c.port}`;
 
 /** Maps anything the driver throws to a ConnectorError with a sanitized message. */
 export function pgError(err: any, conn: PgConnection, values: readonly unknown[] = []): ConnectorError {
+  if (err instanceof ConnectorError) return err;
   const c = conn.config;
   const net = networkError(err, where(c), c.connect_timeout_seconds);
   if (net) return net;
@@ -107,13 +108,28 @@ export async function connectPg(
     },
   );
   const password = conn.credentials?.password ?? '';
+  // A server that asks for the password in cleartext gets it only over TLS, or on a private
+  // network the data source explicitly opted into: otherwise anyone on the path (or a server
+  // that merely pretends to be PostgreSQL) reads it. SCRAM and MD5 never send it as such.
+  const cleartextAllowed =
+    tlsSettings(c.ssl, c.host) !== false ||
+    (c.allow_private_hosts === true && classifyAddress(resolved.address) === 'private');
+  let cleartextAsked = false;
   const client = new pg.Client({
     host: resolved.address,
     port: c.port,
     database: c.database,
     user: c.user,
     // A function, so pg never falls back to PGPASSWORD or a .pgpass file of this host.
-    password: async () => password,
+    password: async () => {
+      if (cleartextAsked && !cleartextAllowed) {
+        throw new ConnectorError(
+          'AUTHENTICATION_FAILED',
+          `${where(c)} asked for the password in cleartext; Sluice sends it only over TLS (set ssl) or to a private host with allow_private_hosts`,
+        );
+      }
+      return password;
+    },
     ssl: tlsSettings(c.ssl, c.host),
     connectionTimeoutMillis: Math.max(1, timeoutMs - (Date.now() - started)),
     statement_timeout: c.statement_timeout_seconds * 1000,
@@ -121,6 +137,13 @@ export async function connectPg(
     ...(opts.readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
     types: pgTypes,
   });
+  // Registered before connect() attaches pg's own handlers, so it runs before the password is asked for.
+  (client as unknown as { connection: NodeJS.EventEmitter }).connection.on(
+    'authenticationCleartextPassword',
+    () => {
+      cleartextAsked = true;
+    },
+  );
   // After a failure the client may still emit 'error'; the caller already has its answer.
   client.on('error', () => {});
   const abort = () => destroy(client);

@@ -24,6 +24,7 @@ export const postgres: ConnectorDefinition<
   label: 'PostgreSQL',
   configSchema: postgresConfigSchema,
   credentialsSchema: passwordCredentialsSchema,
+  credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
   statementSchema: sqlStatementSchema('postgres'),

@@ -23,6 +23,7 @@ export const s3Connector: ConnectorDefinition<S3Config, S3Credentials, S3Stateme
   label: 'Amazon S3',
   configSchema: s3ConfigSchema,
   credentialsSchema: s3CredentialsSchema,
+  credentialDestination: ['endpoint'],
   credentialsRequired: true,
   defaultReadOnly: false,
   statementSchema: s3StatementSchema,

@@ -68,6 +68,7 @@ export const salesforceConnector: ConnectorDefinition<
   label: 'Salesforce',
   configSchema: salesforceConfigSchema,
   credentialsSchema: salesforceCredentialsSchema,
+  credentialDestination: ['instance_url'],
   credentialsRequired: true,
   // A CRM is the system of record: writes are opt-in.
   defaultReadOnly: true,

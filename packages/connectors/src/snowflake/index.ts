@@ -64,6 +64,7 @@ export const snowflakeConnector: ConnectorDefinition<SnowflakeConfig, SnowflakeC
   label: 'Snowflake',
   configSchema: snowflakeConfigSchema,
   credentialsSchema: snowflakeCredentialsSchema,
+  credentialDestination: ['account', 'access_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
   // `{{name}}` placeholders are sent as `?` binds.

@@ -126,6 +126,12 @@ export const updateDataSourceBody = z
       .describe(
         'Config fields to change, merged into the stored config (null removes a field) and validated against the type. A change increases connection_revision.',
       ),
+    credentials: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'New credentials, shape selected by the type; the previous ones become rotated. Required when the change moves a field that decides where credentials are sent (host, port, base_url, endpoint, repo_url, instance_url, access_url, hosts…). Write-only.',
+      ),
     is_active: z.boolean().optional().describe('Activate or deactivate the data source.'),
     read_only: z.boolean().optional().describe('Make the data source read-only (or writable).'),
     organization_gitlab_connection: z

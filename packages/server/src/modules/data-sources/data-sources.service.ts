@@ -13,6 +13,7 @@ import { currentOrganizationGrant, emptyMetadata } from '../oauth/oauth.grants';
 import { providerOfType } from '../oauth/oauth.providers';
 import { revokeBeforeDelete } from '../oauth/oauth.revoke';
 import { credentialBinding } from './data-sources.connection';
+import { assertCredentialsFollow, changedDestination, parsedCredentials } from './data-sources.destination';
 import * as repo from './data-sources.repo';
 import type { CreateDataSourceInput, UpdateDataSourceInput } from './data-sources.schemas';
 
@@ -241,19 +242,33 @@ export async function updateDataSource(ctx: Ctx, scope: Scope, slug: string, inp
     }
     const connectionChanged =
       orgConnection !== undefined && orgConnection !== row.organizationGitlabConnection;
+    const credentials =
+      input.credentials !== undefined ? parsedCredentials(definition, input.credentials) : undefined;
+    if (config) {
+      await assertCredentialsFollow(tx, row, changedDestination(definition, row.config, config), {
+        credentialsGiven: credentials !== undefined,
+        usesOrganizationConnection: orgConnection ?? row.organizationGitlabConnection,
+      });
+    }
+    if (credentials !== undefined) {
+      await repo.rotateCredentials(tx, row.id);
+      await storeCredentials(ctx, tx, row, credentials);
+    }
     const next = await repo.updateDataSource(tx, row.id, {
       ...(connectionChanged ? { organizationGitlabConnection: orgConnection } : {}),
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(configChanged ? { config } : {}),
       ...(input.is_active !== undefined ? { isActive: input.is_active } : {}),
       ...(input.read_only !== undefined ? { readOnly: input.read_only } : {}),
-      bumpRevision: configChanged || connectionChanged,
+      bumpRevision: configChanged || connectionChanged || credentials !== undefined,
     });
     const fields = Object.keys(input).filter((k) => k !== 'config' || configChanged);
     await recordEvent(tx, src(scope, ctx), {
       entityType: 'data_source',
       entitySlug: slug,
       action: 'update',
+      // A credential write is security-relevant (DECISIONS §7); the metadata names no value.
+      security: credentials !== undefined,
       metadata: {
         fields,
         ...(configChanged ? { config_fields: Object.keys(input.config ?? {}) } : {}),
