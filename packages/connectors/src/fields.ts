@@ -29,6 +29,9 @@ export const httpUrlField = (what: string) =>
     .url({ protocol: /^https?$/ })
     .max(2048)
     .refine((v) => {
+      // zod runs this even when the URL check above failed: a value URL cannot parse is
+      // already reported there, not thrown from here.
+      if (!URL.canParse(v)) return true;
       const u = new URL(v);
       return u.username === '' && u.password === '';
     }, 'must not contain credentials; put them in credentials')

@@ -12,6 +12,7 @@ import { installMetrics } from './http/metrics';
 import { createOpenApiTransform } from './http/openapi-transform';
 import { installRateLimit } from './http/rate-limit';
 import { type RouteInfo, routeMatcher } from './http/route-table';
+import { loneSurrogateIssue, loneSurrogatePath } from './http/unicode';
 import { modules } from './modules/index';
 
 export type App = FastifyInstance & { routeTable: RouteInfo[] };
@@ -56,8 +57,9 @@ export async function buildApp(deps: Deps): Promise<App> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let value: unknown;
     try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
       done(
         new AppError('VALIDATION_FAILED', 'the request body is not valid JSON', {
@@ -67,7 +69,19 @@ export async function buildApp(deps: Deps): Promise<App> {
         }),
         undefined,
       );
+      return;
     }
+    const bad = loneSurrogatePath(value);
+    if (bad !== null) {
+      done(
+        new AppError('VALIDATION_FAILED', 'the request is not valid', {
+          validationErrors: [loneSurrogateIssue(bad)],
+        }),
+        undefined,
+      );
+      return;
+    }
+    done(null, value);
   });
 
   installErrorHandling(app, { allowedMethods: allowed });
