@@ -12660,6 +12660,10 @@ export interface operations {
                     config?: {
                         [key: string]: unknown;
                     };
+                    /** @description New credentials, shape selected by the type; the previous ones become rotated. Required when the change moves a field that decides where credentials are sent (host, port, base_url, endpoint, repo_url, instance_url, access_url, hosts…). Write-only. */
+                    credentials?: {
+                        [key: string]: unknown;
+                    };
                     /** @description Activate or deactivate the data source. */
                     is_active?: boolean;
                     /** @description Make the data source read-only (or writable). */
