@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordsApiPeer, startRecordsApi } from '../../../../../test/peers/records-api';
 import { type SmtpPeer, startSmtpPeer } from '../../../../../test/peers/smtp';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
-import { createSinkDatabase, deployOrdersPipeline, terminal, waitUntil } from '../../../../../test/support/runs';
+import {
+  createSinkDatabase,
+  deployOrdersPipeline,
+  terminal,
+  waitUntil,
+} from '../../../../../test/support/runs';
 import { type RaiseInput, raiseNotification } from './notifications.raise';
 
 // Notifications raised by the worker from real runs and schema imports, their counting, reopen
@@ -22,7 +27,8 @@ describe('notifications', () => {
   let now = new Date('2026-04-01T10:00:00.000Z');
   let runNo = 0;
   const call = (method: string, url: string, body?: unknown) => t.call(method, url, { token: owner, body });
-  const sql = async (text: string, values?: unknown[]) => (await t.rt.deps.store.executeSql(text, values)).rows;
+  const sql = async (text: string, values?: unknown[]) =>
+    (await t.rt.deps.store.executeSql(text, values)).rows;
   const settle = () =>
     waitUntil(
       () =>
@@ -33,14 +39,23 @@ describe('notifications', () => {
     );
   const run = async () => {
     const slug = `run-${++runNo}`;
-    const res = await call('POST', `${pe}/pipelines/orders-sync:execute`, { input: { region: 'eu' }, run_slug: slug });
+    const res = await call('POST', `${pe}/pipelines/orders-sync:execute`, {
+      input: { region: 'eu' },
+      run_slug: slug,
+    });
     expect(res.statusCode, res.body).toBe(202);
-    const done = await waitUntil(async () => (await call('GET', `${pe}/runs/${slug}`)).json(), terminal, 30_000);
+    const done = await waitUntil(
+      async () => (await call('GET', `${pe}/runs/${slug}`)).json(),
+      terminal,
+      30_000,
+    );
     await settle();
     return done;
   };
   const setBroken = (broken: boolean) =>
-    call('PATCH', `${org}/data-sources/shop-api`, { config: { base_url: broken ? `${api.url}/broken` : api.url } });
+    call('PATCH', `${org}/data-sources/shop-api`, {
+      config: { base_url: broken ? `${api.url}/broken` : api.url },
+    });
   const list = async (q = '') => (await call('GET', `${org}/notifications${q}`)).json().notifications;
   const raise = async (o: Partial<RaiseInput>) => {
     const orgId = (await sql(`select id from organizations where slug = 'acme'`))[0].id;
@@ -160,7 +175,12 @@ describe('notifications', () => {
     now = new Date(now.getTime() + 1000);
     expect((await raise({ sourceKey: 'e2' })).outcome).toBe('reopened');
     got = (await call('GET', `${org}/notifications/${first.slug}`)).json();
-    expect(got).toMatchObject({ lifecycle_state: 'open', occurrence_count: 3, reopen_count: 1, resolved_at: null });
+    expect(got).toMatchObject({
+      lifecycle_state: 'open',
+      occurrence_count: 3,
+      reopen_count: 1,
+      resolved_at: null,
+    });
   });
 
   it('acknowledges and resolves with events; a resolved one cannot be acknowledged', async () => {
@@ -171,8 +191,11 @@ describe('notifications', () => {
     await call('POST', `${org}/notifications/${n.slug}:resolve`);
     const again = await call('POST', `${org}/notifications/${n.slug}:acknowledge`);
     expect(again.statusCode).toBe(409);
-    const events = (await call('GET', `${org}/events?entity_type=notification&entity_slug=${n.slug}`)).json().events;
-    expect(events.map((e: any) => e.action).sort()).toEqual(expect.arrayContaining(['acknowledge', 'resolve']));
+    const events = (await call('GET', `${org}/events?entity_type=notification&entity_slug=${n.slug}`)).json()
+      .events;
+    expect(events.map((e: any) => e.action).sort()).toEqual(
+      expect.arrayContaining(['acknowledge', 'resolve']),
+    );
     expect((await call('POST', `${org}/notifications/nope:resolve`)).statusCode).toBe(404);
   });
 
