@@ -161,6 +161,34 @@ describe('notifications', () => {
     expect(events.some((e: any) => e.entity_slug === n.slug && e.actor_type === 'system')).toBe(true);
   }, 120_000);
 
+  it('a failed schema import raises schema_import_failed; an interactive test raises nothing', async () => {
+    const patch = await call('PATCH', `${org}/data-sources/shop-api`, {
+      config: { openapi_url: `${api.url}/missing.json` },
+    });
+    expect(patch.statusCode, patch.body).toBe(200);
+    const started = await call('POST', `${org}/data-sources/shop-api/schema-import`);
+    expect(started.statusCode, started.body).toBe(202);
+    await waitUntil(
+      async () => (await call('GET', `${org}/data-sources/shop-api`)).json(),
+      (d) => d.schema_status === 'failed',
+    );
+    await settle();
+    const [n] = await list('?notification_type=schema_import_failed');
+    expect(n).toMatchObject({
+      severity: 'warning',
+      lifecycle_state: 'open',
+      project_slug: null,
+      source_kind: 'data_source',
+      source_action: 'refresh',
+      source_refs: [{ kind: 'data_source', value: 'shop-api' }],
+    });
+    await call('PATCH', `${org}/data-sources/shop-api`, { config: { base_url: 'http://127.0.0.1:9' } });
+    const tested = await call('POST', `${org}/data-sources/shop-api/test-connection`);
+    expect(tested.json().ok).toBe(false);
+    expect(await list('?notification_type=data_source_test_failed')).toEqual([]);
+    await setBroken(false);
+  });
+
   it('counts each source event once, reopens after resolution, keeps a stale event resolved', async () => {
     const first = await raise({ sourceKey: 'e1' });
     expect(first.outcome).toBe('opened');

@@ -139,3 +139,16 @@ export async function resolveCredentialFailed(tx: DbOrTx, deps: RaiseDeps, ds: D
     type: 'credential_failed',
   });
 }
+
+/** A connection that works again resolves its test and credential notifications. */
+export async function resolveConnectionAlerts(tx: DbOrTx, deps: RaiseDeps, ds: DataSourceLike) {
+  for (const type of ['data_source_test_failed', 'credential_failed'] as const) {
+    await resolveNotification(tx, deps, {
+      organizationId: ds.organizationId,
+      projectSlug: null,
+      environmentSlug: null,
+      subject: { kind: 'data_source', slug: ds.slug },
+      type,
+    });
+  }
+}
