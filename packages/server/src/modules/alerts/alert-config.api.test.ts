@@ -188,6 +188,7 @@ describe('alert destinations and policies', () => {
   });
 
   it(':test delivers one real message, creates no records, and needs SMTP', async () => {
+    const firstAt = Date.now();
     const res = await call('POST', `${org}/alert-destinations/spare:test`);
     expect(res.statusCode, res.body).toBe(202);
     expect(res.json()).toEqual({
@@ -205,6 +206,13 @@ describe('alert destinations and policies', () => {
     );
     expect(rows.rows[0]).toEqual({ n: 0, a: 0 });
     expect(smtp.messages.filter((m) => m.subject.startsWith('[Sluice test]'))).toHaveLength(1);
+    // A second click in the same one-minute slot is swallowed, and says so (pg-boss throttles
+    // by fixed slots, so a click just after the slot turned is a new test).
+    const twice = await call('POST', `${org}/alert-destinations/spare:test`);
+    expect(twice.statusCode).toBe(202);
+    const sameSlot = Math.floor(firstAt / 60_000) === Math.floor(Date.now() / 60_000);
+    expect(twice.json().enqueued_jobs[0].state).toBe(sameSlot ? 'skipped_duplicate' : 'created');
+    if (!sameSlot) await smtp.waitFor((m) => m !== mail && m.subject.startsWith('[Sluice test]'));
 
     const bare = await startTestApp();
     try {

@@ -136,10 +136,13 @@ export async function testDestination(ctx: Ctx, scope: Scope, slug: string) {
     );
   }
   const testId = randomUUID().slice(0, 8);
-  const jobId = await ctx.deps.queue.enqueue(null, 'alerts.destination_test', {
-    destinationId: row.id,
-    testId,
-  });
+  // A double click within the same minute sends one message, not two.
+  const jobId = await ctx.deps.queue.enqueue(
+    null,
+    'alerts.destination_test',
+    { destinationId: row.id, testId },
+    { singletonKey: `${scope.org.id}:${row.slug}`, singletonSeconds: 60 },
+  );
   return {
     status: 'accepted',
     destination_slug: row.slug,
