@@ -95,6 +95,17 @@ describe('sluice notifications and alerts', () => {
     });
     expect(test.code).toBe(1);
     expect(test.stderr).toContain('EMAIL_NOT_CONFIGURED');
+    expect((await json(['alerts', 'policies', 'update', 'shop', '--disable'])).enabled).toBe(false);
+    const moved = await json([
+      'alerts',
+      'destinations',
+      'update',
+      'ops',
+      '--email',
+      'c@example.com',
+      '--disable',
+    ]);
+    expect(moved).toMatchObject({ enabled: false, non_secret_config: { recipients: ['c@example.com'] } });
     await cli(['alerts', 'policies', 'delete', 'shop']);
     await cli(['alerts', 'destinations', 'delete', 'ops']);
   });

@@ -5,9 +5,11 @@ import { alertsDestinationsCreateCommand } from './commands/alerts-destinations-
 import { alertsDestinationsDeleteCommand } from './commands/alerts-destinations-delete';
 import { alertsDestinationsListCommand } from './commands/alerts-destinations-list';
 import { alertsDestinationsTestCommand } from './commands/alerts-destinations-test';
+import { alertsDestinationsUpdateCommand } from './commands/alerts-destinations-update';
 import { alertsPoliciesCreateCommand } from './commands/alerts-policies-create';
 import { alertsPoliciesDeleteCommand } from './commands/alerts-policies-delete';
 import { alertsPoliciesListCommand } from './commands/alerts-policies-list';
+import { alertsPoliciesUpdateCommand } from './commands/alerts-policies-update';
 import { apiKeysCreateCommand } from './commands/api-keys-create';
 import { apiKeysListCommand } from './commands/api-keys-list';
 import { apiKeysRevokeCommand } from './commands/api-keys-revoke';
@@ -73,11 +75,13 @@ const alerts = program.command('alerts').description('Alert destinations, polici
 const destinations = alerts.command('destinations').description('Manage email alert destinations');
 alertsDestinationsListCommand(destinations);
 alertsDestinationsCreateCommand(destinations);
+alertsDestinationsUpdateCommand(destinations);
 alertsDestinationsDeleteCommand(destinations);
 alertsDestinationsTestCommand(destinations);
 const policies = alerts.command('policies').description('Manage alert policies');
 alertsPoliciesListCommand(policies);
 alertsPoliciesCreateCommand(policies);
+alertsPoliciesUpdateCommand(policies);
 alertsPoliciesDeleteCommand(policies);
 alertsAttemptsCommand(alerts);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
