@@ -62,8 +62,10 @@ export const jobCatalog = {
   },
   'alerts.deliver': {
     schema: z.object({ attemptId: z.string().uuid() }),
-    retryLimit: 0,
-    retryDelay: 0,
+    // Only for a lost worker or a store error: the attempt row is still queued, so the same try
+    // runs again. SMTP failures are recorded and retried as new attempt rows, never by the queue.
+    retryLimit: 2,
+    retryDelay: 30,
     retryBackoff: false,
     expireInSeconds: 180,
   },
