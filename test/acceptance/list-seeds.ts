@@ -109,3 +109,61 @@ export async function seedEvents(t: TestApp, orgId: string) {
     );
   }
 }
+
+export async function seedNotifications(t: TestApp, orgId: string) {
+  for (let i = 0; i < 30; i++) {
+    const at = createdAts[i % createdAts.length].toISOString();
+    await sqlRows(
+      t,
+      `insert into notifications (organization_id, slug, dedup_key, notification_type, severity, lifecycle_state,
+         title, summary, source_kind, source_action, first_seen_at, last_seen_at, created_at, updated_at)
+       values ($1, $2, $3, 'pipeline_run_failed', 'error', 'open', $4, 's', 'pipeline_run', 'update', $5, $5, $5, $5)`,
+      [orgId, `ntf-${(i * 37) % 100}`, `k-${i}`, names[i % names.length], at],
+    );
+  }
+}
+
+export async function seedAlertDestinations(t: TestApp, orgId: string) {
+  for (let i = 0; i < 30; i++) {
+    await sqlRows(
+      t,
+      `insert into alert_destinations (organization_id, slug, name, type, non_secret_config, created_at, updated_at)
+       values ($1, $2, $3, 'email', '{"recipients":["a@example.com"]}'::jsonb, $4, $4)`,
+      [
+        orgId,
+        `dest-${(i * 37) % 100}`,
+        names[i % names.length],
+        createdAts[i % createdAts.length].toISOString(),
+      ],
+    );
+  }
+}
+
+export async function seedAlertPolicies(t: TestApp, orgId: string) {
+  // A policy always sends somewhere: each one gets the same destination.
+  const [dest] = await sqlRows(
+    t,
+    `insert into alert_destinations (organization_id, slug, name, type, non_secret_config)
+     values ($1, 'policy-target', 'Policy target', 'email', '{"recipients":["a@example.com"]}'::jsonb)
+     returning id`,
+    [orgId],
+  );
+  for (let i = 0; i < 30; i++) {
+    const [p] = await sqlRows(
+      t,
+      `insert into alert_policies (organization_id, slug, name, scope, created_at, updated_at)
+       values ($1, $2, $3, 'organization', $4, $4) returning id`,
+      [
+        orgId,
+        `pol-${(i * 37) % 100}`,
+        names[i % names.length],
+        createdAts[i % createdAts.length].toISOString(),
+      ],
+    );
+    await sqlRows(
+      t,
+      'insert into alert_policy_destinations (policy_id, destination_id, position) values ($1, $2, 0)',
+      [p.id, dest.id],
+    );
+  }
+}

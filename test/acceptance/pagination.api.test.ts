@@ -7,9 +7,12 @@ import {
   createdAts,
   type ListSeed,
   names,
+  seedAlertDestinations,
+  seedAlertPolicies,
   seedEvents,
   seedInvitations,
   seedMembers,
+  seedNotifications,
   seedOrganizations,
   seedPats,
   seedRoles,
@@ -261,6 +264,27 @@ describe('pagination', slow, () => {
       seed: seedPats,
     },
     { path: '/organizations/acme/events', key: 'events', id: 'slug', as: 'api_key', seed: seedEvents },
+    {
+      path: '/organizations/acme/notifications',
+      key: 'notifications',
+      id: 'slug',
+      as: 'api_key',
+      seed: seedNotifications,
+    },
+    {
+      path: '/organizations/acme/alert-destinations',
+      key: 'alert_destinations',
+      id: 'slug',
+      as: 'api_key',
+      seed: seedAlertDestinations,
+    },
+    {
+      path: '/organizations/acme/alert-policies',
+      key: 'alert_policies',
+      id: 'slug',
+      as: 'api_key',
+      seed: seedAlertPolicies,
+    },
   ];
   for (const list of otherLists) {
     it(`walks ${list.path} for every sort and order`, async () => {

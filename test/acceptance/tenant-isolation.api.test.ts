@@ -40,6 +40,9 @@ describe('tenant isolation', slow, () => {
   /** Which seeded resource of B a path parameter names; the first matching pattern wins. */
   const paramKinds: [RegExp, string][] = [
     [/^organization$/, 'organization'],
+    [/^notification_slug$/, 'notification'],
+    [/^alert_destination_slug$/, 'alert_destination'],
+    [/^alert_policy_slug$/, 'alert_policy'],
     [/api_key/, 'api_key'],
     [/pat|personal_access_token/, 'pat'],
     [/invitation/, 'invitation'],
@@ -138,6 +141,40 @@ describe('tenant isolation', slow, () => {
         ciphertext: 'not-decryptable',
       });
     }
+    const destination = await insert('alert_destinations', 'alert_destination', {
+      ...org,
+      slug: 'b-destination',
+      name: 'B destination',
+      type: 'email',
+      non_secret_config: JSON.stringify({ recipients: ['b@b.example'] }),
+    });
+    const policy = await insert('alert_policies', 'alert_policy', {
+      ...org,
+      slug: 'b-policy',
+      name: 'B policy',
+      scope: 'organization',
+    });
+    if (destination && policy) {
+      await sqlRows(
+        t,
+        'insert into alert_policy_destinations (policy_id, destination_id, position) values ($1, $2, 0)',
+        [policy, destination],
+      );
+    }
+    await insert('notifications', 'notification', {
+      ...org,
+      slug: 'b-notification',
+      dedup_key: 'pipeline_run_failed:b-project/b-env:pipeline:b-pipeline',
+      notification_type: 'pipeline_run_failed',
+      severity: 'error',
+      lifecycle_state: 'open',
+      title: 'B failed',
+      summary: 'B failed',
+      source_kind: 'pipeline_run',
+      source_action: 'update',
+      first_seen_at: new Date().toISOString(),
+      last_seen_at: new Date().toISOString(),
+    });
     const source = await insert('data_sources', 'data_source', {
       ...org,
       slug: 'b-source',
@@ -253,6 +290,9 @@ describe('tenant isolation', slow, () => {
       ['environments', 'environment'],
       ['data_sources', 'data_source'],
       ['queries', 'query'],
+      ['alert_destinations', 'alert_destination'],
+      ['alert_policies', 'alert_policy'],
+      ['notifications', 'notification'],
     ]) {
       if (!seeded[kind]) continue;
       const rows = await sqlRows(t, `select * from ${table} where organization_id = $1`, [b.orgId]);

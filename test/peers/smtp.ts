@@ -32,7 +32,11 @@ export type SmtpPeer = {
   waitFor(predicate?: (mail: CapturedMail) => boolean, timeoutMs?: number): Promise<CapturedMail>;
   /** Answer the next n DATA transactions with `code` (4xx = transient, 5xx = permanent). */
   failNext(n: number, code?: number): void;
-  /** Forget captured mail and any pending failNext. */
+  /** Refuse these recipients at RCPT TO with `code` (others are still accepted). */
+  refuseRecipients(addresses: string[], code?: number): void;
+  /** Answer the next n AUTH commands with 535 (credentials refused). */
+  failAuthNext(n: number): void;
+  /** Forget captured mail, pending failNext/failAuthNext and refused recipients. */
   clear(): void;
   close(): Promise<void>;
 };
@@ -45,6 +49,8 @@ export async function startSmtpPeer(opts: SmtpPeerOptions = {}): Promise<SmtpPee
   const messages: CapturedMail[] = [];
   const waiters = new Set<Waiter>();
   let failures: { remaining: number; code: number } = { remaining: 0, code: 451 };
+  let authFailures = 0;
+  let refused: { addresses: Set<string>; code: number } = { addresses: new Set(), code: 550 };
 
   const server = new SMTPServer({
     logger: false,
@@ -56,10 +62,24 @@ export async function startSmtpPeer(opts: SmtpPeerOptions = {}): Promise<SmtpPee
     // Pending connections must not keep close() hanging for the 30s default.
     closeTimeout: 1000,
     onAuth(auth, _session, callback) {
+      if (authFailures > 0) {
+        authFailures--;
+        const err: SMTPServerError = new Error('Authentication credentials invalid');
+        err.responseCode = 535;
+        return callback(err);
+      }
       if (auth.username === user && auth.password === password) return callback(null, { user });
       const err: SMTPServerError = new Error('Invalid username or password');
       err.responseCode = 535;
       callback(err);
+    },
+    onRcptTo(address, _session, callback) {
+      if (refused.addresses.has(address.address.toLowerCase())) {
+        const err: SMTPServerError = new Error(`5.1.1 <${address.address}>: Recipient address rejected`);
+        err.responseCode = refused.code;
+        return callback(err);
+      }
+      callback();
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
@@ -135,9 +155,17 @@ export async function startSmtpPeer(opts: SmtpPeerOptions = {}): Promise<SmtpPee
       if (code < 400 || code > 599) throw new Error(`failNext code must be 4xx/5xx, got ${code}`);
       failures = { remaining: n, code };
     },
+    refuseRecipients(addresses, code = 550) {
+      refused = { addresses: new Set(addresses.map((a) => a.toLowerCase())), code };
+    },
+    failAuthNext(n) {
+      authFailures = n;
+    },
     clear() {
       messages.length = 0;
       failures = { remaining: 0, code: 451 };
+      authFailures = 0;
+      refused = { addresses: new Set(), code: 550 };
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

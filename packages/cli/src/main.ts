@@ -1,11 +1,25 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
+import { alertsAttemptsCommand } from './commands/alerts-attempts';
+import { alertsDestinationsCreateCommand } from './commands/alerts-destinations-create';
+import { alertsDestinationsDeleteCommand } from './commands/alerts-destinations-delete';
+import { alertsDestinationsListCommand } from './commands/alerts-destinations-list';
+import { alertsDestinationsTestCommand } from './commands/alerts-destinations-test';
+import { alertsDestinationsUpdateCommand } from './commands/alerts-destinations-update';
+import { alertsPoliciesCreateCommand } from './commands/alerts-policies-create';
+import { alertsPoliciesDeleteCommand } from './commands/alerts-policies-delete';
+import { alertsPoliciesListCommand } from './commands/alerts-policies-list';
+import { alertsPoliciesUpdateCommand } from './commands/alerts-policies-update';
 import { apiKeysCreateCommand } from './commands/api-keys-create';
 import { apiKeysListCommand } from './commands/api-keys-list';
 import { apiKeysRevokeCommand } from './commands/api-keys-revoke';
 import { bootstrapCommand } from './commands/bootstrap';
 import { keysRotateCommand } from './commands/keys-rotate';
 import { migrateCommand } from './commands/migrate';
+import { notificationsAckCommand } from './commands/notifications-ack';
+import { notificationsGetCommand } from './commands/notifications-get';
+import { notificationsListCommand } from './commands/notifications-list';
+import { notificationsResolveCommand } from './commands/notifications-resolve';
 import { pipelinesDeployCommand } from './commands/pipelines-deploy';
 import { pipelinesExecuteCommand } from './commands/pipelines-execute';
 import { pipelinesPushCommand } from './commands/pipelines-push';
@@ -50,6 +64,26 @@ const runs = program.command('runs').description('List, follow and cancel pipeli
 runsListCommand(runs);
 runsWatchCommand(runs);
 runsCancelCommand(runs);
+const notifications = program
+  .command('notifications')
+  .description('List, show, acknowledge and resolve notifications over the API (docs/alerting.md)');
+notificationsListCommand(notifications);
+notificationsGetCommand(notifications);
+notificationsAckCommand(notifications);
+notificationsResolveCommand(notifications);
+const alerts = program.command('alerts').description('Alert destinations, policies and delivery attempts');
+const destinations = alerts.command('destinations').description('Manage email alert destinations');
+alertsDestinationsListCommand(destinations);
+alertsDestinationsCreateCommand(destinations);
+alertsDestinationsUpdateCommand(destinations);
+alertsDestinationsDeleteCommand(destinations);
+alertsDestinationsTestCommand(destinations);
+const policies = alerts.command('policies').description('Manage alert policies');
+alertsPoliciesListCommand(policies);
+alertsPoliciesCreateCommand(policies);
+alertsPoliciesUpdateCommand(policies);
+alertsPoliciesDeleteCommand(policies);
+alertsAttemptsCommand(alerts);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

@@ -15,6 +15,8 @@ export type Deps = {
   mailer: Mailer;
   keyring: Keyring;
   log: Logger;
+  /** Wall clock for alert windows and throttles; tests inject one instead of sleeping. */
+  clock?: () => Date;
 };
 
 export type Principal =

@@ -32,6 +32,15 @@ export const configSchema = z.object({
   SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).default(2),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
+  // Alerting (docs/alerting.md): repeat window, reopen quiet time, hourly cap, retry schedule.
+  SLUICE_ALERT_REPEAT_HOURS: z.coerce.number().positive().default(4),
+  SLUICE_ALERT_REOPEN_QUIET_MINUTES: z.coerce.number().min(0).default(30),
+  SLUICE_ALERT_DESTINATION_HOURLY_CAP: intFrom(30),
+  SLUICE_ALERT_RETRY_DELAYS_SECONDS: z
+    .string()
+    .default('60,300,1200,3600')
+    .transform((v) => v.split(',').map((d) => Number(d.trim())))
+    .pipe(z.array(z.number().min(0)).min(1)),
   // Operator settings for connector egress: private CIDRs every data source may reach
   // (self-hosted only), and another root for Google's APIs (a proxy or a test fake).
   SLUICE_EGRESS_ALLOW_CIDRS: z
@@ -85,6 +94,13 @@ export type Config = {
   /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
   egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
   oauth: OAuthConfig;
+  alerts: {
+    repeatHours: number;
+    reopenQuietMinutes: number;
+    destinationHourlyCap: number;
+    /** Delay before try 2, 3, …; its length + 1 is the number of tries. */
+    retryDelaysSeconds: number[];
+  };
 };
 
 export type OAuthProviderConfig = {
@@ -146,6 +162,12 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
     runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },
+    alerts: {
+      repeatHours: e.SLUICE_ALERT_REPEAT_HOURS,
+      reopenQuietMinutes: e.SLUICE_ALERT_REOPEN_QUIET_MINUTES,
+      destinationHourlyCap: e.SLUICE_ALERT_DESTINATION_HOURLY_CAP,
+      retryDelaysSeconds: e.SLUICE_ALERT_RETRY_DELAYS_SECONDS,
+    },
     oauth: {
       redirectUrl:
         e.SLUICE_OAUTH_REDIRECT_URL ??

@@ -47,6 +47,35 @@ export const jobCatalog = {
     retryBackoff: false,
     expireInSeconds: 600,
   },
+  // Alerting (docs/alerting.md): a send decision per notification, one try per delivery job (our
+  // own retry rows, so the queue never retries), and destination tests on their own queue.
+  'alerts.dispatch': {
+    schema: z.object({
+      notificationId: z.string().uuid(),
+      seq: z.number().int().min(1),
+      reason: z.enum(['open', 'reopen', 'escalate', 'repeat']),
+    }),
+    retryLimit: 3,
+    retryDelay: 10,
+    retryBackoff: true,
+    expireInSeconds: 120,
+  },
+  'alerts.deliver': {
+    schema: z.object({ attemptId: z.string().uuid() }),
+    // Only for a lost worker or a store error: the attempt row is still queued, so the same try
+    // runs again. SMTP failures are recorded and retried as new attempt rows, never by the queue.
+    retryLimit: 2,
+    retryDelay: 30,
+    retryBackoff: false,
+    expireInSeconds: 180,
+  },
+  'alerts.destination_test': {
+    schema: z.object({ destinationId: z.string().uuid(), testId: z.string().min(1).max(64) }),
+    retryLimit: 0,
+    retryDelay: 0,
+    retryBackoff: false,
+    expireInSeconds: 120,
+  },
 } as const;
 
 export type JobName = keyof typeof jobCatalog;

@@ -3,7 +3,12 @@ import PgBoss from 'pg-boss';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
 import { type JobData, type JobName, jobCatalog, jobNames } from './catalog';
 
-export type EnqueueOptions = { singletonKey?: string; startAfter?: number | Date };
+export type EnqueueOptions = {
+  singletonKey?: string;
+  /** With singletonKey: at most one job per key in each slot of this many seconds. */
+  singletonSeconds?: number;
+  startAfter?: number | Date;
+};
 
 export type JobHandler<N extends JobName> = (
   data: JobData<N>,
@@ -72,6 +77,7 @@ export async function openQueue(
       const payload = jobCatalog[name].schema.parse(data);
       const sendOpts: Record<string, unknown> = {};
       if (o.singletonKey) sendOpts.singletonKey = o.singletonKey;
+      if (o.singletonSeconds) sendOpts.singletonSeconds = o.singletonSeconds;
       if (o.startAfter) sendOpts.startAfter = o.startAfter;
       if (tx) sendOpts.db = executorFor(tx);
       return boss.send(name, payload as object, sendOpts as any);

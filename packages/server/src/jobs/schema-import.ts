@@ -6,6 +6,7 @@ import {
 } from '../modules/data-sources/data-sources.connection';
 import * as repo from '../modules/data-sources/data-sources.repo';
 import { recordEvent } from '../modules/events/events.record';
+import { alertSchemaImport } from '../modules/notifications/source-alerts';
 import type { JobHandler } from './queue';
 
 /**
@@ -66,5 +67,7 @@ export const importDataSourceSchema =
           metadata: { schema_status: failure ? 'failed' : 'ready', diagnostic_code: failure?.code ?? null },
         },
       );
+      const importKey = `import:${current.id}:${current.schemaImportStartedAt?.toISOString() ?? 'unknown'}`;
+      await alertSchemaImport(tx, deps, current, failure, importKey);
     });
   };

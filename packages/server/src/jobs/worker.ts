@@ -1,4 +1,7 @@
 import type { Deps } from '../context';
+import { deliverAlert } from './alert-deliver';
+import { testAlertDestination } from './alert-destination-test';
+import { dispatchNotification } from './alert-dispatch';
 import type { JobName } from './catalog';
 import { sendInvitationEmail } from './email-invitation';
 import { sendVerificationEmail } from './email-verification';
@@ -15,6 +18,9 @@ const handlers: { [N in JobName]: (deps: Deps) => JobHandler<N> } = {
   'events.retention': pruneEvents,
   'pipelines.run': runPipeline,
   'pipelines.sweep': sweepRuns,
+  'alerts.dispatch': dispatchNotification,
+  'alerts.deliver': deliverAlert,
+  'alerts.destination_test': testAlertDestination,
 };
 
 /** Starts consuming every queue of the catalog in this process. */

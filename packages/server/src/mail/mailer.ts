@@ -17,8 +17,21 @@ export function createMailer(opts: { smtpUrl?: string; from: string; log: Logger
       close() {},
     };
   }
-  const url = new URL(opts.smtpUrl);
-  const transport = nodemailer.createTransport({
+  const transport = nodemailer.createTransport(smtpTransportOptions(opts.smtpUrl));
+  return {
+    async send(mail) {
+      await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text });
+    },
+    close() {
+      transport.close();
+    },
+  };
+}
+
+/** nodemailer options for `SLUICE_SMTP_URL` (smtp:// or smtps://, credentials in the URL). */
+export function smtpTransportOptions(smtpUrl: string) {
+  const url = new URL(smtpUrl);
+  return {
     host: url.hostname,
     port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)),
     secure: url.protocol === 'smtps:',
@@ -30,13 +43,5 @@ export function createMailer(opts: { smtpUrl?: string; from: string; log: Logger
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 20_000,
-  });
-  return {
-    async send(mail) {
-      await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text });
-    },
-    close() {
-      transport.close();
-    },
   };
 }

@@ -1,5 +1,7 @@
 import type { TypedApp } from '../app';
 import type { Deps } from '../context';
+import { destinationsRoutes } from './alerts/destinations.routes';
+import { policiesRoutes } from './alerts/policies.routes';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
 import { environmentsRoutes } from './environments/environments.routes';
@@ -7,6 +9,7 @@ import { eventsRoutes } from './events/events.routes';
 import { identityRoutes } from './identity/identity.routes';
 import { invitationsRoutes } from './invitations/invitations.routes';
 import { membersRoutes } from './members/members.routes';
+import { notificationsRoutes } from './notifications/notifications.routes';
 import { oauthRoutes } from './oauth/oauth.routes';
 import { organizationsRoutes } from './organizations/organizations.routes';
 import { bindingsRoutes } from './pipelines/bindings.routes';
@@ -47,4 +50,7 @@ export const modules: ModuleRoutes[] = [
   bindingsRoutes,
   validationsRoutes,
   deploymentsRoutes,
+  notificationsRoutes,
+  destinationsRoutes,
+  policiesRoutes,
 ];

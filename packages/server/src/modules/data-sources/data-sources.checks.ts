@@ -4,6 +4,7 @@ import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, slugify } from '../../http/fields';
 import { type ListQuery, paginateInMemory } from '../../http/pagination';
 import { recordEvent } from '../events/events.record';
+import { resolveConnectionAlerts } from '../notifications/source-alerts';
 import { describeFailure, type Failure, loadConnection } from './data-sources.connection';
 import * as repo from './data-sources.repo';
 import { getRow, src, unsupported } from './data-sources.service';
@@ -51,6 +52,9 @@ export async function testConnection(ctx: Ctx, scope: Scope, slug: string) {
         await repo.setCredentialStatus(tx, credential.id, 'active');
       }
     }
+    // A test a person runs raises nothing (the response told them), but its success is the
+    // matching success of an open connection or credential notification.
+    if (!failure) await resolveConnectionAlerts(tx, deps, current);
     await recordEvent(tx, src(scope, ctx), {
       entityType: 'data_source',
       entitySlug: slug,

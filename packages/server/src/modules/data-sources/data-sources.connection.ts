@@ -44,7 +44,7 @@ export const credentialBinding = (organizationId: string, credentialId: string) 
  */
 export async function loadConnection(
   db: DbOrTx,
-  deps: Pick<Deps, 'config' | 'keyring' | 'log'>,
+  deps: Pick<Deps, 'config' | 'keyring' | 'log' | 'queue' | 'clock'>,
   row: DataSourceRow,
 ): Promise<LoadedConnection> {
   const definition = connectorFor(row.type);

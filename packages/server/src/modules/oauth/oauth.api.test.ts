@@ -199,11 +199,25 @@ describe('OAuth for hosted git providers (GitHub)', () => {
 
     expect((await ok(call('POST', `${DS}/gh-fail/test-connection`), 200)).ok).toBe(false);
     expect(await credentialFailedEvents('gh-fail')).toHaveLength(1);
+    // The refused refresh is a credential_failed notification (critical), raised once.
+    const notes = (
+      await ok(call('GET', `/organizations/acme/notifications?notification_type=credential_failed`), 200)
+    ).notifications;
+    expect(notes.filter((n: any) => n.source_refs.some((r: any) => r.value === 'gh-fail'))).toEqual([
+      expect.objectContaining({ severity: 'critical', lifecycle_state: 'open', occurrence_count: 1 }),
+    ]);
 
     // Authorizing again replaces it (the failed one becomes rotated) and it works.
     await connect('gh-fail', 'fail-user');
     expect((await ok(call('GET', `${DS}/gh-fail`), 200)).credential.status).toBe('active');
     expect((await ok(call('POST', `${DS}/gh-fail/test-connection`), 200)).ok).toBe(true);
+    // The working connection resolves it.
+    const after = (
+      await ok(call('GET', `/organizations/acme/notifications?notification_type=credential_failed`), 200)
+    ).notifications;
+    expect(
+      after.find((n: any) => n.source_refs.some((r: any) => r.value === 'gh-fail'))?.lifecycle_state,
+    ).toBe('resolved');
   });
 
   it('revokes at the provider and forgets the tokens', async () => {

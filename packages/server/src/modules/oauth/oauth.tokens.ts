@@ -3,6 +3,7 @@ import { type Deps, systemActor } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import type { DataSourceRow } from '../data-sources/data-sources.repo';
 import { recordEvent } from '../events/events.record';
+import { alertCredentialFailed, resolveCredentialFailed } from '../notifications/source-alerts';
 import {
   type GrantRef,
   type GrantRow,
@@ -37,7 +38,7 @@ export type OAuthAccess = {
 
 const inFlight = new Map<string, Promise<string | null>>();
 
-type TokenDeps = Pick<Deps, 'config' | 'keyring' | 'log'>;
+type TokenDeps = Pick<Deps, 'config' | 'keyring' | 'log' | 'queue' | 'clock'>;
 
 export async function oauthAccess(
   db: DbOrTx,
@@ -139,6 +140,10 @@ async function fresh(
           },
         },
       );
+      // credential_failed (critical) for the people on call; a later refresh resolves it.
+      await db.transaction((tx) =>
+        alertCredentialFailed(tx, deps, row, message, `oauth-refresh:${ref.row.id}:${Date.now()}`),
+      );
       deps.log.warn({ dataSource: row.slug, provider }, 'oauth refresh refused; credential failed');
     }
     throw new ConnectorError('AUTHENTICATION_FAILED', message);
@@ -153,7 +158,10 @@ async function fresh(
     failure_code: null,
     failure_message: null,
   });
-  if (won) return next.bundle.access_token;
+  if (won) {
+    await db.transaction((tx) => resolveCredentialFailed(tx, deps, row));
+    return next.bundle.access_token;
+  }
   const now = await reloadGrant(db, ref);
   return now ? ((await openBundle(db, deps, now))?.access_token ?? null) : null;
 }

@@ -2,6 +2,7 @@ import { type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import type { ErrorRecord } from '../../db/schema/index';
 import { recordEvent } from '../events/events.record';
+import { alertRunEnded } from '../notifications/source-alerts';
 import { type ClaimedRun, lockExpiredRuns, lockOwnedRun } from './run-lease.repo';
 import { closeOpenSteps, insertLogs, upsertCheckpoints } from './run-progress.repo';
 import { deleteRunInput, updateRun } from './runs.repo';
@@ -30,6 +31,7 @@ async function recordRunEvent(tx: Tx, run: ClaimedRun, metadata: Record<string, 
 
 /** A run's last transition: terminal state, sealed input gone, event. */
 async function endRun(
+  deps: Deps,
   tx: Tx,
   run: ClaimedRun,
   state: 'succeeded' | 'failed' | 'canceled',
@@ -46,6 +48,8 @@ async function endRun(
   // The seed: input values are not stored; they lived sealed only while the run could still use them.
   await deleteRunInput(tx, run.id);
   await recordRunEvent(tx, run, { state, error_code: error?.code ?? null });
+  // Failed after its retries -> pipeline_run_failed; the next success resolves it (+ recovered).
+  await alertRunEnded(tx, deps, run, state, error);
 }
 
 /** Applies the outcome if `owner` still holds the run; false when the lease was lost meanwhile. */
@@ -60,11 +64,11 @@ export async function finishRun(deps: Deps, runId: string, owner: string, outcom
       // Only now: a cursor advances after every sink of the run has committed.
       const committed = Object.fromEntries(Object.entries(outcome.cursors).filter(([, c]) => c !== null));
       await upsertCheckpoints(tx, run, committed);
-      await endRun(tx, run, canceling ? 'canceled' : 'succeeded', null);
+      await endRun(deps, tx, run, canceling ? 'canceled' : 'succeeded', null);
     } else if (outcome.kind === 'failed') {
-      await endRun(tx, run, canceling ? 'canceled' : 'failed', canceling ? null : outcome.error);
+      await endRun(deps, tx, run, canceling ? 'canceled' : 'failed', canceling ? null : outcome.error);
     } else if (outcome.kind === 'canceled' || canceling) {
-      await endRun(tx, run, 'canceled', null);
+      await endRun(deps, tx, run, 'canceled', null);
     } else {
       await updateRun(tx, run.id, { state: 'queued', leaseOwner: null, leaseExpiresAt: null });
       await insertLogs(tx, run.id, [
@@ -96,7 +100,7 @@ export async function recoverExpiredRuns(deps: Deps, limit = 50): Promise<number
     for (const run of runs) {
       const now = new Date();
       if (run.state === 'canceling') {
-        await endRun(tx, run, 'canceled', null);
+        await endRun(deps, tx, run, 'canceled', null);
       } else if (run.attempt < 2) {
         await updateRun(tx, run.id, {
           state: 'queued',
@@ -123,7 +127,7 @@ export async function recoverExpiredRuns(deps: Deps, limit = 50): Promise<number
         await insertLogs(tx, run.id, [
           { stepSlug: null, level: 'error', message: 'worker lost again; the run failed', at: now },
         ]);
-        await endRun(tx, run, 'failed', { code: 'WORKER_LOST', message: WORKER_LOST_MESSAGE });
+        await endRun(deps, tx, run, 'failed', { code: 'WORKER_LOST', message: WORKER_LOST_MESSAGE });
       }
     }
     return runs.length;

@@ -1,0 +1,146 @@
+import { eq } from 'drizzle-orm';
+import type { Deps } from '../context';
+import { organizations } from '../db/schema/index';
+import { type SendOutcome, sendAlertMail } from '../mail/alert-transport';
+import { attemptMessageId, buildAlertMessage, mailDomain, threadRoot } from '../modules/alerts/alert-message';
+import {
+  findAttempt,
+  findNotificationById,
+  insertAttempt,
+  updateAttempt,
+} from '../modules/alerts/delivery.repo';
+import { failureMessage, providerMetadata } from '../modules/alerts/delivery-metadata';
+import { findDestinationById } from '../modules/alerts/destinations.repo';
+import { raiseNotification, resolveNotification } from '../modules/notifications/notifications.raise';
+import type { JobHandler } from './queue';
+
+const jitter = (seconds: number) => seconds * 1000 * (0.8 + Math.random() * 0.4);
+
+/**
+ * One try of one delivery: send outside any transaction, then record the result on the attempt
+ * row, and queue the next try (a new row) or raise alert_delivery_failed, in one transaction.
+ */
+export const deliverAlert =
+  (deps: Deps): JobHandler<'alerts.deliver'> =>
+  async ({ attemptId }) => {
+    const attempt = await findAttempt(deps.db, attemptId);
+    if (attempt?.status !== 'queued') return;
+    const n = await findNotificationById(deps.db, attempt.notificationId);
+    if (!n) return;
+    const [org] = await deps.db.select().from(organizations).where(eq(organizations.id, n.organizationId));
+    const dest = attempt.destinationId ? await findDestinationById(deps.db, attempt.destinationId) : null;
+    const domain = mailDomain(deps.config.publicUrl);
+    const messageId = attemptMessageId(attempt.slug, domain);
+
+    let outcome: SendOutcome;
+    const refused = (failureClass: 'configuration' | 'not_configured'): SendOutcome => ({
+      ok: false,
+      failureClass,
+      retryable: false,
+      rejected: [],
+      durationMs: 0,
+    });
+    if (!dest || !dest.enabled) outcome = refused('configuration');
+    else if (!deps.config.smtpUrl) outcome = refused('not_configured');
+    else {
+      const msg = buildAlertMessage({
+        notification: n,
+        orgSlug: org.slug,
+        publicUrl: deps.config.publicUrl,
+        reason: attempt.reason,
+        heldBack: attempt.heldBack,
+        attemptSlug: attempt.slug,
+      });
+      outcome = await sendAlertMail(deps.config.smtpUrl, deps.config.smtpFrom, {
+        to: dest.nonSecretConfig.recipients,
+        subject: msg.subject,
+        text: msg.text,
+        html: msg.html,
+        messageId,
+        references: threadRoot(n, domain),
+      });
+    }
+
+    await deps.db.transaction(async (tx) => {
+      const current = await findAttempt(tx, attemptId, true);
+      if (current?.status !== 'queued') return;
+      const now = deps.clock?.() ?? new Date();
+      const delays = deps.config.alerts.retryDelaysSeconds;
+      const retry = !outcome.ok && outcome.retryable && current.providerAttempt <= delays.length;
+      const nextAt = retry ? new Date(now.getTime() + jitter(delays[current.providerAttempt - 1])) : null;
+      await updateAttempt(tx, current.id, {
+        status: outcome.ok ? 'sent' : 'failed',
+        providerResponseMetadata: providerMetadata(outcome, messageId, nextAt),
+        errorCategory: outcome.ok ? null : 'EMAIL_DELIVERY_FAILED',
+        errorMessage: outcome.ok
+          ? null
+          : !dest
+            ? 'the destination was deleted'
+            : !dest.enabled
+              ? 'the destination is disabled'
+              : failureMessage(outcome),
+        sentAt: outcome.ok ? now : null,
+        failedAt: outcome.ok ? null : now,
+        updatedAt: now,
+      });
+      if (retry && nextAt) {
+        const next = await insertAttempt(tx, {
+          organizationId: current.organizationId,
+          notificationId: current.notificationId,
+          deliveryId: current.deliveryId,
+          destinationId: current.destinationId,
+          alertPolicySlug: current.alertPolicySlug,
+          destinationSlug: current.destinationSlug,
+          destinationName: current.destinationName,
+          destinationType: current.destinationType,
+          reason: current.reason,
+          heldBack: current.heldBack,
+          providerAttempt: current.providerAttempt + 1,
+          queuedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        });
+        const wait = nextAt.getTime() - now.getTime();
+        await deps.queue.enqueue(
+          tx,
+          'alerts.deliver',
+          { attemptId: next.id },
+          wait >= 1000 ? { startAfter: new Date(Date.now() + wait) } : {},
+        );
+        return;
+      }
+      if (!current.destinationSlug) return;
+      const subject = { kind: 'destination', slug: current.destinationSlug };
+      if (outcome.ok) {
+        await resolveNotification(tx, deps, {
+          organizationId: current.organizationId,
+          type: 'alert_delivery_failed',
+          projectSlug: null,
+          environmentSlug: null,
+          subject,
+        });
+      } else if (n.notificationType !== 'alert_delivery_failed') {
+        // Its own failure raises nothing further: no loop of failure notices.
+        await raiseNotification(tx, deps, {
+          organizationId: current.organizationId,
+          type: 'alert_delivery_failed',
+          severity: 'error',
+          title: `Alert delivery to ${current.destinationName ?? current.destinationSlug} failed`,
+          summary: `A message for "${n.title}" could not be delivered after ${current.providerAttempt} ${
+            current.providerAttempt === 1 ? 'try' : 'tries'
+          }.`,
+          projectSlug: null,
+          environmentSlug: null,
+          subject,
+          sourceKind: 'notification',
+          sourceAction: 'update',
+          sourceRefs: [
+            { kind: 'destination', value: current.destinationSlug },
+            { kind: 'notification', value: n.slug },
+          ],
+          sourceKey: `delivery:${current.deliveryId}`,
+          occurredAt: now,
+        });
+      }
+    });
+  };

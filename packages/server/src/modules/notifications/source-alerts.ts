@@ -1,0 +1,154 @@
+import { eq } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { environments, pipelines, projects } from '../../db/schema/index';
+import { type RaiseDeps, raiseNotification, resolveNotification } from './notifications.raise';
+
+// What raises what (DECISIONS.md §10), for the sources that exist today: runs, schema imports,
+// worker-side connection checks and OAuth refreshes. Each is called in the transaction that
+// records the source event.
+
+/** Failures in a row after which a pipeline's notification becomes critical. */
+export const RUN_ESCALATE_AFTER = 3;
+
+type EndedRun = { organizationId: string; pipelineId: string; environmentId: string; slug: string };
+
+export async function alertRunEnded(
+  tx: DbOrTx,
+  deps: RaiseDeps,
+  run: EndedRun,
+  state: 'succeeded' | 'failed' | 'canceled',
+  error: { code: string; message: string } | null,
+) {
+  if (state === 'canceled') return;
+  const [where] = await tx
+    .select({
+      pipeline: pipelines.slug,
+      pipelineName: pipelines.name,
+      project: projects.slug,
+      environment: environments.slug,
+    })
+    .from(pipelines)
+    .innerJoin(projects, eq(projects.id, pipelines.projectId))
+    .innerJoin(environments, eq(environments.id, run.environmentId))
+    .where(eq(pipelines.id, run.pipelineId));
+  if (!where) return;
+  const base = {
+    organizationId: run.organizationId,
+    projectSlug: where.project,
+    environmentSlug: where.environment,
+    subject: { kind: 'pipeline', slug: where.pipeline },
+  };
+  const sourceRefs = [
+    { kind: 'pipeline', value: where.pipeline },
+    { kind: 'environment', value: where.environment },
+  ];
+  if (state === 'failed') {
+    await raiseNotification(tx, deps, {
+      ...base,
+      type: 'pipeline_run_failed',
+      severity: 'error',
+      title: `Pipeline ${where.pipelineName} failed in ${where.environment}`,
+      summary: `Run ${run.slug} failed${error ? ` (${error.code}): ${error.message}` : '.'}`.slice(0, 1000),
+      sourceKind: 'pipeline_run',
+      sourceAction: 'update',
+      sourceRefs,
+      sourceKey: `run:${run.slug}:failed`,
+      escalateAfter: RUN_ESCALATE_AFTER,
+    });
+    return;
+  }
+  const resolved = await resolveNotification(tx, deps, { ...base, type: 'pipeline_run_failed' });
+  if (!resolved) return;
+  await raiseNotification(tx, deps, {
+    ...base,
+    type: 'pipeline_run_recovered',
+    severity: 'info',
+    title: `Pipeline ${where.pipelineName} recovered in ${where.environment}`,
+    summary: `Run ${run.slug} succeeded after earlier failures.`,
+    sourceKind: 'pipeline_run',
+    sourceAction: 'update',
+    sourceRefs,
+    sourceKey: `run:${run.slug}:recovered`,
+    bornResolved: true,
+  });
+}
+
+type DataSourceLike = { organizationId: string; slug: string; name: string };
+
+/** A finished schema import: failure raises schema_import_failed, success resolves it. */
+export async function alertSchemaImport(
+  tx: DbOrTx,
+  deps: RaiseDeps,
+  ds: DataSourceLike,
+  failure: { code: string; message: string } | null,
+  sourceKey: string,
+) {
+  const base = {
+    organizationId: ds.organizationId,
+    projectSlug: null,
+    environmentSlug: null,
+    subject: { kind: 'data_source', slug: ds.slug },
+  };
+  if (!failure) {
+    await resolveNotification(tx, deps, { ...base, type: 'schema_import_failed' });
+    return;
+  }
+  await raiseNotification(tx, deps, {
+    ...base,
+    type: 'schema_import_failed',
+    severity: 'warning',
+    title: `Schema import of ${ds.name} failed`,
+    summary: `${failure.code}: ${failure.message}`.slice(0, 1000),
+    sourceKind: 'data_source',
+    sourceAction: 'refresh',
+    sourceRefs: [{ kind: 'data_source', value: ds.slug }],
+    sourceKey,
+  });
+}
+
+/** A refused credential (OAuth refresh or provider rejection): credential_failed, critical. */
+export async function alertCredentialFailed(
+  tx: DbOrTx,
+  deps: RaiseDeps,
+  ds: DataSourceLike,
+  message: string,
+  sourceKey: string,
+) {
+  await raiseNotification(tx, deps, {
+    organizationId: ds.organizationId,
+    projectSlug: null,
+    environmentSlug: null,
+    subject: { kind: 'data_source', slug: ds.slug },
+    type: 'credential_failed',
+    severity: 'critical',
+    title: `Credentials of ${ds.name} were refused`,
+    summary: message.slice(0, 1000),
+    sourceKind: 'data_source',
+    sourceAction: 'refresh',
+    sourceRefs: [{ kind: 'data_source', value: ds.slug }],
+    sourceKey,
+  });
+}
+
+export async function resolveCredentialFailed(tx: DbOrTx, deps: RaiseDeps, ds: DataSourceLike) {
+  await resolveNotification(tx, deps, {
+    organizationId: ds.organizationId,
+    projectSlug: null,
+    environmentSlug: null,
+    subject: { kind: 'data_source', slug: ds.slug },
+    type: 'credential_failed',
+  });
+}
+
+/** A connection that works again resolves its test and credential notifications. */
+export async function resolveConnectionAlerts(tx: DbOrTx, deps: RaiseDeps, ds: DataSourceLike) {
+  for (const type of ['data_source_test_failed', 'credential_failed'] as const) {
+    await resolveNotification(tx, deps, {
+      organizationId: ds.organizationId,
+      projectSlug: null,
+      environmentSlug: null,
+      subject: { kind: 'data_source', slug: ds.slug },
+      type,
+    });
+  }
+}
