@@ -32,6 +32,8 @@ export const configSchema = z.object({
   SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).default(2),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
+  // Schedule tick of every API host and worker; 0 turns it off in this process.
+  SLUICE_TRIGGER_TICK_SECONDS: z.coerce.number().min(0).default(5),
   // Operator settings for connector egress: private CIDRs every data source may reach
   // (self-hosted only), and another root for Google's APIs (a proxy or a test fake).
   SLUICE_EGRESS_ALLOW_CIDRS: z
@@ -82,6 +84,7 @@ export type Config = {
   queuePollSeconds: number;
   /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
   runs: { timeoutSeconds: number; leaseSeconds: number };
+  triggerTickSeconds: number;
   /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
   egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
   oauth: OAuthConfig;
@@ -145,6 +148,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,
     queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
     runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
+    triggerTickSeconds: e.SLUICE_TRIGGER_TICK_SECONDS,
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },
     oauth: {
       redirectUrl:

@@ -19,6 +19,8 @@ import { projectsRoutes } from './projects/projects.routes';
 import { queriesRoutes } from './queries/queries.routes';
 import { rolesRoutes } from './roles/roles.routes';
 import { runsRoutes } from './runs/runs.routes';
+import { triggersRoutes } from './triggers/triggers.routes';
+import { webhooksRoutes } from './triggers/webhooks.routes';
 import { secretsRoutes } from './secrets/secrets.routes';
 import { variablesRoutes } from './variables/variables.routes';
 
@@ -47,4 +49,6 @@ export const modules: ModuleRoutes[] = [
   bindingsRoutes,
   validationsRoutes,
   deploymentsRoutes,
+  triggersRoutes,
+  webhooksRoutes,
 ];
