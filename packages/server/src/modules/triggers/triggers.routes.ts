@@ -51,7 +51,7 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       params: pipelineParams,
       querystring: s.dryRunQuery,
       body: s.createTriggerBody,
-      response: { 200: s.previewSchema, 201: s.triggerSchema.or(s.triggerWithSecretSchema), ...errorResponses },
+      response: { 200: s.previewSchema, 201: s.triggerWithSecretSchema.or(s.triggerSchema), ...errorResponses },
     },
     handler: async (req, reply) => {
       const confirmation = confirmationOf(req.body.protected_environment_confirmation, req.query.protected_environment_confirmation);

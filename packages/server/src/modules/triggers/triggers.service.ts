@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Ctx, Deps, Scope } from '../../context';
 import type { DbOrTx, Tx } from '../../db/client';
 import { conflict, notFound, validationFailed } from '../../http/errors';
-import { iso, randomSlug } from '../../http/fields';
+import { iso, randomSlug, randomSuffix, slugify } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { assertProtectedConfirmation } from '../environments/protected';
@@ -124,7 +124,11 @@ export async function createTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, body:
     const { tp, names, environment } = await lockResolve(tx, scope, pe);
     if (dryRun) return { preview: previewOf(spec, randomUUID(), now) };
     assertProtectedConfirmation(environment, confirmation);
-    const slug = await chooseSlug(body.slug, body.name, (x) => repo.slugTaken(tx, scope.org.id, x));
+    // A generated webhook slug always carries a random suffix: the public route names only it.
+    const slug =
+      body.kind === 'webhook' && !body.slug
+        ? await chooseSlug(`${slugify(body.name).slice(0, 53)}-${randomSuffix(6)}`, body.name, () => Promise.resolve(false))
+        : await chooseSlug(body.slug, body.name, (x) => repo.slugTaken(tx, scope.org.id, x));
     if (body.slug && (await repo.slugTaken(tx, scope.org.id, slug))) throw conflict(`trigger slug ${slug} is already taken`);
     const id = randomUUID();
     const sched = body.schedule;
