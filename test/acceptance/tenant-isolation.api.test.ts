@@ -50,6 +50,8 @@ describe('tenant isolation', slow, () => {
     [/execution/, 'query_execution'],
     [/query/, 'query'],
     [/data_source/, 'data_source'],
+    [/pipeline_trigger/, 'pipeline_trigger'],
+    [/^pipeline$/, 'pipeline'],
     [/environment/, 'environment'],
     [/project/, 'project'],
     [/event/, 'event'],
@@ -137,6 +139,23 @@ describe('tenant isolation', slow, () => {
         kid: 'none',
         ciphertext: 'not-decryptable',
       });
+      const pipeline = await insert('pipelines', 'pipeline', {
+        ...org,
+        project_id: project,
+        slug: 'b-pipeline',
+        name: 'B pipeline',
+      });
+      if (pipeline) {
+        await insert('pipeline_triggers', 'pipeline_trigger', {
+          ...org,
+          pipeline_id: pipeline,
+          environment_id: env,
+          slug: 'b-trigger',
+          name: 'B trigger',
+          kind: 'webhook',
+          input_mapping: '{}',
+        });
+      }
     }
     const source = await insert('data_sources', 'data_source', {
       ...org,
@@ -253,6 +272,8 @@ describe('tenant isolation', slow, () => {
       ['environments', 'environment'],
       ['data_sources', 'data_source'],
       ['queries', 'query'],
+      ['pipelines', 'pipeline'],
+      ['pipeline_triggers', 'pipeline_trigger'],
     ]) {
       if (!seeded[kind]) continue;
       const rows = await sqlRows(t, `select * from ${table} where organization_id = $1`, [b.orgId]);
