@@ -17,11 +17,15 @@ const MINUTES = 20;
 const T0 = '2026-04-01T00:00:00.000Z';
 
 function child(args: string[], env: Record<string, string>) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/support/tick-process.ts'), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(repoRoot, 'test/support/tick-process.ts'), ...args],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   proc.stdout.on('data', (c) => (out += c));
@@ -79,7 +83,9 @@ describe('schedule tick across processes', { timeout: 240_000 }, () => {
     // Minutes 00:01 … 00:19 were due at the last clock (00:19:40); jittered ones may trail.
     const [{ n: occ }] = await q(`select count(*)::int as n from pipeline_trigger_occurrences`);
     const [{ n: runs }] = await q(`select count(*)::int as n from pipeline_runs where trigger = 'schedule'`);
-    const [{ n: keys }] = await q(`select count(distinct (trigger_id, trigger_key))::int as n from pipeline_runs`);
+    const [{ n: keys }] = await q(
+      `select count(distinct (trigger_id, trigger_key))::int as n from pipeline_runs`,
+    );
     const [{ n: jobs }] = await q(`select count(*)::int as n from pgboss.job where name = 'pipelines.run'`);
     expect(occ).toBeGreaterThanOrEqual(TRIGGERS * (MINUTES - 2));
     expect(runs).toBe(occ);
@@ -105,10 +111,14 @@ describe('schedule tick across processes', { timeout: 240_000 }, () => {
     // The lock died with the connection; the next tick decides every due occurrence once.
     const r = await tick(s.rt.deps, { clock: () => new Date(at) });
     expect(r.triggers).toBe(TRIGGERS);
-    const dup = await q(`select trigger_id, trigger_key, count(*)::int as n from pipeline_runs group by 1, 2 having count(*) > 1`);
+    const dup = await q(
+      `select trigger_id, trigger_key, count(*)::int as n from pipeline_runs group by 1, 2 having count(*) > 1`,
+    );
     expect(dup).toEqual([]);
     const [{ n: runs }] = await q(`select count(*)::int as n from pipeline_runs`);
-    const [{ n: occ }] = await q(`select count(*)::int as n from pipeline_trigger_occurrences where outcome = 'started'`);
+    const [{ n: occ }] = await q(
+      `select count(*)::int as n from pipeline_trigger_occurrences where outcome = 'started'`,
+    );
     expect(runs).toBe(occ);
   });
 });

@@ -9,7 +9,9 @@ import { openRuntime } from '../../packages/server/src/runtime';
 //                              suite SIGKILLs the process between claiming and committing)
 
 const [mode, at, steps] = process.argv.slice(2);
-const rt = await openRuntime(parseConfig({ ...process.env, SLUICE_LOG_LEVEL: 'silent' }), { supervise: false });
+const rt = await openRuntime(parseConfig({ ...process.env, SLUICE_LOG_LEVEL: 'silent' }), {
+  supervise: false,
+});
 if (mode === 'ticks') {
   let started = 0;
   for (let i = 0; i < Number(steps); i++) {

@@ -18,7 +18,10 @@ export function startTriggerTicker(deps: Deps): () => void {
     try {
       await tick(deps);
     } catch (err) {
-      deps.log.warn({ errCode: (err as { code?: string }).code, err: (err as Error).message }, 'trigger tick failed');
+      deps.log.warn(
+        { errCode: (err as { code?: string }).code, err: (err as Error).message },
+        'trigger tick failed',
+      );
     } finally {
       running = false;
     }

@@ -1,6 +1,9 @@
 // RFC 6901 JSON Pointer, read-only: `""` is the whole document, `/a/0/b~1c` walks objects and arrays.
 
-export function resolvePointer(doc: unknown, pointer: string): { found: true; value: unknown } | { found: false } {
+export function resolvePointer(
+  doc: unknown,
+  pointer: string,
+): { found: true; value: unknown } | { found: false } {
   if (pointer === '') return { found: true, value: doc };
   if (!pointer.startsWith('/')) return { found: false };
   let cur: unknown = doc;

@@ -19,7 +19,11 @@ export type BurstTrigger = { organizationId: string; slug: string };
  * MERGE NOTE: when the alerting module exists, raise `pipeline_trigger_failed` (warning,
  * subject = this trigger) right after the recordEvent below.
  */
-export async function detectRefusalBurst(db: DbOrTx, t: BurstTrigger, now: Date): Promise<{ burst: boolean; refusals: number }> {
+export async function detectRefusalBurst(
+  db: DbOrTx,
+  t: BurstTrigger,
+  now: Date,
+): Promise<{ burst: boolean; refusals: number }> {
   const since = new Date(now.getTime() - BURST_WINDOW_MS);
   const mine = and(
     eq(events.organizationId, t.organizationId),
@@ -30,7 +34,9 @@ export async function detectRefusalBurst(db: DbOrTx, t: BurstTrigger, now: Date)
   const [{ n }] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(events)
-    .where(and(mine, eq(events.eventClass, 'security_audit'), sql`${events.metadata}->>'outcome' = 'refused'`));
+    .where(
+      and(mine, eq(events.eventClass, 'security_audit'), sql`${events.metadata}->>'outcome' = 'refused'`),
+    );
   if (n < BURST_THRESHOLD) return { burst: false, refusals: n };
   const [{ b }] = await db
     .select({ b: sql<number>`count(*)::int` })

@@ -6,7 +6,12 @@ import { dstFlag, jitterMs, localIso, plan, preview } from './schedule-calc';
 // Cairo), for fixed-time and interval crons, against instants worked out by hand.
 
 type Row = { zone: string; cron: string; after: string; want: [string, string, string][] };
-const row = (zone: string, cron: string, after: string, want: [string, string, string][]): Row => ({ zone, cron, after, want });
+const row = (zone: string, cron: string, after: string, want: [string, string, string][]): Row => ({
+  zone,
+  cron,
+  after,
+  want,
+});
 
 const table: Row[] = [
   // America/New_York: 2026-03-08 02:00 EST → 03:00 EDT; 2026-11-01 02:00 EDT → 01:00 EST.

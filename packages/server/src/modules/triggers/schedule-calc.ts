@@ -41,19 +41,26 @@ export function isTimeZone(tz: string): boolean {
 function cronOf(cron: string, timeZone: string): Cron {
   if (!isTimeZone(timeZone)) throw new ScheduleError('time_zone', `${timeZone} is not an IANA time zone`);
   if (cron.trim().split(/\s+/).length !== 5) {
-    throw new ScheduleError('cron', 'cron must have exactly 5 fields: minute hour day-of-month month day-of-week');
+    throw new ScheduleError(
+      'cron',
+      'cron must have exactly 5 fields: minute hour day-of-month month day-of-week',
+    );
   }
   try {
     return new Cron(cron, { timezone: timeZone, mode: '5-part', paused: true });
   } catch (err) {
-    throw new ScheduleError('cron', `cron is not valid: ${(err as Error).message.replace(/^CronPattern: /, '')}`);
+    throw new ScheduleError(
+      'cron',
+      `cron is not valid: ${(err as Error).message.replace(/^CronPattern: /, '')}`,
+    );
   }
 }
 
 /** Throws ScheduleError when the cron or the zone is unusable, or the schedule never fires. */
 export function checkSchedule(s: ScheduleSpec, from: Date): void {
   const c = cronOf(s.cron, s.timeZone);
-  if (s.startAt && s.endAt && s.endAt <= s.startAt) throw new ScheduleError('end_at', 'end_at must be after start_at');
+  if (s.startAt && s.endAt && s.endAt <= s.startAt)
+    throw new ScheduleError('end_at', 'end_at must be after start_at');
   if (!c.nextRun(from)) throw new ScheduleError('cron', 'cron never matches a future time');
 }
 
@@ -102,7 +109,9 @@ export function plan(s: ScheduleSpec, seed: string, after: Date, n: number): Pla
   const nominals = nominalsAfter(s, after, n + 1);
   return nominals.slice(0, n).map((nominalAt, i) => ({
     nominalAt,
-    fireAt: new Date(nominalAt.getTime() + jitterMs(seed, nominalAt, s.jitterSeconds, nominals[i + 1] ?? null)),
+    fireAt: new Date(
+      nominalAt.getTime() + jitterMs(seed, nominalAt, s.jitterSeconds, nominals[i + 1] ?? null),
+    ),
   }));
 }
 

@@ -74,7 +74,11 @@ export async function startTriggeredRun(tx: Tx, deps: Deps, a: StartArgs): Promi
   if (!run) return { ok: false, code: 'DUPLICATE', reason: `a run for ${a.key} already exists` };
 
   const inputId = randomUUID();
-  const sealed = await deps.keyring.encrypt(tx, JSON.stringify(a.input), runInputBinding(t.organizationId, inputId));
+  const sealed = await deps.keyring.encrypt(
+    tx,
+    JSON.stringify(a.input),
+    runInputBinding(t.organizationId, inputId),
+  );
   await runsRepo.insertRunInput(tx, {
     id: inputId,
     organizationId: t.organizationId,

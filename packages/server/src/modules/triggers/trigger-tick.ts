@@ -107,7 +107,8 @@ export async function decideTrigger(tx: Tx, deps: Deps, t: repo.TriggerRow, now:
   const cursor = t.cursorNominalAt ?? now;
   const upcoming = plan(scheduleOf(t), t.id, cursor, MAX_DUE_PER_ROUND + 1);
   const due = upcoming.filter((p) => p.fireAt <= now).slice(0, MAX_DUE_PER_ROUND);
-  const backlogContinues = due.length === MAX_DUE_PER_ROUND && (upcoming[MAX_DUE_PER_ROUND]?.fireAt ?? now) <= now;
+  const backlogContinues =
+    due.length === MAX_DUE_PER_ROUND && (upcoming[MAX_DUE_PER_ROUND]?.fireAt ?? now) <= now;
 
   const decisions = new Map<number, Decision>();
   const windowStart = now.getTime() - (t.catchUpWindowSeconds ?? 86400) * 1000;

@@ -11,7 +11,13 @@ describe('pipeline triggers', () => {
   let call: Call;
   const base = `${PE}/pipelines/nightly/triggers`;
   const schedule = (slug: string, s: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    call('POST', base, { name: slug, slug, kind: 'schedule', schedule: { time_zone: 'UTC', ...s }, ...extra });
+    call('POST', base, {
+      name: slug,
+      slug,
+      kind: 'schedule',
+      schedule: { time_zone: 'UTC', ...s },
+      ...extra,
+    });
   const ledger = async (slug: string) =>
     (await call('GET', `${base}/${slug}/occurrences?order=asc&limit=100`)).json().occurrences as any[];
 
@@ -51,7 +57,10 @@ describe('pipeline triggers', () => {
     expect(got.json().slug).toBe('hourly');
     const list = await call('GET', base);
     expect(list.json().pipeline_triggers.map((x: any) => x.slug)).toContain('hourly');
-    const ev = await call('GET', '/organizations/acme/events?entity_type=pipeline_trigger&entity_slug=hourly');
+    const ev = await call(
+      'GET',
+      '/organizations/acme/events?entity_type=pipeline_trigger&entity_slug=hourly',
+    );
     expect(ev.json().events.map((e: any) => e.action)).toContain('create');
     expect((await schedule('hourly', { cron: '0 * * * *' })).statusCode).toBe(409);
   });
@@ -103,7 +112,9 @@ describe('pipeline triggers', () => {
       expect(j).toBeLessThanOrEqual(120_000);
     }
     expect((await call('GET', `${base}/preview`)).statusCode).toBe(404);
-    const patchPreview = await call('PATCH', `${base}/hourly?dry_run=true`, { schedule: { cron: '*/15 * * * *' } });
+    const patchPreview = await call('PATCH', `${base}/hourly?dry_run=true`, {
+      schedule: { cron: '*/15 * * * *' },
+    });
     expect(patchPreview.statusCode).toBe(200);
     expect(patchPreview.json().next_fire_times).toHaveLength(10);
     expect((await call('GET', `${base}/hourly`)).json().schedule.cron).toBe('0 * * * *');
@@ -111,27 +122,46 @@ describe('pipeline triggers', () => {
 
   it('needs the confirmation on a protected environment for every change, not for reads', async () => {
     const org = '/organizations/acme';
-    expect((await call('POST', `${org}/environments`, { name: 'Prod', slug: 'prod', protected: true })).statusCode).toBe(201);
-    const link = await call('PUT', `${org}/projects/shop/environments/prod?protected_environment_confirmation=prod`);
+    expect(
+      (await call('POST', `${org}/environments`, { name: 'Prod', slug: 'prod', protected: true })).statusCode,
+    ).toBe(201);
+    const link = await call(
+      'PUT',
+      `${org}/projects/shop/environments/prod?protected_environment_confirmation=prod`,
+    );
     expect(link.statusCode, link.body).toBe(200);
     const prod = `${org}/projects/shop/environments/prod/pipelines/nightly/triggers`;
-    const body = { name: 'p', slug: 'p', kind: 'schedule', schedule: { cron: '0 3 * * *', time_zone: 'Europe/Berlin' } };
+    const body = {
+      name: 'p',
+      slug: 'p',
+      kind: 'schedule',
+      schedule: { cron: '0 3 * * *', time_zone: 'Europe/Berlin' },
+    };
     const refused = await call('POST', prod, body);
     expect(refused.statusCode).toBe(409);
     expect(refused.json().error.code).toBe('PROTECTED_ENVIRONMENT_CONFIRMATION_REQUIRED');
-    expect((await call('POST', prod, { ...body, protected_environment_confirmation: 'prod' })).statusCode).toBe(201);
+    expect(
+      (await call('POST', prod, { ...body, protected_environment_confirmation: 'prod' })).statusCode,
+    ).toBe(201);
     expect((await call('GET', `${prod}/p`)).statusCode).toBe(200);
     expect((await call('PATCH', `${prod}/p`, { paused: true })).statusCode).toBe(409);
-    expect((await call('PATCH', `${prod}/p`, { paused: true, protected_environment_confirmation: 'prod' })).statusCode).toBe(200);
+    expect(
+      (await call('PATCH', `${prod}/p`, { paused: true, protected_environment_confirmation: 'prod' }))
+        .statusCode,
+    ).toBe(200);
     expect((await call('DELETE', `${prod}/p`)).statusCode).toBe(409);
     expect((await call('DELETE', `${prod}/p?protected_environment_confirmation=prod`)).statusCode).toBe(204);
   });
 
   it('fires a fixed-time schedule once across the New York fall-back, driven by the clock', async () => {
-    expect((await schedule('ny-fall', { cron: '30 1 * * *', time_zone: 'America/New_York', overlap: 'allow' })).statusCode).toBe(201);
+    expect(
+      (await schedule('ny-fall', { cron: '30 1 * * *', time_zone: 'America/New_York', overlap: 'allow' }))
+        .statusCode,
+    ).toBe(201);
     await rewindCursor(t, 'ny-fall', '2026-10-31T12:00:00.000Z');
     // Every 10 minutes through both copies of 01:00–02:00 local.
-    for (let m = 0; m <= 240; m += 10) await tickAt(t, new Date(Date.parse('2026-11-01T04:00:00Z') + m * 60_000).toISOString());
+    for (let m = 0; m <= 240; m += 10)
+      await tickAt(t, new Date(Date.parse('2026-11-01T04:00:00Z') + m * 60_000).toISOString());
     const l = await ledger('ny-fall');
     expect(l.map((o) => [o.nominal_at, o.outcome])).toEqual([['2026-11-01T05:30:00.000Z', 'started']]);
     const runs = (await call('GET', `${PE}/runs?trigger=schedule&trigger_slug=ny-fall`)).json().runs;
@@ -139,13 +169,21 @@ describe('pipeline triggers', () => {
     expect(runs[0]).toMatchObject({ trigger: 'schedule', trigger_slug: 'ny-fall', input_keys: [] });
     expect(l[0].run_slug).toBe(runs[0].slug);
     const got = (await call('GET', `${base}/ny-fall`)).json();
-    expect(got.last_occurrence).toMatchObject({ nominal_at: '2026-11-01T05:30:00.000Z', outcome: 'started', run_slug: runs[0].slug });
+    expect(got.last_occurrence).toMatchObject({
+      nominal_at: '2026-11-01T05:30:00.000Z',
+      outcome: 'started',
+      run_slug: runs[0].slug,
+    });
   });
 
   it('fires an interval schedule on both copies of the repeated hour and skips the spring gap', async () => {
-    expect((await schedule('ny-half', { cron: '*/30 * * * *', time_zone: 'America/New_York', overlap: 'allow' })).statusCode).toBe(201);
+    expect(
+      (await schedule('ny-half', { cron: '*/30 * * * *', time_zone: 'America/New_York', overlap: 'allow' }))
+        .statusCode,
+    ).toBe(201);
     await rewindCursor(t, 'ny-half', '2026-11-01T04:50:00.000Z');
-    for (let m = 0; m <= 130; m += 5) await tickAt(t, new Date(Date.parse('2026-11-01T04:50:00Z') + m * 60_000).toISOString());
+    for (let m = 0; m <= 130; m += 5)
+      await tickAt(t, new Date(Date.parse('2026-11-01T04:50:00Z') + m * 60_000).toISOString());
     expect((await ledger('ny-half')).map((o) => o.nominal_at)).toEqual([
       '2026-11-01T05:00:00.000Z',
       '2026-11-01T05:30:00.000Z',
@@ -153,9 +191,18 @@ describe('pipeline triggers', () => {
       '2026-11-01T06:30:00.000Z',
       '2026-11-01T07:00:00.000Z',
     ]);
-    expect((await schedule('ny-gap', { cron: '30 2 * * *', time_zone: 'America/New_York', overlap: 'allow' })).statusCode).toBe(201);
+    expect(
+      (await schedule('ny-gap', { cron: '30 2 * * *', time_zone: 'America/New_York', overlap: 'allow' }))
+        .statusCode,
+    ).toBe(201);
     await rewindCursor(t, 'ny-gap', '2026-03-07T12:00:00.000Z');
-    for (const c of ['2026-03-08T06:59:00Z', '2026-03-08T07:00:00Z', '2026-03-08T08:00:00Z', '2026-03-09T06:30:00Z']) await tickAt(t, c);
+    for (const c of [
+      '2026-03-08T06:59:00Z',
+      '2026-03-08T07:00:00Z',
+      '2026-03-08T08:00:00Z',
+      '2026-03-09T06:30:00Z',
+    ])
+      await tickAt(t, c);
     expect((await ledger('ny-gap')).map((o) => [o.nominal_at, o.outcome])).toEqual([
       ['2026-03-08T07:00:00.000Z', 'started'],
       ['2026-03-09T06:30:00.000Z', 'started'],
@@ -165,8 +212,15 @@ describe('pipeline triggers', () => {
   it('records every occurrence missed while paused as skipped_paused and never replays it', async () => {
     expect((await schedule('pausy', { cron: '0 * * * *', overlap: 'allow' })).statusCode).toBe(201);
     await rewindCursor(t, 'pausy', '2026-01-01T00:00:00.000Z');
-    const paused = await call('PATCH', `${base}/pausy`, { paused: true, pause_note: 'warehouse maintenance' });
-    expect(paused.json()).toMatchObject({ paused: true, pause_note: 'warehouse maintenance', next_fire_times: [] });
+    const paused = await call('PATCH', `${base}/pausy`, {
+      paused: true,
+      pause_note: 'warehouse maintenance',
+    });
+    expect(paused.json()).toMatchObject({
+      paused: true,
+      pause_note: 'warehouse maintenance',
+      next_fire_times: [],
+    });
     await tickAt(t, '2026-01-01T02:30:00Z');
     const l = await ledger('pausy');
     expect(l.map((o) => [o.nominal_at.slice(11, 16), o.outcome])).toEqual([
@@ -193,7 +247,10 @@ describe('pipeline triggers', () => {
     expect(del.statusCode).toBe(204);
     expect((await call('GET', `${base}/ny-fall`)).statusCode).toBe(404);
     expect((await call('GET', `${PE}/runs?trigger_slug=ny-fall`)).json().runs).toHaveLength(before);
-    const n = await rows(t, `select count(*)::int as n from events where entity_slug = 'ny-fall' and action = 'delete'`);
+    const n = await rows(
+      t,
+      `select count(*)::int as n from events where entity_slug = 'ny-fall' and action = 'delete'`,
+    );
     expect(n[0].n).toBe(1);
   });
 });

@@ -14,14 +14,20 @@ export const deliveryPath = (slug: string) => `/webhooks/pipeline-triggers/${slu
 export function nextFireTimes(t: repo.TriggerRow, now: Date): string[] {
   if (t.kind !== 'schedule' || !t.enabled || t.paused) return [];
   const from = t.cursorNominalAt && t.cursorNominalAt > now ? t.cursorNominalAt : now;
-  const pending = t.cursorNominalAt && t.cursorNominalAt < now ? plan(scheduleOf(t), t.id, t.cursorNominalAt, 5) : [];
+  const pending =
+    t.cursorNominalAt && t.cursorNominalAt < now ? plan(scheduleOf(t), t.id, t.cursorNominalAt, 5) : [];
   // Due but not yet decided occurrences come first: they fire at the next tick.
   const overdue = pending.filter((p) => p.fireAt <= now);
   const later = plan(scheduleOf(t), t.id, from, 5);
   return [...overdue, ...later].slice(0, 5).map((p) => iso(p.fireAt));
 }
 
-export async function presentTriggers(db: DbOrTx, rows: repo.TriggerRow[], names: TriggerNames, now = new Date()) {
+export async function presentTriggers(
+  db: DbOrTx,
+  rows: repo.TriggerRow[],
+  names: TriggerNames,
+  now = new Date(),
+) {
   const ids = rows.map((r) => r.id);
   const [occ, dels, secrets] = await Promise.all([
     repo.latestOccurrences(db, ids),
@@ -32,9 +38,21 @@ export async function presentTriggers(db: DbOrTx, rows: repo.TriggerRow[], names
     const o = occ.get(t.id);
     const d = dels.get(t.id);
     const last = o
-      ? { nominal_at: iso(o.nominalAt), fire_at: iso(o.fireAt), outcome: o.outcome as 'started', reason: o.reason, run_slug: o.runSlug }
+      ? {
+          nominal_at: iso(o.nominalAt),
+          fire_at: iso(o.fireAt),
+          outcome: o.outcome as 'started',
+          reason: o.reason,
+          run_slug: o.runSlug,
+        }
       : d
-        ? { nominal_at: iso(d.receivedAt), fire_at: iso(d.receivedAt), outcome: 'started' as const, reason: null, run_slug: d.runSlug }
+        ? {
+            nominal_at: iso(d.receivedAt),
+            fire_at: iso(d.receivedAt),
+            outcome: 'started' as const,
+            reason: null,
+            run_slug: d.runSlug,
+          }
         : null;
     return {
       slug: t.slug,

@@ -3,10 +3,10 @@ import type { DbOrTx, Tx } from '../../db/client';
 import {
   environments,
   pipelineRuns,
+  pipelines,
   pipelineTriggerOccurrences,
   pipelineTriggerSecrets,
   pipelineTriggers,
-  pipelines,
   webhookDeliveries,
 } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
@@ -63,7 +63,11 @@ export async function insertTrigger(tx: Tx, values: typeof pipelineTriggers.$inf
   return row ?? null;
 }
 
-export async function updateTrigger(db: DbOrTx, id: string, patch: Partial<typeof pipelineTriggers.$inferInsert>) {
+export async function updateTrigger(
+  db: DbOrTx,
+  id: string,
+  patch: Partial<typeof pipelineTriggers.$inferInsert>,
+) {
   const [row] = await db
     .update(pipelineTriggers)
     .set({ ...patch, updatedAt: new Date() })
@@ -130,12 +134,18 @@ export async function deleteExpiredSecrets(tx: Tx, triggerId: string, now: Date)
   await tx
     .delete(pipelineTriggerSecrets)
     .where(
-      and(eq(pipelineTriggerSecrets.triggerId, triggerId), sql`${pipelineTriggerSecrets.expiresAt} <= ${now}`),
+      and(
+        eq(pipelineTriggerSecrets.triggerId, triggerId),
+        sql`${pipelineTriggerSecrets.expiresAt} <= ${now}`,
+      ),
     );
 }
 
 export async function touchSecret(db: DbOrTx, id: string, at: Date) {
-  await db.update(pipelineTriggerSecrets).set({ lastVerifiedAt: at }).where(eq(pipelineTriggerSecrets.id, id));
+  await db
+    .update(pipelineTriggerSecrets)
+    .set({ lastVerifiedAt: at })
+    .where(eq(pipelineTriggerSecrets.id, id));
 }
 
 // ---- occurrences ----------------------------------------------------------------------------
@@ -155,7 +165,12 @@ export async function updateOccurrence(
   await tx
     .update(pipelineTriggerOccurrences)
     .set(patch)
-    .where(and(eq(pipelineTriggerOccurrences.triggerId, triggerId), eq(pipelineTriggerOccurrences.nominalAt, nominalAt)));
+    .where(
+      and(
+        eq(pipelineTriggerOccurrences.triggerId, triggerId),
+        eq(pipelineTriggerOccurrences.nominalAt, nominalAt),
+      ),
+    );
 }
 
 const occurrenceCols = { o: pipelineTriggerOccurrences, runSlug: pipelineRuns.slug };
@@ -173,7 +188,11 @@ export async function latestOccurrences(db: DbOrTx, triggerIds: string[]) {
   return out;
 }
 
-export async function listOccurrences(db: DbOrTx, triggerId: string, query: ListQuery & { outcome?: string }) {
+export async function listOccurrences(
+  db: DbOrTx,
+  triggerId: string,
+  query: ListQuery & { outcome?: string },
+) {
   return paginate({
     query,
     sorts: { occurrence_nominal_at: { column: pipelineTriggerOccurrences.nominalAt, kind: 'timestamp' } },
@@ -257,7 +276,12 @@ export async function activeRun(tx: Tx, triggerId: string) {
   const [row] = await tx
     .select({ id: pipelineRuns.id, slug: pipelineRuns.slug, state: pipelineRuns.state })
     .from(pipelineRuns)
-    .where(and(eq(pipelineRuns.triggerId, triggerId), inArray(pipelineRuns.state, ['queued', 'running', 'canceling'])))
+    .where(
+      and(
+        eq(pipelineRuns.triggerId, triggerId),
+        inArray(pipelineRuns.state, ['queued', 'running', 'canceling']),
+      ),
+    )
     .orderBy(desc(pipelineRuns.createdAt))
     .limit(1);
   return row ?? null;
@@ -275,8 +299,13 @@ export async function claimDueTrigger(tx: Tx, now: Date, skip: string[]): Promis
       and(
         eq(pipelineTriggers.kind, 'schedule'),
         eq(pipelineTriggers.enabled, true),
-        or(sql`${pipelineTriggers.nextFireAt} <= ${now}`, sql`${pipelineTriggers.bufferedNominalAt} is not null`),
-        skip.length ? sql`${pipelineTriggers.id} <> all(${sql.raw(`array[${skip.map((s) => `'${s.replace(/[^0-9a-f-]/g, '')}'`).join(',')}]::uuid[]`)})` : undefined,
+        or(
+          sql`${pipelineTriggers.nextFireAt} <= ${now}`,
+          sql`${pipelineTriggers.bufferedNominalAt} is not null`,
+        ),
+        skip.length
+          ? sql`${pipelineTriggers.id} <> all(${sql.raw(`array[${skip.map((s) => `'${s.replace(/[^0-9a-f-]/g, '')}'`).join(',')}]::uuid[]`)})`
+          : undefined,
       ),
     )
     .orderBy(pipelineTriggers.nextFireAt)

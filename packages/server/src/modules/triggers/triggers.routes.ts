@@ -51,11 +51,25 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       params: pipelineParams,
       querystring: s.dryRunQuery,
       body: s.createTriggerBody,
-      response: { 200: s.previewSchema, 201: s.triggerWithSecretSchema.or(s.triggerSchema), ...errorResponses },
+      response: {
+        200: s.previewSchema,
+        201: s.triggerWithSecretSchema.or(s.triggerSchema),
+        ...errorResponses,
+      },
     },
     handler: async (req, reply) => {
-      const confirmation = confirmationOf(req.body.protected_environment_confirmation, req.query.protected_environment_confirmation);
-      const r = await svc.createTrigger(ctx(req), scopeOf(req), pes(req.params), req.body, req.query.dry_run === 'true', confirmation);
+      const confirmation = confirmationOf(
+        req.body.protected_environment_confirmation,
+        req.query.protected_environment_confirmation,
+      );
+      const r = await svc.createTrigger(
+        ctx(req),
+        scopeOf(req),
+        pes(req.params),
+        req.body,
+        req.query.dry_run === 'true',
+        confirmation,
+      );
       if (r.preview) return reply.status(200).send(r.preview);
       return reply.status(201).send(r.trigger);
     },
@@ -69,21 +83,26 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       params: s.triggerParams,
       response: { 200: s.triggerSchema, ...errorResponses },
     },
-    handler: async (req) => svc.getTrigger(ctx(req), scopeOf(req), pes(req.params), req.params.pipeline_trigger_slug),
+    handler: async (req) =>
+      svc.getTrigger(ctx(req), scopeOf(req), pes(req.params), req.params.pipeline_trigger_slug),
   });
 
   app.patch(`${base}/:pipeline_trigger_slug`, {
     config: access.org('pipelines.deploy'),
     schema: {
       tags,
-      summary: 'Change a trigger; pause ({"paused": true, "pause_note": …}) or resume ({"paused": false}). ?dry_run=true previews',
+      summary:
+        'Change a trigger; pause ({"paused": true, "pause_note": …}) or resume ({"paused": false}). ?dry_run=true previews',
       params: s.triggerParams,
       querystring: s.dryRunQuery,
       body: s.updateTriggerBody,
       response: { 200: s.triggerSchema.or(s.previewSchema), ...errorResponses },
     },
     handler: async (req) => {
-      const confirmation = confirmationOf(req.body.protected_environment_confirmation, req.query.protected_environment_confirmation);
+      const confirmation = confirmationOf(
+        req.body.protected_environment_confirmation,
+        req.query.protected_environment_confirmation,
+      );
       const r = await svc.updateTrigger(
         ctx(req),
         scopeOf(req),
@@ -136,7 +155,10 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
         pes(req.params),
         req.params.pipeline_trigger_slug,
         req.body?.previous_valid_for_seconds ?? 86400,
-        confirmationOf(req.body?.protected_environment_confirmation, req.query.protected_environment_confirmation),
+        confirmationOf(
+          req.body?.protected_environment_confirmation,
+          req.query.protected_environment_confirmation,
+        ),
       ),
   });
 
@@ -150,7 +172,13 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       response: { 200: s.occurrenceListSchema, ...errorResponses },
     },
     handler: async (req) => {
-      const p = await svc.listOccurrences(ctx(req), scopeOf(req), pes(req.params), req.params.pipeline_trigger_slug, req.query);
+      const p = await svc.listOccurrences(
+        ctx(req),
+        scopeOf(req),
+        pes(req.params),
+        req.params.pipeline_trigger_slug,
+        req.query,
+      );
       return { occurrences: p.items, ...pageMeta(p) };
     },
   });
@@ -165,7 +193,13 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       response: { 200: s.deliveryListSchema, ...errorResponses },
     },
     handler: async (req) => {
-      const p = await svc.listDeliveries(ctx(req), scopeOf(req), pes(req.params), req.params.pipeline_trigger_slug, req.query);
+      const p = await svc.listDeliveries(
+        ctx(req),
+        scopeOf(req),
+        pes(req.params),
+        req.params.pipeline_trigger_slug,
+        req.query,
+      );
       return { deliveries: p.items, ...pageMeta(p) };
     },
   });

@@ -37,15 +37,31 @@ export const catchUpSchema = z
       .min(0)
       .max(366 * 86400)
       .default(86400)
-      .describe('Occurrences older than this are recorded as skipped_catch_up, never started (default 86400).'),
-    max_runs: z.number().int().min(1).max(100).default(10).describe('policy all: at most this many (default 10).'),
+      .describe(
+        'Occurrences older than this are recorded as skipped_catch_up, never started (default 86400).',
+      ),
+    max_runs: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(10)
+      .describe('policy all: at most this many (default 10).'),
   })
   .strict()
   .describe('Catch-up after downtime.');
 
 const scheduleFields = {
-  cron: z.string().min(9).max(200).describe('Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week).'),
-  time_zone: z.string().min(1).max(64).describe('IANA time zone the cron is read in, e.g. Europe/Berlin or UTC.'),
+  cron: z
+    .string()
+    .min(9)
+    .max(200)
+    .describe('Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week).'),
+  time_zone: z
+    .string()
+    .min(1)
+    .max(64)
+    .describe('IANA time zone the cron is read in, e.g. Europe/Berlin or UTC.'),
   overlap: z
     .enum(overlapPolicies)
     .describe('When the previous run of this trigger is still active: skip (default), buffer_one, allow.'),
@@ -55,7 +71,9 @@ const scheduleFields = {
     .int()
     .min(0)
     .max(MAX_JITTER_SECONDS)
-    .describe('Deterministic delay per occurrence, 0 to this many seconds, always before the next occurrence.'),
+    .describe(
+      'Deterministic delay per occurrence, 0 to this many seconds, always before the next occurrence.',
+    ),
   start_at: isoInstant.nullable().describe('No occurrence before this instant (null: none).'),
   end_at: isoInstant.nullable().describe('No occurrence at or after this instant (null: none).'),
 };
@@ -71,7 +89,9 @@ export const scheduleInput = z
     end_at: scheduleFields.end_at.default(null),
   })
   .strict()
-  .describe('Schedule settings (kind schedule). Carries no input values: a scheduled run has an empty input.');
+  .describe(
+    'Schedule settings (kind schedule). Carries no input values: a scheduled run has an empty input.',
+  );
 
 export const schedulePatch = z
   .object({
@@ -94,7 +114,9 @@ export const inputMappingSchema = z
       .max(500)
       .regex(/^(\/.*)?$/, 'must be a JSON Pointer (RFC 6901), e.g. /order/id'),
   )
-  .describe('Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored.');
+  .describe(
+    'Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored.',
+  );
 
 export const webhookInput = z
   .object({ input_mapping: inputMappingSchema.default({}) })
@@ -111,7 +133,9 @@ const common = {
 
 export const createTriggerBody = z
   .object({
-    slug: slugSchema.optional().describe('Optional slug; webhook slugs are unique in the deployment (409 if taken).'),
+    slug: slugSchema
+      .optional()
+      .describe('Optional slug; webhook slugs are unique in the deployment (409 if taken).'),
     name: common.name,
     kind: z.enum(triggerKinds).describe('schedule or webhook.'),
     description: common.description.optional(),
@@ -133,11 +157,17 @@ export const updateTriggerBody = z
     paused: common.paused.optional(),
     pause_note: common.pause_note.optional(),
     schedule: schedulePatch.optional(),
-    webhook: z.object({ input_mapping: inputMappingSchema.optional() }).strict().optional().describe('Webhook fields.'),
+    webhook: z
+      .object({ input_mapping: inputMappingSchema.optional() })
+      .strict()
+      .optional()
+      .describe('Webhook fields.'),
     protected_environment_confirmation: confirmationField,
   })
   .strict()
-  .describe('Fields to change; pause with {"paused": true, "pause_note": "..."}, resume with {"paused": false}.');
+  .describe(
+    'Fields to change; pause with {"paused": true, "pause_note": "..."}, resume with {"paused": false}.',
+  );
 
 export const rotateSecretBody = z
   .object({
@@ -147,7 +177,9 @@ export const rotateSecretBody = z
       .min(0)
       .max(MAX_PREVIOUS_VALID_SECONDS)
       .default(86400)
-      .describe('How long the current secret keeps verifying (default 86400; 0 after a leak; at most 7 days).'),
+      .describe(
+        'How long the current secret keeps verifying (default 86400; 0 after a leak; at most 7 days).',
+      ),
     protected_environment_confirmation: confirmationField,
   })
   .strict()
@@ -160,7 +192,9 @@ export const dryRunQuery = z
       .enum(['true', 'false'])
       .optional()
       .describe('true: validate and answer the next 10 fire times without saving.'),
-    protected_environment_confirmation: slugSchema.optional().describe('Exact slug of the environment, required when it is protected.'),
+    protected_environment_confirmation: slugSchema
+      .optional()
+      .describe('Exact slug of the environment, required when it is protected.'),
   })
   .strict();
 
@@ -224,7 +258,9 @@ export const triggerSchema = z
       .nullable()
       .describe('Webhook settings (kind webhook), else null.'),
     last_occurrence: occurrenceSummary.nullable().describe('Latest occurrence or delivery, or null.'),
-    next_fire_times: z.array(timestampSchema).describe('Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers).'),
+    next_fire_times: z
+      .array(timestampSchema)
+      .describe('Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers).'),
     created_at: timestampSchema,
     updated_at: timestampSchema,
   })
@@ -243,7 +279,9 @@ export const previewSchema = z
     dry_run: z.literal(true).describe('Nothing was saved.'),
     valid: z.literal(true).describe('The trigger would be accepted.'),
     time_zone: z.string().nullable().describe('Zone the times are local to (null for webhooks).'),
-    tz_version: z.string().describe('Time-zone rules version of the server (zone rules change with upgrades).'),
+    tz_version: z
+      .string()
+      .describe('Time-zone rules version of the server (zone rules change with upgrades).'),
     next_fire_times: z
       .array(
         z.object({
@@ -252,7 +290,9 @@ export const previewSchema = z
           local_time: z.string().describe('Schedule time in the zone, with its offset.'),
           dst: z
             .enum(['none', 'gap_shifted', 'repeated'])
-            .describe('gap_shifted: moved to the end of a DST gap; repeated: a wall time that occurs twice that day.'),
+            .describe(
+              'gap_shifted: moved to the end of a DST gap; repeated: a wall time that occurs twice that day.',
+            ),
         }),
       )
       .describe('Next 10 occurrences.'),

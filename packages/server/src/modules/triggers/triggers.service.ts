@@ -8,7 +8,13 @@ import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { assertProtectedConfirmation } from '../environments/protected';
 import { recordEvent } from '../events/events.record';
-import { eventSource, lockPipelineOf, lockPlace, requirePipeline, requirePlace } from '../pipelines/pipelines.service';
+import {
+  eventSource,
+  lockPipelineOf,
+  lockPlace,
+  requirePipeline,
+  requirePlace,
+} from '../pipelines/pipelines.service';
 import { checkSchedule, preview, ScheduleError, type ScheduleSpec, tzVersion } from './schedule-calc';
 import { decideTrigger, nextFireAfter } from './trigger-tick';
 import { presentTrigger, presentTriggers, type TriggerNames } from './triggers.present';
@@ -20,12 +26,20 @@ type CreateBody = z.infer<typeof s.createTriggerBody>;
 type UpdateBody = z.infer<typeof s.updateTriggerBody>;
 
 export const SECRET_KIND = 'pipeline_trigger_secret';
-export const secretBinding = (organizationId: string, recordId: string) => ({ organizationId, kind: SECRET_KIND, recordId });
+export const secretBinding = (organizationId: string, recordId: string) => ({
+  organizationId,
+  kind: SECRET_KIND,
+  recordId,
+});
 
 async function resolve(db: DbOrTx, scope: Scope, pe: TriggerPe) {
   const place = await requirePlace(db, scope, pe.project, pe.environment);
   const { pipeline } = await requirePipeline(db, scope, pe.project, pe.pipeline);
-  const tp: repo.TriggerPlace = { organizationId: scope.org.id, pipelineId: pipeline.id, environmentId: place.environment.id };
+  const tp: repo.TriggerPlace = {
+    organizationId: scope.org.id,
+    pipelineId: pipeline.id,
+    environmentId: place.environment.id,
+  };
   const names: TriggerNames = { pipelineSlug: pipeline.slug, environmentSlug: place.environment.slug };
   return { tp, names, environment: place.environment };
 }
@@ -35,8 +49,16 @@ async function lockResolve(tx: Tx, scope: Scope, pe: TriggerPe) {
   const place = await lockPlace(tx, scope, pe.project, pe.environment);
   const pipeline = await lockPipelineOf(tx, place.project.id, pe.pipeline);
   if (!pipeline) throw notFound('pipeline');
-  const tp: repo.TriggerPlace = { organizationId: scope.org.id, pipelineId: pipeline.id, environmentId: place.environment.id };
-  return { tp, names: { pipelineSlug: pipeline.slug, environmentSlug: place.environment.slug }, environment: place.environment };
+  const tp: repo.TriggerPlace = {
+    organizationId: scope.org.id,
+    pipelineId: pipeline.id,
+    environmentId: place.environment.id,
+  };
+  return {
+    tp,
+    names: { pipelineSlug: pipeline.slug, environmentSlug: place.environment.slug },
+    environment: place.environment,
+  };
 }
 
 async function requireTrigger(db: DbOrTx, tp: repo.TriggerPlace, slug: string, lock = false) {
@@ -60,7 +82,9 @@ function checkOrThrow(spec: ScheduleSpec, now: Date) {
     checkSchedule(spec, now);
   } catch (err) {
     if (err instanceof ScheduleError) {
-      throw validationFailed([{ path: `schedule.${err.path}`, code: 'invalid_schedule', message: err.message }]);
+      throw validationFailed([
+        { path: `schedule.${err.path}`, code: 'invalid_schedule', message: err.message },
+      ]);
     }
     throw err;
   }
@@ -109,13 +133,24 @@ export async function getTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug: st
   return presentTrigger(ctx.deps.db, await requireTrigger(ctx.deps.db, tp, slug), names);
 }
 
-export async function createTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, body: CreateBody, dryRun: boolean, confirmation: string | null) {
+export async function createTrigger(
+  ctx: Ctx,
+  scope: Scope,
+  pe: TriggerPe,
+  body: CreateBody,
+  dryRun: boolean,
+  confirmation: string | null,
+) {
   const { deps } = ctx;
   if (body.kind === 'schedule' && (!body.schedule || body.webhook)) {
-    throw validationFailed([{ path: 'schedule', code: 'required', message: 'kind schedule needs `schedule` and no `webhook`' }]);
+    throw validationFailed([
+      { path: 'schedule', code: 'required', message: 'kind schedule needs `schedule` and no `webhook`' },
+    ]);
   }
   if (body.kind === 'webhook' && (!body.webhook || body.schedule)) {
-    throw validationFailed([{ path: 'webhook', code: 'required', message: 'kind webhook needs `webhook` and no `schedule`' }]);
+    throw validationFailed([
+      { path: 'webhook', code: 'required', message: 'kind webhook needs `webhook` and no `schedule`' },
+    ]);
   }
   const now = new Date();
   const spec = body.schedule ? specOf(body.schedule) : null;
@@ -127,9 +162,12 @@ export async function createTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, body:
     // A generated webhook slug always carries a random suffix: the public route names only it.
     const slug =
       body.kind === 'webhook' && !body.slug
-        ? await chooseSlug(`${slugify(body.name).slice(0, 53)}-${randomSuffix(6)}`, body.name, () => Promise.resolve(false))
+        ? await chooseSlug(`${slugify(body.name).slice(0, 53)}-${randomSuffix(6)}`, body.name, () =>
+            Promise.resolve(false),
+          )
         : await chooseSlug(body.slug, body.name, (x) => repo.slugTaken(tx, scope.org.id, x));
-    if (body.slug && (await repo.slugTaken(tx, scope.org.id, slug))) throw conflict(`trigger slug ${slug} is already taken`);
+    if (body.slug && (await repo.slugTaken(tx, scope.org.id, slug)))
+      throw conflict(`trigger slug ${slug} is already taken`);
     const id = randomUUID();
     const sched = body.schedule;
     const row = await repo.insertTrigger(tx, {
@@ -155,27 +193,43 @@ export async function createTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, body:
       inputMapping: body.webhook?.input_mapping ?? null,
     });
     if (!row) throw conflict(`trigger slug ${slug} is already taken`);
-    const withNext = spec ? await repo.updateTrigger(tx, row.id, { nextFireAt: nextFireAfter(row, now) }) : row;
+    const withNext = spec
+      ? await repo.updateTrigger(tx, row.id, { nextFireAt: nextFireAfter(row, now) })
+      : row;
     const secret = body.kind === 'webhook' ? await addSecret(tx, deps, row) : null;
     await recordEvent(tx, eventSource(scope, ctx), {
       entityType: 'pipeline_trigger',
       entitySlug: slug,
       action: 'create',
       security: body.kind === 'webhook',
-      metadata: { kind: body.kind, pipeline_slug: names.pipelineSlug, environment_slug: names.environmentSlug },
+      metadata: {
+        kind: body.kind,
+        pipeline_slug: names.pipelineSlug,
+        environment_slug: names.environmentSlug,
+      },
     });
     const trigger = await presentTrigger(tx, withNext, names);
     return { trigger: secret ? { ...trigger, secret } : trigger, secret };
   });
 }
 
-export async function updateTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug: string, body: UpdateBody, dryRun: boolean, confirmation: string | null) {
+export async function updateTrigger(
+  ctx: Ctx,
+  scope: Scope,
+  pe: TriggerPe,
+  slug: string,
+  body: UpdateBody,
+  dryRun: boolean,
+  confirmation: string | null,
+) {
   const { deps } = ctx;
   return deps.db.transaction(async (tx) => {
     const { tp, names, environment } = await lockResolve(tx, scope, pe);
     const t = await requireTrigger(tx, tp, slug, true);
-    if (body.schedule && t.kind !== 'schedule') throw validationFailed([{ path: 'schedule', code: 'invalid', message: 'not a schedule trigger' }]);
-    if (body.webhook && t.kind !== 'webhook') throw validationFailed([{ path: 'webhook', code: 'invalid', message: 'not a webhook trigger' }]);
+    if (body.schedule && t.kind !== 'schedule')
+      throw validationFailed([{ path: 'schedule', code: 'invalid', message: 'not a schedule trigger' }]);
+    if (body.webhook && t.kind !== 'webhook')
+      throw validationFailed([{ path: 'webhook', code: 'invalid', message: 'not a webhook trigger' }]);
     const now = new Date();
     const sp = body.schedule ?? {};
     const spec: ScheduleSpec | null =
@@ -205,7 +259,12 @@ export async function updateTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug:
 
     const timingChanged = ['cron', 'time_zone', 'jitter_seconds', 'start_at', 'end_at'].some((k) => k in sp);
     const enabling = body.enabled === true && !t.enabled;
-    const cursor = t.kind === 'schedule' && (timingChanged || enabling) ? (t.cursorNominalAt && t.cursorNominalAt > now ? t.cursorNominalAt : now) : undefined;
+    const cursor =
+      t.kind === 'schedule' && (timingChanged || enabling)
+        ? t.cursorNominalAt && t.cursorNominalAt > now
+          ? t.cursorNominalAt
+          : now
+        : undefined;
     const fresh = (await repo.findTrigger(tx, tp, slug))!;
     const patched: repo.TriggerRow = {
       ...fresh,
@@ -213,7 +272,12 @@ export async function updateTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug:
       description: body.description !== undefined ? body.description : fresh.description,
       enabled: body.enabled ?? fresh.enabled,
       paused: body.paused ?? fresh.paused,
-      pauseNote: (body.paused ?? fresh.paused) ? (body.pause_note !== undefined ? body.pause_note : fresh.pauseNote) : null,
+      pauseNote:
+        (body.paused ?? fresh.paused)
+          ? body.pause_note !== undefined
+            ? body.pause_note
+            : fresh.pauseNote
+          : null,
       cron: spec?.cron ?? null,
       timeZone: spec?.timeZone ?? null,
       jitterSeconds: spec ? spec.jitterSeconds : null,
@@ -228,7 +292,8 @@ export async function updateTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug:
     };
     if (patched.overlap !== 'buffer_one') patched.bufferedNominalAt = null;
     const { id: _id, createdAt: _c, updatedAt: _u, ...rest } = patched;
-    const nextFireAt = spec && patched.cursorNominalAt ? nextFireAfter(patched, patched.cursorNominalAt) : null;
+    const nextFireAt =
+      spec && patched.cursorNominalAt ? nextFireAfter(patched, patched.cursorNominalAt) : null;
     const saved = await repo.updateTrigger(tx, t.id, { ...rest, nextFireAt });
     await recordEvent(tx, eventSource(scope, ctx), {
       entityType: 'pipeline_trigger',
@@ -244,7 +309,13 @@ export async function updateTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug:
   });
 }
 
-export async function deleteTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug: string, confirmation: string | null) {
+export async function deleteTrigger(
+  ctx: Ctx,
+  scope: Scope,
+  pe: TriggerPe,
+  slug: string,
+  confirmation: string | null,
+) {
   await ctx.deps.db.transaction(async (tx) => {
     const { tp, environment } = await lockResolve(tx, scope, pe);
     const t = await requireTrigger(tx, tp, slug, true);
@@ -259,12 +330,22 @@ export async function deleteTrigger(ctx: Ctx, scope: Scope, pe: TriggerPe, slug:
   });
 }
 
-export async function rotateSecret(ctx: Ctx, scope: Scope, pe: TriggerPe, slug: string, previousValidFor: number, confirmation: string | null) {
+export async function rotateSecret(
+  ctx: Ctx,
+  scope: Scope,
+  pe: TriggerPe,
+  slug: string,
+  previousValidFor: number,
+  confirmation: string | null,
+) {
   const { deps } = ctx;
   return deps.db.transaction(async (tx) => {
     const { tp, names, environment } = await lockResolve(tx, scope, pe);
     const t = await requireTrigger(tx, tp, slug, true);
-    if (t.kind !== 'webhook') throw validationFailed([{ path: '(path)', code: 'not_webhook', message: 'only webhook triggers have secrets' }]);
+    if (t.kind !== 'webhook')
+      throw validationFailed([
+        { path: '(path)', code: 'not_webhook', message: 'only webhook triggers have secrets' },
+      ]);
     assertProtectedConfirmation(environment, confirmation);
     const now = new Date();
     const [current, ...older] = await repo.liveSecrets(tx, t.id, now);
@@ -285,7 +366,13 @@ export async function rotateSecret(ctx: Ctx, scope: Scope, pe: TriggerPe, slug: 
   });
 }
 
-export async function listOccurrences(ctx: Ctx, scope: Scope, pe: TriggerPe, slug: string, query: ListQuery & { outcome?: string }) {
+export async function listOccurrences(
+  ctx: Ctx,
+  scope: Scope,
+  pe: TriggerPe,
+  slug: string,
+  query: ListQuery & { outcome?: string },
+) {
   const { tp } = await resolve(ctx.deps.db, scope, pe);
   const t = await requireTrigger(ctx.deps.db, tp, slug);
   const page = await repo.listOccurrences(ctx.deps.db, t.id, query);

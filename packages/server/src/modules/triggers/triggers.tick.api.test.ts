@@ -12,16 +12,23 @@ describe('schedule tick: catch-up and overlap', () => {
   let call: Call;
   const base = `${PE}/pipelines/nightly/triggers`;
   const create = async (slug: string, s: Record<string, unknown>) => {
-    const res = await call('POST', base, { name: slug, slug, kind: 'schedule', schedule: { time_zone: 'UTC', ...s } });
+    const res = await call('POST', base, {
+      name: slug,
+      slug,
+      kind: 'schedule',
+      schedule: { time_zone: 'UTC', ...s },
+    });
     expect(res.statusCode, res.body).toBe(201);
   };
   const ledger = async (slug: string) =>
     ((await call('GET', `${base}/${slug}/occurrences?order=asc&limit=100`)).json().occurrences as any[]).map(
       (o) => [o.nominal_at.slice(11, 16), o.outcome] as [string, string],
     );
-  const runsOf = async (slug: string) => (await call('GET', `${PE}/runs?trigger_slug=${slug}&limit=100`)).json().runs as any[];
+  const runsOf = async (slug: string) =>
+    (await call('GET', `${PE}/runs?trigger_slug=${slug}&limit=100`)).json().runs as any[];
   const cancelAll = async (slug: string) => {
-    for (const r of await runsOf(slug)) if (r.state === 'queued') await call('POST', `${PE}/runs/${r.slug}:cancel`);
+    for (const r of await runsOf(slug))
+      if (r.state === 'queued') await call('POST', `${PE}/runs/${r.slug}:cancel`);
   };
 
   beforeAll(async () => {
@@ -157,7 +164,8 @@ describe('schedule tick: catch-up and overlap', () => {
     expect(res.statusCode).toBe(201);
     await rewindCursor(t, 'bare-hourly', '2026-02-01T00:30:00.000Z');
     await tickAt(t, '2026-02-01T01:00:00Z');
-    const occ = (await call('GET', `${PE}/pipelines/bare/triggers/bare-hourly/occurrences`)).json().occurrences;
+    const occ = (await call('GET', `${PE}/pipelines/bare/triggers/bare-hourly/occurrences`)).json()
+      .occurrences;
     expect(occ).toHaveLength(1);
     expect(occ[0]).toMatchObject({ outcome: 'failed', run_slug: null });
     expect(occ[0].reason).toContain('no active deployment');

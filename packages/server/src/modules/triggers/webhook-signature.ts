@@ -36,7 +36,13 @@ export function v1Signatures(header: string): Buffer[] {
 }
 
 /** Index of the first secret any of the signatures matches, compared in constant time; else -1. */
-export function matchingSecret(secrets: string[], id: string, timestamp: string, body: Buffer, header: string): number {
+export function matchingSecret(
+  secrets: string[],
+  id: string,
+  timestamp: string,
+  body: Buffer,
+  header: string,
+): number {
   const given = v1Signatures(header);
   for (const [i, secret] of secrets.entries()) {
     const expected = Buffer.from(sign(secret, id, timestamp, body), 'base64');

@@ -33,7 +33,10 @@ describe('webhook triggers', () => {
   };
   const runCount = async () => Number((await rows(t, 'select count(*)::int as n from pipeline_runs'))[0].n);
   const refusals = async () =>
-    rows(t, `select metadata, actor_type from events where event_class = 'security_audit' and metadata->>'outcome' = 'refused' order by occurred_at`);
+    rows(
+      t,
+      `select metadata, actor_type from events where event_class = 'security_audit' and metadata->>'outcome' = 'refused' order by occurred_at`,
+    );
   let hookSlug: string;
 
   beforeAll(async () => {
@@ -59,12 +62,25 @@ describe('webhook triggers', () => {
     const got = (await call('GET', `${base}/${hookSlug}`)).json();
     expect(JSON.stringify(got)).not.toContain(secret.slice(6));
     expect(got.webhook.secrets).toEqual([
-      { id: expect.any(String), prefix: secret.slice(0, 12), created_at: expect.any(String), expires_at: null, last_verified_at: null },
+      {
+        id: expect.any(String),
+        prefix: secret.slice(0, 12),
+        created_at: expect.any(String),
+        expires_at: null,
+        last_verified_at: null,
+      },
     ]);
-    expect(got.webhook.delivery_path).toBe(`/webhooks/pipeline-triggers/${hookSlug}/deliveries/{delivery_id}`);
+    expect(got.webhook.delivery_path).toBe(
+      `/webhooks/pipeline-triggers/${hookSlug}/deliveries/{delivery_id}`,
+    );
     expect(got.next_fire_times).toEqual([]);
     // A client slug taken by a webhook elsewhere is a 409.
-    const dup = await call('POST', `${PE}/pipelines/nightly/triggers`, { name: 'x', slug: hookSlug, kind: 'webhook', webhook: {} });
+    const dup = await call('POST', `${PE}/pipelines/nightly/triggers`, {
+      name: 'x',
+      slug: hookSlug,
+      kind: 'webhook',
+      webhook: {},
+    });
     expect(dup.statusCode).toBe(409);
   });
 
@@ -114,7 +130,10 @@ describe('webhook triggers', () => {
       ['stale', deliver(hookSlug, 'evt_002', body, { ts: now() - 301 })],
       ['future', deliver(hookSlug, 'evt_002', body, { ts: now() + 301 })],
       ['wrong id', deliver(hookSlug, 'evt_002', body, { headerId: 'evt_999' })],
-      ['wrong secret', deliver(hookSlug, 'evt_002', body, { key: `whsec_${randomBytes(32).toString('base64')}` })],
+      [
+        'wrong secret',
+        deliver(hookSlug, 'evt_002', body, { key: `whsec_${randomBytes(32).toString('base64')}` }),
+      ],
       ['no signature', deliver(hookSlug, 'evt_002', body, { headers: { 'webhook-signature': '' } })],
       ['unknown', deliver('no-such-hook', 'evt_002', body)],
     ];
@@ -127,7 +146,13 @@ describe('webhook triggers', () => {
     expect(await runCount()).toBe(before);
     const audit = await refusals();
     expect(audit.map((a) => a.metadata.reason)).toEqual(
-      expect.arrayContaining(['stale_timestamp', 'future_timestamp', 'id_mismatch', 'no_match', 'missing_header']),
+      expect.arrayContaining([
+        'stale_timestamp',
+        'future_timestamp',
+        'id_mismatch',
+        'no_match',
+        'missing_header',
+      ]),
     );
     expect(audit.every((a) => a.actor_type === 'external')).toBe(true);
     const text = JSON.stringify(audit);
@@ -163,7 +188,9 @@ describe('webhook triggers', () => {
     const res = await deliver(hookSlug, 'evt_paused', JSON.stringify({ order: { region: 'x' } }));
     expect(res.statusCode).toBe(401);
     await call('PATCH', `${base}/${hookSlug}`, { paused: false });
-    expect((await deliver(hookSlug, 'evt_paused', JSON.stringify({ order: { region: 'x' } }))).statusCode).toBe(202);
+    expect(
+      (await deliver(hookSlug, 'evt_paused', JSON.stringify({ order: { region: 'x' } }))).statusCode,
+    ).toBe(202);
   });
 
   it('rotates: both secrets verify within the grace period, only the new one after it', async () => {
@@ -208,7 +235,10 @@ describe('webhook triggers', () => {
     for (let i = 0; i < BURST_THRESHOLD; i++) {
       await deliver(hookSlug, `burst_${i}`, '{}', { key: `whsec_${randomBytes(32).toString('base64')}` });
     }
-    const bursts = await rows(t, `select metadata from events where metadata->>'outcome' = 'refusal_burst' and event_class = 'activity'`);
+    const bursts = await rows(
+      t,
+      `select metadata from events where metadata->>'outcome' = 'refusal_burst' and event_class = 'activity'`,
+    );
     expect(bursts).toHaveLength(1);
     expect(bursts[0].metadata.refusals_last_minute).toBeGreaterThanOrEqual(BURST_THRESHOLD);
   });

@@ -22,7 +22,13 @@ export function webhooksRoutes(app: TypedApp, deps: Deps) {
           'Headers: `webhook-id` (equal to delivery_id), `webhook-timestamp` (Unix seconds, within 300 s), `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed by the secret after `whsec_`). Body: a JSON object of at most 256 KiB.',
         security: [],
         params: s.deliveryParams,
-        response: { 200: s.deliveryAcceptedSchema, 202: s.deliveryAcceptedSchema, ...errorResponses, 413: errorSchema, 422: errorSchema },
+        response: {
+          200: s.deliveryAcceptedSchema,
+          202: s.deliveryAcceptedSchema,
+          ...errorResponses,
+          413: errorSchema,
+          422: errorSchema,
+        },
       },
       handler: async (req, reply) => {
         const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);

@@ -5,8 +5,8 @@ import { recordEvent } from '../events/events.record';
 import { resolvePointer } from './json-pointer';
 import { detectRefusalBurst } from './refusal-burst';
 import { startTriggeredRun } from './trigger-runs';
-import { secretBinding } from './triggers.service';
 import * as repo from './triggers.repo';
+import { secretBinding } from './triggers.service';
 import { matchingSecret, TOLERANCE_SECONDS } from './webhook-signature';
 
 // A signed delivery (DECISIONS.md §8, §11). Every verification failure is the same 401 and uses
@@ -29,7 +29,10 @@ export type DeliveryRequest = {
 
 export type DeliveryAnswer = {
   status: 200 | 202;
-  body: { delivery_id: string; run: { slug: string; state: string; trigger: 'webhook'; trigger_slug: string } };
+  body: {
+    delivery_id: string;
+    run: { slug: string; state: string; trigger: 'webhook'; trigger_slug: string };
+  };
 };
 
 type RefusalReason =
@@ -58,7 +61,11 @@ class Refusal extends Error {
 }
 
 const unverified = (reason: RefusalReason, secretIds: string[] = []) =>
-  new Refusal(reason, new AppError('UNAUTHENTICATED', 'the webhook delivery could not be verified'), secretIds);
+  new Refusal(
+    reason,
+    new AppError('UNAUTHENTICATED', 'the webhook delivery could not be verified'),
+    secretIds,
+  );
 
 const header = (h: DeliveryRequest['headers'], name: string) => {
   const v = h[name];
@@ -77,8 +84,13 @@ export async function receiveDelivery(deps: Deps, req: DeliveryRequest): Promise
   }
 }
 
-async function verifyAndStart(deps: Deps, req: DeliveryRequest, t: repo.TriggerRow | null, now: Date): Promise<DeliveryAnswer> {
-  if (!t || !t.enabled || t.paused) throw unverified('unknown_or_disabled');
+async function verifyAndStart(
+  deps: Deps,
+  req: DeliveryRequest,
+  t: repo.TriggerRow | null,
+  now: Date,
+): Promise<DeliveryAnswer> {
+  if (!t?.enabled || t.paused) throw unverified('unknown_or_disabled');
   const id = header(req.headers, 'webhook-id');
   const ts = header(req.headers, 'webhook-timestamp');
   const sig = header(req.headers, 'webhook-signature');
@@ -89,18 +101,32 @@ async function verifyAndStart(deps: Deps, req: DeliveryRequest, t: repo.TriggerR
   if (skew < -TOLERANCE_SECONDS) throw unverified('stale_timestamp');
   if (skew > TOLERANCE_SECONDS) throw unverified('future_timestamp');
   if (req.body.length > MAX_BODY_BYTES) {
-    throw new Refusal('body_too_large', new AppError('PAYLOAD_TOO_LARGE', `the delivery body exceeds ${MAX_BODY_BYTES} bytes`));
+    throw new Refusal(
+      'body_too_large',
+      new AppError('PAYLOAD_TOO_LARGE', `the delivery body exceeds ${MAX_BODY_BYTES} bytes`),
+    );
   }
 
   const all = await repo.secretsOf(deps.db, [t.id]);
   const live = all.filter((s) => !s.expiresAt || s.expiresAt > now);
   const plain = async (rows: repo.SecretRow[]) =>
-    Promise.all(rows.map((s) => deps.keyring.decrypt(deps.db, { kid: s.kid, ciphertext: s.ciphertext }, secretBinding(s.organizationId, s.id))));
+    Promise.all(
+      rows.map((s) =>
+        deps.keyring.decrypt(
+          deps.db,
+          { kid: s.kid, ciphertext: s.ciphertext },
+          secretBinding(s.organizationId, s.id),
+        ),
+      ),
+    );
   const hit = matchingSecret(await plain(live), id, ts, req.body, sig);
   if (hit < 0) {
     const expired = all.filter((s) => s.expiresAt && s.expiresAt <= now);
     const old = expired.length ? matchingSecret(await plain(expired), id, ts, req.body, sig) : -1;
-    throw unverified(old >= 0 ? 'expired_secret_only' : 'no_match', live.map((s) => s.slug));
+    throw unverified(
+      old >= 0 ? 'expired_secret_only' : 'no_match',
+      live.map((s) => s.slug),
+    );
   }
   const secret = live[hit];
 
@@ -112,11 +138,22 @@ async function verifyAndStart(deps: Deps, req: DeliveryRequest, t: repo.TriggerR
     const existing = await repo.findDelivery(tx, t.id, id);
     if (existing) {
       if (existing.bodySha256 !== bodySha256) {
-        throw new Refusal('delivery_id_conflict', new AppError('CONFLICT', `delivery ${id} was already received with a different body`));
+        throw new Refusal(
+          'delivery_id_conflict',
+          new AppError('CONFLICT', `delivery ${id} was already received with a different body`),
+        );
       }
       return {
         status: 200 as const,
-        body: { delivery_id: id, run: { slug: existing.runSlug!, state: existing.runState!, trigger: 'webhook' as const, trigger_slug: t.slug } },
+        body: {
+          delivery_id: id,
+          run: {
+            slug: existing.runSlug!,
+            state: existing.runState!,
+            trigger: 'webhook' as const,
+            trigger_slug: t.slug,
+          },
+        },
       };
     }
     const input = mapInput(req.body, t.inputMapping ?? {});
@@ -132,7 +169,8 @@ async function verifyAndStart(deps: Deps, req: DeliveryRequest, t: repo.TriggerR
       metadata: { delivery_id: id },
     });
     if (!r.ok) {
-      if (r.code === 'PIPELINE_NOT_DEPLOYED') throw new Refusal('not_deployed', new AppError('PIPELINE_NOT_DEPLOYED', r.reason));
+      if (r.code === 'PIPELINE_NOT_DEPLOYED')
+        throw new Refusal('not_deployed', new AppError('PIPELINE_NOT_DEPLOYED', r.reason));
       throw new Refusal('inputs_invalid', new AppError('WEBHOOK_INPUT_MAPPING_FAILED', r.reason));
     }
     await repo.insertDelivery(tx, {
@@ -146,7 +184,10 @@ async function verifyAndStart(deps: Deps, req: DeliveryRequest, t: repo.TriggerR
     });
     return {
       status: 202 as const,
-      body: { delivery_id: id, run: { slug: r.run.slug, state: r.run.state, trigger: 'webhook' as const, trigger_slug: t.slug } },
+      body: {
+        delivery_id: id,
+        run: { slug: r.run.slug, state: r.run.state, trigger: 'webhook' as const, trigger_slug: t.slug },
+      },
     };
   });
 }
@@ -157,10 +198,16 @@ function mapInput(raw: Buffer, mapping: Record<string, string>): Record<string, 
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch {
-    throw new Refusal('body_not_object', new AppError('WEBHOOK_BODY_INVALID', 'the delivery body is not JSON'));
+    throw new Refusal(
+      'body_not_object',
+      new AppError('WEBHOOK_BODY_INVALID', 'the delivery body is not JSON'),
+    );
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
-    throw new Refusal('body_not_object', new AppError('WEBHOOK_BODY_INVALID', 'the delivery body must be a JSON object'));
+    throw new Refusal(
+      'body_not_object',
+      new AppError('WEBHOOK_BODY_INVALID', 'the delivery body must be a JSON object'),
+    );
   }
   const input: Record<string, unknown> = {};
   for (const [key, pointer] of Object.entries(mapping)) {
@@ -168,7 +215,10 @@ function mapInput(raw: Buffer, mapping: Record<string, string>): Record<string, 
     if (!r.found) {
       throw new Refusal(
         'mapping_failed',
-        new AppError('WEBHOOK_INPUT_MAPPING_FAILED', `input ${key}: JSON Pointer ${pointer} matches nothing in the body`),
+        new AppError(
+          'WEBHOOK_INPUT_MAPPING_FAILED',
+          `input ${key}: JSON Pointer ${pointer} matches nothing in the body`,
+        ),
       );
     }
     input[key] = r.value;
