@@ -130,7 +130,7 @@ describe('sluice triggers and webhooks', () => {
       body,
     });
     expect(res.status, await res.clone().text()).toBe(202);
-    expect((await res.json()).run.trigger_slug).toBe('shop-hook');
+    expect(((await res.json()) as any).run.trigger_slug).toBe('shop-hook');
     const rotated = await ok(['triggers', 'rotate-secret', ...s, 'shop-hook', '--previous-valid-for', '0']);
     const fresh = rotated.match(/new signing secret \(shown once, store it now\): (whsec_\S+)/)![1];
     expect(fresh).not.toBe(secret);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import type { Actor, Deps } from '../../context';
 import type { Tx } from '../../db/client';
-import { pipelineRuns } from '../../db/schema/index';
+import { environments, pipelineRuns } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
 import { recordEvent } from '../events/events.record';
 import { findActiveDeployment } from '../pipelines/deployments.service';
@@ -42,6 +43,17 @@ function inputProblem(declared: Record<string, { required: boolean }>, given: Re
 
 export async function startTriggeredRun(tx: Tx, deps: Deps, a: StartArgs): Promise<StartOutcome> {
   const t = a.trigger;
+  const [env] = await tx
+    .select({ deletedAt: environments.deletedAt })
+    .from(environments)
+    .where(eq(environments.id, t.environmentId));
+  if (!env || env.deletedAt) {
+    return {
+      ok: false,
+      code: 'PIPELINE_NOT_DEPLOYED',
+      reason: `environment ${a.environmentSlug} is deleted`,
+    };
+  }
   const deployment = await findActiveDeployment(tx, t.pipelineId, t.environmentId);
   if (!deployment) {
     return {
