@@ -6,8 +6,11 @@ import { withVerb } from '../../http/fields';
 import { errorResponses, noContent } from '../../http/openapi';
 import { confirmationOf, confirmationQuery } from '../environments/protected';
 import { pipelineParams } from '../runs/runs.schemas';
+import * as ledger from './trigger-ledger';
+import * as secrets from './trigger-secrets';
 import * as s from './triggers.schemas';
 import * as svc from './triggers.service';
+import * as w from './webhooks.schemas';
 
 const pe = '/organizations/:organization/projects/:project/environments/:environment';
 const base = `${pe}/pipelines/:pipeline/triggers`;
@@ -149,7 +152,7 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       response: { 200: s.triggerWithSecretSchema, ...errorResponses },
     },
     handler: async (req) =>
-      svc.rotateSecret(
+      secrets.rotateSecret(
         ctx(req),
         scopeOf(req),
         pes(req.params),
@@ -172,7 +175,7 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       response: { 200: s.occurrenceListSchema, ...errorResponses },
     },
     handler: async (req) => {
-      const p = await svc.listOccurrences(
+      const p = await ledger.listOccurrences(
         ctx(req),
         scopeOf(req),
         pes(req.params),
@@ -189,11 +192,11 @@ export function triggersRoutes(app: TypedApp, deps: Deps) {
       tags,
       summary: 'Accepted deliveries of a webhook trigger (refusals are in the security-audit events)',
       params: s.triggerParams,
-      querystring: s.listDeliveriesQuery,
-      response: { 200: s.deliveryListSchema, ...errorResponses },
+      querystring: w.listDeliveriesQuery,
+      response: { 200: w.deliveryListSchema, ...errorResponses },
     },
     handler: async (req) => {
-      const p = await svc.listDeliveries(
+      const p = await ledger.listDeliveries(
         ctx(req),
         scopeOf(req),
         pes(req.params),

@@ -1,9 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { Ctx, Deps, Scope } from '../../context';
+import type { Ctx, Scope } from '../../context';
 import type { DbOrTx, Tx } from '../../db/client';
 import { conflict, notFound, validationFailed } from '../../http/errors';
-import { iso, randomSlug, randomSuffix, slugify } from '../../http/fields';
+import { randomSuffix, slugify } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { assertProtectedConfirmation } from '../environments/protected';
@@ -16,6 +16,7 @@ import {
   requirePlace,
 } from '../pipelines/pipelines.service';
 import { checkSchedule, preview, ScheduleError, type ScheduleSpec, tzVersion } from './schedule-calc';
+import { addSecret } from './trigger-secrets';
 import { decideTrigger, nextFireAfter } from './trigger-tick';
 import { presentTrigger, presentTriggers, type TriggerNames } from './triggers.present';
 import * as repo from './triggers.repo';
@@ -25,14 +26,7 @@ export type TriggerPe = { project: string; environment: string; pipeline: string
 type CreateBody = z.infer<typeof s.createTriggerBody>;
 type UpdateBody = z.infer<typeof s.updateTriggerBody>;
 
-export const SECRET_KIND = 'pipeline_trigger_secret';
-export const secretBinding = (organizationId: string, recordId: string) => ({
-  organizationId,
-  kind: SECRET_KIND,
-  recordId,
-});
-
-async function resolve(db: DbOrTx, scope: Scope, pe: TriggerPe) {
+export async function resolve(db: DbOrTx, scope: Scope, pe: TriggerPe) {
   const place = await requirePlace(db, scope, pe.project, pe.environment);
   const { pipeline } = await requirePipeline(db, scope, pe.project, pe.pipeline);
   const tp: repo.TriggerPlace = {
@@ -45,7 +39,7 @@ async function resolve(db: DbOrTx, scope: Scope, pe: TriggerPe) {
 }
 
 /** The same inside a transaction, with the environment and pipeline rows locked. */
-async function lockResolve(tx: Tx, scope: Scope, pe: TriggerPe) {
+export async function lockResolve(tx: Tx, scope: Scope, pe: TriggerPe) {
   const place = await lockPlace(tx, scope, pe.project, pe.environment);
   const pipeline = await lockPipelineOf(tx, place.project.id, pe.pipeline);
   if (!pipeline) throw notFound('pipeline');
@@ -61,7 +55,7 @@ async function lockResolve(tx: Tx, scope: Scope, pe: TriggerPe) {
   };
 }
 
-async function requireTrigger(db: DbOrTx, tp: repo.TriggerPlace, slug: string, lock = false) {
+export async function requireTrigger(db: DbOrTx, tp: repo.TriggerPlace, slug: string, lock = false) {
   const row = await repo.findTrigger(db, tp, slug, lock);
   if (!row) throw notFound('pipeline trigger');
   return row;
@@ -98,28 +92,6 @@ function previewOf(spec: ScheduleSpec | null, seed: string, now: Date) {
     tz_version: tzVersion(),
     next_fire_times: spec ? preview(spec, seed, now, 10) : [],
   };
-}
-
-/** A new signing secret: `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
-export function newSigningSecret() {
-  const plaintext = `whsec_${randomBytes(32).toString('base64')}`;
-  return { plaintext, prefix: plaintext.slice(0, 12) };
-}
-
-async function addSecret(tx: Tx, deps: Deps, t: repo.TriggerRow) {
-  const secret = newSigningSecret();
-  const id = randomUUID();
-  const sealed = await deps.keyring.encrypt(tx, secret.plaintext, secretBinding(t.organizationId, id));
-  await repo.insertSecret(tx, {
-    id,
-    organizationId: t.organizationId,
-    triggerId: t.id,
-    slug: randomSlug('whs', 12),
-    prefix: secret.prefix,
-    kid: sealed.kid,
-    ciphertext: sealed.ciphertext,
-  });
-  return secret.plaintext;
 }
 
 export async function listTriggers(ctx: Ctx, scope: Scope, pe: TriggerPe, query: ListQuery) {
@@ -328,79 +300,4 @@ export async function deleteTrigger(
       metadata: { kind: t.kind },
     });
   });
-}
-
-export async function rotateSecret(
-  ctx: Ctx,
-  scope: Scope,
-  pe: TriggerPe,
-  slug: string,
-  previousValidFor: number,
-  confirmation: string | null,
-) {
-  const { deps } = ctx;
-  return deps.db.transaction(async (tx) => {
-    const { tp, names, environment } = await lockResolve(tx, scope, pe);
-    const t = await requireTrigger(tx, tp, slug, true);
-    if (t.kind !== 'webhook')
-      throw validationFailed([
-        { path: '(path)', code: 'not_webhook', message: 'only webhook triggers have secrets' },
-      ]);
-    assertProtectedConfirmation(environment, confirmation);
-    const now = new Date();
-    const [current, ...older] = await repo.liveSecrets(tx, t.id, now);
-    // At most two live secrets: anything older than the current one stops verifying now.
-    for (const o of older) await repo.expireSecret(tx, o.id, now);
-    if (current) await repo.expireSecret(tx, current.id, new Date(now.getTime() + previousValidFor * 1000));
-    await repo.deleteExpiredSecrets(tx, t.id, now);
-    const secret = await addSecret(tx, deps, t);
-    await recordEvent(tx, eventSource(scope, ctx), {
-      entityType: 'pipeline_trigger',
-      entitySlug: slug,
-      action: 'rotate',
-      security: true,
-      metadata: { previous_valid_for_seconds: previousValidFor },
-    });
-    const saved = await repo.updateTrigger(tx, t.id, {});
-    return { ...(await presentTrigger(tx, saved, names)), secret };
-  });
-}
-
-export async function listOccurrences(
-  ctx: Ctx,
-  scope: Scope,
-  pe: TriggerPe,
-  slug: string,
-  query: ListQuery & { outcome?: string },
-) {
-  const { tp } = await resolve(ctx.deps.db, scope, pe);
-  const t = await requireTrigger(ctx.deps.db, tp, slug);
-  const page = await repo.listOccurrences(ctx.deps.db, t.id, query);
-  return {
-    ...page,
-    items: page.items.map((o) => ({
-      nominal_at: iso(o.nominalAt),
-      fire_at: iso(o.fireAt),
-      outcome: o.outcome as 'started',
-      reason: o.reason,
-      run_slug: o.runSlug,
-    })),
-  };
-}
-
-export async function listDeliveries(ctx: Ctx, scope: Scope, pe: TriggerPe, slug: string, query: ListQuery) {
-  const { tp } = await resolve(ctx.deps.db, scope, pe);
-  const t = await requireTrigger(ctx.deps.db, tp, slug);
-  const page = await repo.listDeliveries(ctx.deps.db, t.id, query);
-  return {
-    ...page,
-    items: page.items.map((d) => ({
-      delivery_id: d.deliveryId,
-      received_at: iso(d.receivedAt),
-      body_sha256: d.bodySha256,
-      input_keys: d.inputKeys,
-      outcome: d.outcome as 'started',
-      run_slug: d.runSlug,
-    })),
-  };
 }

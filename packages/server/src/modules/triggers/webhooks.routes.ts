@@ -2,7 +2,7 @@ import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { errorResponses, errorSchema } from '../../http/openapi';
-import * as s from './triggers.schemas';
+import * as s from './webhooks.schemas';
 import { receiveDelivery } from './webhooks.service';
 
 // The public, signed delivery route. Its body is read as raw bytes (the signature covers them

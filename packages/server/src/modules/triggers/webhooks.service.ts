@@ -5,8 +5,8 @@ import { recordEvent } from '../events/events.record';
 import { resolvePointer } from './json-pointer';
 import { detectRefusalBurst } from './refusal-burst';
 import { startTriggeredRun } from './trigger-runs';
+import { secretBinding } from './trigger-secrets';
 import * as repo from './triggers.repo';
-import { secretBinding } from './triggers.service';
 import { matchingSecret, TOLERANCE_SECONDS } from './webhook-signature';
 
 // A signed delivery (DECISIONS.md §8, §11). Every verification failure is the same 401 and uses
