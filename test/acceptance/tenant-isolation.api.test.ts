@@ -53,6 +53,8 @@ describe('tenant isolation', slow, () => {
     [/execution/, 'query_execution'],
     [/query/, 'query'],
     [/data_source/, 'data_source'],
+    [/pipeline_trigger/, 'pipeline_trigger'],
+    [/^pipeline$/, 'pipeline'],
     [/environment/, 'environment'],
     [/project/, 'project'],
     [/event/, 'event'],
@@ -140,6 +142,23 @@ describe('tenant isolation', slow, () => {
         kid: 'none',
         ciphertext: 'not-decryptable',
       });
+      const pipeline = await insert('pipelines', 'pipeline', {
+        ...org,
+        project_id: project,
+        slug: 'b-pipeline',
+        name: 'B pipeline',
+      });
+      if (pipeline) {
+        await insert('pipeline_triggers', 'pipeline_trigger', {
+          ...org,
+          pipeline_id: pipeline,
+          environment_id: env,
+          slug: 'b-trigger',
+          name: 'B trigger',
+          kind: 'webhook',
+          input_mapping: '{}',
+        });
+      }
     }
     const destination = await insert('alert_destinations', 'alert_destination', {
       ...org,
@@ -293,6 +312,8 @@ describe('tenant isolation', slow, () => {
       ['alert_destinations', 'alert_destination'],
       ['alert_policies', 'alert_policy'],
       ['notifications', 'notification'],
+      ['pipelines', 'pipeline'],
+      ['pipeline_triggers', 'pipeline_trigger'],
     ]) {
       if (!seeded[kind]) continue;
       const rows = await sqlRows(t, `select * from ${table} where organization_id = $1`, [b.orgId]);

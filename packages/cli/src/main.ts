@@ -28,6 +28,17 @@ import { runsCancelCommand } from './commands/runs-cancel';
 import { runsListCommand } from './commands/runs-list';
 import { runsWatchCommand } from './commands/runs-watch';
 import { serveCommand } from './commands/serve';
+import { triggersCreateCommand } from './commands/triggers-create';
+import { triggersDeleteCommand } from './commands/triggers-delete';
+import { triggersGetCommand } from './commands/triggers-get';
+import { triggersListCommand } from './commands/triggers-list';
+import { triggersOccurrencesCommand } from './commands/triggers-occurrences';
+import { triggersPauseCommand } from './commands/triggers-pause';
+import { triggersPreviewCommand } from './commands/triggers-preview';
+import { triggersResumeCommand } from './commands/triggers-resume';
+import { triggersRotateSecretCommand } from './commands/triggers-rotate-secret';
+import { triggersUpdateCommand } from './commands/triggers-update';
+import { webhooksSignCommand } from './commands/webhooks-sign';
 import { workerCommand } from './commands/worker';
 import { describeFailure, ExitCode } from './exit';
 
@@ -84,6 +95,20 @@ alertsPoliciesCreateCommand(policies);
 alertsPoliciesUpdateCommand(policies);
 alertsPoliciesDeleteCommand(policies);
 alertsAttemptsCommand(alerts);
+const triggers = program
+  .command('triggers')
+  .description('Schedules and webhooks that run a pipeline (docs/triggers.md)');
+triggersListCommand(triggers);
+triggersGetCommand(triggers);
+triggersCreateCommand(triggers);
+triggersUpdateCommand(triggers);
+triggersPauseCommand(triggers);
+triggersResumeCommand(triggers);
+triggersDeleteCommand(triggers);
+triggersRotateSecretCommand(triggers);
+triggersPreviewCommand(triggers);
+triggersOccurrencesCommand(triggers);
+webhooksSignCommand(program.command('webhooks').description('Helpers for webhook senders'));
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

@@ -1433,6 +1433,114 @@ export interface paths {
         patch: operations["updateAlertPolicies"];
         trace?: never;
     };
+    "/organizations/{organization}/projects/{project}/environments/{environment}/pipelines/{pipeline}/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the triggers of a pipeline in an environment */
+        get: operations["listProjectsEnvironmentsPipelinesTriggers"];
+        put?: never;
+        /** Create a schedule or webhook trigger (201; a webhook answer holds its secret once). ?dry_run=true answers 200 with the next 10 fire times and saves nothing */
+        post: operations["createProjectsEnvironmentsPipelinesTriggers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/environments/{environment}/pipelines/{pipeline}/triggers/{pipeline_trigger_slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a trigger with its last occurrence and next 5 fire times */
+        get: operations["getProjectsEnvironmentsPipelinesTriggers"];
+        put?: never;
+        post?: never;
+        /** Delete a trigger with its ledger and deliveries (runs it started stay) */
+        delete: operations["deleteProjectsEnvironmentsPipelinesTriggers"];
+        options?: never;
+        head?: never;
+        /** Change a trigger; pause ({"paused": true, "pause_note": …}) or resume ({"paused": false}). ?dry_run=true previews */
+        patch: operations["updateProjectsEnvironmentsPipelinesTriggers"];
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/environments/{environment}/pipelines/{pipeline}/triggers/{pipeline_trigger_slug}:rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate the signing secret of a webhook trigger: the new secret is shown once; the previous one keeps verifying for previous_valid_for_seconds */
+        post: operations["rotateSecretProjectsEnvironmentsPipelinesTriggers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/environments/{environment}/pipelines/{pipeline}/triggers/{pipeline_trigger_slug}/occurrences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The occurrence ledger of a schedule: every start and every skip with its reason */
+        get: operations["listProjectsEnvironmentsPipelinesTriggersOccurrences"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/environments/{environment}/pipelines/{pipeline}/triggers/{pipeline_trigger_slug}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Accepted deliveries of a webhook trigger (refusals are in the security-audit events) */
+        get: operations["listProjectsEnvironmentsPipelinesTriggersDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/pipeline-triggers/{pipeline_trigger_slug}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver to a webhook trigger (public; Standard Webhooks signature). 202 new run, 200 same delivery again, 409 same id other body, 401 not verified, 413 over 256 KiB, 422 body or mapping unusable
+         * @description Headers: `webhook-id` (equal to delivery_id), `webhook-timestamp` (Unix seconds, within 300 s), `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed by the secret after `whsec_`). Body: a JSON object of at most 256 KiB.
+         */
+        post: operations["createWebhooksPipelineTriggersDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -22419,6 +22527,8 @@ export interface operations {
                          * @enum {string}
                          */
                         trigger: "api" | "schedule" | "webhook" | "retry";
+                        /** @description The pipeline trigger that started it (trigger schedule or webhook), else null. */
+                        trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
                         /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
@@ -22493,6 +22603,8 @@ export interface operations {
                          * @enum {string}
                          */
                         trigger: "api" | "schedule" | "webhook" | "retry";
+                        /** @description The pipeline trigger that started it (trigger schedule or webhook), else null. */
+                        trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
                         /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
@@ -22743,6 +22855,10 @@ export interface operations {
                 pipeline_slug?: string;
                 /** @description Only runs in this state. */
                 state?: "queued" | "running" | "canceling" | "succeeded" | "failed" | "canceled";
+                /** @description Only runs started this way. */
+                trigger?: "api" | "schedule" | "webhook" | "retry";
+                /** @description Only runs this pipeline trigger started. */
+                trigger_slug?: string;
             };
             header?: never;
             path: {
@@ -22783,6 +22899,8 @@ export interface operations {
                              * @enum {string}
                              */
                             trigger: "api" | "schedule" | "webhook" | "retry";
+                            /** @description The pipeline trigger that started it (trigger schedule or webhook), else null. */
+                            trigger_slug: string | null;
                             /** @description Names of the input values given at execute; the values are never stored or shown. */
                             input_keys: string[];
                             /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
@@ -23066,6 +23184,8 @@ export interface operations {
                          * @enum {string}
                          */
                         trigger: "api" | "schedule" | "webhook" | "retry";
+                        /** @description The pipeline trigger that started it (trigger schedule or webhook), else null. */
+                        trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
                         /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
@@ -23342,6 +23462,8 @@ export interface operations {
                          * @enum {string}
                          */
                         trigger: "api" | "schedule" | "webhook" | "retry";
+                        /** @description The pipeline trigger that started it (trigger schedule or webhook), else null. */
+                        trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
                         /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
@@ -23416,6 +23538,8 @@ export interface operations {
                          * @enum {string}
                          */
                         trigger: "api" | "schedule" | "webhook" | "retry";
+                        /** @description The pipeline trigger that started it (trigger schedule or webhook), else null. */
+                        trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
                         /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
@@ -32930,6 +33054,2922 @@ export interface operations {
             };
             /** @description The error wrapper of every failed request. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listProjectsEnvironmentsPipelinesTriggers: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                cursor?: string;
+                /** @description Sort key; one of pipeline_trigger_created_at. */
+                sort_by?: "pipeline_trigger_created_at";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pipeline_triggers: {
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            slug: string;
+                            /** @description Display name, 1 to 100 characters. */
+                            name: string;
+                            /**
+                             * @description schedule or webhook.
+                             * @enum {string}
+                             */
+                            kind: "schedule" | "webhook";
+                            /** @description Pipeline it runs (its deployed version). */
+                            pipeline_slug: string;
+                            /** @description Environment it runs in. */
+                            environment_slug: string;
+                            /** @description A disabled trigger never fires and records nothing. */
+                            enabled: boolean;
+                            /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                            paused: boolean;
+                            /** @description Why it is paused (shown with the trigger). */
+                            pause_note: string | null;
+                            /** @description Free text, up to 2000 characters. */
+                            description: string | null;
+                            /** @description Schedule settings (kind schedule), else null. */
+                            schedule: {
+                                /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                                cron: string;
+                                /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                                time_zone: string;
+                                /**
+                                 * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                                 * @enum {string}
+                                 */
+                                overlap: "skip" | "buffer_one" | "allow";
+                                /** @description Catch-up after downtime. */
+                                catch_up: {
+                                    /**
+                                     * @description latest, skip or all.
+                                     * @enum {string}
+                                     */
+                                    policy: "latest" | "skip" | "all";
+                                    /** @description Catch-up window in seconds. */
+                                    window_seconds: number;
+                                    /** @description Cap for policy all. */
+                                    max_runs: number;
+                                };
+                                /** @description Deterministic jitter bound in seconds. */
+                                jitter_seconds: number;
+                                /** @description No occurrence before this instant. */
+                                start_at: string | null;
+                                /** @description No occurrence at or after this instant. */
+                                end_at: string | null;
+                            } | null;
+                            /** @description Webhook settings (kind webhook), else null. */
+                            webhook: {
+                                /** @description Path senders POST to, with {delivery_id} to fill in. */
+                                delivery_path: string;
+                                /** @description Live secrets, newest first (at most two). */
+                                secrets: {
+                                    /** @description Identifier of the secret. */
+                                    id: string;
+                                    /** @description First characters of the secret, to tell them apart. */
+                                    prefix: string;
+                                    /** @description ISO 8601 date-time. */
+                                    created_at: string;
+                                    /** @description When it stops verifying (null: current secret). */
+                                    expires_at: string | null;
+                                    /** @description Last delivery it verified, or null. */
+                                    last_verified_at: string | null;
+                                }[];
+                                /** @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored. */
+                                input_mapping: {
+                                    [key: string]: string;
+                                };
+                            } | null;
+                            /** @description Latest occurrence or delivery, or null. */
+                            last_occurrence: {
+                                /** @description Schedule time (or, for a webhook, when the delivery arrived). */
+                                nominal_at: string;
+                                /** @description When it fired or was decided (nominal time plus jitter). */
+                                fire_at: string;
+                                /**
+                                 * @description What happened.
+                                 * @enum {string}
+                                 */
+                                outcome: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+                                /** @description Why, for anything but started. */
+                                reason: string | null;
+                                /** @description Run it started, or null. */
+                                run_slug: string | null;
+                            } | null;
+                            /** @description Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers). */
+                            next_fire_times: string[];
+                            /** @description ISO 8601 date-time. */
+                            created_at: string;
+                            /** @description ISO 8601 date-time. */
+                            updated_at: string;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createProjectsEnvironmentsPipelinesTriggers: {
+        parameters: {
+            query?: {
+                /** @description true: validate and answer the next 10 fire times without saving. */
+                dry_run?: "true" | "false";
+                /** @description Exact slug of the environment, required when it is protected. */
+                protected_environment_confirmation?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+            };
+            cookie?: never;
+        };
+        /** @description A new trigger: `schedule` for kind schedule, `webhook` for kind webhook. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Optional slug; webhook slugs are unique in the deployment (409 if taken). */
+                    slug?: string;
+                    /** @description Display name, 1 to 100 characters. */
+                    name: string;
+                    /**
+                     * @description schedule or webhook.
+                     * @enum {string}
+                     */
+                    kind: "schedule" | "webhook";
+                    /** @description Free text, up to 2000 characters. */
+                    description?: string | null;
+                    /** @description A disabled trigger never fires and records nothing. */
+                    enabled?: boolean;
+                    /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                    paused?: boolean;
+                    /** @description Why it is paused (shown with the trigger). */
+                    pause_note?: string | null;
+                    /** @description Schedule settings (kind schedule). Carries no input values: a scheduled run has an empty input. */
+                    schedule?: {
+                        /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                        cron: string;
+                        /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                        time_zone: string;
+                        /**
+                         * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                         * @default skip
+                         * @enum {string}
+                         */
+                        overlap?: "skip" | "buffer_one" | "allow";
+                        /**
+                         * @description Catch-up after downtime.
+                         * @default {
+                         *       "policy": "latest",
+                         *       "window_seconds": 86400,
+                         *       "max_runs": 10
+                         *     }
+                         */
+                        catch_up?: {
+                            /**
+                             * @description What to do with occurrences missed while no scheduler ran: latest (start only the newest), skip (start none), all (start each, oldest first, up to max_runs).
+                             * @default latest
+                             * @enum {string}
+                             */
+                            policy?: "latest" | "skip" | "all";
+                            /**
+                             * @description Occurrences older than this are recorded as skipped_catch_up, never started (default 86400).
+                             * @default 86400
+                             */
+                            window_seconds?: number;
+                            /**
+                             * @description policy all: at most this many (default 10).
+                             * @default 10
+                             */
+                            max_runs?: number;
+                        };
+                        /**
+                         * @description Deterministic delay per occurrence, 0 to this many seconds, always before the next occurrence.
+                         * @default 0
+                         */
+                        jitter_seconds?: number;
+                        /**
+                         * @description No occurrence before this instant (null: none).
+                         * @default null
+                         */
+                        start_at?: string | null;
+                        /**
+                         * @description No occurrence at or after this instant (null: none).
+                         * @default null
+                         */
+                        end_at?: string | null;
+                    };
+                    /** @description Webhook settings (kind webhook). */
+                    webhook?: {
+                        /**
+                         * @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored.
+                         * @default {}
+                         */
+                        input_mapping?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Exact slug of the environment, required when it is protected. */
+                    protected_environment_confirmation?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Dry run: what the trigger would do. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Nothing was saved.
+                         * @enum {boolean}
+                         */
+                        dry_run: true;
+                        /**
+                         * @description The trigger would be accepted.
+                         * @enum {boolean}
+                         */
+                        valid: true;
+                        /** @description Zone the times are local to (null for webhooks). */
+                        time_zone: string | null;
+                        /** @description Time-zone rules version of the server (zone rules change with upgrades). */
+                        tz_version: string;
+                        /** @description Next 10 occurrences. */
+                        next_fire_times: {
+                            /** @description Schedule time, UTC. */
+                            nominal_at: string;
+                            /** @description With jitter, UTC. */
+                            fire_at: string;
+                            /** @description Schedule time in the zone, with its offset. */
+                            local_time: string;
+                            /**
+                             * @description gap_shifted: moved to the end of a DST gap; repeated: a wall time that occurs twice that day.
+                             * @enum {string}
+                             */
+                            dst: "none" | "gap_shifted" | "repeated";
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /**
+                         * @description schedule or webhook.
+                         * @enum {string}
+                         */
+                        kind: "schedule" | "webhook";
+                        /** @description Pipeline it runs (its deployed version). */
+                        pipeline_slug: string;
+                        /** @description Environment it runs in. */
+                        environment_slug: string;
+                        /** @description A disabled trigger never fires and records nothing. */
+                        enabled: boolean;
+                        /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                        paused: boolean;
+                        /** @description Why it is paused (shown with the trigger). */
+                        pause_note: string | null;
+                        /** @description Free text, up to 2000 characters. */
+                        description: string | null;
+                        /** @description Schedule settings (kind schedule), else null. */
+                        schedule: {
+                            /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                            cron: string;
+                            /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                            time_zone: string;
+                            /**
+                             * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                             * @enum {string}
+                             */
+                            overlap: "skip" | "buffer_one" | "allow";
+                            /** @description Catch-up after downtime. */
+                            catch_up: {
+                                /**
+                                 * @description latest, skip or all.
+                                 * @enum {string}
+                                 */
+                                policy: "latest" | "skip" | "all";
+                                /** @description Catch-up window in seconds. */
+                                window_seconds: number;
+                                /** @description Cap for policy all. */
+                                max_runs: number;
+                            };
+                            /** @description Deterministic jitter bound in seconds. */
+                            jitter_seconds: number;
+                            /** @description No occurrence before this instant. */
+                            start_at: string | null;
+                            /** @description No occurrence at or after this instant. */
+                            end_at: string | null;
+                        } | null;
+                        /** @description Webhook settings (kind webhook), else null. */
+                        webhook: {
+                            /** @description Path senders POST to, with {delivery_id} to fill in. */
+                            delivery_path: string;
+                            /** @description Live secrets, newest first (at most two). */
+                            secrets: {
+                                /** @description Identifier of the secret. */
+                                id: string;
+                                /** @description First characters of the secret, to tell them apart. */
+                                prefix: string;
+                                /** @description ISO 8601 date-time. */
+                                created_at: string;
+                                /** @description When it stops verifying (null: current secret). */
+                                expires_at: string | null;
+                                /** @description Last delivery it verified, or null. */
+                                last_verified_at: string | null;
+                            }[];
+                            /** @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored. */
+                            input_mapping: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                        /** @description Latest occurrence or delivery, or null. */
+                        last_occurrence: {
+                            /** @description Schedule time (or, for a webhook, when the delivery arrived). */
+                            nominal_at: string;
+                            /** @description When it fired or was decided (nominal time plus jitter). */
+                            fire_at: string;
+                            /**
+                             * @description What happened.
+                             * @enum {string}
+                             */
+                            outcome: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+                            /** @description Why, for anything but started. */
+                            reason: string | null;
+                            /** @description Run it started, or null. */
+                            run_slug: string | null;
+                        } | null;
+                        /** @description Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers). */
+                        next_fire_times: string[];
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                        /** @description The new signing secret (`whsec_` + base64). Shown only in this response; store it now. */
+                        secret: string;
+                    } | {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /**
+                         * @description schedule or webhook.
+                         * @enum {string}
+                         */
+                        kind: "schedule" | "webhook";
+                        /** @description Pipeline it runs (its deployed version). */
+                        pipeline_slug: string;
+                        /** @description Environment it runs in. */
+                        environment_slug: string;
+                        /** @description A disabled trigger never fires and records nothing. */
+                        enabled: boolean;
+                        /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                        paused: boolean;
+                        /** @description Why it is paused (shown with the trigger). */
+                        pause_note: string | null;
+                        /** @description Free text, up to 2000 characters. */
+                        description: string | null;
+                        /** @description Schedule settings (kind schedule), else null. */
+                        schedule: {
+                            /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                            cron: string;
+                            /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                            time_zone: string;
+                            /**
+                             * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                             * @enum {string}
+                             */
+                            overlap: "skip" | "buffer_one" | "allow";
+                            /** @description Catch-up after downtime. */
+                            catch_up: {
+                                /**
+                                 * @description latest, skip or all.
+                                 * @enum {string}
+                                 */
+                                policy: "latest" | "skip" | "all";
+                                /** @description Catch-up window in seconds. */
+                                window_seconds: number;
+                                /** @description Cap for policy all. */
+                                max_runs: number;
+                            };
+                            /** @description Deterministic jitter bound in seconds. */
+                            jitter_seconds: number;
+                            /** @description No occurrence before this instant. */
+                            start_at: string | null;
+                            /** @description No occurrence at or after this instant. */
+                            end_at: string | null;
+                        } | null;
+                        /** @description Webhook settings (kind webhook), else null. */
+                        webhook: {
+                            /** @description Path senders POST to, with {delivery_id} to fill in. */
+                            delivery_path: string;
+                            /** @description Live secrets, newest first (at most two). */
+                            secrets: {
+                                /** @description Identifier of the secret. */
+                                id: string;
+                                /** @description First characters of the secret, to tell them apart. */
+                                prefix: string;
+                                /** @description ISO 8601 date-time. */
+                                created_at: string;
+                                /** @description When it stops verifying (null: current secret). */
+                                expires_at: string | null;
+                                /** @description Last delivery it verified, or null. */
+                                last_verified_at: string | null;
+                            }[];
+                            /** @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored. */
+                            input_mapping: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                        /** @description Latest occurrence or delivery, or null. */
+                        last_occurrence: {
+                            /** @description Schedule time (or, for a webhook, when the delivery arrived). */
+                            nominal_at: string;
+                            /** @description When it fired or was decided (nominal time plus jitter). */
+                            fire_at: string;
+                            /**
+                             * @description What happened.
+                             * @enum {string}
+                             */
+                            outcome: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+                            /** @description Why, for anything but started. */
+                            reason: string | null;
+                            /** @description Run it started, or null. */
+                            run_slug: string | null;
+                        } | null;
+                        /** @description Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers). */
+                        next_fire_times: string[];
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getProjectsEnvironmentsPipelinesTriggers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline_trigger_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A pipeline trigger. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /**
+                         * @description schedule or webhook.
+                         * @enum {string}
+                         */
+                        kind: "schedule" | "webhook";
+                        /** @description Pipeline it runs (its deployed version). */
+                        pipeline_slug: string;
+                        /** @description Environment it runs in. */
+                        environment_slug: string;
+                        /** @description A disabled trigger never fires and records nothing. */
+                        enabled: boolean;
+                        /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                        paused: boolean;
+                        /** @description Why it is paused (shown with the trigger). */
+                        pause_note: string | null;
+                        /** @description Free text, up to 2000 characters. */
+                        description: string | null;
+                        /** @description Schedule settings (kind schedule), else null. */
+                        schedule: {
+                            /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                            cron: string;
+                            /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                            time_zone: string;
+                            /**
+                             * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                             * @enum {string}
+                             */
+                            overlap: "skip" | "buffer_one" | "allow";
+                            /** @description Catch-up after downtime. */
+                            catch_up: {
+                                /**
+                                 * @description latest, skip or all.
+                                 * @enum {string}
+                                 */
+                                policy: "latest" | "skip" | "all";
+                                /** @description Catch-up window in seconds. */
+                                window_seconds: number;
+                                /** @description Cap for policy all. */
+                                max_runs: number;
+                            };
+                            /** @description Deterministic jitter bound in seconds. */
+                            jitter_seconds: number;
+                            /** @description No occurrence before this instant. */
+                            start_at: string | null;
+                            /** @description No occurrence at or after this instant. */
+                            end_at: string | null;
+                        } | null;
+                        /** @description Webhook settings (kind webhook), else null. */
+                        webhook: {
+                            /** @description Path senders POST to, with {delivery_id} to fill in. */
+                            delivery_path: string;
+                            /** @description Live secrets, newest first (at most two). */
+                            secrets: {
+                                /** @description Identifier of the secret. */
+                                id: string;
+                                /** @description First characters of the secret, to tell them apart. */
+                                prefix: string;
+                                /** @description ISO 8601 date-time. */
+                                created_at: string;
+                                /** @description When it stops verifying (null: current secret). */
+                                expires_at: string | null;
+                                /** @description Last delivery it verified, or null. */
+                                last_verified_at: string | null;
+                            }[];
+                            /** @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored. */
+                            input_mapping: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                        /** @description Latest occurrence or delivery, or null. */
+                        last_occurrence: {
+                            /** @description Schedule time (or, for a webhook, when the delivery arrived). */
+                            nominal_at: string;
+                            /** @description When it fired or was decided (nominal time plus jitter). */
+                            fire_at: string;
+                            /**
+                             * @description What happened.
+                             * @enum {string}
+                             */
+                            outcome: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+                            /** @description Why, for anything but started. */
+                            reason: string | null;
+                            /** @description Run it started, or null. */
+                            run_slug: string | null;
+                        } | null;
+                        /** @description Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers). */
+                        next_fire_times: string[];
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteProjectsEnvironmentsPipelinesTriggers: {
+        parameters: {
+            query?: {
+                /** @description Exact slug of the environment, required when it is protected. */
+                protected_environment_confirmation?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline_trigger_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateProjectsEnvironmentsPipelinesTriggers: {
+        parameters: {
+            query?: {
+                /** @description true: validate and answer the next 10 fire times without saving. */
+                dry_run?: "true" | "false";
+                /** @description Exact slug of the environment, required when it is protected. */
+                protected_environment_confirmation?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline_trigger_slug: string;
+            };
+            cookie?: never;
+        };
+        /** @description Fields to change; pause with {"paused": true, "pause_note": "..."}, resume with {"paused": false}. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Display name, 1 to 100 characters. */
+                    name?: string;
+                    /** @description Free text, up to 2000 characters. */
+                    description?: string | null;
+                    /** @description A disabled trigger never fires and records nothing. */
+                    enabled?: boolean;
+                    /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                    paused?: boolean;
+                    /** @description Why it is paused (shown with the trigger). */
+                    pause_note?: string | null;
+                    /** @description Schedule fields to change. */
+                    schedule?: {
+                        /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                        cron?: string;
+                        /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                        time_zone?: string;
+                        /**
+                         * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                         * @enum {string}
+                         */
+                        overlap?: "skip" | "buffer_one" | "allow";
+                        /** @description Catch-up after downtime. */
+                        catch_up?: {
+                            /**
+                             * @description What to do with occurrences missed while no scheduler ran: latest (start only the newest), skip (start none), all (start each, oldest first, up to max_runs).
+                             * @default latest
+                             * @enum {string}
+                             */
+                            policy?: "latest" | "skip" | "all";
+                            /**
+                             * @description Occurrences older than this are recorded as skipped_catch_up, never started (default 86400).
+                             * @default 86400
+                             */
+                            window_seconds?: number;
+                            /**
+                             * @description policy all: at most this many (default 10).
+                             * @default 10
+                             */
+                            max_runs?: number;
+                        };
+                        /** @description Deterministic delay per occurrence, 0 to this many seconds, always before the next occurrence. */
+                        jitter_seconds?: number;
+                        /** @description No occurrence before this instant (null: none). */
+                        start_at?: string | null;
+                        /** @description No occurrence at or after this instant (null: none). */
+                        end_at?: string | null;
+                    };
+                    /** @description Webhook fields. */
+                    webhook?: {
+                        /** @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored. */
+                        input_mapping?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Exact slug of the environment, required when it is protected. */
+                    protected_environment_confirmation?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /**
+                         * @description schedule or webhook.
+                         * @enum {string}
+                         */
+                        kind: "schedule" | "webhook";
+                        /** @description Pipeline it runs (its deployed version). */
+                        pipeline_slug: string;
+                        /** @description Environment it runs in. */
+                        environment_slug: string;
+                        /** @description A disabled trigger never fires and records nothing. */
+                        enabled: boolean;
+                        /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                        paused: boolean;
+                        /** @description Why it is paused (shown with the trigger). */
+                        pause_note: string | null;
+                        /** @description Free text, up to 2000 characters. */
+                        description: string | null;
+                        /** @description Schedule settings (kind schedule), else null. */
+                        schedule: {
+                            /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                            cron: string;
+                            /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                            time_zone: string;
+                            /**
+                             * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                             * @enum {string}
+                             */
+                            overlap: "skip" | "buffer_one" | "allow";
+                            /** @description Catch-up after downtime. */
+                            catch_up: {
+                                /**
+                                 * @description latest, skip or all.
+                                 * @enum {string}
+                                 */
+                                policy: "latest" | "skip" | "all";
+                                /** @description Catch-up window in seconds. */
+                                window_seconds: number;
+                                /** @description Cap for policy all. */
+                                max_runs: number;
+                            };
+                            /** @description Deterministic jitter bound in seconds. */
+                            jitter_seconds: number;
+                            /** @description No occurrence before this instant. */
+                            start_at: string | null;
+                            /** @description No occurrence at or after this instant. */
+                            end_at: string | null;
+                        } | null;
+                        /** @description Webhook settings (kind webhook), else null. */
+                        webhook: {
+                            /** @description Path senders POST to, with {delivery_id} to fill in. */
+                            delivery_path: string;
+                            /** @description Live secrets, newest first (at most two). */
+                            secrets: {
+                                /** @description Identifier of the secret. */
+                                id: string;
+                                /** @description First characters of the secret, to tell them apart. */
+                                prefix: string;
+                                /** @description ISO 8601 date-time. */
+                                created_at: string;
+                                /** @description When it stops verifying (null: current secret). */
+                                expires_at: string | null;
+                                /** @description Last delivery it verified, or null. */
+                                last_verified_at: string | null;
+                            }[];
+                            /** @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored. */
+                            input_mapping: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                        /** @description Latest occurrence or delivery, or null. */
+                        last_occurrence: {
+                            /** @description Schedule time (or, for a webhook, when the delivery arrived). */
+                            nominal_at: string;
+                            /** @description When it fired or was decided (nominal time plus jitter). */
+                            fire_at: string;
+                            /**
+                             * @description What happened.
+                             * @enum {string}
+                             */
+                            outcome: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+                            /** @description Why, for anything but started. */
+                            reason: string | null;
+                            /** @description Run it started, or null. */
+                            run_slug: string | null;
+                        } | null;
+                        /** @description Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers). */
+                        next_fire_times: string[];
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    } | {
+                        /**
+                         * @description Nothing was saved.
+                         * @enum {boolean}
+                         */
+                        dry_run: true;
+                        /**
+                         * @description The trigger would be accepted.
+                         * @enum {boolean}
+                         */
+                        valid: true;
+                        /** @description Zone the times are local to (null for webhooks). */
+                        time_zone: string | null;
+                        /** @description Time-zone rules version of the server (zone rules change with upgrades). */
+                        tz_version: string;
+                        /** @description Next 10 occurrences. */
+                        next_fire_times: {
+                            /** @description Schedule time, UTC. */
+                            nominal_at: string;
+                            /** @description With jitter, UTC. */
+                            fire_at: string;
+                            /** @description Schedule time in the zone, with its offset. */
+                            local_time: string;
+                            /**
+                             * @description gap_shifted: moved to the end of a DST gap; repeated: a wall time that occurs twice that day.
+                             * @enum {string}
+                             */
+                            dst: "none" | "gap_shifted" | "repeated";
+                        }[];
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    rotateSecretProjectsEnvironmentsPipelinesTriggers: {
+        parameters: {
+            query?: {
+                /** @description Exact slug of the environment, required when it is protected. */
+                protected_environment_confirmation?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline_trigger_slug: string;
+            };
+            cookie?: never;
+        };
+        /** @description Secret rotation. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How long the current secret keeps verifying (default 86400; 0 after a leak; at most 7 days).
+                     * @default 86400
+                     */
+                    previous_valid_for_seconds?: number;
+                    /** @description Exact slug of the environment, required when it is protected. */
+                    protected_environment_confirmation?: string | null;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description A webhook trigger with its new signing secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /**
+                         * @description schedule or webhook.
+                         * @enum {string}
+                         */
+                        kind: "schedule" | "webhook";
+                        /** @description Pipeline it runs (its deployed version). */
+                        pipeline_slug: string;
+                        /** @description Environment it runs in. */
+                        environment_slug: string;
+                        /** @description A disabled trigger never fires and records nothing. */
+                        enabled: boolean;
+                        /** @description A paused trigger records every missed occurrence as skipped_paused. */
+                        paused: boolean;
+                        /** @description Why it is paused (shown with the trigger). */
+                        pause_note: string | null;
+                        /** @description Free text, up to 2000 characters. */
+                        description: string | null;
+                        /** @description Schedule settings (kind schedule), else null. */
+                        schedule: {
+                            /** @description Cron expression, exactly 5 fields (minute hour day-of-month month day-of-week). */
+                            cron: string;
+                            /** @description IANA time zone the cron is read in, e.g. Europe/Berlin or UTC. */
+                            time_zone: string;
+                            /**
+                             * @description When the previous run of this trigger is still active: skip (default), buffer_one, allow.
+                             * @enum {string}
+                             */
+                            overlap: "skip" | "buffer_one" | "allow";
+                            /** @description Catch-up after downtime. */
+                            catch_up: {
+                                /**
+                                 * @description latest, skip or all.
+                                 * @enum {string}
+                                 */
+                                policy: "latest" | "skip" | "all";
+                                /** @description Catch-up window in seconds. */
+                                window_seconds: number;
+                                /** @description Cap for policy all. */
+                                max_runs: number;
+                            };
+                            /** @description Deterministic jitter bound in seconds. */
+                            jitter_seconds: number;
+                            /** @description No occurrence before this instant. */
+                            start_at: string | null;
+                            /** @description No occurrence at or after this instant. */
+                            end_at: string | null;
+                        } | null;
+                        /** @description Webhook settings (kind webhook), else null. */
+                        webhook: {
+                            /** @description Path senders POST to, with {delivery_id} to fill in. */
+                            delivery_path: string;
+                            /** @description Live secrets, newest first (at most two). */
+                            secrets: {
+                                /** @description Identifier of the secret. */
+                                id: string;
+                                /** @description First characters of the secret, to tell them apart. */
+                                prefix: string;
+                                /** @description ISO 8601 date-time. */
+                                created_at: string;
+                                /** @description When it stops verifying (null: current secret). */
+                                expires_at: string | null;
+                                /** @description Last delivery it verified, or null. */
+                                last_verified_at: string | null;
+                            }[];
+                            /** @description Run input key → JSON Pointer into the delivery body. Values are passed to the run, never stored. */
+                            input_mapping: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                        /** @description Latest occurrence or delivery, or null. */
+                        last_occurrence: {
+                            /** @description Schedule time (or, for a webhook, when the delivery arrived). */
+                            nominal_at: string;
+                            /** @description When it fired or was decided (nominal time plus jitter). */
+                            fire_at: string;
+                            /**
+                             * @description What happened.
+                             * @enum {string}
+                             */
+                            outcome: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+                            /** @description Why, for anything but started. */
+                            reason: string | null;
+                            /** @description Run it started, or null. */
+                            run_slug: string | null;
+                        } | null;
+                        /** @description Next 5 fire times, UTC (empty for webhooks, disabled or paused triggers). */
+                        next_fire_times: string[];
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                        /** @description The new signing secret (`whsec_` + base64). Shown only in this response; store it now. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listProjectsEnvironmentsPipelinesTriggersOccurrences: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                cursor?: string;
+                /** @description Sort key; one of occurrence_nominal_at. */
+                sort_by?: "occurrence_nominal_at";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+                /** @description Only this outcome. */
+                outcome?: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline_trigger_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        occurrences: {
+                            /** @description Schedule time (or, for a webhook, when the delivery arrived). */
+                            nominal_at: string;
+                            /** @description When it fired or was decided (nominal time plus jitter). */
+                            fire_at: string;
+                            /**
+                             * @description What happened.
+                             * @enum {string}
+                             */
+                            outcome: "started" | "buffered" | "skipped_overlap" | "skipped_catch_up" | "skipped_paused" | "failed";
+                            /** @description Why, for anything but started. */
+                            reason: string | null;
+                            /** @description Run it started, or null. */
+                            run_slug: string | null;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listProjectsEnvironmentsPipelinesTriggersDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                cursor?: string;
+                /** @description Sort key; one of delivery_received_at. */
+                sort_by?: "delivery_received_at";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline_trigger_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            /** @description Sender-provided delivery identity. */
+                            delivery_id: string;
+                            /** @description When it was accepted. */
+                            received_at: string;
+                            /** @description SHA-256 of the body, hex (the body is not kept). */
+                            body_sha256: string;
+                            /** @description Input keys the mapping produced (never the values). */
+                            input_keys: string[];
+                            /**
+                             * @description What it did.
+                             * @enum {string}
+                             */
+                            outcome: "started";
+                            /** @description Run it started. */
+                            run_slug: string | null;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createWebhooksPipelineTriggersDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline_trigger_slug: string;
+                /** @description Sender-provided delivery identity, equal to the webhook-id header. */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The delivery id. */
+                        delivery_id: string;
+                        /** @description The run the delivery started. */
+                        run: {
+                            /** @description Run slug. */
+                            slug: string;
+                            /** @description Run state. */
+                            state: string;
+                            /**
+                             * @description Always webhook.
+                             * @enum {string}
+                             */
+                            trigger: "webhook";
+                            /** @description This trigger. */
+                            trigger_slug: string;
+                        };
+                    };
+                };
+            };
+            /** @description Accepted delivery. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The delivery id. */
+                        delivery_id: string;
+                        /** @description The run the delivery started. */
+                        run: {
+                            /** @description Run slug. */
+                            slug: string;
+                            /** @description Run state. */
+                            state: string;
+                            /**
+                             * @description Always webhook.
+                             * @enum {string}
+                             */
+                            trigger: "webhook";
+                            /** @description This trigger. */
+                            trigger_slug: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

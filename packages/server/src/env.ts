@@ -41,6 +41,8 @@ export const configSchema = z.object({
     .default('60,300,1200,3600')
     .transform((v) => v.split(',').map((d) => Number(d.trim())))
     .pipe(z.array(z.number().min(0)).min(1)),
+  // Schedule tick of every API host and worker; 0 turns it off in this process.
+  SLUICE_TRIGGER_TICK_SECONDS: z.coerce.number().min(0).default(5),
   // Operator settings for connector egress: private CIDRs every data source may reach
   // (self-hosted only), and another root for Google's APIs (a proxy or a test fake).
   SLUICE_EGRESS_ALLOW_CIDRS: z
@@ -91,6 +93,7 @@ export type Config = {
   queuePollSeconds: number;
   /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
   runs: { timeoutSeconds: number; leaseSeconds: number };
+  triggerTickSeconds: number;
   /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
   egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
   oauth: OAuthConfig;
@@ -161,6 +164,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,
     queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
     runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
+    triggerTickSeconds: e.SLUICE_TRIGGER_TICK_SECONDS,
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },
     alerts: {
       repeatHours: e.SLUICE_ALERT_REPEAT_HOURS,

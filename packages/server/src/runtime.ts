@@ -8,6 +8,7 @@ import { migrate } from './db/migrate';
 import type { Config } from './env';
 import { createLogger } from './http/logging';
 import { openQueue } from './jobs/queue';
+import { startTriggerTicker } from './jobs/trigger-ticker';
 import { startWorker } from './jobs/worker';
 import { createMailer } from './mail/mailer';
 
@@ -59,6 +60,8 @@ export async function startApi(rt: Runtime, opts: { worker?: boolean } = {}): Pr
   const { host, port } = rt.deps.config.api;
   const apiUrl = await api.listen({ host, port });
   if (opts.worker !== false) await startWorker(rt.deps);
+  // API-only hosts tick too (DECISIONS.md §11); the ticker starts once per process.
+  startTriggerTicker(rt.deps);
   return {
     api,
     apiUrl,

@@ -17,6 +17,7 @@ function run(state: Run['state'], loaded: number): Run {
     spec_hash: 'a'.repeat(64),
     state,
     trigger: 'api',
+    trigger_slug: null,
     input_keys: [],
     attempt: 1,
     created_at: at(0),

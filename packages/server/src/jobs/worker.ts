@@ -10,6 +10,7 @@ import type { JobHandler } from './queue';
 import { runPipeline } from './run-pipeline';
 import { startRunSweeper, sweepRuns } from './run-sweep';
 import { importDataSourceSchema } from './schema-import';
+import { startTriggerTicker } from './trigger-ticker';
 
 const handlers: { [N in JobName]: (deps: Deps) => JobHandler<N> } = {
   'email.verification': sendVerificationEmail,
@@ -35,4 +36,5 @@ export async function startWorker(deps: Deps, opts: { concurrency?: number } = {
   // Runs whose worker died: every minute by cron, and by each worker on its own (run-sweep.ts).
   await deps.queue.boss.schedule('pipelines.sweep', '* * * * *', {});
   await startRunSweeper(deps);
+  startTriggerTicker(deps);
 }

@@ -23,6 +23,8 @@ import { queriesRoutes } from './queries/queries.routes';
 import { rolesRoutes } from './roles/roles.routes';
 import { runsRoutes } from './runs/runs.routes';
 import { secretsRoutes } from './secrets/secrets.routes';
+import { triggersRoutes } from './triggers/triggers.routes';
+import { webhooksRoutes } from './triggers/webhooks.routes';
 import { variablesRoutes } from './variables/variables.routes';
 
 export type ModuleRoutes = (app: TypedApp, deps: Deps) => Promise<void> | void;
@@ -53,4 +55,6 @@ export const modules: ModuleRoutes[] = [
   notificationsRoutes,
   destinationsRoutes,
   policiesRoutes,
+  triggersRoutes,
+  webhooksRoutes,
 ];

@@ -152,6 +152,10 @@ export const pipelineRuns = pgTable(
     specHash: text('spec_hash').notNull(),
     state: text('state').notNull().default('queued'),
     trigger: text('trigger').notNull().default('api'),
+    // Set for runs a pipeline trigger started; trigger_key is the nominal time or delivery id.
+    triggerId: uuid('trigger_id'),
+    triggerSlug: text('trigger_slug'),
+    triggerKey: text('trigger_key'),
     inputKeys: jsonb('input_keys').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     error: jsonb('error').$type<ErrorRecord | null>(),
     attempt: integer('attempt').notNull().default(1),
@@ -167,6 +171,8 @@ export const pipelineRuns = pgTable(
     uniqueIndex('pipeline_runs_slug_uq').on(t.organizationId, t.slug),
     index('pipeline_runs_env_idx').on(t.environmentId, t.createdAt),
     index('pipeline_runs_lease_idx').on(t.state, t.leaseExpiresAt),
+    // One run per schedule occurrence or webhook delivery, whatever host or retry inserts it.
+    uniqueIndex('pipeline_runs_trigger_key_uq').on(t.triggerId, t.triggerKey),
   ],
 );
 

@@ -81,11 +81,13 @@ export async function lockRunById(tx: Tx, id: string): Promise<RunRecord | null>
 export async function listRuns(
   db: DbOrTx,
   place: RunPlace,
-  query: ListQuery & { pipeline_slug?: string; state?: string },
+  query: ListQuery & { pipeline_slug?: string; state?: string; trigger?: string; trigger_slug?: string },
 ) {
   const filters: (SQL | undefined)[] = [inPlace(place)];
   if (query.pipeline_slug) filters.push(eq(pipelines.slug, query.pipeline_slug));
   if (query.state) filters.push(eq(pipelineRuns.state, query.state));
+  if (query.trigger) filters.push(eq(pipelineRuns.trigger, query.trigger));
+  if (query.trigger_slug) filters.push(eq(pipelineRuns.triggerSlug, query.trigger_slug));
   return paginate({
     query,
     sorts: { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } },

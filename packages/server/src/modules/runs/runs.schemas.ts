@@ -42,6 +42,9 @@ export const runSchema = z
     spec_hash: z.string().describe('Spec hash of the deployment the run executes.'),
     state: z.enum(runStates).describe('succeeded, failed and canceled are terminal.'),
     trigger: z.enum(runTriggers).describe('What started the run.'),
+    trigger_slug: slugSchema
+      .nullable()
+      .describe('The pipeline trigger that started it (trigger schedule or webhook), else null.'),
     input_keys: z
       .array(z.string())
       .describe('Names of the input values given at execute; the values are never stored or shown.'),
@@ -88,6 +91,8 @@ export const listRunsQuery = listQuerySchema(runSorts)
   .extend({
     pipeline_slug: slugSchema.optional().describe('Only runs of this pipeline.'),
     state: z.enum(runStates).optional().describe('Only runs in this state.'),
+    trigger: z.enum(runTriggers).optional().describe('Only runs started this way.'),
+    trigger_slug: slugSchema.optional().describe('Only runs this pipeline trigger started.'),
   })
   .strict();
 export type ListRunsQuery = z.infer<typeof listRunsQuery>;

@@ -33,6 +33,7 @@ export function toRun(r: repo.RunRow, steps: repo.RunStepRow[]) {
     spec_hash: r.specHash,
     state: r.state as RunState,
     trigger: r.trigger as 'api',
+    trigger_slug: r.triggerSlug,
     input_keys: r.inputKeys,
     attempt: r.attempt,
     created_at: iso(r.createdAt),

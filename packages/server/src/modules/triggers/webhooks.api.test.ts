@@ -1,0 +1,245 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../../../test/support/app';
+import { type Call, dumpStore } from '../../../../../test/support/runs';
+import { PE, rows, setupTriggerPipelines } from '../../../../../test/support/triggers';
+import { BURST_THRESHOLD } from './refusal-burst';
+import { signedHeaders } from './webhook-signature';
+import { receiveDelivery } from './webhooks.service';
+
+// Signed deliveries (Standard Webhooks, DECISIONS.md §8/§11): every answer, and no run from any
+// refused delivery; secrets shown once and rotated with a grace period; values never stored.
+
+const CANARY = `Region${randomBytes(8).toString('hex')}`;
+
+describe('webhook triggers', () => {
+  let t: TestApp;
+  let call: Call;
+  let secret: string;
+  const base = `${PE}/pipelines/hooked/triggers`;
+  const url = (slug: string, id: string) => `/webhooks/pipeline-triggers/${slug}/deliveries/${id}`;
+  const now = () => Math.floor(Date.now() / 1000);
+  const deliver = (
+    slug: string,
+    id: string,
+    body: string,
+    o: { key?: string; ts?: number; headerId?: string; headers?: Record<string, string> } = {},
+  ) => {
+    const h = signedHeaders(o.key ?? secret, o.headerId ?? id, o.ts ?? now(), body);
+    return t.call('POST', url(slug, id), {
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'sender/1.0', ...h, ...o.headers },
+    });
+  };
+  const runCount = async () => Number((await rows(t, 'select count(*)::int as n from pipeline_runs'))[0].n);
+  const refusals = async () =>
+    rows(
+      t,
+      `select metadata, actor_type from events where event_class = 'security_audit' and metadata->>'outcome' = 'refused' order by occurred_at`,
+    );
+  let hookSlug: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    ({ call } = await setupTriggerPipelines(t));
+    const res = await call('POST', base, {
+      name: 'Orders hook',
+      kind: 'webhook',
+      webhook: { input_mapping: { region: '/order/region' } },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    secret = res.json().secret;
+    hookSlug = res.json().slug;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('shows the secret once and lists it by prefix only; generated slugs carry a suffix', async () => {
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);
+    expect(hookSlug).toMatch(/^orders-hook-[a-z0-9]{6}$/);
+    const got = (await call('GET', `${base}/${hookSlug}`)).json();
+    expect(JSON.stringify(got)).not.toContain(secret.slice(6));
+    expect(got.webhook.secrets).toEqual([
+      {
+        id: expect.any(String),
+        prefix: secret.slice(0, 12),
+        created_at: expect.any(String),
+        expires_at: null,
+        last_verified_at: null,
+      },
+    ]);
+    expect(got.webhook.delivery_path).toBe(
+      `/webhooks/pipeline-triggers/${hookSlug}/deliveries/{delivery_id}`,
+    );
+    expect(got.next_fire_times).toEqual([]);
+    // A client slug taken by a webhook elsewhere is a 409.
+    const dup = await call('POST', `${PE}/pipelines/nightly/triggers`, {
+      name: 'x',
+      slug: hookSlug,
+      kind: 'webhook',
+      webhook: {},
+    });
+    expect(dup.statusCode).toBe(409);
+  });
+
+  it('accepts a valid delivery (202), replays the same body (200, same run), refuses another body (409)', async () => {
+    const body = JSON.stringify({ order: { id: 7, region: CANARY } });
+    const first = await deliver(hookSlug, 'evt_001', body);
+    expect(first.statusCode, first.body).toBe(202);
+    const run = first.json().run;
+    expect(first.json()).toEqual({
+      delivery_id: 'evt_001',
+      run: { slug: expect.any(String), state: 'queued', trigger: 'webhook', trigger_slug: hookSlug },
+    });
+    const again = await deliver(hookSlug, 'evt_001', body);
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json().run.slug).toBe(run.slug);
+    const other = await deliver(hookSlug, 'evt_001', JSON.stringify({ order: { id: 8, region: 'x' } }));
+    expect(other.statusCode).toBe(409);
+    expect(other.json().error.code).toBe('CONFLICT');
+
+    const r = (await call('GET', `${PE}/runs/${run.slug}`)).json();
+    expect(r).toMatchObject({ trigger: 'webhook', trigger_slug: hookSlug, input_keys: ['region'] });
+    const byFilter = (await call('GET', `${PE}/runs?trigger=webhook&trigger_slug=${hookSlug}`)).json().runs;
+    expect(byFilter.map((x: any) => x.slug)).toEqual([run.slug]);
+    const dels = (await call('GET', `${base}/${hookSlug}/deliveries`)).json().deliveries;
+    expect(dels).toEqual([
+      {
+        delivery_id: 'evt_001',
+        received_at: expect.any(String),
+        body_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        input_keys: ['region'],
+        outcome: 'started',
+        run_slug: run.slug,
+      },
+    ]);
+    const secrets = (await call('GET', `${base}/${hookSlug}`)).json().webhook.secrets;
+    expect(secrets[0].last_verified_at).toEqual(expect.any(String));
+    // The mapped value went into the sealed run input only.
+    const dump = await dumpStore((text) => t.rt.deps.store.executeSql(text));
+    expect(dump.includes(CANARY)).toBe(false);
+  });
+
+  it('answers 401 to stale, future, wrong id, wrong secret, missing headers, unknown trigger; no run, id not used up', async () => {
+    const before = await runCount();
+    const body = JSON.stringify({ order: { region: 'eu' } });
+    const cases: [string, Promise<{ statusCode: number; json(): any }>][] = [
+      ['stale', deliver(hookSlug, 'evt_002', body, { ts: now() - 301 })],
+      ['future', deliver(hookSlug, 'evt_002', body, { ts: now() + 301 })],
+      ['wrong id', deliver(hookSlug, 'evt_002', body, { headerId: 'evt_999' })],
+      [
+        'wrong secret',
+        deliver(hookSlug, 'evt_002', body, { key: `whsec_${randomBytes(32).toString('base64')}` }),
+      ],
+      ['no signature', deliver(hookSlug, 'evt_002', body, { headers: { 'webhook-signature': '' } })],
+      ['unknown', deliver('no-such-hook', 'evt_002', body)],
+    ];
+    for (const [name, p] of cases) {
+      const res = await p;
+      expect(res.statusCode, name).toBe(401);
+      expect(res.json().error.code, name).toBe('UNAUTHENTICATED');
+      expect(res.json().error.message, name).toBe('the webhook delivery could not be verified');
+    }
+    expect(await runCount()).toBe(before);
+    const audit = await refusals();
+    expect(audit.map((a) => a.metadata.reason)).toEqual(
+      expect.arrayContaining([
+        'stale_timestamp',
+        'future_timestamp',
+        'id_mismatch',
+        'no_match',
+        'missing_header',
+      ]),
+    );
+    expect(audit.every((a) => a.actor_type === 'external')).toBe(true);
+    const text = JSON.stringify(audit);
+    expect(text).not.toContain('"eu"');
+    expect(text).not.toContain('v1,');
+    // None of those used the id up.
+    expect((await deliver(hookSlug, 'evt_002', body)).statusCode).toBe(202);
+  });
+
+  it('answers 413 to an oversized body, 422 to a non-object body or an unmapped pointer; no run', async () => {
+    const before = await runCount();
+    const big = JSON.stringify({ order: { region: 'x' }, pad: 'a'.repeat(256 * 1024) });
+    const tooBig = await deliver(hookSlug, 'evt_big', big);
+    expect(tooBig.statusCode).toBe(413);
+    expect(tooBig.json().error.code).toBe('PAYLOAD_TOO_LARGE');
+    const arr = await deliver(hookSlug, 'evt_arr', '[1,2,3]');
+    expect(arr.statusCode).toBe(422);
+    expect(arr.json().error.code).toBe('WEBHOOK_BODY_INVALID');
+    const notJson = await deliver(hookSlug, 'evt_txt', 'hello');
+    expect(notJson.statusCode).toBe(422);
+    const unmapped = await deliver(hookSlug, 'evt_unmapped', JSON.stringify({ other: 1 }));
+    expect(unmapped.statusCode).toBe(422);
+    expect(unmapped.json().error.code).toBe('WEBHOOK_INPUT_MAPPING_FAILED');
+    expect(unmapped.json().error.message).toContain('/order/region');
+    expect(await runCount()).toBe(before);
+    expect((await refusals()).map((a) => a.metadata.reason)).toEqual(
+      expect.arrayContaining(['body_too_large', 'body_not_object', 'mapping_failed']),
+    );
+  });
+
+  it('a paused trigger refuses with the same 401', async () => {
+    await call('PATCH', `${base}/${hookSlug}`, { paused: true, pause_note: 'upstream incident' });
+    const res = await deliver(hookSlug, 'evt_paused', JSON.stringify({ order: { region: 'x' } }));
+    expect(res.statusCode).toBe(401);
+    await call('PATCH', `${base}/${hookSlug}`, { paused: false });
+    expect(
+      (await deliver(hookSlug, 'evt_paused', JSON.stringify({ order: { region: 'x' } }))).statusCode,
+    ).toBe(202);
+  });
+
+  it('rotates: both secrets verify within the grace period, only the new one after it', async () => {
+    const old = secret;
+    const res = await call('POST', `${base}/${hookSlug}:rotate-secret`, { previous_valid_for_seconds: 3600 });
+    expect(res.statusCode, res.body).toBe(200);
+    const fresh = res.json().secret;
+    expect(fresh).not.toBe(old);
+    const secrets = res.json().webhook.secrets;
+    expect(secrets).toHaveLength(2);
+    expect(secrets[0].expires_at).toBeNull();
+    expect(Date.parse(secrets[1].expires_at) - Date.now()).toBeGreaterThan(3500_000);
+    const body = JSON.stringify({ order: { region: 'x' } });
+    expect((await deliver(hookSlug, 'rot_old', body, { key: old })).statusCode).toBe(202);
+    expect((await deliver(hookSlug, 'rot_new', body, { key: fresh })).statusCode).toBe(202);
+    // Two hours later (the delivery's own clock and timestamp both moved): the old one is expired.
+    const later = new Date(Date.now() + 2 * 3600_000);
+    const ts = Math.floor(later.getTime() / 1000);
+    const attempt = (key: string, id: string) =>
+      receiveDelivery(t.rt.deps, {
+        slug: hookSlug,
+        deliveryId: id,
+        headers: signedHeaders(key, id, ts, body),
+        body: Buffer.from(body),
+        ip: '127.0.0.1',
+        userAgent: null,
+        requestId: 'req',
+        now: later,
+      });
+    await expect(attempt(old, 'rot_late_old')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect((await attempt(fresh, 'rot_late_new')).status).toBe(202);
+    expect((await refusals()).at(-1)!.metadata.reason).toBe('expired_secret_only');
+    // A leak: previous_valid_for_seconds 0 retires the current secret at once; at most two live.
+    const leak = await call('POST', `${base}/${hookSlug}:rotate-secret`, { previous_valid_for_seconds: 0 });
+    expect(leak.json().webhook.secrets).toHaveLength(1);
+    expect((await deliver(hookSlug, 'leak_old', body, { key: fresh })).statusCode).toBe(401);
+    expect((await deliver(hookSlug, 'leak_new', body, { key: leak.json().secret })).statusCode).toBe(202);
+    secret = leak.json().secret;
+  });
+
+  it('records a refusal burst once it reaches the threshold in a minute', async () => {
+    for (let i = 0; i < BURST_THRESHOLD; i++) {
+      await deliver(hookSlug, `burst_${i}`, '{}', { key: `whsec_${randomBytes(32).toString('base64')}` });
+    }
+    const bursts = await rows(
+      t,
+      `select metadata from events where metadata->>'outcome' = 'refusal_burst' and event_class = 'activity'`,
+    );
+    expect(bursts).toHaveLength(1);
+    expect(bursts[0].metadata.refusals_last_minute).toBeGreaterThanOrEqual(BURST_THRESHOLD);
+  });
+});
