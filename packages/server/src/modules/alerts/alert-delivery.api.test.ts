@@ -56,9 +56,11 @@ describe('alert delivery', () => {
     await settle();
     return r;
   };
+  // Oldest first, by try number where the injected clock gave two tries the same instant.
   const attempts = async (slug: string) =>
-    (await call('GET', `/organizations/acme/notifications/${slug}/delivery-attempts?order=asc`)).json()
-      .alert_delivery_attempts;
+    (await call('GET', `/organizations/acme/notifications/${slug}/delivery-attempts?order=asc`))
+      .json()
+      .alert_delivery_attempts.sort((x: any, y: any) => x.provider_attempt - y.provider_attempt);
   const dest = (slug: string, recipients: string[]) =>
     call('POST', `${org}/alert-destinations`, {
       name: slug,

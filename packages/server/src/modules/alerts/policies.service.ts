@@ -186,6 +186,7 @@ export async function deletePolicy(ctx: Ctx, scope: Scope, slug: string) {
 /** The (entity type, actions) pairs notifications are raised from today (docs/alerting.md). */
 export const notificationSources = [
   { source_kind: 'pipeline_run', source_actions: ['update'] },
+  { source_kind: 'pipeline_trigger', source_actions: ['execute'] },
   { source_kind: 'data_source', source_actions: ['refresh'] },
   { source_kind: 'notification', source_actions: ['update'] },
 ] as const;

@@ -55,6 +55,8 @@ describe('notifications', () => {
   const setBroken = (broken: boolean) =>
     call('PATCH', `${org}/data-sources/shop-api`, {
       config: { base_url: broken ? `${api.url}/broken` : api.url },
+      // Moving where credentials go takes them again (the data source has none).
+      credentials: {},
     });
   const list = async (q = '') => (await call('GET', `${org}/notifications${q}`)).json().notifications;
   const raise = async (o: Partial<RaiseInput>) => {
@@ -164,6 +166,7 @@ describe('notifications', () => {
   it('a failed schema import raises schema_import_failed; an interactive test raises nothing', async () => {
     const patch = await call('PATCH', `${org}/data-sources/shop-api`, {
       config: { openapi_url: `${api.url}/missing.json` },
+      credentials: {},
     });
     expect(patch.statusCode, patch.body).toBe(200);
     const started = await call('POST', `${org}/data-sources/shop-api/schema-import`);
@@ -182,7 +185,10 @@ describe('notifications', () => {
       source_action: 'refresh',
       source_refs: [{ kind: 'data_source', value: 'shop-api' }],
     });
-    await call('PATCH', `${org}/data-sources/shop-api`, { config: { base_url: 'http://127.0.0.1:9' } });
+    await call('PATCH', `${org}/data-sources/shop-api`, {
+      config: { base_url: 'http://127.0.0.1:9' },
+      credentials: {},
+    });
     const tested = await call('POST', `${org}/data-sources/shop-api/test-connection`);
     expect(tested.json().ok).toBe(false);
     expect(await list('?notification_type=data_source_test_failed')).toEqual([]);

@@ -12,14 +12,8 @@ export const RUN_ESCALATE_AFTER = 3;
 
 type EndedRun = { organizationId: string; pipelineId: string; environmentId: string; slug: string };
 
-export async function alertRunEnded(
-  tx: DbOrTx,
-  deps: RaiseDeps,
-  run: EndedRun,
-  state: 'succeeded' | 'failed' | 'canceled',
-  error: { code: string; message: string } | null,
-) {
-  if (state === 'canceled') return;
+/** Slugs and name of a pipeline in an environment, for the notification's place and text. */
+async function placeOf(tx: DbOrTx, pipelineId: string, environmentId: string) {
   const [where] = await tx
     .select({
       pipeline: pipelines.slug,
@@ -29,8 +23,20 @@ export async function alertRunEnded(
     })
     .from(pipelines)
     .innerJoin(projects, eq(projects.id, pipelines.projectId))
-    .innerJoin(environments, eq(environments.id, run.environmentId))
-    .where(eq(pipelines.id, run.pipelineId));
+    .innerJoin(environments, eq(environments.id, environmentId))
+    .where(eq(pipelines.id, pipelineId));
+  return where ?? null;
+}
+
+export async function alertRunEnded(
+  tx: DbOrTx,
+  deps: RaiseDeps,
+  run: EndedRun,
+  state: 'succeeded' | 'failed' | 'canceled',
+  error: { code: string; message: string } | null,
+) {
+  if (state === 'canceled') return;
+  const where = await placeOf(tx, run.pipelineId, run.environmentId);
   if (!where) return;
   const base = {
     organizationId: run.organizationId,
@@ -151,4 +157,51 @@ export async function resolveConnectionAlerts(tx: DbOrTx, deps: RaiseDeps, ds: D
       type,
     });
   }
+}
+
+type TriggerLike = { organizationId: string; slug: string; pipelineId: string; environmentId: string };
+
+/**
+ * A trigger that failed to start a run (a scheduled occurrence refused) or whose webhook is
+ * being refused in a burst: pipeline_trigger_failed on the trigger; the next started run resolves it.
+ */
+export async function alertTriggerFailed(
+  tx: DbOrTx,
+  deps: RaiseDeps,
+  t: TriggerLike,
+  o: { severity: 'warning' | 'error'; reason: string; sourceKey: string },
+) {
+  const where = await placeOf(tx, t.pipelineId, t.environmentId);
+  if (!where) return;
+  await raiseNotification(tx, deps, {
+    organizationId: t.organizationId,
+    projectSlug: where.project,
+    environmentSlug: where.environment,
+    subject: { kind: 'pipeline_trigger', slug: t.slug },
+    type: 'pipeline_trigger_failed',
+    severity: o.severity,
+    title: `Trigger ${t.slug} of ${where.pipelineName} failed in ${where.environment}`,
+    summary: o.reason.slice(0, 1000),
+    sourceKind: 'pipeline_trigger',
+    sourceAction: 'execute',
+    sourceRefs: [
+      { kind: 'pipeline', value: where.pipeline },
+      { kind: 'pipeline_trigger', value: t.slug },
+      { kind: 'environment', value: where.environment },
+    ],
+    sourceKey: o.sourceKey,
+  });
+}
+
+/** A trigger started a run again: its failure notification, if open, resolves. */
+export async function resolveTriggerFailed(tx: DbOrTx, deps: RaiseDeps, t: TriggerLike) {
+  const where = await placeOf(tx, t.pipelineId, t.environmentId);
+  if (!where) return;
+  await resolveNotification(tx, deps, {
+    organizationId: t.organizationId,
+    projectSlug: where.project,
+    environmentSlug: where.environment,
+    subject: { kind: 'pipeline_trigger', slug: t.slug },
+    type: 'pipeline_trigger_failed',
+  });
 }

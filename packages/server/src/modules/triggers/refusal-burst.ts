@@ -2,25 +2,31 @@ import { and, eq, gte, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { events } from '../../db/schema/index';
 import { recordEvent } from '../events/events.record';
+import type { RaiseDeps } from '../notifications/notifications.raise';
+import { alertTriggerFailed } from '../notifications/source-alerts';
 
 // DECISIONS.md §10: a burst of webhook signature failures (≥ 20 a minute on one trigger) raises
-// pipeline_trigger_failed. Notifications are built elsewhere; until they are merged the burst is
-// detected here and recorded as one event per minute, and this is the one place to raise it.
+// pipeline_trigger_failed, recorded as one event per minute.
 
 export const BURST_THRESHOLD = 20;
 export const BURST_WINDOW_MS = 60_000;
 
-export type BurstTrigger = { organizationId: string; slug: string };
+export type BurstTrigger = {
+  organizationId: string;
+  slug: string;
+  pipelineId: string;
+  environmentId: string;
+};
 
 /**
  * After a refused delivery: counts the trigger's refusals in the last minute and, when they reach
  * the threshold and no burst was recorded in that minute, records a `pipeline_trigger` event with
- * outcome `refusal_burst`. Returns whether a burst was recorded now.
- * MERGE NOTE: when the alerting module exists, raise `pipeline_trigger_failed` (warning,
- * subject = this trigger) right after the recordEvent below.
+ * outcome `refusal_burst` and raises pipeline_trigger_failed (warning) in the same transaction.
+ * Returns whether a burst was recorded now.
  */
 export async function detectRefusalBurst(
   db: DbOrTx,
+  deps: RaiseDeps,
   t: BurstTrigger,
   now: Date,
 ): Promise<{ burst: boolean; refusals: number }> {
@@ -54,5 +60,10 @@ export async function detectRefusalBurst(
       metadata: { outcome: 'refusal_burst', refusals_last_minute: n, threshold: BURST_THRESHOLD },
     },
   );
+  await alertTriggerFailed(db, deps, t, {
+    severity: 'warning',
+    reason: `${n} webhook deliveries were refused in the last minute (signature, timestamp or id checks failed).`,
+    sourceKey: `trigger:${t.slug}:burst:${now.toISOString().slice(0, 16)}`,
+  });
   return { burst: true, refusals: n };
 }

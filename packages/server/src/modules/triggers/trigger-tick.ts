@@ -3,6 +3,7 @@ import { type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import { environments, pipelines } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
+import { alertTriggerFailed, resolveTriggerFailed } from '../notifications/source-alerts';
 import { type Planned, plan, type ScheduleSpec } from './schedule-calc';
 import { startTriggeredRun } from './trigger-runs';
 import * as repo from './triggers.repo';
@@ -87,7 +88,16 @@ export async function decideTrigger(tx: Tx, deps: Deps, t: repo.TriggerRow, now:
       environmentSlug: names.environmentSlug,
       metadata: { nominal_at: p.nominalAt.toISOString() },
     });
-    if (r.ok) result.started++;
+    if (r.ok) {
+      result.started++;
+      await resolveTriggerFailed(tx, deps, t);
+    } else if (r.code !== 'DUPLICATE') {
+      await alertTriggerFailed(tx, deps, t, {
+        severity: 'error',
+        reason: `The scheduled occurrence of ${p.nominalAt.toISOString()} did not start: ${r.reason}`,
+        sourceKey: `trigger:${t.id}:${p.nominalAt.toISOString()}`,
+      });
+    }
     return r;
   };
 

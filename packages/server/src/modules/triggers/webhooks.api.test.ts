@@ -241,5 +241,17 @@ describe('webhook triggers', () => {
     );
     expect(bursts).toHaveLength(1);
     expect(bursts[0].metadata.refusals_last_minute).toBeGreaterThanOrEqual(BURST_THRESHOLD);
+    // The burst raises one pipeline_trigger_failed notification on the trigger.
+    const raised = await rows(
+      t,
+      `select notification_type, severity, lifecycle_state, dedup_key from notifications where notification_type = 'pipeline_trigger_failed'`,
+    );
+    expect(raised).toEqual([
+      expect.objectContaining({
+        severity: 'warning',
+        lifecycle_state: 'open',
+        dedup_key: expect.stringContaining(hookSlug),
+      }),
+    ]);
   });
 });

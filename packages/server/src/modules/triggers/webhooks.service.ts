@@ -246,5 +246,5 @@ async function audit(deps: Deps, req: DeliveryRequest, t: repo.TriggerRow | null
     { organizationId: t.organizationId, actor: { type: 'external', slug: null }, requestId: req.requestId },
     { entityType: 'pipeline_trigger', entitySlug: t.slug, action: 'execute', securityOnly: true, metadata },
   );
-  await detectRefusalBurst(deps.db, t, now);
+  await deps.db.transaction((tx) => detectRefusalBurst(tx, deps, t, now));
 }
