@@ -111,6 +111,21 @@ async function execute(
 ) {
   const prepared = await prepareRun(deps, run);
   await resetSteps(deps.db, run.id, prepared.plan.order);
+  if (run.attempt > 1) {
+    // The attempt before died: what its sinks committed stays reported on the run.
+    const earlier = await prepared.committedWrites(signal).catch((err) => {
+      deps.log.warn({ errCode: (err as { code?: string }).code, runId: run.id }, 'sink ledger lookup failed');
+      return {};
+    });
+    for (const [slug, result] of Object.entries(earlier)) {
+      recorder.committed(slug, result);
+      recorder.log(
+        'info',
+        slug,
+        `an earlier attempt committed ${result.rows} rows; they are not written again`,
+      );
+    }
+  }
   const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'sluice-run-'));
   try {
     const result = await executeRun({
