@@ -350,7 +350,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the permission names custom roles can hold */
-        get: operations["getPermissions"];
+        get: operations["listPermissions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1004,7 +1004,7 @@ export interface paths {
             cookie?: never;
         };
         /** Incremental cursors of the pipeline in the environment */
-        get: operations["getProjectsEnvironmentsPipelinesCheckpoints"];
+        get: operations["listProjectsEnvironmentsPipelinesCheckpoints"];
         put?: never;
         post?: never;
         /** Reset every cursor of the pipeline in the environment (the next run reads from the start) */
@@ -9039,7 +9039,7 @@ export interface operations {
             };
         };
     };
-    getPermissions: {
+    listPermissions: {
         parameters: {
             query?: never;
             header?: never;
@@ -9048,7 +9048,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The permission catalog. */
+            /** @description The permission catalog, always on one page (has_more false, cursors null). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9065,6 +9065,12 @@ export interface operations {
                             /** @description What the permission allows. */
                             description: string;
                         }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
                     };
                 };
             };
@@ -13793,7 +13799,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Branch listing of a git-compatible data source. */
+            /** @description Branch listing of a git-compatible data source, always on one page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -13807,6 +13813,12 @@ export interface operations {
                             /** @description The default branch (default_branch, else the remote HEAD). */
                             is_default: boolean;
                         }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
                     };
                 };
             };
@@ -23442,9 +23454,9 @@ export interface operations {
                 limit?: number;
                 /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
                 cursor?: string;
-                /** @description Sort key; one of log_id. */
-                sort_by?: "log_id";
-                /** @description Order by id (default asc: oldest first). */
+                /** @description Sort key; one of log_seq. */
+                sort_by?: "log_seq";
+                /** @description Sort order (default desc). */
                 order?: "asc" | "desc";
                 /** @description Walk forward from the cursor (next) or back before it (prev). */
                 direction?: "next" | "prev";
@@ -23472,8 +23484,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         logs: {
-                            /** @description Increasing identifier of the line within the store. */
-                            id: number;
+                            /** @description Position of the line in its run: 1, 2, 3, … across attempts. */
+                            seq: number;
                             /** @description Step that wrote the line, or null for the run itself. */
                             step_slug: string | null;
                             /**
@@ -23679,7 +23691,7 @@ export interface operations {
             };
         };
     };
-    getProjectsEnvironmentsPipelinesCheckpoints: {
+    listProjectsEnvironmentsPipelinesCheckpoints: {
         parameters: {
             query?: never;
             header?: never;
@@ -23697,7 +23709,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The checkpoints of a pipeline in an environment. */
+            /** @description The checkpoints of a pipeline in an environment: one per source step, always on one page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -23715,6 +23727,12 @@ export interface operations {
                             /** @description When the cursor last advanced. */
                             updated_at: string;
                         }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
                     };
                 };
             };

@@ -18,6 +18,8 @@ export const errorStatus = {
   CONNECTOR_OPERATION_UNSUPPORTED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  /** A remote system a data source names failed; detailed_error carries the connector's code. */
+  REMOTE_FAILED: 502,
   UNAVAILABLE: 503,
 } as const;
 
