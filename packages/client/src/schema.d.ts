@@ -620,7 +620,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Enable an environment for a project, or change whether it is the default */
+        /** Enable an environment for a project (201), or change whether it is the default (200) */
         put: operations["putProjectsEnvironments"];
         post?: never;
         /** Disable an environment for a project */
@@ -726,7 +726,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Create or replace a secret (write-only; the value is encrypted and never returned) */
+        /** Create (201) or replace (200) a secret (write-only; the value is encrypted and never returned) */
         put: operations["putEnvironmentsSecrets"];
         post?: never;
         /** Delete a secret */
@@ -762,7 +762,7 @@ export interface paths {
         };
         /** Get a runtime variable */
         get: operations["getEnvironmentsVariables"];
-        /** Create or replace a runtime variable */
+        /** Create (201) or replace (200) a runtime variable */
         put: operations["putEnvironmentsVariables"];
         post?: never;
         /** Delete a runtime variable */
@@ -1145,7 +1145,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Bind a data source ref to a data source in an environment (create or replace) */
+        /** Bind a data source ref to a data source in an environment (201 when new, 200 when replaced) */
         put: operations["putProjectsEnvironmentsPipelinesDataSourceBindings"];
         post?: never;
         /** Unbind a data source ref in an environment */
@@ -15709,6 +15709,40 @@ export interface operations {
                     };
                 };
             };
+            /** @description An environment enabled for a project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /** @description Free text up to 2000 characters, or null. */
+                        description: string | null;
+                        /**
+                         * @description Display color.
+                         * @enum {string}
+                         */
+                        color: "blue" | "amber" | "red" | "green" | "purple" | "gray";
+                        /** @description Protected environments need `protected_environment_confirmation` (the exact slug) on every runtime-changing operation. */
+                        protected: boolean;
+                        /** @description Time limit of a pipeline run in this environment, in seconds (1 to 604800); null uses the default (SLUICE_RUN_TIMEOUT_SECONDS, 1 hour). */
+                        run_timeout_seconds: number | null;
+                        /** @description When the environment was soft-deleted, or null. */
+                        deleted_at: string | null;
+                        delete_reason: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                        /** @description Whether this is the project's default environment (at most one is). */
+                        is_default: boolean;
+                    };
+                };
+            };
             /** @description The error wrapper of every failed request. */
             400: {
                 headers: {
@@ -18039,6 +18073,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Environment secret metadata. Values are write-only and never returned. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Environment the secret belongs to. */
+                        environment_slug: string;
+                        /** @description Secret key, up to 100 characters matching ^[A-Za-z_][A-Za-z0-9_]*$; referenced as {{runtime.secrets.KEY}}. */
+                        key: string;
+                        /** @description Free text up to 2000 characters, or null. */
+                        description: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
             /** @description The error wrapper of every failed request. */
             400: {
                 headers: {
@@ -18926,6 +18980,28 @@ export interface operations {
         responses: {
             /** @description A non-secret runtime variable of an environment. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Environment the variable belongs to. */
+                        environment_slug: string;
+                        /** @description Variable key, up to 100 characters matching ^[A-Za-z_][A-Za-z0-9_]*$; referenced as {{runtime.env.KEY}}. */
+                        key: string;
+                        /** @description The value, up to 65536 characters. Not secret: use an environment secret for credentials. */
+                        value: string;
+                        /** @description Free text up to 2000 characters, or null. */
+                        description: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description A non-secret runtime variable of an environment. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26835,6 +26911,38 @@ export interface operations {
         responses: {
             /** @description Data source binding: ties a pipeline data source ref to a concrete data source in one environment. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        pipeline_slug: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        data_source_ref_slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        data_source_ref_name: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        environment_slug: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        data_source_slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        data_source_name: string;
+                        /** @description Type of the bound data source. */
+                        data_source_type: string;
+                        /** @description Whether the bound data source is active (runs need it active). */
+                        data_source_active: boolean;
+                        /** @description A read-only data source cannot serve a sink step. */
+                        data_source_read_only: boolean;
+                        /** @description ISO 8601 date-time. */
+                        bound_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Data source binding: ties a pipeline data source ref to a concrete data source in one environment. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -104,7 +104,7 @@ describe('runs', () => {
         token: owner,
         body: { protected_environment_confirmation: env },
       });
-      expect(res.statusCode, res.body).toBe(200);
+      expect(res.statusCode, res.body).toBe(201);
     }
     ids.project = (await q(`select id from projects where slug = 'shop'`))[0].id;
     for (const env of ['staging', 'prod']) {
