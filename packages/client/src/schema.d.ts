@@ -11479,8 +11479,11 @@ export interface operations {
                     };
                     /** @description Database credentials. Write-only. */
                     credentials: {
-                        /** @description Password of the user (may be empty for a server that asks none). Write-only: encrypted at rest, never returned. */
-                        password: string;
+                        /**
+                         * @description Password of the user; empty or omitted (`credentials: {}`) for a server that asks none, such as trust authentication. Write-only: encrypted at rest, never returned.
+                         * @default
+                         */
+                        password?: string;
                     };
                     /**
                      * @description A read-only data source cannot be a pipeline sink (default false).
@@ -11541,8 +11544,11 @@ export interface operations {
                     };
                     /** @description Database credentials. Write-only. */
                     credentials: {
-                        /** @description Password of the user (may be empty for a server that asks none). Write-only: encrypted at rest, never returned. */
-                        password: string;
+                        /**
+                         * @description Password of the user; empty or omitted (`credentials: {}`) for a server that asks none, such as trust authentication. Write-only: encrypted at rest, never returned.
+                         * @default
+                         */
+                        password?: string;
                     };
                     /**
                      * @description A read-only data source cannot be a pipeline sink (default false).
