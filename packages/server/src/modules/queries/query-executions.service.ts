@@ -1,4 +1,4 @@
-import { ConnectorError, type QueryResult } from '@sluice/connectors';
+import { ConnectorError, EgressBlockedError, type QueryResult } from '@sluice/connectors';
 import type { Ctx, Scope } from '../../context';
 import { AppError, conflict, notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
@@ -81,6 +81,9 @@ export async function executeQuery(
   } catch (err) {
     if (err instanceof ConnectorError) {
       outcome = { status: 'failed', error: { code: err.code, message: err.message } };
+    } else if (err instanceof EgressBlockedError) {
+      // The guard's own error, as connectors built on a vendor SDK (GitHub, GitLab) pass it on.
+      outcome = { status: 'failed', error: { code: 'PRIVATE_HOST_BLOCKED', message: err.message } };
     } else if (err instanceof AppError) {
       throw err;
     } else {
