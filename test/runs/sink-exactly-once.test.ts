@@ -45,7 +45,12 @@ describe('sink commit and a worker killed before the run ends', () => {
   let pe: string;
   let sink: { drop(): Promise<unknown> };
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-eo-'));
+  // The workers' temp directory: what a killed worker leaves behind is looked for here.
+  const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-eo-tmp-'));
+  const runDirsOf = (pid: number | undefined) =>
+    fs.readdirSync(tmpRoot).filter((n) => n.startsWith(`sluice-run-${pid}-`));
   const env = {
+    TMPDIR: tmpRoot,
     DATABASE_URL: pgUrl(STORE_DB),
     SLUICE_DATA_DIR: dataDir,
     SLUICE_MASTER_KEY: randomBytes(32).toString('base64'),
@@ -150,6 +155,7 @@ describe('sink commit and a worker killed before the run ends', () => {
     await sink?.drop();
     await pgQuery('postgres', `drop database if exists ${STORE_DB} with (force)`);
     fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(tmpRoot, { recursive: true, force: true });
   });
 
   it('retries without writing the committed rows again, and reports them', async () => {
@@ -169,7 +175,7 @@ describe('sink commit and a worker killed before the run ends', () => {
     expect(Number(ledger[0].rows)).toBe(30);
   }, 180_000);
 
-  it('a run lost after its sink committed fails WORKER_LOST and still reports the committed rows', async () => {
+  it('a run lost after its sink committed fails WORKER_LOST, still reports the committed rows, and its temp directory goes', async () => {
     const [live] = children.filter((c) => c.child.exitCode === null && c.child.signalCode === null);
     await killAfterCommit('commit-then-lost', live, 60);
 
@@ -185,8 +191,17 @@ describe('sink commit and a worker killed before the run ends', () => {
       15_000,
     );
     await kill(second);
+    // Killed mid-run, the worker could not remove its run's temp directory; the next worker to
+    // start removes it, and only it (a live process's directory and foreign names stay).
+    expect(runDirsOf(second.child.pid)).toHaveLength(1);
+    fs.mkdirSync(path.join(tmpRoot, `sluice-run-${process.pid}-live`));
+    fs.mkdirSync(path.join(tmpRoot, 'sluice-run-not-ours'));
 
     await worker();
+    expect(runDirsOf(second.child.pid)).toEqual([]);
+    expect(fs.readdirSync(tmpRoot)).toEqual(
+      expect.arrayContaining([`sluice-run-${process.pid}-live`, 'sluice-run-not-ours']),
+    );
     const lost = await waitUntil(() => getRun('commit-then-lost'), terminal, 45_000);
     expect(lost, JSON.stringify(lost)).toMatchObject({
       state: 'failed',

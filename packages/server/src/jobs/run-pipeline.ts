@@ -12,6 +12,7 @@ import { resetSteps } from '../modules/runs/run-progress.repo';
 import type { JobHandler } from './queue';
 import { PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
+import { makeRunTmpDir } from './run-tmp';
 
 // The run worker: claim the run under a lease, keep the lease alive with heartbeats (which also
 // notice cancel requests), stop at the run time limit, execute the spec through the engine, and
@@ -126,7 +127,7 @@ async function execute(
       );
     }
   }
-  const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'sluice-run-'));
+  const tmpDir = await makeRunTmpDir();
   try {
     const result = await executeRun({
       runSlug: run.slug,
