@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { executeRun, RunError } from '@sluice/engine';
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../context';
