@@ -21509,6 +21509,14 @@ export interface operations {
                         result: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description The statement type of the query (`sql`, `ftp`, `http`, …), as connector results name it. */
+                        type: string;
+                        /** @description True when the execution succeeded (status `succeeded`). */
+                        success: boolean;
+                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        payload: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description Rows in `result` (after truncation), null when failed. */
                         row_count: number | null;
                         /** @description True when rows were left out to stay within the row or size limit. */
@@ -21790,6 +21798,14 @@ export interface operations {
                             result: {
                                 [key: string]: unknown;
                             } | null;
+                            /** @description The statement type of the query (`sql`, `ftp`, `http`, …), as connector results name it. */
+                            type: string;
+                            /** @description True when the execution succeeded (status `succeeded`). */
+                            success: boolean;
+                            /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                            payload: {
+                                [key: string]: unknown;
+                            } | null;
                             /** @description Rows in `result` (after truncation), null when failed. */
                             row_count: number | null;
                             /** @description True when rows were left out to stay within the row or size limit. */
@@ -22038,6 +22054,14 @@ export interface operations {
                         parameter_keys: string[];
                         /** @description The bounded result, null when the execution failed. For `sql`: {columns: [{name, type}], rows: [[…]] (one array per row, in column order), command, affected_rows}. */
                         result: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description The statement type of the query (`sql`, `ftp`, `http`, …), as connector results name it. */
+                        type: string;
+                        /** @description True when the execution succeeded (status `succeeded`). */
+                        success: boolean;
+                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        payload: {
                             [key: string]: unknown;
                         } | null;
                         /** @description Rows in `result` (after truncation), null when failed. */

@@ -20,6 +20,11 @@ export function toExecution(r: repo.ExecutionRow) {
     result_type: r.resultType as QueryResult['result_type'],
     parameter_keys: r.parameterKeys,
     result: r.result,
+    // The connector result sections of the seed (FTP: type, success, payload) on the common
+    // envelope: `payload` is `result` under the seed's name.
+    type: r.statementType,
+    success: r.status === 'succeeded',
+    payload: r.result,
     row_count: r.rowCount,
     truncated: r.truncated,
     error: r.error,
@@ -150,5 +155,5 @@ export async function executeQuery(
     });
     return row;
   });
-  return toExecution({ ...stored, querySlug: query.slug });
+  return toExecution({ ...stored, querySlug: query.slug, statementType: String(query.statement.type) });
 }
