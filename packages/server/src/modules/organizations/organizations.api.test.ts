@@ -183,4 +183,3 @@ describe('organizations', { timeout: 30_000 }, () => {
     expect(unknown.statusCode).toBe(404);
   });
 });
-
