@@ -85,4 +85,30 @@ describe('OpenAPI document', () => {
       }
     }
   });
+
+  it("gives every list the seed's list shape: has_more, next_cursor and prev_cursor beside the array", () => {
+    const resolve = (schema: any): any =>
+      schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').pop()]) : schema;
+    const lists: string[] = [];
+    for (const { key, op } of operations()) {
+      // A collection: a GET whose path ends in a name, answering an array of objects.
+      if (!key.startsWith('GET ') || key.endsWith('}')) continue;
+      const schema = resolve(op.responses?.['200']?.content?.['application/json']?.schema);
+      const props = schema?.properties ?? {};
+      const arrays = Object.keys(props).filter(
+        (k) => resolve(props[k]).type === 'array' && resolve(resolve(props[k]).items)?.type === 'object',
+      );
+      if (arrays.length === 0) continue;
+      lists.push(key);
+      expect(Object.keys(props), key).toEqual(
+        expect.arrayContaining(['has_more', 'next_cursor', 'prev_cursor']),
+      );
+      expect(schema.required, key).toEqual(
+        expect.arrayContaining(['has_more', 'next_cursor', 'prev_cursor']),
+      );
+    }
+    expect(lists).toEqual(
+      expect.arrayContaining(['GET /permissions', 'GET /organizations/{organization}/roles']),
+    );
+  });
 });

@@ -145,7 +145,7 @@ describe('pipelines end to end', () => {
         value: SECRET,
         description: 'shop API token',
       }),
-      200,
+      201,
     );
     await deployPipeline(call, {
       pipeline: 'orders-sync',

@@ -119,6 +119,15 @@ describe('FTP ⇄ PostgreSQL through the API', () => {
       200,
     );
     expect(JSON.stringify(exec)).toContain('"column_names":["id","label","amount"]');
+    // The seed's FTP result fields on the common envelope.
+    expect(exec).toMatchObject({
+      result_type: 'ftp',
+      type: 'ftp',
+      success: true,
+      duration_ms: expect.any(Number),
+      payload: { operation: 'read', format: 'csv' },
+    });
+    expect(exec.payload).toEqual(exec.result);
     expect(JSON.stringify(exec)).toContain(`"row_count":${N}`);
     const traversal = await call('POST', `${ORG}/queries/peek:execute`, {
       parameters: { file: '../../etc/passwd' },

@@ -145,16 +145,20 @@ describe('git data sources end to end', () => {
   });
 
   it('lists branches through GET …/branches', async () => {
+    const onePage = { has_more: false, next_cursor: null, prev_cursor: null };
     expect(await ok(call('GET', `${ORG}/data-sources/repo/branches`), 200)).toEqual({
       branches: [{ name: 'main', is_default: true }],
+      ...onePage,
     });
     expect(await ok(call('GET', `${ORG}/data-sources/ssh-repo/branches`), 200)).toEqual({
       branches: [{ name: 'main', is_default: true }],
+      ...onePage,
     });
+    // The remote refused: 502 with the connector's code (503 is for our own store only).
     const failed = await call('GET', `${ORG}/data-sources/bad-token/branches`);
-    expect(failed.statusCode, failed.body).toBe(503);
+    expect(failed.statusCode, failed.body).toBe(502);
     expect(failed.json().error).toMatchObject({
-      code: 'UNAVAILABLE',
+      code: 'REMOTE_FAILED',
       detailed_error: 'AUTHENTICATION_FAILED',
     });
     const unsupported = await call('GET', `${ORG}/data-sources/warehouse/branches`);

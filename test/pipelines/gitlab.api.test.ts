@@ -142,6 +142,9 @@ describe('GitLab over the API', () => {
         { name: 'develop', is_default: false },
         { name: 'main', is_default: true },
       ],
+      has_more: false,
+      next_cursor: null,
+      prev_cursor: null,
     });
     await ok(
       call('POST', `${ORG}/queries`, {

@@ -98,7 +98,7 @@ describe('two API hosts and three workers on one store', () => {
     await createDataSource(a, httpDataSource('shop-api', api.url));
     await createDataSource(b, pgDataSource('warehouse', SINK_DB));
     await createProjectAndEnvironment(a);
-    await ok(b('PUT', `${ORG}/environments/staging/secrets/SHOP_TOKEN`, { value: SECRET }), 200);
+    await ok(b('PUT', `${ORG}/environments/staging/secrets/SHOP_TOKEN`, { value: SECRET }), 201);
     await deployPipeline(b, {
       pipeline: 'items-sync',
       spec: {

@@ -32,7 +32,7 @@ export async function ok(res: Promise<Reply>, status: number | number[]) {
 export async function createProjectAndEnvironment(call: Call) {
   await ok(call('POST', `${ORG}/projects`, { name: 'Shop', slug: 'shop' }), 201);
   await ok(call('POST', `${ORG}/environments`, { name: 'Staging', slug: 'staging' }), 201);
-  await ok(call('PUT', `${ORG}/projects/shop/environments/staging`), 200);
+  await ok(call('PUT', `${ORG}/projects/shop/environments/staging`), 201);
 }
 
 export const httpDataSource = (slug: string, baseUrl: string) => ({

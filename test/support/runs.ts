@@ -121,7 +121,7 @@ export async function deployOrdersPipeline(
     );
     await ok(call('POST', `${org}/projects`, { name: 'Shop', slug: 'shop' }), 201);
     await ok(call('POST', `${org}/environments`, { name: 'Staging', slug: 'staging' }), 201);
-    await ok(call('PUT', `${org}/projects/shop/environments/staging`), 200);
+    await ok(call('PUT', `${org}/projects/shop/environments/staging`), 201);
   }
   const pe = `${org}/projects/shop/environments/staging`;
   await ok(call('POST', `${org}/projects/shop/pipelines`, { name: opts.pipeline, slug: opts.pipeline }), 201);

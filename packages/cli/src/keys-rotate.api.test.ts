@@ -38,7 +38,7 @@ describe('sluice keys rotate', () => {
         const res = await call('PUT', `/organizations/acme/environments/prod/secrets/${key}`, {
           value: values[key],
         });
-        expect(res.statusCode).toBe(200);
+        expect(res.statusCode).toBe(201);
       }
       await app.close();
     } finally {

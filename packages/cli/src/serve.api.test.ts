@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CliProcess, runCli, startCli, storeForCli } from '../../../test/support/cli';
@@ -9,6 +10,15 @@ const addresses = /API host: (http:\/\/\S+)\n\s+app host: (http:\/\/\S+)\n/;
 async function health(url: string) {
   const res = await fetch(`${url}/healthz`);
   return { status: res.status, body: await res.json() };
+}
+
+/** A port nothing listens on right now (the kernel's pick, released again). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 // `sluice serve` as a user runs it: free ports, the printed addresses, a second process on the
@@ -70,6 +80,39 @@ describe('sluice serve', () => {
       const migrated = await runCli(['migrate'], { env: store.env });
       expect(migrated.code, migrated.stderr).toBe(0);
       expect(migrated.stdout).toMatch(/^store migrated: /);
+    } finally {
+      await store.drop();
+    }
+  }, 240_000);
+
+  it('listens where SLUICE_API_ADDR and SLUICE_APP_ADDR say, and a given flag overrides only its own', async () => {
+    const store = await storeForCli();
+    try {
+      const [apiPort, appPort] = [await freePort(), await freePort()];
+      const env = {
+        ...store.env,
+        SLUICE_API_ADDR: `127.0.0.1:${apiPort}`,
+        SLUICE_APP_ADDR: `127.0.0.1:${appPort}`,
+      };
+      const fromEnv = startCli(['serve', '--no-worker'], { env });
+      started.push(fromEnv);
+      const [, apiUrl, appUrl] = await fromEnv.waitForStdout(addresses);
+      expect(apiUrl).toBe(`http://127.0.0.1:${apiPort}`);
+      expect(appUrl).toBe(`http://127.0.0.1:${appPort}`);
+      expect((await health(apiUrl)).status).toBe(200);
+      expect((await health(appUrl)).status).toBe(200);
+      // Graceful stops are the first test's subject; here the process only has to be gone.
+      fromEnv.child.kill('SIGTERM');
+      await fromEnv.exited;
+
+      const flagPort = await freePort();
+      const flagged = startCli(['serve', '--no-worker', '--api-addr', `127.0.0.1:${flagPort}`], { env });
+      started.push(flagged);
+      const [, api2, app2] = await flagged.waitForStdout(addresses);
+      expect(api2).toBe(`http://127.0.0.1:${flagPort}`);
+      expect(app2).toBe(`http://127.0.0.1:${appPort}`);
+      flagged.child.kill('SIGTERM');
+      await flagged.exited;
     } finally {
       await store.drop();
     }

@@ -350,7 +350,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the permission names custom roles can hold */
-        get: operations["getPermissions"];
+        get: operations["listPermissions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -620,7 +620,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Enable an environment for a project, or change whether it is the default */
+        /** Enable an environment for a project (201), or change whether it is the default (200) */
         put: operations["putProjectsEnvironments"];
         post?: never;
         /** Disable an environment for a project */
@@ -726,7 +726,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Create or replace a secret (write-only; the value is encrypted and never returned) */
+        /** Create (201) or replace (200) a secret (write-only; the value is encrypted and never returned) */
         put: operations["putEnvironmentsSecrets"];
         post?: never;
         /** Delete a secret */
@@ -762,7 +762,7 @@ export interface paths {
         };
         /** Get a runtime variable */
         get: operations["getEnvironmentsVariables"];
-        /** Create or replace a runtime variable */
+        /** Create (201) or replace (200) a runtime variable */
         put: operations["putEnvironmentsVariables"];
         post?: never;
         /** Delete a runtime variable */
@@ -1004,7 +1004,7 @@ export interface paths {
             cookie?: never;
         };
         /** Incremental cursors of the pipeline in the environment */
-        get: operations["getProjectsEnvironmentsPipelinesCheckpoints"];
+        get: operations["listProjectsEnvironmentsPipelinesCheckpoints"];
         put?: never;
         post?: never;
         /** Reset every cursor of the pipeline in the environment (the next run reads from the start) */
@@ -1145,7 +1145,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Bind a data source ref to a data source in an environment (create or replace) */
+        /** Bind a data source ref to a data source in an environment (201 when new, 200 when replaced) */
         put: operations["putProjectsEnvironmentsPipelinesDataSourceBindings"];
         post?: never;
         /** Unbind a data source ref in an environment */
@@ -9357,7 +9357,7 @@ export interface operations {
             };
         };
     };
-    getPermissions: {
+    listPermissions: {
         parameters: {
             query?: never;
             header?: never;
@@ -9366,7 +9366,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The permission catalog. */
+            /** @description The permission catalog, always on one page (has_more false, cursors null). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9383,6 +9383,12 @@ export interface operations {
                             /** @description What the permission allows. */
                             description: string;
                         }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
                     };
                 };
             };
@@ -11791,8 +11797,11 @@ export interface operations {
                     };
                     /** @description Database credentials. Write-only. */
                     credentials: {
-                        /** @description Password of the user (may be empty for a server that asks none). Write-only: encrypted at rest, never returned. */
-                        password: string;
+                        /**
+                         * @description Password of the user; empty or omitted (`credentials: {}`) for a server that asks none, such as trust authentication. Write-only: encrypted at rest, never returned.
+                         * @default
+                         */
+                        password?: string;
                     };
                     /**
                      * @description A read-only data source cannot be a pipeline sink (default false).
@@ -11853,8 +11862,11 @@ export interface operations {
                     };
                     /** @description Database credentials. Write-only. */
                     credentials: {
-                        /** @description Password of the user (may be empty for a server that asks none). Write-only: encrypted at rest, never returned. */
-                        password: string;
+                        /**
+                         * @description Password of the user; empty or omitted (`credentials: {}`) for a server that asks none, such as trust authentication. Write-only: encrypted at rest, never returned.
+                         * @default
+                         */
+                        password?: string;
                     };
                     /**
                      * @description A read-only data source cannot be a pipeline sink (default false).
@@ -14115,7 +14127,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Branch listing of a git-compatible data source. */
+            /** @description Branch listing of a git-compatible data source, always on one page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14129,6 +14141,12 @@ export interface operations {
                             /** @description The default branch (default_branch, else the remote HEAD). */
                             is_default: boolean;
                         }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
                     };
                 };
             };
@@ -15987,6 +16005,40 @@ export interface operations {
         responses: {
             /** @description An environment enabled for a project. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /** @description Free text up to 2000 characters, or null. */
+                        description: string | null;
+                        /**
+                         * @description Display color.
+                         * @enum {string}
+                         */
+                        color: "blue" | "amber" | "red" | "green" | "purple" | "gray";
+                        /** @description Protected environments need `protected_environment_confirmation` (the exact slug) on every runtime-changing operation. */
+                        protected: boolean;
+                        /** @description Time limit of a pipeline run in this environment, in seconds (1 to 604800); null uses the default (SLUICE_RUN_TIMEOUT_SECONDS, 1 hour). */
+                        run_timeout_seconds: number | null;
+                        /** @description When the environment was soft-deleted, or null. */
+                        deleted_at: string | null;
+                        delete_reason: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                        /** @description Whether this is the project's default environment (at most one is). */
+                        is_default: boolean;
+                    };
+                };
+            };
+            /** @description An environment enabled for a project. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18349,6 +18401,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Environment secret metadata. Values are write-only and never returned. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Environment the secret belongs to. */
+                        environment_slug: string;
+                        /** @description Secret key, up to 100 characters matching ^[A-Za-z_][A-Za-z0-9_]*$; referenced as {{runtime.secrets.KEY}}. */
+                        key: string;
+                        /** @description Free text up to 2000 characters, or null. */
+                        description: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
             /** @description The error wrapper of every failed request. */
             400: {
                 headers: {
@@ -19236,6 +19308,28 @@ export interface operations {
         responses: {
             /** @description A non-secret runtime variable of an environment. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Environment the variable belongs to. */
+                        environment_slug: string;
+                        /** @description Variable key, up to 100 characters matching ^[A-Za-z_][A-Za-z0-9_]*$; referenced as {{runtime.env.KEY}}. */
+                        key: string;
+                        /** @description The value, up to 65536 characters. Not secret: use an environment secret for credentials. */
+                        value: string;
+                        /** @description Free text up to 2000 characters, or null. */
+                        description: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description A non-secret runtime variable of an environment. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21737,6 +21831,14 @@ export interface operations {
                         result: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description The statement type of the query (`sql`, `ftp`, `http`, …), as connector results name it. */
+                        type: string;
+                        /** @description True when the execution succeeded (status `succeeded`). */
+                        success: boolean;
+                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        payload: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description Rows in `result` (after truncation), null when failed. */
                         row_count: number | null;
                         /** @description True when rows were left out to stay within the row or size limit. */
@@ -22018,6 +22120,14 @@ export interface operations {
                             result: {
                                 [key: string]: unknown;
                             } | null;
+                            /** @description The statement type of the query (`sql`, `ftp`, `http`, …), as connector results name it. */
+                            type: string;
+                            /** @description True when the execution succeeded (status `succeeded`). */
+                            success: boolean;
+                            /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                            payload: {
+                                [key: string]: unknown;
+                            } | null;
                             /** @description Rows in `result` (after truncation), null when failed. */
                             row_count: number | null;
                             /** @description True when rows were left out to stay within the row or size limit. */
@@ -22266,6 +22376,14 @@ export interface operations {
                         parameter_keys: string[];
                         /** @description The bounded result, null when the execution failed. For `sql`: {columns: [{name, type}], rows: [[…]] (one array per row, in column order), command, affected_rows}. */
                         result: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description The statement type of the query (`sql`, `ftp`, `http`, …), as connector results name it. */
+                        type: string;
+                        /** @description True when the execution succeeded (status `succeeded`). */
+                        success: boolean;
+                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        payload: {
                             [key: string]: unknown;
                         } | null;
                         /** @description Rows in `result` (after truncation), null when failed. */
@@ -23780,9 +23898,9 @@ export interface operations {
                 limit?: number;
                 /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
                 cursor?: string;
-                /** @description Sort key; one of log_id. */
-                sort_by?: "log_id";
-                /** @description Order by id (default asc: oldest first). */
+                /** @description Sort key; one of log_seq. */
+                sort_by?: "log_seq";
+                /** @description Sort order (default desc). */
                 order?: "asc" | "desc";
                 /** @description Walk forward from the cursor (next) or back before it (prev). */
                 direction?: "next" | "prev";
@@ -23810,8 +23928,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         logs: {
-                            /** @description Increasing identifier of the line within the store. */
-                            id: number;
+                            /** @description Position of the line in its run: 1, 2, 3, … across attempts. */
+                            seq: number;
                             /** @description Step that wrote the line, or null for the run itself. */
                             step_slug: string | null;
                             /**
@@ -24017,7 +24135,7 @@ export interface operations {
             };
         };
     };
-    getProjectsEnvironmentsPipelinesCheckpoints: {
+    listProjectsEnvironmentsPipelinesCheckpoints: {
         parameters: {
             query?: never;
             header?: never;
@@ -24035,7 +24153,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The checkpoints of a pipeline in an environment. */
+            /** @description The checkpoints of a pipeline in an environment: one per source step, always on one page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -24053,6 +24171,12 @@ export interface operations {
                             /** @description When the cursor last advanced. */
                             updated_at: string;
                         }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
                     };
                 };
             };
@@ -27155,6 +27279,38 @@ export interface operations {
         responses: {
             /** @description Data source binding: ties a pipeline data source ref to a concrete data source in one environment. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        pipeline_slug: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        data_source_ref_slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        data_source_ref_name: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        environment_slug: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        data_source_slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        data_source_name: string;
+                        /** @description Type of the bound data source. */
+                        data_source_type: string;
+                        /** @description Whether the bound data source is active (runs need it active). */
+                        data_source_active: boolean;
+                        /** @description A read-only data source cannot serve a sink step. */
+                        data_source_read_only: boolean;
+                        /** @description ISO 8601 date-time. */
+                        bound_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Data source binding: ties a pipeline data source ref to a concrete data source in one environment. */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,4 @@
-import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
+import type { Payload, SinkResult, SourceOutput, Step, StepContext } from '@sluice/engine';
 import type { z } from 'zod';
 import type { EgressPolicy } from './egress';
 
@@ -94,6 +94,11 @@ export type ConnectorContext = {
    * ConnectorError when the refresh itself was refused.
    */
   refreshCredentials?: () => Promise<Record<string, unknown> | null>;
+  /**
+   * Pipeline sinks: this write's identity in the run (the same on every attempt). A SQL sink
+   * records it in its own transaction and, finding it already there, writes nothing again.
+   */
+  commitKey?: string;
 };
 
 /** A data source as a connector sees it: validated config and decrypted credentials. */
@@ -185,6 +190,16 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
   listBranches?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<Branch[]>;
   /** Pipeline source step: streams what the operation reads; never buffers a whole dataset. */
   read?(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
+  /**
+   * Pipeline sink step: what earlier attempts committed under commit keys starting with
+   * `keyPrefix` (read from the sink's own ledger), or null. Kinds without a ledger omit it.
+   */
+  committedWrites?(
+    conn: Connection<C, K>,
+    step: Step,
+    keyPrefix: string,
+    ctx: ConnectorContext,
+  ): Promise<SinkResult | null>;
   /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */
   write?(
     conn: Connection<C, K>,

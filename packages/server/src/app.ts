@@ -9,6 +9,7 @@ import { frameworkErrorOptions, installErrorHandling } from './http/error-handle
 import { AppError } from './http/errors';
 import { requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
+import { installNoStore } from './http/no-store';
 import { createOpenApiTransform } from './http/openapi-transform';
 import { installRateLimit } from './http/rate-limit';
 import { type RouteInfo, routeMatcher } from './http/route-table';
@@ -88,6 +89,7 @@ export async function buildApp(deps: Deps): Promise<App> {
   await installRateLimit(app, config);
   const metrics = installMetrics(app);
   installAuth(app, deps);
+  installNoStore(app);
 
   await app.register(swagger, {
     openapi: {

@@ -200,5 +200,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
 
 /** The only place that reads process.env. */
 export function loadConfig(overrides: Record<string, string | undefined> = {}): Config {
-  return parseConfig({ ...process.env, ...overrides });
+  // An override that was not given (an absent flag) leaves the environment's value in place.
+  const given = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+  return parseConfig({ ...process.env, ...given });
 }

@@ -51,7 +51,7 @@ function run(state: Run['state'], loaded: number): Run {
   };
 }
 
-const log: RunLog = { id: 7, step_slug: 'orders', level: 'info', message: 'GET answered 200', at: at(1) };
+const log: RunLog = { seq: 7, step_slug: 'orders', level: 'info', message: 'GET answered 200', at: at(1) };
 
 function capture(columns?: number) {
   const chunks: string[] = [];
@@ -115,7 +115,7 @@ describe('runs watch display', () => {
     d.update(run('running', 2), [log]);
     d.update(run('succeeded', 5), []);
     expect(chunks).toHaveLength(2);
-    expect(JSON.parse(chunks[0])).toMatchObject({ run: { state: 'running' }, logs: [{ id: 7 }] });
+    expect(JSON.parse(chunks[0])).toMatchObject({ run: { state: 'running' }, logs: [{ seq: 7 }] });
     expect(JSON.parse(chunks[1])).toMatchObject({ run: { state: 'succeeded' }, logs: [] });
   });
 });

@@ -65,11 +65,12 @@ const RUN = '/organizations/{organization}/projects/{project}/environments/{envi
 
 /**
  * New log lines on each call. The list ends with next_cursor null, so the cursor kept is the one
- * that led to the last page: that page is read again and lines already seen are skipped by id.
+ * that led to the last page: that page is read again and lines already seen are skipped by
+ * their number in the run.
  */
 function logFollower(client: SluiceClient, path: ReturnType<typeof peOf> & { run_slug: string }) {
   let cursor: string | undefined;
-  let lastId = -Infinity;
+  let lastSeq = 0;
   return async (): Promise<RunLog[]> => {
     const fresh: RunLog[] = [];
     for (;;) {
@@ -77,9 +78,9 @@ function logFollower(client: SluiceClient, path: ReturnType<typeof peOf> & { run
         client.GET(`${RUN}/logs`, { params: { path, query: { limit: 100, order: 'asc', cursor } } }),
       );
       for (const log of page.logs) {
-        if (log.id <= lastId) continue;
+        if (log.seq <= lastSeq) continue;
         fresh.push(log);
-        lastId = log.id;
+        lastSeq = log.seq;
       }
       if (!page.has_more || !page.next_cursor) return fresh;
       cursor = page.next_cursor;

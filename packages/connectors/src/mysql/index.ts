@@ -6,6 +6,7 @@ import {
 } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
 import type { MysqlConnection } from './connect';
+import { committedWrites } from './ledger';
 import { executeMysql, importMysqlSchema, testMysql } from './operations';
 import { readMysql } from './read';
 import { writeMysql } from './write';
@@ -34,6 +35,7 @@ export const mysql: ConnectorDefinition<
   execute: (conn, statement, parameters, ctx) => executeMysql(conn, statement, parameters, ctx),
   read: (conn, step, ctx) => readMysql(conn, step, ctx),
   write: (conn, input, step, ctx) => writeMysql(conn, input, step, ctx),
+  committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx),
 };
 
 export const definition = mysql;

@@ -5,6 +5,7 @@ import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
+import { committedWrite, ensureLedger, recordWrite } from './ledger';
 import { type MysqlSession, openMysqlSession } from './session';
 
 // A pipeline sink on MySQL/MariaDB: multi-row INSERTs as prepared statements with bound
@@ -130,8 +131,19 @@ export async function writeMysql(
     );
     const full = insertSql(plan, perInsert);
 
+    if (ctx.commitKey) await ensureLedger(s, table);
     await s.timed(queryMysql(s.connection, 'START TRANSACTION'));
     open = true;
+    const earlier = ctx.commitKey ? await committedWrite(s, table, ctx.commitKey) : null;
+    if (earlier) {
+      await s.timed(queryMysql(s.connection, 'ROLLBACK'));
+      open = false;
+      step.log(
+        'info',
+        `an earlier attempt of this run already committed ${earlier.rows} rows into ${table.display}`,
+      );
+      return earlier;
+    }
     if (write.mode === 'replace') await s.execute(`DELETE FROM ${table.sql}`, []);
     let pending: unknown[] = [];
     let pendingRows = 0;
@@ -162,6 +174,7 @@ export async function writeMysql(
       }
     }
     await flush();
+    if (ctx.commitKey) await recordWrite(s, table, ctx.commitKey, { rows, bytes });
     await s.timed(queryMysql(s.connection, 'COMMIT'));
     open = false;
     step.log('info', `${write.mode}: ${rows} rows into ${table.display}`);

@@ -6,6 +6,7 @@ import {
 } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
 import type { PgConnection } from './connect';
+import { committedWrites } from './ledger';
 import { executePg, importPgSchema, testPg } from './operations';
 import { readPg } from './read';
 import { writePg } from './write';
@@ -34,6 +35,7 @@ export const postgres: ConnectorDefinition<
   execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
   read: (conn, step, ctx) => readPg(conn, step, ctx),
   write: (conn, input, step, ctx) => writePg(conn, input, step, ctx),
+  committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx),
 };
 
 export const definition = postgres;

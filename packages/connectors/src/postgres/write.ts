@@ -8,6 +8,7 @@ import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import type { PgConnection } from './connect';
+import { committedWrite, recordWrite } from './ledger';
 import { openPgSession, type PgSession } from './session';
 
 // A pipeline sink on PostgreSQL. One transaction per run, one COPY per upstream batch (so
@@ -153,6 +154,15 @@ export async function writePg(
       await s.timed(s.client.query(`CREATE TABLE IF NOT EXISTS ${table.sql} (${defs.join(', ')})`));
       step.log('info', `created table ${table.display}`);
     }
+    const earlier = ctx.commitKey ? await committedWrite(s, table, ctx.commitKey) : null;
+    if (earlier) {
+      await s.timed(s.client.query('ROLLBACK'));
+      step.log(
+        'info',
+        `an earlier attempt of this run already committed ${earlier.rows} rows into ${table.display}`,
+      );
+      return earlier;
+    }
     const target = await targetColumns(s, table.sql);
     const byName = new Map(target.map((c) => [c.name, c]));
     const missing = names.find((n) => !byName.has(n));
@@ -184,6 +194,7 @@ export async function writePg(
     }
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
     if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
+    if (ctx.commitKey) await recordWrite(s, table, ctx.commitKey, { rows, bytes });
     await s.timed(s.client.query('COMMIT'));
     step.log('info', `${write.mode}: ${rows} rows into ${table.display}`);
     return { rows, bytes };

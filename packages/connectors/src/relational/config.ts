@@ -60,8 +60,9 @@ export const passwordCredentialsSchema = z
     password: z
       .string()
       .max(1024)
+      .default('')
       .describe(
-        'Password of the user (may be empty for a server that asks none). Write-only: encrypted at rest, never returned.',
+        'Password of the user; empty or omitted (`credentials: {}`) for a server that asks none, such as trust authentication. Write-only: encrypted at rest, never returned.',
       ),
   })
   .strict()

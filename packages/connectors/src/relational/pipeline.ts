@@ -1,4 +1,11 @@
-import { type Operation, type Payload, type RowsPayload, rowsOf, type StepContext } from '@sluice/engine';
+import {
+  type Operation,
+  type Payload,
+  type RowsPayload,
+  rowsOf,
+  type Step,
+  type StepContext,
+} from '@sluice/engine';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { checkColumns, parseTableName, type TableName } from './identifiers';
 import { type CompiledStatement, compileTemplate, type Dialect, leadingKeyword } from './placeholders';
@@ -68,4 +75,11 @@ export async function tableRows(input: Payload): Promise<RowsPayload> {
 /** The step's signal and the caller's, as one. */
 export function signalOf(step: StepContext, ctx: ConnectorContext): AbortSignal {
   return ctx.signal ? AbortSignal.any([step.signal, ctx.signal]) : step.signal;
+}
+
+/** The sink's target table, or null when the step is not a SQL write (nothing to look up). */
+export function sinkTableOf(step: Step, dialect: Dialect): TableName | null {
+  const op = step.operation;
+  if (op.operation_type !== 'sql' || !op.write) return null;
+  return parseTableName(op.write.table, dialect);
 }

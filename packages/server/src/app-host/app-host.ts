@@ -9,6 +9,7 @@ import { requestSerializer } from '../http/logging';
 import { installRateLimit } from '../http/rate-limit';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
 import { placeholderPage } from './placeholder-page';
+import { setSecurityHeaders } from './security-headers';
 import { sessionRoutes } from './session.routes';
 
 /**
@@ -27,6 +28,7 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   // Registered first: runs before rate limiting, cookies and every route.
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    setSecurityHeaders(reply);
     if (/^\s*bearer\s/i.test(req.headers.authorization ?? '')) {
       const err = new AppError(
         'API_TOKEN_NOT_ACCEPTED',

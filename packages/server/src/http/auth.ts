@@ -5,7 +5,7 @@ import { resolvePrincipal } from '../modules/identity/principal';
 import { resolveScope } from '../modules/organizations/scope';
 import { visibilityOf } from '../modules/roles/permissions';
 import { addressBudget } from './address-budget';
-import { AppError, forbidden, notFound, unauthenticated } from './errors';
+import { AppError, forbidden, notFound, unauthenticated, validationFailed } from './errors';
 import { hashToken } from './tokens';
 
 declare module 'fastify' {
@@ -79,6 +79,17 @@ export function installAuth(app: FastifyInstance, deps: Deps) {
     if (access?.kind !== 'org' || !req.principal) return;
     const orgSlug = (req.params as Record<string, string> | undefined)?.organization;
     if (!orgSlug) throw notFound('organization');
+    // The seed bounds the path value to 100 characters: longer is a malformed request (400), and
+    // says nothing about which organizations exist.
+    if (orgSlug.length > 100) {
+      throw validationFailed([
+        {
+          path: 'params.organization',
+          code: 'too_big',
+          message: 'the organization slug is at most 100 characters',
+        },
+      ]);
+    }
     const scope = await resolveScope(deps.db, req.principal, orgSlug);
     if (!scope) throw notFound('organization');
     if (!scope.permissions.has(access.permission)) {

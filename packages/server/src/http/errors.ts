@@ -23,6 +23,8 @@ export const errorStatus = {
   RATE_LIMITED: 429,
   HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
+  /** A remote system a data source names failed; detailed_error carries the connector's code. */
+  REMOTE_FAILED: 502,
   UNAVAILABLE: 503,
 } as const;
 

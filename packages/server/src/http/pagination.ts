@@ -62,6 +62,9 @@ export const pageMeta = {
     .describe('Pass as `cursor` with `direction=prev` to read the preceding page.'),
 };
 
+/** The page fields of a list that is always complete (a catalog, one row per step). */
+export const onePage = { has_more: false, next_cursor: null, prev_cursor: null } as const;
+
 /** The list response schema: the items under a resource-specific key plus the page fields. */
 export function listResponseSchema<K extends string, T extends z.ZodType>(key: K, item: T) {
   return z.object({ [key]: z.array(item), ...pageMeta } as { [P in K]: z.ZodArray<T> } & typeof pageMeta);

@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { executeRun, RunError } from '@sluice/engine';
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../context';
@@ -12,6 +11,7 @@ import { resetSteps } from '../modules/runs/run-progress.repo';
 import type { JobHandler } from './queue';
 import { PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
+import { makeRunTmpDir } from './run-tmp';
 
 // The run worker: claim the run under a lease, keep the lease alive with heartbeats (which also
 // notice cancel requests), stop at the run time limit, execute the spec through the engine, and
@@ -111,7 +111,22 @@ async function execute(
 ) {
   const prepared = await prepareRun(deps, run);
   await resetSteps(deps.db, run.id, prepared.plan.order);
-  const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'sluice-run-'));
+  if (run.attempt > 1) {
+    // The attempt before died: what its sinks committed stays reported on the run.
+    const earlier = await prepared.committedWrites(signal).catch((err) => {
+      deps.log.warn({ errCode: (err as { code?: string }).code, runId: run.id }, 'sink ledger lookup failed');
+      return {};
+    });
+    for (const [slug, result] of Object.entries(earlier)) {
+      recorder.committed(slug, result);
+      recorder.log(
+        'info',
+        slug,
+        `an earlier attempt committed ${result.rows} rows; they are not written again`,
+      );
+    }
+  }
+  const tmpDir = await makeRunTmpDir();
   try {
     const result = await executeRun({
       runSlug: run.slug,

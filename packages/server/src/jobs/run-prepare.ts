@@ -1,5 +1,12 @@
 import { ConnectorError } from '@sluice/connectors';
-import { type PipelineSpec, type Plan, type Ports, pipelineSpecSchema, planSpec } from '@sluice/engine';
+import {
+  type PipelineSpec,
+  type Plan,
+  type Ports,
+  pipelineSpecSchema,
+  planSpec,
+  type SinkResult,
+} from '@sluice/engine';
 import type { Deps } from '../context';
 import { type LoadedConnection, loadConnection } from '../modules/data-sources/data-sources.connection';
 import { runInputBinding } from '../modules/runs/run-execute.service';
@@ -31,6 +38,11 @@ export type PreparedRun = {
   cursors: Record<string, string | null>;
   scope: Record<string, unknown>;
   secretValues: string[];
+  /**
+   * What earlier attempts of this run committed, per sink step (from the sinks' own ledgers):
+   * a retried run reports those rows even if it is lost again before its sinks run.
+   */
+  committedWrites(signal: AbortSignal): Promise<Record<string, SinkResult>>;
 };
 
 /** Every leaf of a JSON value as text: what must never appear in a log line. */
@@ -115,6 +127,14 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
     if (!c) throw new ConnectorError('UNSUPPORTED_OPERATION', `step ${slug} has no data source`);
     return c;
   };
+  // A sink step writes once per upstream input, in plan order: the n-th write of a step has the
+  // same key on every attempt, so a retry finds what the dead attempt already committed.
+  const writes = new Map<string, number>();
+  const commitKeyOf = (slug: string) => {
+    const n = writes.get(slug) ?? 0;
+    writes.set(slug, n + 1);
+    return `${run.id}:${slug}:${n}`;
+  };
   const ports: Ports = {
     async readSource(ctx) {
       const c = connectionOf(ctx.step.slug);
@@ -134,14 +154,33 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
           `the ${c.definition.type} connector cannot be a pipeline sink`,
         );
       }
-      return c.definition.write(c.connection, payload, ctx, { ...c.ctx, signal: ctx.signal });
+      return c.definition.write(c.connection, payload, ctx, {
+        ...c.ctx,
+        signal: ctx.signal,
+        commitKey: commitKeyOf(ctx.step.slug),
+      });
     },
+  };
+
+  const committedWrites = async (signal: AbortSignal) => {
+    const found: Record<string, SinkResult> = {};
+    for (const step of spec.steps) {
+      const c = connections.get(step.slug);
+      if (step.kind !== 'sink' || !c?.definition.committedWrites) continue;
+      const r = await c.definition.committedWrites(c.connection, step, `${run.id}:${step.slug}:`, {
+        ...c.ctx,
+        signal,
+      });
+      if (r) found[step.slug] = r;
+    }
+    return found;
   };
 
   return {
     spec,
     plan,
     ports,
+    committedWrites,
     cursors,
     scope: {
       runtime: {

@@ -1,4 +1,4 @@
-import type { LogLevel, RunObserver, StepReport } from '@sluice/engine';
+import type { LogLevel, RunObserver, SinkResult, StepReport } from '@sluice/engine';
 import type { Deps } from '../context';
 import { insertLogs, type LogLine, updateStep } from '../modules/runs/run-progress.repo';
 
@@ -25,12 +25,18 @@ const terminal = new Set(['succeeded', 'failed', 'canceled', 'skipped']);
 export type RunRecorder = {
   observer: RunObserver;
   log(level: LogLevel, stepSlug: string | null, message: string): void;
+  /**
+   * A sink step whose rows an earlier attempt already committed: its rows_out/bytes_out never
+   * read lower than that from now on (written at once).
+   */
+  committed(stepSlug: string, result: SinkResult): void;
   /** Writes everything still pending; call before the run's final transition. */
   flush(): Promise<void>;
 };
 
 export function createRunRecorder(deps: Deps, runId: string, owner: string): RunRecorder {
   const steps = new Map<string, StepEntry>();
+  const floors = new Map<string, SinkResult>();
   let chain: Promise<void> = Promise.resolve();
   const enqueueWrite = (write: () => Promise<void>) => {
     chain = chain.then(write).catch((err) => {
@@ -45,12 +51,13 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
       if (!e) return;
       e.lastWrite = Date.now();
       const { report } = e;
+      const floor = floors.get(slug) ?? { rows: 0, bytes: 0 };
       await updateStep(deps.db, runId, owner, slug, {
         state: report.state,
         rowsIn: report.counters.rows_in,
-        rowsOut: report.counters.rows_out,
+        rowsOut: Math.max(report.counters.rows_out, floor.rows),
         bytesIn: report.counters.bytes_in,
-        bytesOut: report.counters.bytes_out,
+        bytesOut: Math.max(report.counters.bytes_out, floor.bytes),
         error: report.error ?? null,
         startedAt: e.startedAt,
         finishedAt: e.finishedAt,
@@ -102,6 +109,14 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
 
   return {
     observer,
+    committed(stepSlug, result) {
+      floors.set(stepSlug, result);
+      observer.onStep({
+        step: stepSlug,
+        state: 'pending',
+        counters: { rows_in: 0, rows_out: result.rows, bytes_in: 0, bytes_out: result.bytes },
+      });
+    },
     log(level, stepSlug, message) {
       if (kept > MAX_LOG_LINES) return;
       kept++;

@@ -1,6 +1,7 @@
 import type { Deps } from '../context';
 import { recoverExpiredRuns } from '../modules/runs/run-lifecycle.service';
 import type { JobHandler } from './queue';
+import { removeStaleRunTmpDirs } from './run-tmp';
 
 // Finds runs whose worker stopped heartbeating and recovers them (see recoverExpiredRuns).
 
@@ -27,6 +28,9 @@ export const sweepRuns =
  * concurrent sweeps of several workers safe.
  */
 export async function startRunSweeper(deps: Deps) {
+  // Temp directories of runs whose worker was killed on this machine (run-tmp.ts).
+  const removed = await removeStaleRunTmpDirs();
+  if (removed > 0) deps.log.info({ removed }, 'removed run temp directories of dead workers');
   const sweep = () =>
     sweepExpiredRuns(deps).catch((err) =>
       deps.log.warn({ errCode: (err as { code?: string }).code }, 'run sweep failed'),

@@ -216,12 +216,14 @@ export const pipelineRunLogs = pgTable(
     runId: uuid('run_id')
       .notNull()
       .references(() => pipelineRuns.id, { onDelete: 'cascade' }),
+    /** The line's position in its run (1, 2, …): what the API shows instead of the store's id. */
+    seq: integer('seq').notNull(),
     stepSlug: text('step_slug'),
     level: text('level').notNull(),
     message: text('message').notNull(),
     at: ts('at').notNull().defaultNow(),
   },
-  (t) => [index('pipeline_run_logs_run_idx').on(t.runId, t.id)],
+  (t) => [uniqueIndex('pipeline_run_logs_run_seq_idx').on(t.runId, t.seq)],
 );
 
 /** Incremental cursors per source step; advanced only after every sink of a run committed. */

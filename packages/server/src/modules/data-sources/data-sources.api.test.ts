@@ -287,6 +287,26 @@ describe('data sources', () => {
     expect(audit.events.map((e: any) => e.action)).toEqual(expect.arrayContaining(['rotate', 'create']));
   });
 
+  it('takes credentials {} for a PostgreSQL server with trust authentication', async () => {
+    const server = new URL(process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+    const res = await create({
+      type: 'postgres',
+      name: 'Trusted',
+      slug: 'pg-trust',
+      config: {
+        host: server.hostname,
+        port: Number(server.port || 5432),
+        database: 'postgres',
+        user: decodeURIComponent(server.username || 'postgres'),
+        allow_private_hosts: true,
+      },
+      credentials: {},
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().credential).toMatchObject({ kind: 'static_secret', status: 'active' });
+    expect(await testConn('pg-trust')).toMatchObject({ ok: true, error: null });
+  });
+
   it('tests connections and records the outcome', async () => {
     await http('api-ok', { health_path: '/status?code=204' }, { bearer_token: CANARY });
     const ok = await testConn('api-ok');

@@ -2,7 +2,7 @@ import { connectorFor, type HttpOperationSummary } from '@sluice/connectors';
 import type { Ctx, Scope } from '../../context';
 import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, slugify } from '../../http/fields';
-import { type ListQuery, paginateInMemory } from '../../http/pagination';
+import { type ListQuery, onePage, paginateInMemory } from '../../http/pagination';
 import { recordEvent } from '../events/events.record';
 import { resolveConnectionAlerts } from '../notifications/source-alerts';
 import { describeFailure, type Failure, loadConnection } from './data-sources.connection';
@@ -67,8 +67,9 @@ export async function testConnection(ctx: Ctx, scope: Scope, slug: string) {
 }
 
 /**
- * Branches straight from the remote. A remote that fails answers 503 with the connector's
- * sanitized message and its code as detailed_error; a blocked host is 422 PRIVATE_HOST_BLOCKED.
+ * Branches straight from the remote. A remote that fails answers 502 REMOTE_FAILED with the
+ * connector's sanitized message and its code as detailed_error (503 stays our own store's); a
+ * blocked host is 422 PRIVATE_HOST_BLOCKED.
  */
 export async function listBranches(ctx: Ctx, scope: Scope, slug: string) {
   const { deps } = ctx;
@@ -79,12 +80,12 @@ export async function listBranches(ctx: Ctx, scope: Scope, slug: string) {
   // loadConnection says, not as an unavailable remote.
   const loaded = await loadConnection(deps.db, deps, row);
   try {
-    return { branches: await definition.listBranches(loaded.connection, loaded.ctx) };
+    return { branches: await definition.listBranches(loaded.connection, loaded.ctx), ...onePage };
   } catch (err) {
     const { failure, unexpected } = describeFailure(err);
     if (unexpected) deps.log.error({ err, dataSource: row.slug }, 'branch listing failed unexpectedly');
     if (failure.code === 'PRIVATE_HOST_BLOCKED') throw new AppError('PRIVATE_HOST_BLOCKED', failure.message);
-    throw new AppError('UNAVAILABLE', `the branches could not be listed: ${failure.message}`, {
+    throw new AppError('REMOTE_FAILED', `the branches could not be listed: ${failure.message}`, {
       detailedError: failure.code,
     });
   }

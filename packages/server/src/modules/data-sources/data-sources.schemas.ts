@@ -7,7 +7,7 @@ import {
   slugSchema,
   timestampSchema,
 } from '../../http/fields';
-import { listQuerySchema, listResponseSchema } from '../../http/pagination';
+import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
 
 export const dataSourceTypeSchema = z.enum(dataSourceTypes).describe('Data source (connector) type.');
 
@@ -232,5 +232,6 @@ export const branchListSchema = z
         }),
       )
       .describe('Branches of the repository, by name.'),
+    ...pageMeta,
   })
-  .describe('Branch listing of a git-compatible data source.');
+  .describe('Branch listing of a git-compatible data source, always on one page.');

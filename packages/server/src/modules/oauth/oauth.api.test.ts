@@ -276,7 +276,12 @@ describe('OAuth for hosted git providers (GitHub)', () => {
     const exec = await ok(call('POST', `${ORG}/queries/gh-issues:execute`, { parameters: {} }), 200);
     expect(exec).toMatchObject({ status: 'succeeded', result_type: 'object_rows', row_count: 2 });
     const branches = await ok(call('GET', `${DS}/gh/branches`), 200);
-    expect(branches).toEqual({ branches: [{ name: 'main', is_default: true }] });
+    expect(branches).toEqual({
+      branches: [{ name: 'main', is_default: true }],
+      has_more: false,
+      next_cursor: null,
+      prev_cursor: null,
+    });
   });
 
   it('never returns, logs or records a token', async () => {

@@ -169,4 +169,17 @@ describe('organizations', { timeout: 30_000 }, () => {
     expect((await t.call('GET', `/organizations/${created.slug}`, { token: pat })).statusCode).toBe(404);
     expect(await db().select().from(members).where(eq(members.organizationId, row.id))).toEqual([]);
   });
+
+  it('answers 400 for an organization path value over 100 characters, 404 for an unknown one', async () => {
+    for (const url of [`/organizations/${'a'.repeat(101)}`, `/organizations/${'b'.repeat(150)}/projects`]) {
+      const res = await t.call('GET', url, { token: key });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        validation_errors: [{ path: 'params.organization', code: 'too_big' }],
+      });
+    }
+    const unknown = await t.call('GET', `/organizations/${'a'.repeat(100)}`, { token: key });
+    expect(unknown.statusCode).toBe(404);
+  });
 });

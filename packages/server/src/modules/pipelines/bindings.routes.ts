@@ -48,14 +48,14 @@ export function bindingsRoutes(app: TypedApp, deps: Deps) {
     config: access.org('pipelines.write'),
     schema: {
       tags,
-      summary: 'Bind a data source ref to a data source in an environment (create or replace)',
+      summary: 'Bind a data source ref to a data source in an environment (201 when new, 200 when replaced)',
       params: s.bindingParams,
       querystring: s.bindingQuery,
       body: s.putBindingBody,
-      response: { 200: s.bindingSchema, ...errorResponses },
+      response: { 200: s.bindingSchema, 201: s.bindingSchema, ...errorResponses },
     },
-    handler: async (req) =>
-      svc.putBinding(
+    handler: async (req, reply) => {
+      const r = await svc.putBinding(
         ctx(req),
         scopeOf(req),
         target(req.params),
@@ -64,7 +64,9 @@ export function bindingsRoutes(app: TypedApp, deps: Deps) {
           req.body.protected_environment_confirmation,
           req.query.protected_environment_confirmation,
         ),
-      ),
+      );
+      return reply.status(r.created ? 201 : 200).send(r.item);
+    },
   });
 
   app.delete(one, {

@@ -99,7 +99,7 @@ export async function putBinding(
     }
     const view = await repo.findBindingView(tx, ref.id, place.environment.id);
     if (!view) throw notFound('data source binding');
-    return toBinding(place.environment.slug, view);
+    return { created: !existing, item: toBinding(place.environment.slug, view) };
   });
 }
 

@@ -117,7 +117,7 @@ describe('bindings, validation and deployment', () => {
     expect((await bind(staging, 'warehouse', { data_source_slug: 'shop-api' })).statusCode).toBe(400);
 
     const ok = await bind(staging, 'shop-api', { data_source_slug: 'shop-api' });
-    expect(ok.statusCode).toBe(200);
+    expect(ok.statusCode).toBe(201);
     expect(ok.json()).toEqual({
       pipeline_slug: 'orders',
       data_source_ref_slug: 'shop-api',
@@ -153,7 +153,7 @@ describe('bindings, validation and deployment', () => {
           '?protected_environment_confirmation=prod',
         )
       ).statusCode,
-    ).toBe(200);
+    ).toBe(201);
     expect(
       (
         await bind(prod, 'shop-api', {
@@ -161,7 +161,7 @@ describe('bindings, validation and deployment', () => {
           protected_environment_confirmation: 'prod',
         })
       ).statusCode,
-    ).toBe(200);
+    ).toBe(201);
     const unbind = `${prod}/pipelines/orders/data-source-bindings/shop-api`;
     expect((await call('DELETE', unbind)).statusCode).toBe(409);
     expect((await call('DELETE', `${unbind}?protected_environment_confirmation=prod`)).statusCode).toBe(204);

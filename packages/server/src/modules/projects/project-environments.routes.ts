@@ -37,14 +37,14 @@ export function projectEnvironmentsRoutes(app: TypedApp, deps: Deps) {
     config: access.org('projects.write'),
     schema: {
       tags,
-      summary: 'Enable an environment for a project, or change whether it is the default',
+      summary: 'Enable an environment for a project (201), or change whether it is the default (200)',
       params: s.projectEnvironmentParams,
       querystring: confirmationQuery,
       body: s.enableEnvironmentBody,
-      response: { 200: s.projectEnvironmentSchema, ...errorResponses },
+      response: { 200: s.projectEnvironmentSchema, 201: s.projectEnvironmentSchema, ...errorResponses },
     },
-    handler: async (req) =>
-      svc.enableEnvironment(
+    handler: async (req, reply) => {
+      const r = await svc.enableEnvironment(
         ctx(req),
         scopeOf(req),
         req.params.project,
@@ -54,7 +54,9 @@ export function projectEnvironmentsRoutes(app: TypedApp, deps: Deps) {
           req.body?.protected_environment_confirmation,
           req.query.protected_environment_confirmation,
         ),
-      ),
+      );
+      return reply.status(r.created ? 201 : 200).send(r.item);
+    },
   });
 
   app.delete(`${base}/:environment`, {

@@ -48,7 +48,7 @@ export async function enableEnvironment(
         metadata: { project_slug: project.slug, environment_slug: env.slug, is_default: isDefault },
       });
     }
-    return toProjectEnvironment({ ...env, isDefault });
+    return { created: result.created, item: toProjectEnvironment({ ...env, isDefault }) };
   });
 }
 

@@ -86,7 +86,10 @@ describe('projects and project environments', () => {
   it('enables environments for a project with one default', async () => {
     const pe = `${base}/billing-sync/environments`;
     const enabled = await t.call('PUT', `${pe}/staging`, { token: owner, body: { is_default: true } });
-    expect(enabled.statusCode).toBe(200);
+    // Enabling creates the link (201); the same request again only confirms it (200).
+    expect(enabled.statusCode).toBe(201);
+    const again = await t.call('PUT', `${pe}/staging`, { token: owner, body: { is_default: true } });
+    expect(again.statusCode).toBe(200);
     expect(enabled.json()).toMatchObject({ slug: 'staging', is_default: true, protected: false });
     // No body at all: the defaults.
     expect((await t.call('PUT', `${pe}/old`, { token: owner })).json().is_default).toBe(false);
@@ -135,7 +138,7 @@ describe('projects and project environments', () => {
     }
     expect(
       (await t.call('PUT', `${pe}?protected_environment_confirmation=prod`, { token: owner })).statusCode,
-    ).toBe(200);
+    ).toBe(201);
     for (const q of ['', '?protected_environment_confirmation=staging']) {
       const r = await t.call('DELETE', `${pe}${q}`, { token: owner });
       expect(r.statusCode).toBe(409);

@@ -332,6 +332,23 @@ describe('saved queries', () => {
     expect(blocked.error.code).toBe('PRIVATE_HOST_BLOCKED');
     const stored = (await call('GET', '/queries/private/executions')).json().query_executions;
     expect(stored.map((e: any) => e.slug)).toEqual([blocked.slug]);
+
+    // The hosted git kinds name a blocked host the same way (their SDKs wrap the guard's error).
+    for (const [type, config] of [
+      ['github', { owner: 'acme', repo: 'etl', base_url: 'http://127.0.0.1:18443' }],
+      ['gitlab', { project: 'acme/etl', base_url: 'http://127.0.0.1:18443' }],
+    ] as const) {
+      await addDataSource(`${type}-private`, type, config);
+      const res = await call('POST', '/queries', {
+        name: `${type} branches`,
+        slug: `${type}-branches`,
+        data_source_slug: `${type}-private`,
+        statement: { type, operation: 'list_branches' },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const forge = await execute(`${type}-branches`);
+      expect(forge, type).toMatchObject({ status: 'failed', error: { code: 'PRIVATE_HOST_BLOCKED' } });
+    }
   });
 
   it('keeps SQL injection payloads inert on both kinds', async () => {

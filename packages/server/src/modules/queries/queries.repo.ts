@@ -4,7 +4,7 @@ import { dataSources, queries, queryExecutions } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
 
 export type QueryRow = typeof queries.$inferSelect & { dataSourceSlug: string; dataSourceType: string };
-export type ExecutionRow = typeof queryExecutions.$inferSelect & { querySlug: string };
+export type ExecutionRow = typeof queryExecutions.$inferSelect & { querySlug: string; statementType: string };
 
 const queryColumns = { query: queries, dataSourceSlug: dataSources.slug, dataSourceType: dataSources.type };
 
@@ -84,12 +84,17 @@ export async function deleteQuery(db: DbOrTx, id: string) {
   await db.delete(queries).where(eq(queries.id, id));
 }
 
-const executionColumns = { execution: queryExecutions, querySlug: queries.slug };
+const executionColumns = {
+  execution: queryExecutions,
+  querySlug: queries.slug,
+  statementType: sql<string>`${queries.statement}->>'type'`,
+};
 
-const flattenExecution = (r: { execution: typeof queryExecutions.$inferSelect; querySlug: string }) => ({
-  ...r.execution,
-  querySlug: r.querySlug,
-});
+const flattenExecution = (r: {
+  execution: typeof queryExecutions.$inferSelect;
+  querySlug: string;
+  statementType: string;
+}) => ({ ...r.execution, querySlug: r.querySlug, statementType: r.statementType });
 
 export async function listExecutions(db: DbOrTx, organizationId: string, queryId: string, query: ListQuery) {
   return paginate({

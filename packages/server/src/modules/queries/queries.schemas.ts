@@ -89,6 +89,16 @@ export const executionSchema = z
       .describe(
         'The bounded result, null when the execution failed. For `sql`: {columns: [{name, type}], rows: [[…]] (one array per row, in column order), command, affected_rows}.',
       ),
+    type: z
+      .string()
+      .describe('The statement type of the query (`sql`, `ftp`, `http`, …), as connector results name it.'),
+    success: z.boolean().describe('True when the execution succeeded (status `succeeded`).'),
+    payload: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe(
+        'The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …).',
+      ),
     row_count: z.number().int().nullable().describe('Rows in `result` (after truncation), null when failed.'),
     truncated: z.boolean().describe('True when rows were left out to stay within the row or size limit.'),
     error: errorObject,

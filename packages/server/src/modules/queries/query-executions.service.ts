@@ -1,4 +1,4 @@
-import { ConnectorError, type QueryResult } from '@sluice/connectors';
+import { ConnectorError, EgressBlockedError, type QueryResult } from '@sluice/connectors';
 import type { Ctx, Scope } from '../../context';
 import { AppError, conflict, notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
@@ -21,6 +21,11 @@ export function toExecution(r: repo.ExecutionRow) {
     result_type: r.resultType as QueryResult['result_type'],
     parameter_keys: r.parameterKeys,
     result: r.result,
+    // The connector result sections of the seed (FTP: type, success, payload) on the common
+    // envelope: `payload` is `result` under the seed's name.
+    type: r.statementType,
+    success: r.status === 'succeeded',
+    payload: r.result,
     row_count: r.rowCount,
     truncated: r.truncated,
     error: r.error,
@@ -82,6 +87,9 @@ export async function executeQuery(
   } catch (err) {
     if (err instanceof ConnectorError) {
       outcome = { status: 'failed', error: { code: err.code, message: err.message } };
+    } else if (err instanceof EgressBlockedError) {
+      // The guard's own error, as connectors built on a vendor SDK (GitHub, GitLab) pass it on.
+      outcome = { status: 'failed', error: { code: 'PRIVATE_HOST_BLOCKED', message: err.message } };
     } else if (err instanceof AppError) {
       throw err;
     } else {
@@ -150,5 +158,5 @@ export async function executeQuery(
     });
     return row;
   });
-  return toExecution({ ...stored, querySlug: query.slug });
+  return toExecution({ ...stored, querySlug: query.slug, statementType: String(query.statement.type) });
 }

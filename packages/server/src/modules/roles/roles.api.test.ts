@@ -27,6 +27,7 @@ describe('roles and permissions', { timeout: 30_000 }, () => {
   it('lists the permission catalog to any principal', async () => {
     const res = await t.call('GET', '/permissions', { token: key });
     expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ has_more: false, next_cursor: null, prev_cursor: null });
     const names = res.json().permissions.map((p: any) => p.name);
     expect(names).toEqual(allPermissions);
     expect(res.json().permissions).toContainEqual({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
-import { listQuerySchema, listResponseSchema } from '../../http/pagination';
+import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
 import { allPermissions, type Permission } from './permissions';
 
 export const permissionNameSchema = z
@@ -67,5 +67,6 @@ export const permissionListSchema = z
         }),
       )
       .describe('Every permission a custom role can hold.'),
+    ...pageMeta,
   })
-  .describe('The permission catalog.');
+  .describe('The permission catalog, always on one page (has_more false, cursors null).');

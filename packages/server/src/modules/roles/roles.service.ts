@@ -1,7 +1,7 @@
 import type { Ctx, Scope } from '../../context';
 import { conflict, forbidden, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
-import { type ListQuery, paginateInMemory } from '../../http/pagination';
+import { type ListQuery, onePage, paginateInMemory } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { recordEvent } from '../events/events.record';
 import { findOrganization } from '../organizations/organizations.repo';
@@ -223,5 +223,6 @@ export async function deleteRole(ctx: Ctx, scope: Scope, slug: string) {
 export function listPermissions() {
   return {
     permissions: allPermissions.map((name) => ({ name, description: permissionCatalog[name] as string })),
+    ...onePage,
   };
 }

@@ -1,6 +1,7 @@
 import type { Ctx, Scope } from '../../context';
 import { notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
+import { onePage } from '../../http/pagination';
 import { eventSource, lockLiveEnvironment } from '../environments/environments.service';
 import { assertProtectedConfirmation } from '../environments/protected';
 import { recordEvent } from '../events/events.record';
@@ -20,7 +21,7 @@ export async function getCheckpoints(ctx: Ctx, scope: Scope, pe: PipelinePe) {
   const pipeline = await repo.findPipeline(db, place.projectId, pe.pipeline);
   if (!pipeline) throw notFound('pipeline');
   const rows = await listCheckpoints(db, pipeline.id, place.environmentId);
-  return { checkpoints: rows.map(toCheckpoint) };
+  return { checkpoints: rows.map(toCheckpoint), ...onePage };
 }
 
 /**

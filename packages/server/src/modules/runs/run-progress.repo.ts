@@ -77,9 +77,18 @@ export async function closeOpenSteps(db: DbOrTx, runId: string) {
 
 export type LogLine = { stepSlug: string | null; level: string; message: string; at: Date };
 
+/**
+ * Appends lines numbered on from the run's last one. One writer at a time holds a run (its
+ * worker, or the sweep once the lease expired), so numbers never collide in practice; the unique
+ * index refuses the batch if they ever did.
+ */
 export async function insertLogs(db: DbOrTx, runId: string, lines: LogLine[]) {
   if (lines.length === 0) return;
-  await db.insert(pipelineRunLogs).values(lines.map((l) => ({ runId, ...l })));
+  const [{ last }] = await db
+    .select({ last: sql<number>`coalesce(max(${pipelineRunLogs.seq}), 0)::int` })
+    .from(pipelineRunLogs)
+    .where(eq(pipelineRunLogs.runId, runId));
+  await db.insert(pipelineRunLogs).values(lines.map((l, i) => ({ runId, seq: Number(last) + i + 1, ...l })));
 }
 
 export type CheckpointRow = {

@@ -12,6 +12,7 @@ import {
 } from '../../db/schema/index';
 import { startWorker } from '../../jobs/worker';
 import { runInputBinding } from './run-execute.service';
+import { insertLogs } from './run-progress.repo';
 
 // Runs without the engine: execute (validation, idempotency, sealing), lists, cancel of queued
 // runs, logs, checkpoints, and the worker's lease rules (claim, sweep, WORKER_LOST) on runs set
@@ -103,7 +104,7 @@ describe('runs', () => {
         token: owner,
         body: { protected_environment_confirmation: env },
       });
-      expect(res.statusCode, res.body).toBe(200);
+      expect(res.statusCode, res.body).toBe(201);
     }
     ids.project = (await q(`select id from projects where slug = 'shop'`))[0].id;
     for (const env of ['staging', 'prod']) {
@@ -279,7 +280,7 @@ describe('runs', () => {
       expect(logs).toMatchObject({ has_more: false, next_cursor: null, prev_cursor: null });
       expect(logs.logs).toEqual([
         {
-          id: expect.any(Number),
+          seq: 1,
           step_slug: null,
           level: 'info',
           message: 'cancel requested by api_key',
@@ -288,34 +289,45 @@ describe('runs', () => {
       ]);
     });
 
-    it('pages logs by id, oldest first', async () => {
+    it('numbers log lines per run (never the store id) and pages them newest first by default', async () => {
       const run = await runRow('list-b');
+      // Another run's lines in between: the numbers of list-b still run 1, 2, 3, …
+      const other = await runRow('list-a');
       for (let i = 0; i < 5; i++) {
-        await q(
-          `insert into pipeline_run_logs (run_id, step_slug, level, message) values ($1, 'orders', 'info', $2)`,
-          [run.id, `line ${i}`],
-        );
+        await insertLogs(t.rt.deps.db, run.id, [
+          { stepSlug: 'orders', level: 'info', message: `line ${i}`, at: new Date() },
+        ]);
+        await insertLogs(t.rt.deps.db, other.id, [
+          { stepSlug: null, level: 'info', message: 'elsewhere', at: new Date() },
+        ]);
       }
-      const seen: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const qs: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-        const page: any = (
-          await t.call('GET', `${pe}/runs/list-b/logs?limit=2${qs}`, { token: owner })
-        ).json();
-        seen.push(...page.logs.map((l: any) => l.message));
-        cursor = page.has_more ? page.next_cursor : null;
-      } while (cursor);
-      expect(seen).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
-      const desc = (
-        await t.call('GET', `${pe}/runs/list-b/logs?order=desc&limit=1`, { token: owner })
-      ).json();
-      expect(desc.logs[0].message).toBe('line 4');
+      const walk = async (order: string) => {
+        const seen: [number, string][] = [];
+        let cursor: string | null = null;
+        do {
+          const qs: string = `${order}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+          const page: any = (
+            await t.call('GET', `${pe}/runs/list-b/logs?limit=2${qs}`, { token: owner })
+          ).json();
+          seen.push(...page.logs.map((l: any) => [l.seq, l.message] as [number, string]));
+          expect(page.logs.every((l: any) => !('id' in l))).toBe(true);
+          cursor = page.has_more ? page.next_cursor : null;
+        } while (cursor);
+        return seen;
+      };
+      const oldestFirst = [0, 1, 2, 3, 4].map((i) => [i + 1, `line ${i}`]);
+      expect(await walk('&order=asc')).toEqual(oldestFirst);
+      expect(await walk('')).toEqual([...oldestFirst].reverse());
     });
 
     it('shows and resets checkpoints (protected environments need confirmation)', async () => {
       const url = (base: string) => `${base}/pipelines/orders-sync/checkpoints`;
-      expect((await t.call('GET', url(pe), { token: owner })).json()).toEqual({ checkpoints: [] });
+      expect((await t.call('GET', url(pe), { token: owner })).json()).toEqual({
+        checkpoints: [],
+        has_more: false,
+        next_cursor: null,
+        prev_cursor: null,
+      });
       const run = await runRow('first-run');
       for (const env of ['staging', 'prod']) {
         await t.rt.deps.db.insert(pipelineCheckpoints).values({
@@ -403,7 +415,7 @@ describe('runs', () => {
       ).json().events;
       expect(reconcile).toHaveLength(1);
       expect(reconcile[0].metadata).toMatchObject({ attempt: 2, reason: 'worker_lost' });
-      const logs = (await t.call('GET', `${pe}/runs/lost-once/logs`, { token: owner })).json().logs;
+      const logs = (await t.call('GET', `${pe}/runs/lost-once/logs?order=asc`, { token: owner })).json().logs;
       expect(logs[0].message).toMatch(/worker lost; retrying \(attempt 2\)/);
 
       const failed = await waitFor(

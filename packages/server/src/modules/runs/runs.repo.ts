@@ -164,14 +164,15 @@ export async function updateRun(db: DbOrTx, id: string, patch: RunPatch) {
     .where(eq(pipelineRuns.id, id));
 }
 
-// Log lines are addressed by their serial id; zero-padded so the text cursor orders like the number.
-const paddedLogId = sql`lpad(${pipelineRunLogs.id}::text, 20, '0')`;
+// Log lines are addressed by their number within the run; zero-padded so the text cursor orders
+// like the number.
+const paddedSeq = sql`lpad(${pipelineRunLogs.seq}::text, 10, '0')`;
 
 export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
   return paginate({
     query,
-    sorts: { log_id: { column: paddedLogId, kind: 'text' } },
-    tiebreak: paddedLogId,
+    sorts: { log_seq: { column: paddedSeq, kind: 'text' } },
+    tiebreak: paddedSeq,
     fetch: ({ where, orderBy, limit }) =>
       db
         .select()
@@ -179,6 +180,6 @@ export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
         .where(and(eq(pipelineRunLogs.runId, runId), where))
         .orderBy(...orderBy)
         .limit(limit),
-    keyOf: (r) => ({ value: String(r.id).padStart(20, '0'), id: String(r.id).padStart(20, '0') }),
+    keyOf: (r) => ({ value: String(r.seq).padStart(10, '0'), id: String(r.seq).padStart(10, '0') }),
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nullableTimestampSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
-import { listQuerySchema, listResponseSchema } from '../../http/pagination';
+import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
 import { confirmationField, confirmationQuery } from '../environments/protected';
 
 // Run states (DECISIONS.md §5): queued -> running -> succeeded | failed | canceled;
@@ -100,7 +100,7 @@ export const runListSchema = listResponseSchema('runs', runSchema);
 
 export const runLogSchema = z
   .object({
-    id: z.number().int().describe('Increasing identifier of the line within the store.'),
+    seq: z.number().int().min(1).describe('Position of the line in its run: 1, 2, 3, … across attempts.'),
     step_slug: slugSchema.nullable().describe('Step that wrote the line, or null for the run itself.'),
     level: z.enum(['debug', 'info', 'warn', 'error']).describe('Severity.'),
     message: z.string().describe('The line, with every secret value masked.'),
@@ -108,12 +108,9 @@ export const runLogSchema = z
   })
   .describe('One log line of a run.');
 
-export const logSorts = ['log_id'] as const;
-export const listLogsQuery = listQuerySchema(logSorts)
-  .extend({
-    order: z.enum(['asc', 'desc']).default('asc').describe('Order by id (default asc: oldest first).'),
-  })
-  .strict();
+export const logSorts = ['log_seq'] as const;
+// The seed's default order (desc: newest first) where `order` is accepted; followers ask for asc.
+export const listLogsQuery = listQuerySchema(logSorts);
 export const runLogListSchema = listResponseSchema('logs', runLogSchema);
 
 export const checkpointSchema = z
@@ -129,7 +126,10 @@ export const checkpointSchema = z
   .describe('Incremental cursor of a source step; advanced only after every sink of a run committed.');
 
 export const checkpointListSchema = z
-  .object({ checkpoints: z.array(checkpointSchema).describe('Cursors of the pipeline in this environment.') })
-  .describe('The checkpoints of a pipeline in an environment.');
+  .object({
+    checkpoints: z.array(checkpointSchema).describe('Cursors of the pipeline in this environment.'),
+    ...pageMeta,
+  })
+  .describe('The checkpoints of a pipeline in an environment: one per source step, always on one page.');
 
 export const resetCheckpointsQuery = confirmationQuery;

@@ -127,9 +127,9 @@ export async function cancelRun(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: strin
   });
 }
 
-export function toLog(l: { id: number; stepSlug: string | null; level: string; message: string; at: Date }) {
+export function toLog(l: { seq: number; stepSlug: string | null; level: string; message: string; at: Date }) {
   return {
-    id: l.id,
+    seq: l.seq,
     step_slug: l.stepSlug,
     level: l.level as 'info',
     message: l.message,

@@ -52,7 +52,7 @@ describe('environment secrets', () => {
       const value = canary(key.toLowerCase());
       values.set(key, value);
       const res = await put('staging', key, { value, description: `the ${key}` });
-      expect(res.statusCode).toBe(200);
+      expect(res.statusCode).toBe(201);
       expect(res.json()).toEqual({
         environment_slug: 'staging',
         key,
@@ -65,6 +65,7 @@ describe('environment secrets', () => {
     const replaced = canary('api-token-2');
     values.set('API_TOKEN', replaced);
     const res = await put('staging', 'API_TOKEN', { value: replaced });
+    expect(res.statusCode).toBe(200);
     expect(res.json().description).toBe('the API_TOKEN');
     expect(res.json().updated_at > res.json().created_at).toBe(true);
     const cleared = await put('staging', 'a_lower', { value: values.get('a_lower')!, description: null });
@@ -136,7 +137,7 @@ describe('environment secrets', () => {
     for (const key of ['1ABC', 'a-b', 'K'.repeat(101)]) {
       expect((await put('staging', key, { value: 'x' })).statusCode).toBe(400);
     }
-    expect((await put('staging', 'K'.repeat(100), { value: 'x' })).statusCode).toBe(200);
+    expect((await put('staging', 'K'.repeat(100), { value: 'x' })).statusCode).toBe(201);
     await call('DELETE', `${base}/staging/secrets/${'K'.repeat(100)}`, { token: owner });
     expect((await put('staging', 'EMPTY', { value: '' })).statusCode).toBe(400);
     const long = `${canary('too-long')}${'x'.repeat(65536)}`;
@@ -163,7 +164,7 @@ describe('environment secrets', () => {
     }
     expect(
       (await put('prod', 'PROD_KEY', { value, protected_environment_confirmation: 'prod' })).statusCode,
-    ).toBe(200);
+    ).toBe(201);
     expect(
       (await put('prod', 'PROD_KEY', { value }, '?protected_environment_confirmation=prod')).statusCode,
     ).toBe(200);
@@ -284,7 +285,7 @@ describe('environment secrets', () => {
       token: foreign,
       body: { value: canary('globex') },
     });
-    expect(theirs.statusCode).toBe(200);
+    expect(theirs.statusCode).toBe(201);
     const ours = await resolveSecrets(t.rt.deps.db, t.rt.deps.keyring, orgId, stagingId);
     expect(ours.API_TOKEN).toBe(values.get('API_TOKEN'));
   });

@@ -37,14 +37,15 @@ export function secretsRoutes(app: TypedApp, deps: Deps) {
     config: access.org('secrets.write'),
     schema: {
       tags,
-      summary: 'Create or replace a secret (write-only; the value is encrypted and never returned)',
+      summary:
+        'Create (201) or replace (200) a secret (write-only; the value is encrypted and never returned)',
       params: s.secretParams,
       querystring: confirmationQuery,
       body: s.putSecretBody,
-      response: { 200: s.environmentSecretSchema, ...errorResponses },
+      response: { 200: s.environmentSecretSchema, 201: s.environmentSecretSchema, ...errorResponses },
     },
-    handler: async (req) =>
-      svc.putSecret(
+    handler: async (req, reply) => {
+      const r = await svc.putSecret(
         ctx(req),
         scopeOf(req),
         req.params.environment,
@@ -54,7 +55,9 @@ export function secretsRoutes(app: TypedApp, deps: Deps) {
           req.body.protected_environment_confirmation,
           req.query.protected_environment_confirmation,
         ),
-      ),
+      );
+      return reply.status(r.created ? 201 : 200).send(r.item);
+    },
   });
 
   app.delete(`${base}/:environment_secret_key`, {

@@ -59,7 +59,7 @@ export async function putSecret(
       security: true,
       metadata: { key },
     });
-    return toSecret(env.slug, row);
+    return { created: !existing, item: toSecret(env.slug, row) };
   });
 }
 

@@ -28,7 +28,7 @@ describe('runtime variables', () => {
 
   it('creates, reads, replaces, lists and deletes variables', async () => {
     const created = await put('staging', 'REGION', { value: 'eu-west-1', description: 'AWS region' });
-    expect(created.statusCode).toBe(200);
+    expect(created.statusCode).toBe(201);
     expect(created.json()).toEqual({
       environment_slug: 'staging',
       key: 'REGION',
@@ -38,8 +38,9 @@ describe('runtime variables', () => {
       updated_at: expect.any(String),
     });
     expect((await put('staging', 'EMPTY_OK', { value: '' })).json().value).toBe('');
-    expect((await put('staging', 'batch_size', { value: '500' })).statusCode).toBe(200);
+    expect((await put('staging', 'batch_size', { value: '500' })).statusCode).toBe(201);
     const replaced = await put('staging', 'REGION', { value: 'us-east-1' });
+    expect(replaced.statusCode).toBe(200);
     expect(replaced.json()).toMatchObject({ value: 'us-east-1', description: 'AWS region' });
     const got = await t.call('GET', `${base}/staging/variables/REGION`, { token: owner });
     expect(got.json()).toMatchObject({ key: 'REGION', value: 'us-east-1' });
@@ -102,7 +103,7 @@ describe('runtime variables', () => {
       expect((await put('staging', key, { value: 'x' })).statusCode).toBe(400);
     }
     expect((await put('staging', 'BIG', { value: 'x'.repeat(65537) })).statusCode).toBe(400);
-    expect((await put('staging', 'BIG', { value: 'x'.repeat(65536) })).statusCode).toBe(200);
+    expect((await put('staging', 'BIG', { value: 'x'.repeat(65536) })).statusCode).toBe(201);
     expect((await put('staging', 'X', { value: 'v', secret: true })).statusCode).toBe(400);
     expect((await put('staging', 'X', { value: 1 })).statusCode).toBe(400);
     expect((await put('staging', 'X', { value: 'v', description: 'd'.repeat(2001) })).statusCode).toBe(400);
@@ -121,7 +122,7 @@ describe('runtime variables', () => {
     }
     expect(
       (await put('prod', 'MODE', { value: 'v', protected_environment_confirmation: 'prod' })).statusCode,
-    ).toBe(200);
+    ).toBe(201);
     // Reading needs nothing.
     expect((await t.call('GET', `${base}/prod/variables/MODE`, { token: owner })).statusCode).toBe(200);
     for (const q of ['', '?protected_environment_confirmation=staging']) {

@@ -49,14 +49,14 @@ export function variablesRoutes(app: TypedApp, deps: Deps) {
     config: access.org('variables.write'),
     schema: {
       tags,
-      summary: 'Create or replace a runtime variable',
+      summary: 'Create (201) or replace (200) a runtime variable',
       params: s.variableParams,
       querystring: confirmationQuery,
       body: s.putVariableBody,
-      response: { 200: s.runtimeVariableSchema, ...errorResponses },
+      response: { 200: s.runtimeVariableSchema, 201: s.runtimeVariableSchema, ...errorResponses },
     },
-    handler: async (req) =>
-      svc.putVariable(
+    handler: async (req, reply) => {
+      const r = await svc.putVariable(
         ctx(req),
         scopeOf(req),
         req.params.environment,
@@ -66,7 +66,9 @@ export function variablesRoutes(app: TypedApp, deps: Deps) {
           req.body.protected_environment_confirmation,
           req.query.protected_environment_confirmation,
         ),
-      ),
+      );
+      return reply.status(r.created ? 201 : 200).send(r.item);
+    },
   });
 
   app.delete(`${base}/:runtime_variable_key`, {

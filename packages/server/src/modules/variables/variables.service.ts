@@ -70,7 +70,7 @@ export async function putVariable(
       action: existing ? 'update' : 'create',
       metadata: { runtime_variable_key: key },
     });
-    return toVariable(env.slug, row);
+    return { created: !existing, item: toVariable(env.slug, row) };
   });
 }
 
