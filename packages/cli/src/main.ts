@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { apiKeysCreateCommand } from './commands/api-keys-create';
 import { apiKeysListCommand } from './commands/api-keys-list';
 import { apiKeysRevokeCommand } from './commands/api-keys-revoke';
+import { billingGetCommand } from './commands/billing-get';
+import { billingSetCommand } from './commands/billing-set';
 import { bootstrapCommand } from './commands/bootstrap';
 import { keysRotateCommand } from './commands/keys-rotate';
 import { migrateCommand } from './commands/migrate';
@@ -50,6 +52,9 @@ const runs = program.command('runs').description('List, follow and cancel pipeli
 runsListCommand(runs);
 runsWatchCommand(runs);
 runsCancelCommand(runs);
+const billing = program.command('billing').description('Show and set billing profiles over the API');
+billingGetCommand(billing);
+billingSetCommand(billing);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

@@ -1223,6 +1223,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/me/billing-profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your billing profile (404 until the first PUT) */
+        get: operations["getUsersMeBillingProfile"];
+        /**
+         * Create or replace your billing profile
+         * @description 201 when the profile was created, 200 when it was replaced.
+         */
+        put: operations["putUsersMeBillingProfile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/billing-profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's billing profile (404 until the first PUT) */
+        get: operations["getBillingProfile"];
+        /**
+         * Create or replace the organization's billing profile
+         * @description 201 when the profile was created, 200 when it was replaced.
+         */
+        put: operations["putBillingProfile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -28068,6 +28110,1114 @@ export interface operations {
                         next_cursor: string | null;
                         /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
                         prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getUsersMeBillingProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Billing profile of a user or an organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose profile this is.
+                         * @enum {string}
+                         */
+                        owner_type: "user" | "organization";
+                        /** @description Slug of the user or organization that owns the profile. */
+                        owner_slug: string;
+                        /** @description Name invoices are made out to. */
+                        billing_name: string;
+                        /**
+                         * Format: email
+                         * @description Address invoices are sent to.
+                         */
+                        billing_email: string;
+                        /** @description Postal address for invoices. */
+                        address: {
+                            /** @description First address line. */
+                            line1: string;
+                            /** @description Second address line, or null. */
+                            line2: string | null;
+                            /** @description City. */
+                            city: string;
+                            /** @description State, province or region, or null. */
+                            region: string | null;
+                            /** @description Postal code. */
+                            postal_code: string;
+                            /** @description ISO 3166-1 alpha-2 country code. */
+                            country: string;
+                        };
+                        /** @description Tax or VAT identification number, or null. */
+                        tax_id: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putUsersMeBillingProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The whole billing profile; a PUT replaces every field. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Name invoices are made out to, 1 to 100 characters. */
+                    billing_name: string;
+                    /**
+                     * Format: email
+                     * @description Address invoices are sent to, 3 to 255 characters.
+                     */
+                    billing_email: string;
+                    /** @description Postal address for invoices. */
+                    address: {
+                        /** @description First address line, 1 to 255 characters. */
+                        line1: string;
+                        /** @description Second address line, up to 255 characters, or null. */
+                        line2?: string | null;
+                        /** @description City, 1 to 120 characters. */
+                        city: string;
+                        /** @description State, province or region, up to 120 characters, or null. */
+                        region?: string | null;
+                        /** @description Postal code, 1 to 32 characters. */
+                        postal_code: string;
+                        /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). */
+                        country: string;
+                    };
+                    /** @description Tax or VAT identification number, 1 to 64 characters, or null (the default). */
+                    tax_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Billing profile of a user or an organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose profile this is.
+                         * @enum {string}
+                         */
+                        owner_type: "user" | "organization";
+                        /** @description Slug of the user or organization that owns the profile. */
+                        owner_slug: string;
+                        /** @description Name invoices are made out to. */
+                        billing_name: string;
+                        /**
+                         * Format: email
+                         * @description Address invoices are sent to.
+                         */
+                        billing_email: string;
+                        /** @description Postal address for invoices. */
+                        address: {
+                            /** @description First address line. */
+                            line1: string;
+                            /** @description Second address line, or null. */
+                            line2: string | null;
+                            /** @description City. */
+                            city: string;
+                            /** @description State, province or region, or null. */
+                            region: string | null;
+                            /** @description Postal code. */
+                            postal_code: string;
+                            /** @description ISO 3166-1 alpha-2 country code. */
+                            country: string;
+                        };
+                        /** @description Tax or VAT identification number, or null. */
+                        tax_id: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Billing profile of a user or an organization. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose profile this is.
+                         * @enum {string}
+                         */
+                        owner_type: "user" | "organization";
+                        /** @description Slug of the user or organization that owns the profile. */
+                        owner_slug: string;
+                        /** @description Name invoices are made out to. */
+                        billing_name: string;
+                        /**
+                         * Format: email
+                         * @description Address invoices are sent to.
+                         */
+                        billing_email: string;
+                        /** @description Postal address for invoices. */
+                        address: {
+                            /** @description First address line. */
+                            line1: string;
+                            /** @description Second address line, or null. */
+                            line2: string | null;
+                            /** @description City. */
+                            city: string;
+                            /** @description State, province or region, or null. */
+                            region: string | null;
+                            /** @description Postal code. */
+                            postal_code: string;
+                            /** @description ISO 3166-1 alpha-2 country code. */
+                            country: string;
+                        };
+                        /** @description Tax or VAT identification number, or null. */
+                        tax_id: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getBillingProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Billing profile of a user or an organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose profile this is.
+                         * @enum {string}
+                         */
+                        owner_type: "user" | "organization";
+                        /** @description Slug of the user or organization that owns the profile. */
+                        owner_slug: string;
+                        /** @description Name invoices are made out to. */
+                        billing_name: string;
+                        /**
+                         * Format: email
+                         * @description Address invoices are sent to.
+                         */
+                        billing_email: string;
+                        /** @description Postal address for invoices. */
+                        address: {
+                            /** @description First address line. */
+                            line1: string;
+                            /** @description Second address line, or null. */
+                            line2: string | null;
+                            /** @description City. */
+                            city: string;
+                            /** @description State, province or region, or null. */
+                            region: string | null;
+                            /** @description Postal code. */
+                            postal_code: string;
+                            /** @description ISO 3166-1 alpha-2 country code. */
+                            country: string;
+                        };
+                        /** @description Tax or VAT identification number, or null. */
+                        tax_id: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putBillingProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+            };
+            cookie?: never;
+        };
+        /** @description The whole billing profile; a PUT replaces every field. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Name invoices are made out to, 1 to 100 characters. */
+                    billing_name: string;
+                    /**
+                     * Format: email
+                     * @description Address invoices are sent to, 3 to 255 characters.
+                     */
+                    billing_email: string;
+                    /** @description Postal address for invoices. */
+                    address: {
+                        /** @description First address line, 1 to 255 characters. */
+                        line1: string;
+                        /** @description Second address line, up to 255 characters, or null. */
+                        line2?: string | null;
+                        /** @description City, 1 to 120 characters. */
+                        city: string;
+                        /** @description State, province or region, up to 120 characters, or null. */
+                        region?: string | null;
+                        /** @description Postal code, 1 to 32 characters. */
+                        postal_code: string;
+                        /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). */
+                        country: string;
+                    };
+                    /** @description Tax or VAT identification number, 1 to 64 characters, or null (the default). */
+                    tax_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Billing profile of a user or an organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose profile this is.
+                         * @enum {string}
+                         */
+                        owner_type: "user" | "organization";
+                        /** @description Slug of the user or organization that owns the profile. */
+                        owner_slug: string;
+                        /** @description Name invoices are made out to. */
+                        billing_name: string;
+                        /**
+                         * Format: email
+                         * @description Address invoices are sent to.
+                         */
+                        billing_email: string;
+                        /** @description Postal address for invoices. */
+                        address: {
+                            /** @description First address line. */
+                            line1: string;
+                            /** @description Second address line, or null. */
+                            line2: string | null;
+                            /** @description City. */
+                            city: string;
+                            /** @description State, province or region, or null. */
+                            region: string | null;
+                            /** @description Postal code. */
+                            postal_code: string;
+                            /** @description ISO 3166-1 alpha-2 country code. */
+                            country: string;
+                        };
+                        /** @description Tax or VAT identification number, or null. */
+                        tax_id: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Billing profile of a user or an organization. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Whose profile this is.
+                         * @enum {string}
+                         */
+                        owner_type: "user" | "organization";
+                        /** @description Slug of the user or organization that owns the profile. */
+                        owner_slug: string;
+                        /** @description Name invoices are made out to. */
+                        billing_name: string;
+                        /**
+                         * Format: email
+                         * @description Address invoices are sent to.
+                         */
+                        billing_email: string;
+                        /** @description Postal address for invoices. */
+                        address: {
+                            /** @description First address line. */
+                            line1: string;
+                            /** @description Second address line, or null. */
+                            line2: string | null;
+                            /** @description City. */
+                            city: string;
+                            /** @description State, province or region, or null. */
+                            region: string | null;
+                            /** @description Postal code. */
+                            postal_code: string;
+                            /** @description ISO 3166-1 alpha-2 country code. */
+                            country: string;
+                        };
+                        /** @description Tax or VAT identification number, or null. */
+                        tax_id: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
                     };
                 };
             };

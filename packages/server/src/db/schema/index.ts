@@ -1,3 +1,4 @@
+export * from './billing';
 export * from './connections';
 export * from './events';
 export * from './identity';
