@@ -13,6 +13,8 @@ import { alertsPoliciesUpdateCommand } from './commands/alerts-policies-update';
 import { apiKeysCreateCommand } from './commands/api-keys-create';
 import { apiKeysListCommand } from './commands/api-keys-list';
 import { apiKeysRevokeCommand } from './commands/api-keys-revoke';
+import { billingGetCommand } from './commands/billing-get';
+import { billingSetCommand } from './commands/billing-set';
 import { bootstrapCommand } from './commands/bootstrap';
 import { keysRotateCommand } from './commands/keys-rotate';
 import { migrateCommand } from './commands/migrate';
@@ -109,6 +111,9 @@ triggersRotateSecretCommand(triggers);
 triggersPreviewCommand(triggers);
 triggersOccurrencesCommand(triggers);
 webhooksSignCommand(program.command('webhooks').description('Helpers for webhook senders'));
+const billing = program.command('billing').description('Show and set billing profiles over the API');
+billingGetCommand(billing);
+billingSetCommand(billing);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

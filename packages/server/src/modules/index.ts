@@ -3,6 +3,7 @@ import type { Deps } from '../context';
 import { destinationsRoutes } from './alerts/destinations.routes';
 import { policiesRoutes } from './alerts/policies.routes';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
+import { billingRoutes } from './billing/billing.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { eventsRoutes } from './events/events.routes';
@@ -57,4 +58,5 @@ export const modules: ModuleRoutes[] = [
   policiesRoutes,
   triggersRoutes,
   webhooksRoutes,
+  billingRoutes,
 ];

@@ -1,4 +1,5 @@
 export * from './alerting';
+export * from './billing';
 export * from './connections';
 export * from './events';
 export * from './identity';

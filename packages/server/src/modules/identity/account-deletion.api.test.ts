@@ -7,6 +7,7 @@ import { buildAppHost } from '../../app-host/app-host';
 import {
   accountDeletionRequests,
   events,
+  invitations,
   members,
   organizations,
   sessions,
@@ -111,6 +112,30 @@ describe('account deletion', { timeout: 60_000 }, () => {
     const solo = await signUpWithToken(t, appHost, { email: 'solo@example.com', name: 'Solo' });
     const soloId = await userIdOf('solo@example.com');
     expect(await t.rt.deps.db.select().from(sessions).where(eq(sessions.userId, soloId))).toHaveLength(1);
+    // An earlier invitation to the address, declined, and a pending one, as the store keeps them.
+    const invite = (slug: string, status: string) => ({
+      organizationId: acmeId,
+      slug,
+      email: 'Solo@example.com',
+      role: 'viewer',
+      status,
+      expiresAt: new Date(Date.now() + 3_600_000),
+    });
+    await t.rt.deps.db
+      .insert(invitations)
+      .values([invite('inv-declined', 'declined'), invite('inv-open', 'pending')]);
+    const invitedEvent = 'evt-invited-solo';
+    await t.rt.deps.db.insert(events).values({
+      organizationId: acmeId,
+      slug: invitedEvent,
+      eventClass: 'activity',
+      actorType: 'user',
+      actorSlug: owner.user_slug,
+      entityType: 'member_invitation',
+      entitySlug: 'inv-declined',
+      action: 'create',
+      metadata: { email: 'solo@example.com', role: 'viewer' },
+    });
     const res = await t.call('POST', path, { token: solo.token, body: confirm });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({
@@ -135,6 +160,16 @@ describe('account deletion', { timeout: 60_000 }, () => {
       cookies: { sluice_session: solo.cookie },
     });
     expect(session.statusCode).toBe(401);
+    // The address is gone from the audit trail and from answered invitations; the slug stays.
+    const trail = JSON.stringify(await t.rt.deps.db.select().from(events));
+    expect(trail).not.toContain('solo@example.com');
+    expect(trail).toContain(invitedEvent);
+    expect(
+      await t.rt.deps.db
+        .select()
+        .from(invitations)
+        .where(sql`lower(${invitations.email}) = 'solo@example.com'`),
+    ).toEqual([expect.objectContaining({ status: 'pending' })]);
     // The address is free again.
     const again = await t.call('POST', '/users', {
       body: { email: 'solo@example.com', password: 'a-new-long-password', name: 'Solo' },

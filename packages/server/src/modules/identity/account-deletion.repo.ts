@@ -1,6 +1,13 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { accountDeletionRequests, members, organizations, users } from '../../db/schema/index';
+import {
+  accountDeletionRequests,
+  events,
+  invitations,
+  members,
+  organizations,
+  users,
+} from '../../db/schema/index';
 
 export type DeletionRequestRow = typeof accountDeletionRequests.$inferSelect;
 type DeletionRequestChanges = Partial<
@@ -52,6 +59,28 @@ export async function lockOrganizationsOf(tx: Tx, userId: string): Promise<void>
  * Removes the account; its tokens, sessions, verification tokens and memberships go with it
  * (cascade), and its deletion requests keep only user_slug (user_id is set null).
  */
+/**
+ * Erases the account's address from what outlives it: the audit trail keeps who acted (slugs)
+ * but not the address an invitation named, and answered invitations to it go. A pending one
+ * stays: it is the organization's offer, not the account's data.
+ */
+export async function erasePersonalData(tx: Tx, userId: string): Promise<void> {
+  const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, userId));
+  if (!user) return;
+  await tx
+    .update(events)
+    .set({ metadata: sql`(${events.metadata} - 'email') || '{"email": null, "email_erased": true}'::jsonb` })
+    .where(sql`lower(${events.metadata}->>'email') = ${user.email.toLowerCase()}`);
+  await tx
+    .delete(invitations)
+    .where(
+      and(
+        sql`lower(${invitations.email}) = ${user.email.toLowerCase()}`,
+        sql`${invitations.status} <> 'pending'`,
+      ),
+    );
+}
+
 export async function deleteUser(tx: Tx, userId: string): Promise<void> {
   await tx.delete(users).where(eq(users.id, userId));
 }

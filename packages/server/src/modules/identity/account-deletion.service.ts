@@ -115,6 +115,8 @@ export async function requestDeletion(ctx: Ctx, me: Me) {
         );
       }
       await deleteSessionsOfUser(tx, me.userId);
+      await repo.erasePersonalData(tx, me.userId);
+      // Tokens, memberships, sessions and the billing profile go with the row (foreign keys).
       await repo.deleteUser(tx, me.userId);
       return { row, created: !open };
     });

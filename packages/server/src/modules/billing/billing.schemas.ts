@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { emailSchema, nameSchema, slugSchema, timestampSchema } from '../../http/fields';
+import { isCountryCode } from './countries';
+
+const text = (max: number, what: string) =>
+  z.string().min(1).max(max).describe(`${what}, 1 to ${max} characters.`);
+const optionalText = (max: number, what: string) =>
+  z.string().max(max).nullable().optional().describe(`${what}, up to ${max} characters, or null.`);
+
+export const countrySchema = z
+  .string()
+  .length(2)
+  .refine(isCountryCode, { message: 'must be an assigned ISO 3166-1 alpha-2 country code in capitals' })
+  .describe('Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`).');
+
+export const addressInput = z
+  .object({
+    line1: text(255, 'First address line'),
+    line2: optionalText(255, 'Second address line'),
+    city: text(120, 'City'),
+    region: optionalText(120, 'State, province or region'),
+    postal_code: text(32, 'Postal code'),
+    country: countrySchema,
+  })
+  .strict()
+  .describe('Postal address for invoices.');
+
+export const putBillingProfileBody = z
+  .object({
+    billing_name: nameSchema.describe('Name invoices are made out to, 1 to 100 characters.'),
+    billing_email: emailSchema.describe('Address invoices are sent to, 3 to 255 characters.'),
+    address: addressInput,
+    tax_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .nullable()
+      .optional()
+      .describe('Tax or VAT identification number, 1 to 64 characters, or null (the default).'),
+  })
+  .strict()
+  .describe('The whole billing profile; a PUT replaces every field.');
+
+export const billingProfileSchema = z
+  .object({
+    owner_type: z.enum(['user', 'organization']).describe('Whose profile this is.'),
+    owner_slug: slugSchema.describe('Slug of the user or organization that owns the profile.'),
+    billing_name: nameSchema.describe('Name invoices are made out to.'),
+    billing_email: emailSchema.describe('Address invoices are sent to.'),
+    address: z
+      .object({
+        line1: z.string().describe('First address line.'),
+        line2: z.string().nullable().describe('Second address line, or null.'),
+        city: z.string().describe('City.'),
+        region: z.string().nullable().describe('State, province or region, or null.'),
+        postal_code: z.string().describe('Postal code.'),
+        country: z.string().describe('ISO 3166-1 alpha-2 country code.'),
+      })
+      .describe('Postal address for invoices.'),
+    tax_id: z.string().nullable().describe('Tax or VAT identification number, or null.'),
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  })
+  .describe('Billing profile of a user or an organization.');
+
+export type PutBillingProfile = z.infer<typeof putBillingProfileBody>;
