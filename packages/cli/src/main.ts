@@ -10,6 +10,7 @@ import { pipelinesDeployCommand } from './commands/pipelines-deploy';
 import { pipelinesExecuteCommand } from './commands/pipelines-execute';
 import { pipelinesPushCommand } from './commands/pipelines-push';
 import { pipelinesValidateCommand } from './commands/pipelines-validate';
+import { proofVerifyCommand } from './commands/proof-verify';
 import { runsCancelCommand } from './commands/runs-cancel';
 import { runsListCommand } from './commands/runs-list';
 import { runsWatchCommand } from './commands/runs-watch';
@@ -50,6 +51,8 @@ const runs = program.command('runs').description('List, follow and cancel pipeli
 runsListCommand(runs);
 runsWatchCommand(runs);
 runsCancelCommand(runs);
+const proof = program.command('proof').description('Proof receipts for git-backed data (docs/proof.md)');
+proofVerifyCommand(proof);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

@@ -6,6 +6,7 @@ import { executeGit } from './execute';
 import { delimiterOf, formatOf, jsonLines, mimeOf } from './formats';
 import { jsonRecords } from './json';
 import { readGit, writeGit } from './pipeline';
+import { gitRepositoryId, gitSnapshot } from './proof';
 import { repoPath } from './remote';
 import { blobStream, branchesOf, defaultBranchOf, entryAt, fetchRef, listFiles, listRemote } from './repo';
 import {
@@ -200,6 +201,10 @@ export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitSta
   pipelineOperation: { source: gitOperationSchema, sink: gitOperationSchema },
   test,
   importSchema,
+  proof: {
+    repositoryId: gitRepositoryId,
+    snapshot: (conn, ctx, at) => gitSnapshot(conn, ctx, at, sampleFields),
+  },
   listBranches,
   execute: executeGit,
   read: readGit,

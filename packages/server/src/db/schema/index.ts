@@ -4,3 +4,4 @@ export * from './identity';
 export * from './oauth';
 export * from './organizations';
 export * from './pipelines';
+export * from './proof';
