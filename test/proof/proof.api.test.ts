@@ -254,16 +254,50 @@ describe('proof for a git data source', () => {
     expect((await compile('cand-nope', [latest.slug])).statusCode).toBe(404);
   });
 
-  it('verifies a receipt offline with `sluice proof verify`, and rejects one altered by a byte', async () => {
+  it('observes, compiles and verifies with the CLI, and rejects a receipt altered by a byte', async () => {
+    const baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const cli = (args: string[]) => runCli(args, { env: { SLUICE_BASE_URL: baseUrl, SLUICE_TOKEN: token } });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proof-verify-'));
     const keyFile = path.join(dir, 'keys.json');
-    fs.writeFileSync(keyFile, JSON.stringify(await (await t.call('GET', '/proof-keys')).json()));
+    const keys = await runCli(['proof', 'keys'], { env: { SLUICE_BASE_URL: baseUrl } });
+    expect(keys.code, keys.stderr).toBe(0);
+    fs.writeFileSync(keyFile, keys.stdout);
+
+    const observed = await cli([
+      'proof',
+      'observe',
+      'refdata',
+      '--org',
+      'acme',
+      '--commit',
+      root,
+      '--wait',
+      '--json',
+    ]);
+    expect(observed.code, observed.stderr).toBe(0);
+    const obs = JSON.parse(observed.stdout);
+    expect(obs).toMatchObject({ state: 'passed', commit_sha: root });
+    const compiled = await cli([
+      'proof',
+      'compile',
+      'refdata',
+      obs.slug,
+      '--org',
+      'acme',
+      '--candidate',
+      obs.candidate_slug,
+      '--json',
+    ]);
+    expect(compiled.code, compiled.stderr).toBe(0);
     const good = path.join(dir, 'receipt.json');
-    fs.writeFileSync(good, JSON.stringify(firstReceipt));
+    fs.writeFileSync(good, compiled.stdout);
     const verified = await runCli(['proof', 'verify', good, '--keys', keyFile]);
     expect(verified.stderr).toBe('');
     expect(verified.code).toBe(0);
-    expect(verified.stdout).toContain('PASSED');
+    expect(verified.stdout).toContain('verified, PASSED');
+    const broken = await cli(['proof', 'observe', 'refdata', '--org', 'acme', '--wait']);
+    expect(broken.code).toBe(2);
+    expect(broken.stdout).toContain('FILE_MISSING');
 
     const env: Envelope = firstReceipt.envelope;
     const payload = Buffer.from(env.payload, 'base64');
