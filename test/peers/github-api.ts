@@ -15,6 +15,19 @@ export type GithubRepo = {
   issues: Record<string, unknown>[];
   pulls: Record<string, unknown>[];
   commits: number;
+  /** The repository's immutable numeric id. */
+  id: number;
+  /** commit sha -> the files it holds; branch -> head commit sha. */
+  commitLog: Map<string, Map<string, Buffer>>;
+  heads: Map<string, string>;
+  /** Commit statuses posted, in order (POST /repos/{o}/{r}/statuses/{sha}). */
+  statuses: {
+    sha: string;
+    state: string;
+    context: string;
+    target_url: string | null;
+    description: string | null;
+  }[];
 };
 
 type Token = { login: string; expiresAt: number | null; scope: string };
@@ -48,6 +61,8 @@ export type GithubFake = {
     fullName: string,
     opts?: { defaultBranch?: string; files?: Record<string, string | Buffer>; branches?: string[] },
   ): GithubRepo;
+  /** Commits changes to a branch (null deletes a file); answers the new commit sha. */
+  commit(fullName: string, branch: string, changes: Record<string, string | null>): string;
   /** Issues a token directly (as if authorized), for connector tests. */
   issueToken(login?: string, ttlSeconds?: number | null): { access_token: string; refresh_token: string };
   /** Expires the access tokens of one account (all when none is named). */
@@ -84,6 +99,24 @@ function parseBody(req: http.IncomingMessage, raw: Buffer): Record<string, strin
   return Object.fromEntries(new URLSearchParams(text));
 }
 
+/** Records the branch's current files as a new commit and moves the branch to it. */
+function record(fullName: string, repo: GithubRepo, branch: string): string {
+  const id = sha(`${fullName}:${branch}:${repo.commitLog.size}:${repo.commits}`);
+  repo.commitLog.set(id, new Map(repo.branches.get(branch)));
+  repo.heads.set(branch, id);
+  return id;
+}
+
+/** The files of a branch or of a recorded commit. */
+const filesAt = (repo: GithubRepo, ref: string) => repo.commitLog.get(ref) ?? repo.branches.get(ref);
+const treeShaOf = (files: Map<string, Buffer>) =>
+  sha(
+    [...files]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([p, b]) => `${p}:${sha(b)}`)
+      .join('\n'),
+  );
+
 export async function startGithubFake(o: { login?: string } = {}): Promise<GithubFake> {
   const tokens = new Map<string, Token>();
   const refreshes = new Map<string, Refresh>();
@@ -108,9 +141,30 @@ export async function startGithubFake(o: { login?: string } = {}): Promise<Githu
         files.set(p, Buffer.isBuffer(v) ? v : Buffer.from(v));
       const branches = new Map<string, Map<string, Buffer>>([[defaultBranch, files]]);
       for (const b of opts.branches ?? []) branches.set(b, new Map(files));
-      const repo: GithubRepo = { defaultBranch, branches, issues: [], pulls: [], commits: 0 };
+      const repo: GithubRepo = {
+        defaultBranch,
+        branches,
+        issues: [],
+        pulls: [],
+        commits: 0,
+        id: 4200 + fake.repos.size,
+        commitLog: new Map(),
+        heads: new Map(),
+        statuses: [],
+      };
       fake.repos.set(fullName, repo);
+      for (const b of branches.keys()) record(fullName, repo, b);
       return repo;
+    },
+    commit(fullName, branch, changes) {
+      const repo = fake.repos.get(fullName)!;
+      const files = repo.branches.get(branch)!;
+      for (const [p, v] of Object.entries(changes)) {
+        if (v === null) files.delete(p);
+        else files.set(p, Buffer.from(v));
+      }
+      repo.commits++;
+      return record(fullName, repo, branch);
     },
     issueToken(who = fake.login, ttl = fake.tokenTtlSeconds) {
       const access_token = rand('ghu_');
@@ -299,7 +353,7 @@ export async function startGithubFake(o: { login?: string } = {}): Promise<Githu
 
     if (req.method === 'GET' && rest === '') {
       return json(res, 200, {
-        id: 42,
+        id: repo.id,
         name: rm[2],
         full_name: full,
         private: true,
@@ -317,7 +371,7 @@ export async function startGithubFake(o: { login?: string } = {}): Promise<Githu
     }
     const tree = rest.match(/^\/git\/trees\/(.+)$/);
     if (req.method === 'GET' && tree) {
-      const files = repo.branches.get(decodeURIComponent(tree[1]));
+      const files = filesAt(repo, decodeURIComponent(tree[1]));
       if (!files) return json(res, 404, { message: 'Not Found' });
       return json(res, 200, {
         sha: sha(tree[1]),
@@ -335,7 +389,7 @@ export async function startGithubFake(o: { login?: string } = {}): Promise<Githu
     if (contents) {
       const path = decodeURIComponent(contents[1]);
       if (req.method === 'GET') {
-        const b = repo.branches.get(ref)?.get(path);
+        const b = filesAt(repo, ref)?.get(path);
         if (!b)
           return json(res, 404, {
             message: 'Not Found',
@@ -376,9 +430,43 @@ export async function startGithubFake(o: { login?: string } = {}): Promise<Githu
         repo.commits++;
         return json(res, existing ? 200 : 201, {
           content: { name: path.split('/').pop(), path, sha: sha(bytes), size: bytes.length },
-          commit: { sha: sha(`${full}:${repo.commits}`), message: body.message },
+          commit: { sha: record(full, repo, branch), message: body.message },
         });
       }
+    }
+    // GET /repos/{owner}/{repo}/commits/{ref}: a commit by sha, or a branch's head.
+    const commit = rest.match(/^\/commits\/([^/]+)$/);
+    if (req.method === 'GET' && commit) {
+      const ref = decodeURIComponent(commit[1]);
+      const id = repo.commitLog.has(ref) ? ref : repo.heads.get(ref);
+      const files = id ? repo.commitLog.get(id) : undefined;
+      if (!id || !files) return json(res, 422, { message: `No commit found for SHA: ${ref}` });
+      return json(res, 200, {
+        sha: id,
+        commit: { tree: { sha: treeShaOf(files) }, message: 'commit' },
+        parents: [],
+      });
+    }
+    // POST /repos/{owner}/{repo}/statuses/{sha}: state, target_url, description, context.
+    const status = rest.match(/^\/statuses\/([0-9a-f]{40})$/);
+    if (req.method === 'POST' && status) {
+      const body = JSON.parse((await readBody(req)).toString() || '{}');
+      if (!repo.commitLog.has(status[1]))
+        return json(res, 422, { message: `No commit found for SHA: ${status[1]}` });
+      if (
+        !['error', 'failure', 'pending', 'success'].includes(body.state) ||
+        (body.description ?? '').length > 140
+      )
+        return json(res, 422, { message: 'Validation Failed' });
+      const posted = {
+        sha: status[1],
+        state: body.state,
+        context: body.context ?? 'default',
+        target_url: body.target_url ?? null,
+        description: body.description ?? null,
+      };
+      repo.statuses.push(posted);
+      return json(res, 201, { id: repo.statuses.length, url: `${fake.url}${url.pathname}`, ...posted });
     }
     if (req.method === 'GET' && (rest === '/issues' || rest === '/pulls')) {
       const state = url.searchParams.get('state') ?? 'open';

@@ -15,6 +15,17 @@ export type GitlabProject = {
   issues: Record<string, unknown>[];
   mergeRequests: Record<string, unknown>[];
   commits: number;
+  /** commit sha -> the files it holds; branch -> head commit sha. */
+  commitLog: Map<string, Map<string, Buffer>>;
+  heads: Map<string, string>;
+  /** Commit statuses posted, in order (POST /projects/:id/statuses/:sha). */
+  statuses: {
+    sha: string;
+    state: string;
+    name: string;
+    target_url: string | null;
+    description: string | null;
+  }[];
 };
 
 type Token = { username: string; expiresAt: number };
@@ -34,6 +45,8 @@ export type GitlabFake = {
     path: string,
     opts?: { defaultBranch?: string; files?: Record<string, string | Buffer>; branches?: string[] },
   ): GitlabProject;
+  /** Commits changes to a branch (null deletes a file); answers the new commit sha. */
+  commit(path: string, branch: string, changes: Record<string, string | null>): string;
   issueToken(username?: string): { access_token: string; refresh_token: string };
   expireAccessTokens(username?: string): void;
   revokeRefreshTokens(username?: string): void;
@@ -61,6 +74,18 @@ async function readBody(req: http.IncomingMessage) {
   if ((req.headers['content-type'] ?? '').includes('json')) return text ? JSON.parse(text) : {};
   return Object.fromEntries(new URLSearchParams(text));
 }
+
+/** Records the branch's current files as a new commit and moves the branch to it. */
+function record(path: string, project: GitlabProject, branch: string): string {
+  const id = sha(`${path}:${branch}:${project.commitLog.size}:${project.commits}`);
+  project.commitLog.set(id, new Map(project.branches.get(branch)));
+  project.heads.set(branch, id);
+  return id;
+}
+
+/** The files of a branch or of a recorded commit. */
+const filesAt = (project: GitlabProject, ref: string) =>
+  project.commitLog.get(ref) ?? project.branches.get(ref);
 
 export async function startGitlabFake(): Promise<GitlabFake> {
   const tokens = new Map<string, Token>();
@@ -97,9 +122,23 @@ export async function startGitlabFake(): Promise<GitlabFake> {
         issues: [],
         mergeRequests: [],
         commits: 0,
+        commitLog: new Map(),
+        heads: new Map(),
+        statuses: [],
       };
       fake.projects.set(path, project);
+      for (const b of branches.keys()) record(path, project, b);
       return project;
+    },
+    commit(path, branch, changes) {
+      const project = fake.projects.get(path)!;
+      const files = project.branches.get(branch)!;
+      for (const [p, v] of Object.entries(changes)) {
+        if (v === null) files.delete(p);
+        else files.set(p, Buffer.from(v));
+      }
+      project.commits++;
+      return record(path, project, branch);
     },
     issueToken(username = fake.username) {
       const access_token = rand('glat-');
@@ -273,8 +312,33 @@ export async function startGitlabFake(): Promise<GitlabFake> {
         names.map((name) => ({ name, default: name === project.defaultBranch, commit: { id: sha(name) } })),
       );
     }
+    // GET /projects/:id/repository/commits/:sha — a commit by sha, or a branch's head.
+    const cm = rest.match(/^\/repository\/commits\/([^/]+)$/);
+    if (req.method === 'GET' && cm) {
+      const asked = decodeURIComponent(cm[1]);
+      const id = project.commitLog.has(asked) ? asked : project.heads.get(asked);
+      if (!id) return json(res, 404, { message: '404 Commit Not Found' });
+      return json(res, 200, { id, short_id: id.slice(0, 8), parent_ids: [], title: 'commit' });
+    }
+    // POST /projects/:id/statuses/:sha — state, name, target_url, description.
+    const st = rest.match(/^\/statuses\/([0-9a-f]{40})$/);
+    if (req.method === 'POST' && st) {
+      const body = await readBody(req);
+      if (!project.commitLog.has(st[1])) return json(res, 404, { message: '404 Commit Not Found' });
+      if (!['pending', 'running', 'success', 'failed', 'canceled'].includes(body.state))
+        return json(res, 400, { message: 'state does not have a valid value' });
+      const posted = {
+        sha: st[1],
+        state: body.state,
+        name: body.name ?? body.context ?? 'default',
+        target_url: body.target_url ?? null,
+        description: body.description ?? null,
+      };
+      project.statuses.push(posted);
+      return json(res, 201, { id: project.statuses.length, ...posted });
+    }
     if (req.method === 'GET' && rest === '/repository/tree') {
-      const files = project.branches.get(ref);
+      const files = filesAt(project, ref);
       if (!files) return json(res, 404, { message: '404 Tree Not Found' });
       return page(
         res,
@@ -288,7 +352,7 @@ export async function startGitlabFake(): Promise<GitlabFake> {
     if (fm) {
       const filePath = decodeURIComponent(fm[1]);
       if (req.method === 'GET') {
-        const b = project.branches.get(ref)?.get(filePath);
+        const b = filesAt(project, ref)?.get(filePath);
         if (!b) return json(res, 404, { message: '404 File Not Found' });
         if (fm[2]) {
           res.writeHead(200, {
@@ -325,6 +389,7 @@ export async function startGitlabFake(): Promise<GitlabFake> {
           body.encoding === 'base64' ? Buffer.from(body.content, 'base64') : Buffer.from(body.content),
         );
         project.commits++;
+        record(key, project, body.branch);
         return json(res, req.method === 'POST' ? 201 : 200, { file_path: filePath, branch: body.branch });
       }
     }

@@ -26,6 +26,10 @@ import { pipelinesDeployCommand } from './commands/pipelines-deploy';
 import { pipelinesExecuteCommand } from './commands/pipelines-execute';
 import { pipelinesPushCommand } from './commands/pipelines-push';
 import { pipelinesValidateCommand } from './commands/pipelines-validate';
+import { proofCompileCommand } from './commands/proof-compile';
+import { proofKeysCommand } from './commands/proof-keys';
+import { proofObserveCommand } from './commands/proof-observe';
+import { proofVerifyCommand } from './commands/proof-verify';
 import { runsCancelCommand } from './commands/runs-cancel';
 import { runsListCommand } from './commands/runs-list';
 import { runsWatchCommand } from './commands/runs-watch';
@@ -114,6 +118,11 @@ webhooksSignCommand(program.command('webhooks').description('Helpers for webhook
 const billing = program.command('billing').description('Show and set billing profiles over the API');
 billingGetCommand(billing);
 billingSetCommand(billing);
+const proof = program.command('proof').description('Proof receipts for git-backed data (docs/proof.md)');
+proofObserveCommand(proof);
+proofCompileCommand(proof);
+proofKeysCommand(proof);
+proofVerifyCommand(proof);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

@@ -200,6 +200,8 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
     keyPrefix: string,
     ctx: ConnectorContext,
   ): Promise<SinkResult | null>;
+  /** Git-backed kinds: what proof observations read (docs/proof.md). */
+  proof?: ProofCapability<C, K>;
   /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */
   write?(
     conn: Connection<C, K>,
@@ -226,3 +228,47 @@ export function assertWritable(ctx: ConnectorContext): void {
       'the data source is read-only: a sink cannot write through it',
     );
 }
+
+/** One file of a proof snapshot: hashes of its bytes, and its fields when it is CSV or JSON. */
+export type ProofFile = {
+  path: string;
+  sha256: string;
+  git_blob: string;
+  size: number;
+  /** Null for a file that is not tabular; empty when a tabular file could not be read. */
+  fields: Column[] | null;
+  readable: boolean;
+};
+
+/** What a repository holds at one commit, for the paths a proof observation asked about. */
+export type ProofSnapshot = {
+  repository_id: string;
+  commit_sha: string;
+  tree_sha: string | null;
+  files: ProofFile[];
+  /** Asked-for paths that do not exist at the commit. */
+  missing: string[];
+};
+
+/** A check on a commit: a GitHub check run or commit status, a GitLab commit status. */
+export type ProofCheck = {
+  name: string;
+  commit_sha: string;
+  conclusion: 'success' | 'neutral' | 'failure';
+  title: string;
+  summary: string;
+  details_url: string;
+};
+
+export type ProofCapability<C = any, K = any> = {
+  /** The provider's immutable id of the repository (root commit SHA for plain git). */
+  repositoryId(conn: Connection<C, K>, ctx: ConnectorContext): Promise<string>;
+  /** Paths are relative to the data source's base path; a directory stands for its files. */
+  snapshot(
+    conn: Connection<C, K>,
+    ctx: ConnectorContext,
+    at: { commit?: string; ref?: string; paths: string[] },
+  ): Promise<ProofSnapshot>;
+  /** Creates or updates the named check on the commit; kinds without checks leave it out. */
+  publish?(conn: Connection<C, K>, ctx: ConnectorContext, check: ProofCheck): Promise<{ url: string | null }>;
+};

@@ -1,13 +1,13 @@
-import { csvRecords } from '@sluice/engine';
 import type { Branch, Column, ConnectorContext, ConnectorDefinition, SchemaDocument } from '../types';
 import { ConnectorError } from '../types';
 import { type GitConn, GitSession } from './cli';
 import { executeGit } from './execute';
-import { delimiterOf, formatOf, jsonLines, mimeOf } from './formats';
-import { jsonRecords } from './json';
+import { formatOf, mimeOf } from './formats';
 import { readGit, writeGit } from './pipeline';
+import { gitRepositoryId, gitSnapshot } from './proof';
 import { repoPath } from './remote';
 import { blobStream, branchesOf, defaultBranchOf, entryAt, fetchRef, listFiles, listRemote } from './repo';
+import { sampleFileFields } from './sample-fields';
 import {
   type GitConfig,
   type GitCredentials,
@@ -55,7 +55,6 @@ async function listBranches(conn: GitConn, ctx: ConnectorContext): Promise<Branc
 
 const MAX_FILES = 1000;
 const MAX_SAMPLED = 200;
-const SAMPLE_RECORDS = 100;
 
 type Diagnostic = { name: string; target: string; severity: string; code: string; message: string };
 
@@ -110,7 +109,7 @@ async function importSchema(conn: GitConn, ctx: ConnectorContext): Promise<Schem
   }
 }
 
-/** Fields of a CSV (header and sampled cell types) or JSON file (keys of the first records). */
+/** Fields of a CSV or JSON blob of the repository (the shared sampler reads its bytes). */
 async function sampleFields(
   session: GitSession,
   oid: string,
@@ -119,73 +118,10 @@ async function sampleFields(
 ): Promise<Column[]> {
   const blob = blobStream(session, oid, `read ${path}`);
   try {
-    if (format === 'csv') {
-      let header: string[] | null = null;
-      const types: string[][] = [];
-      let n = 0;
-      outer: for await (const batch of csvRecords(blob.stdout, delimiterOf(undefined, path))) {
-        for (const rec of batch) {
-          if (!header) {
-            header = rec.map((c, i) => c ?? `column${i}`);
-            continue;
-          }
-          rec.forEach((v, i) => {
-            types[i] ??= [];
-            if (v !== null) types[i].push(scalarType(v));
-          });
-          if (++n >= SAMPLE_RECORDS) break outer;
-        }
-      }
-      return (header ?? []).map((name, i) => ({ name, type: merge(types[i] ?? []) }));
-    }
-    const records = format === 'json' ? jsonRecords(blob.stdout, undefined) : jsonLines(blob.stdout);
-    const seen = new Map<string, string[]>();
-    let n = 0;
-    outer: for await (const batch of records) {
-      for (const r of batch) {
-        if (r && typeof r === 'object' && !Array.isArray(r)) {
-          for (const [k, v] of Object.entries(r)) {
-            if (!seen.has(k)) seen.set(k, []);
-            if (v !== null) seen.get(k)!.push(jsonType(v));
-          }
-        }
-        if (++n >= SAMPLE_RECORDS) break outer;
-      }
-    }
-    return [...seen].map(([name, ts]) => ({ name, type: merge(ts) }));
+    return await sampleFileFields(blob.stdout, format, path);
   } finally {
     blob.kill();
   }
-}
-
-const scalarType = (v: string) =>
-  /^-?\d{1,18}$/.test(v)
-    ? 'integer'
-    : /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(v)
-      ? 'number'
-      : /^(true|false)$/i.test(v)
-        ? 'boolean'
-        : 'string';
-
-const jsonType = (v: unknown) =>
-  typeof v === 'number'
-    ? Number.isInteger(v)
-      ? 'integer'
-      : 'number'
-    : typeof v === 'boolean'
-      ? 'boolean'
-      : typeof v === 'string'
-        ? 'string'
-        : Array.isArray(v)
-          ? 'array'
-          : 'object';
-
-function merge(types: string[]): string {
-  const set = new Set(types);
-  if (set.size === 0) return 'string';
-  if (set.size === 1) return types[0];
-  if ([...set].every((t) => t === 'integer' || t === 'number')) return 'number';
-  return 'string';
 }
 
 export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitStatement> = {
@@ -201,6 +137,10 @@ export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitSta
   pipelineOperation: { source: gitOperationSchema, sink: gitOperationSchema },
   test,
   importSchema,
+  proof: {
+    repositoryId: gitRepositoryId,
+    snapshot: (conn, ctx, at) => gitSnapshot(conn, ctx, at, sampleFields),
+  },
   listBranches,
   execute: executeGit,
   read: readGit,

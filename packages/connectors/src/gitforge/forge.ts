@@ -7,9 +7,12 @@ import {
   type Connection,
   type ConnectorContext,
   ConnectorError,
+  type ProofCapability,
+  type ProofCheck,
   type QueryResult,
   type SchemaDocument,
 } from '../types';
+import { forgeProof } from './proof';
 import {
   type ForgeStatement,
   fillPlaceholders,
@@ -40,15 +43,25 @@ export type ForgeClient = {
   }): Promise<{ commit: string | null }>;
   /** Normalized rows (objectColumns order), page by page, following the provider's paging. */
   objects(kind: ObjectKind, state: 'open' | 'closed' | 'all'): AsyncIterable<unknown[][]>;
+  /** Proof: the provider's immutable repository id. */
+  repositoryId?(): Promise<string>;
+  /** Proof: the commit a branch or commit id names, with its tree. */
+  commit?(ref: string): Promise<{ sha: string; treeSha: string | null }>;
+  /** Proof: creates or updates the named check (a commit status) on the commit. */
+  publishCheck?(check: ProofCheck): Promise<void>;
 };
 
 export type ForgeKind = {
   label: string;
+  /** The client implements the proof methods (repositoryId, commit, publishCheck). */
+  proof?: boolean;
   objects: readonly ObjectKind[];
   client(config: Record<string, unknown>, auth: ForgeAuth, ctx: ConnectorContext): Promise<ForgeClient>;
 };
 
 type Conn = Connection<Record<string, unknown>, Record<string, unknown>>;
+
+export type ForgeSession = Awaited<ReturnType<typeof session>>;
 
 async function session(kind: ForgeKind, conn: Conn, ctx: ConnectorContext) {
   const auth = newAuth(conn.credentials);
@@ -72,7 +85,7 @@ async function session(kind: ForgeKind, conn: Conn, ctx: ConnectorContext) {
   return { client, call, stream };
 }
 
-async function branchOf(conn: Conn, s: Awaited<ReturnType<typeof session>>, given?: string) {
+async function branchOf(conn: Conn, s: ForgeSession, given?: string) {
   if (given) return given;
   const configured = conn.config.default_branch;
   if (typeof configured === 'string' && configured) return configured;
@@ -461,5 +474,17 @@ export function forgeOperations(kind: ForgeKind) {
     source: z.discriminatedUnion('operation_type', [gitSourceOperation, objectOp]),
     sink: gitSinkOperation,
   };
-  return { test, importSchema, listBranches, execute, read, write, pipelineOperation };
+  const proof: ProofCapability | undefined = kind.proof
+    ? forgeProof({ open: (conn, ctx) => session(kind, conn, ctx), branchOf })
+    : undefined;
+  return {
+    test,
+    importSchema,
+    listBranches,
+    execute,
+    read,
+    write,
+    pipelineOperation,
+    ...(proof ? { proof } : {}),
+  };
 }

@@ -113,6 +113,27 @@ export async function githubClient(
       });
       return { commit: r.data.commit.sha ?? null };
     },
+    async repositoryId() {
+      const r = await octokit.rest.repos.get({ owner, repo });
+      return String(r.data.id);
+    },
+    async commit(ref) {
+      const r = await octokit.rest.repos.getCommit({ owner, repo, ref });
+      return { sha: r.data.sha, treeSha: r.data.commit.tree.sha ?? null };
+    },
+    async publishCheck(check) {
+      // An OAuth token cannot create check runs (GitHub Apps only): a commit status, whose
+      // context is the check name, so posting again replaces the earlier one.
+      await octokit.rest.repos.createCommitStatus({
+        owner,
+        repo,
+        sha: check.commit_sha,
+        state: check.conclusion === 'failure' ? 'failure' : 'success',
+        context: check.name,
+        target_url: check.details_url,
+        description: `${check.title}${check.conclusion === 'neutral' ? ' (warnings)' : ''}`.slice(0, 140),
+      });
+    },
     async *objects(kind, state) {
       if (kind === 'issues') {
         for await (const page of octokit.paginate.iterator(octokit.rest.issues.listForRepo, {

@@ -32,6 +32,7 @@ export const githubConfigSchema = z
 const operations = forgeOperations({
   label: 'GitHub',
   objects: ['issues', 'pull_requests'],
+  proof: true,
   client: githubClient,
 });
 

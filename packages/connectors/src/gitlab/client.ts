@@ -146,6 +146,28 @@ export async function gitlabClient(
       });
       return { commit: null };
     },
+    async repositoryId() {
+      const p = await api.Projects.show(project);
+      return String(p.id);
+    },
+    async commit(ref) {
+      // GitLab's commit API names no tree; the receipt's subject is the commit itself.
+      const c = await api.Commits.show(project, ref);
+      return { sha: c.id, treeSha: null };
+    },
+    async publishCheck(check) {
+      // The status name is the check name: GitLab keeps one status per name and commit.
+      await api.Commits.editStatus(
+        project,
+        check.commit_sha,
+        check.conclusion === 'failure' ? 'failed' : 'success',
+        {
+          name: check.name,
+          targetUrl: check.details_url,
+          description: `${check.title}${check.conclusion === 'neutral' ? ' (warnings)' : ''}`.slice(0, 255),
+        },
+      );
+    },
     async *objects(kind, state) {
       const resource = kind === 'issues' ? api.Issues : api.MergeRequests;
       const toRow = kind === 'issues' ? issueRow : mergeRequestRow;

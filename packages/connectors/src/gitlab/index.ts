@@ -30,6 +30,7 @@ export const gitlabConfigSchema = z
 const operations = forgeOperations({
   label: 'GitLab',
   objects: ['issues', 'merge_requests'],
+  proof: true,
   client: gitlabClient,
 });
 

@@ -40,6 +40,14 @@ export const jobCatalog = {
     retryBackoff: false,
     expireInSeconds: 120,
   },
+  'proof.observe': {
+    schema: z.object({ observationId: z.string().uuid() }),
+    // Failures are recorded on the observation (state error); a retry only covers a lost worker.
+    retryLimit: 1,
+    retryDelay: 10,
+    retryBackoff: false,
+    expireInSeconds: 600,
+  },
   'events.retention': {
     schema: z.object({}).passthrough(),
     retryLimit: 2,

@@ -6,6 +6,7 @@ import type { JobName } from './catalog';
 import { sendInvitationEmail } from './email-invitation';
 import { sendVerificationEmail } from './email-verification';
 import { pruneEvents } from './events-retention';
+import { observeProof } from './proof-observe';
 import type { JobHandler } from './queue';
 import { runPipeline } from './run-pipeline';
 import { startRunSweeper, sweepRuns } from './run-sweep';
@@ -16,6 +17,7 @@ const handlers: { [N in JobName]: (deps: Deps) => JobHandler<N> } = {
   'email.verification': sendVerificationEmail,
   'email.invitation': sendInvitationEmail,
   'data_sources.schema_import': importDataSourceSchema,
+  'proof.observe': observeProof,
   'events.retention': pruneEvents,
   'pipelines.run': runPipeline,
   'pipelines.sweep': sweepRuns,

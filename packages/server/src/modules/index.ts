@@ -20,6 +20,7 @@ import { refsRoutes } from './pipelines/refs.routes';
 import { validationsRoutes } from './pipelines/validations.routes';
 import { versionsRoutes } from './pipelines/versions.routes';
 import { projectsRoutes } from './projects/projects.routes';
+import { proofRoutes } from './proof/proof.routes';
 import { queriesRoutes } from './queries/queries.routes';
 import { rolesRoutes } from './roles/roles.routes';
 import { runsRoutes } from './runs/runs.routes';
@@ -59,4 +60,5 @@ export const modules: ModuleRoutes[] = [
   triggersRoutes,
   webhooksRoutes,
   billingRoutes,
+  proofRoutes,
 ];

@@ -7,3 +7,4 @@ export * from './oauth';
 export * from './organizations';
 export * from './pipelines';
 export * from './triggers';
+export * from './proof';
