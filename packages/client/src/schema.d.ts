@@ -1223,6 +1223,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * First-run setup: trade the one-time setup code for the first organization and its tokens
+         * @description Works only while the store has no organization and only with the code `sluice serve` printed and wrote to the data directory; the code is deleted once used. 409 CONFLICT once an organization exists, 403 FORBIDDEN for a wrong or missing code. `sluice setup` calls it.
+         */
+        post: operations["setup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -28068,6 +28088,236 @@ export interface operations {
                         next_cursor: string | null;
                         /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
                         prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    setup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description First-run setup request. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The one-time code `sluice serve` printed and wrote to `<data directory>/setup-code` (mode 0600) while the store had no organization. */
+                    setup_code: string;
+                    /** @description Slug of the first organization. */
+                    organization_slug: string;
+                    /**
+                     * Format: email
+                     * @description The first user's email; the user becomes the organization's owner.
+                     */
+                    email: string;
+                    /** @description The first user's display name (default: the email's local part). */
+                    name?: string;
+                    /** @description Optional password for signing in to the app. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The first organization and its tokens, returned once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The organization created. */
+                        organization_slug: string;
+                        /** @description The owner user created. */
+                        user_slug: string;
+                        /** @description An owner API key of the organization; shown once. */
+                        api_key: string;
+                        /** @description A personal access token of the owner; shown once. */
+                        personal_access_token: string;
                     };
                 };
             };

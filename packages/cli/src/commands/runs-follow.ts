@@ -67,7 +67,7 @@ const RUN = '/organizations/{organization}/projects/{project}/environments/{envi
  * New log lines on each call. The list ends with next_cursor null, so the cursor kept is the one
  * that led to the last page: that page is read again and lines already seen are skipped by id.
  */
-function logFollower(client: SluiceClient, path: ReturnType<typeof peOf> & { run_slug: string }) {
+export function logFollower(client: SluiceClient, path: ReturnType<typeof peOf> & { run_slug: string }) {
   let cursor: string | undefined;
   let lastId = -Infinity;
   return async (): Promise<RunLog[]> => {

@@ -20,6 +20,7 @@ import { queriesRoutes } from './queries/queries.routes';
 import { rolesRoutes } from './roles/roles.routes';
 import { runsRoutes } from './runs/runs.routes';
 import { secretsRoutes } from './secrets/secrets.routes';
+import { setupRoutes } from './system/setup.routes';
 import { variablesRoutes } from './variables/variables.routes';
 
 export type ModuleRoutes = (app: TypedApp, deps: Deps) => Promise<void> | void;
@@ -47,4 +48,5 @@ export const modules: ModuleRoutes[] = [
   bindingsRoutes,
   validationsRoutes,
   deploymentsRoutes,
+  setupRoutes,
 ];
