@@ -40,6 +40,8 @@ environments: [staging]
         name: 'Shop API',
         type: 'http',
         config: {
+          // An apply-file variable with a default, not a JavaScript template.
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: apply substitutes it
           base_url: '${SHOP_URL:-http://127.0.0.1:9}/api',
           timeout_seconds: timeout,
           allow_private_hosts: true,
