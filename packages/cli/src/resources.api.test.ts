@@ -1,0 +1,166 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/support/app';
+import { runCli } from '../../../test/support/cli';
+
+// The resource commands as a user runs them (child processes on a listening API host): tables
+// for people, the API's JSON with --json, bodies from YAML files, secrets only from stdin.
+describe('sluice resource commands', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let token: string;
+  let dir: string;
+  const sluice = async (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => {
+    const r = await runCli(args, {
+      env: { SLUICE_BASE_URL: baseUrl, SLUICE_TOKEN: token, SLUICE_ORG: 'acme', ...opts.env },
+      input: opts.input,
+    });
+    expect(r.code, `sluice ${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  const json = async (args: string[], input?: string) =>
+    JSON.parse(await sluice([...args, '--json'], { input }));
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    token = (await t.bootstrap('acme')).api_key;
+    baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-resources-'));
+  });
+  afterAll(async () => {
+    await t.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('manages projects, environments, secrets and variables', async () => {
+    expect(await sluice(['projects', 'create', '--name', 'Shop', '--slug', 'shop'])).toMatch(
+      /^slug: +shop$/m,
+    );
+    expect(await sluice(['projects', 'list'])).toMatch(
+      /^SLUG +NAME +DESCRIPTION +CREATED_AT\nshop +Shop +- /,
+    );
+    expect((await json(['projects', 'update', 'shop', '--description', 'the shop'])).description).toBe(
+      'the shop',
+    );
+    await sluice([
+      'environments',
+      'create',
+      '--name',
+      'Staging',
+      '--slug',
+      'staging',
+      '--set',
+      'run_timeout_seconds=600',
+    ]);
+    expect((await json(['environments', 'get', 'staging'])).run_timeout_seconds).toBe(600);
+    await sluice(['environments', 'enable', '--project', 'shop', '--env', 'staging', '--default']);
+    expect((await json(['environments', 'list-enabled', '--project', 'shop'])).environments).toMatchObject([
+      { slug: 'staging', is_default: true },
+    ]);
+
+    // The value comes from standard input and is never printed back.
+    const secret = await sluice(
+      ['secrets', 'set', '--env', 'staging', 'API_KEY', '--description', 'shop key'],
+      {
+        input: 'sk-very-secret-value\n',
+      },
+    );
+    expect(secret).not.toContain('sk-very-secret');
+    const listed = await sluice(['secrets', 'list', '--env', 'staging']);
+    expect(listed).toMatch(/^API_KEY +shop key/m);
+    expect(listed).not.toContain('sk-very-secret');
+    const noValue = await runCli(['secrets', 'set', '--env', 'staging', 'EMPTY'], {
+      env: { SLUICE_BASE_URL: baseUrl, SLUICE_TOKEN: token, SLUICE_ORG: 'acme' },
+    });
+    expect(noValue.code).toBe(1);
+    expect(noValue.stderr).toContain('standard input');
+
+    await sluice(['variables', 'set', '--env', 'staging', 'REGION', 'eu']);
+    expect((await json(['variables', 'get', '--env', 'staging', 'REGION'])).value).toBe('eu');
+    await sluice(['variables', 'delete', '--env', 'staging', 'REGION']);
+    expect((await json(['variables', 'list', '--env', 'staging'])).runtime_variables).toEqual([]);
+  });
+
+  it('creates a data source from YAML with credentials from the environment, and lists with the pager', async () => {
+    const file = path.join(dir, 'warehouse.yaml');
+    fs.writeFileSync(
+      file,
+      'type: http\nname: Warehouse\nslug: warehouse\nconfig:\n  base_url: http://127.0.0.1:9\n  allow_private_hosts: true\n',
+    );
+    // Without the variable the command fails before any request, naming the variable only.
+    const missing = await runCli(
+      ['data-sources', 'create', '-f', file, '--credential-env', 'bearer_token=WH_TOKEN'],
+      {
+        env: { SLUICE_BASE_URL: baseUrl, SLUICE_TOKEN: token, SLUICE_ORG: 'acme' },
+      },
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('environment variable WH_TOKEN is not set');
+    const ds = JSON.parse(
+      await sluice(
+        ['data-sources', 'create', '-f', file, '--credential-env', 'bearer_token=WH_TOKEN', '--json'],
+        {
+          env: { WH_TOKEN: 'wh-token-value-1234' },
+        },
+      ),
+    );
+    expect(ds).toMatchObject({ slug: 'warehouse', type: 'http' });
+    expect(JSON.stringify(ds)).not.toContain('wh-token-value');
+    fs.writeFileSync(
+      path.join(dir, 'inline.yaml'),
+      'type: http\nname: X\nconfig: {base_url: "http://x"}\ncredentials: {bearer_token: t}\n',
+    );
+    const inline = await runCli(['data-sources', 'create', '-f', path.join(dir, 'inline.yaml')], {
+      env: { SLUICE_BASE_URL: baseUrl, SLUICE_TOKEN: token, SLUICE_ORG: 'acme' },
+    });
+    expect(inline.code).toBe(1);
+    expect(inline.stderr).toContain('credentials do not belong in a file');
+
+    // A refused connection is the test's answer, not a CLI failure.
+    const tested = await json(['data-sources', 'test', 'warehouse']);
+    expect(tested).toMatchObject({ data_source_slug: 'warehouse', ok: false });
+
+    for (const name of ['a', 'b', 'c'])
+      await sluice(['projects', 'create', '--name', `P ${name}`, '--slug', `p-${name}`]);
+    const page = await json(['projects', 'list', '--limit', '2']);
+    expect(page.projects).toHaveLength(2);
+    expect(page.has_more).toBe(true);
+    const all = await json(['projects', 'list', '--limit', '2', '--all']);
+    expect(all.projects.map((p: { slug: string }) => p.slug).sort()).toEqual(['p-a', 'p-b', 'p-c', 'shop']);
+  });
+
+  it('filters events, and manages roles and invitations', async () => {
+    const events = await json(['events', '--entity-type', 'project', '--action', 'create', '--limit', '100']);
+    expect(events.events.length).toBeGreaterThanOrEqual(4);
+    expect(events.events.every((e: { entity_type: string }) => e.entity_type === 'project')).toBe(true);
+    const security = await json(['security-events', '--entity-type', 'api_key']);
+    expect(security.events.length).toBeGreaterThan(0);
+
+    await sluice([
+      'roles',
+      'create',
+      '--name',
+      'Readers',
+      '--slug',
+      'readers',
+      '--set',
+      'permissions=["projects.read"]',
+    ]);
+    expect((await json(['roles', 'get', 'readers'])).permissions).toEqual(['projects.read']);
+    expect(await sluice(['roles', 'permissions'])).toMatch(/^projects\.read +/m);
+    const invite = await json(['invitations', 'create', '--email', 'new@example.com', '--role', 'readers']);
+    expect(invite).toMatchObject({ email: 'new@example.com', status: 'pending' });
+    await sluice(['invitations', 'revoke', invite.slug]);
+    expect(await sluice(['members', 'list'])).toMatch(/owner/);
+  });
+
+  it('prints a completion script for bash and zsh that knows every command', async () => {
+    const bash = await sluice(['completion', 'bash']);
+    expect(bash).toContain('complete -o default -F _sluice sluice');
+    expect(bash).toMatch(/"data-sources"\) words="[^"]*import-schema/);
+    expect(bash).toMatch(/"pipelines"\) words="[^"]*diff/);
+    expect(await sluice(['completion', 'zsh'])).toMatch(/^#compdef sluice/);
+  });
+});
