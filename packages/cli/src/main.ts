@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Command } from 'commander';
 import { apiKeysCreateCommand } from './commands/api-keys-create';
 import { apiKeysListCommand } from './commands/api-keys-list';
+import { apiKeysManageCommands } from './commands/api-keys-manage';
 import { apiKeysRevokeCommand } from './commands/api-keys-revoke';
 import { applyCommand } from './commands/apply';
 import { bindingsCommand } from './commands/bindings';
@@ -58,6 +59,7 @@ const apiKeys = program.command('api-keys').description('Manage organization API
 apiKeysCreateCommand(apiKeys);
 apiKeysListCommand(apiKeys);
 apiKeysRevokeCommand(apiKeys);
+apiKeysManageCommands(apiKeys);
 const pipelines = program
   .command('pipelines')
   .description('Push, validate, deploy and execute pipelines over the API (docs/pipeline-spec.md)');
