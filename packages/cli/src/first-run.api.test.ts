@@ -97,6 +97,37 @@ describe('first run: examples/first-pipeline from an empty store', () => {
       const ds = await sluice(['data-sources', 'get', 'sluice-api', '--json']);
       expect(ds).not.toContain(fs.readFileSync(tokenFile, 'utf8').trim());
 
+      // Then the tour of examples/README.md: logs, a changed spec, its versions and their diff.
+      const slug = runs.runs[0].slug;
+      const where = ['--project', 'first', '--env', 'dev'];
+      expect(await sluice(['runs', 'logs', ...where, slug, '--follow'])).toMatch(
+        /events: GET to 127\.0\.0\.1:\d+ answered HTTP 200/,
+      );
+      expect(await sluice(['runs', 'get', ...where, slug])).toMatch(/^state: +succeeded$/m);
+      const changed = path.join(config, 'changed');
+      fs.cpSync(example, changed, { recursive: true });
+      const specFile = path.join(changed, 'org-activity.pipeline.json');
+      fs.writeFileSync(
+        specFile,
+        fs.readFileSync(specFile, 'utf8').replace('"limit": "100"', '"limit": "50"'),
+      );
+      const replan = await sluice(['apply', '-f', changed, '--dry-run']);
+      expect(replan).toMatch(/^update +Pipeline first\/org-activity {2}\(spec\)$/m);
+      expect(replan).toMatch(/^update +Deployment first\/dev\/org-activity/m);
+      await sluice(['apply', '-f', changed]);
+      const versions = JSON.parse(
+        await sluice(['pipelines', 'versions', '--project', 'first', 'org-activity', '--json']),
+      );
+      expect(versions.versions).toHaveLength(2);
+      const [newer, older] = versions.versions.map((v: { spec_hash: string }) => v.spec_hash.slice(0, 12));
+      const diff = await sluice(['pipelines', 'diff', '--project', 'first', 'org-activity', older, newer]);
+      expect(diff).toContain('- steps[0].operation.query_params.limit: "100"');
+      expect(diff).toContain('+ steps[0].operation.query_params.limit: "50"');
+      const deployed = JSON.parse(await sluice(['pipelines', 'deployments', ...where, '--json']));
+      expect(deployed.deployments.find((d: { active: boolean }) => d.active).spec_hash.slice(0, 12)).toBe(
+        newer,
+      );
+
       serve.child.kill('SIGTERM');
       expect((await serve.exited).code).toBe(0);
     } finally {

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app';
-import { runCli } from '../../../test/support/cli';
+import { runCli, startCli } from '../../../test/support/cli';
 
 // The resource commands as a user runs them (child processes on a listening API host): tables
 // for people, the API's JSON with --json, bodies from YAML files, secrets only from stdin.
@@ -154,6 +154,60 @@ describe('sluice resource commands', () => {
     expect(invite).toMatchObject({ email: 'new@example.com', status: 'pending' });
     await sluice(['invitations', 'revoke', invite.slug]);
     expect(await sluice(['members', 'list'])).toMatch(/owner/);
+  });
+
+  it('stores a login profile with its token in a 0600 file, and later commands use it', async () => {
+    const config = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-login-'));
+    try {
+      const bare = { SLUICE_CONFIG_DIR: config };
+      const bad = await runCli(['login', '--base-url', baseUrl], {
+        env: bare,
+        input: 'slc_key_not-a-real-token\n',
+      });
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain('UNAUTHENTICATED');
+      expect(fs.existsSync(path.join(config, 'tokens', 'default'))).toBe(false);
+
+      const ok = await runCli(['login', '--base-url', baseUrl, '--profile', 'local'], {
+        env: bare,
+        input: `${token}\n`,
+      });
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toContain(`logged in to ${baseUrl} as profile local, organization acme`);
+      expect(ok.stdout).not.toContain(token);
+      const file = path.join(config, 'tokens', 'local');
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+      expect(fs.readFileSync(file, 'utf8').trim()).toBe(token);
+      expect(fs.readFileSync(path.join(config, 'config.json'), 'utf8')).not.toContain(token);
+
+      // No token, address or organization in the environment: the profile supplies all three.
+      const listed = await runCli(['projects', 'list', '--json'], { env: bare });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout).projects.length).toBeGreaterThan(0);
+    } finally {
+      fs.rmSync(config, { recursive: true, force: true });
+    }
+  });
+
+  it('follows new events as they happen', async () => {
+    const follow = startCli(
+      ['events', '--follow', '--interval', '0.2', '--entity-type', 'project', '--json'],
+      {
+        env: { SLUICE_BASE_URL: baseUrl, SLUICE_TOKEN: token, SLUICE_ORG: 'acme' },
+      },
+    );
+    try {
+      // Once it says where it starts, anything later is printed and nothing earlier.
+      await vi.waitFor(() => expect(follow.stderr()).toContain('following events from'), { timeout: 30_000 });
+      await sluice(['projects', 'create', '--name', 'Followed', '--slug', 'followed']);
+      const [line] = await follow.waitForStdout(/^\{.*"entity_slug":"followed".*\}$/m, 30_000);
+      expect(JSON.parse(line)).toMatchObject({ entity_type: 'project', action: 'create' });
+      expect(follow.stdout()).not.toContain('"entity_slug":"shop"');
+    } finally {
+      follow.child.kill('SIGTERM');
+      await follow.exited;
+    }
   });
 
   it('prints a completion script for bash and zsh that knows every command', async () => {

@@ -79,6 +79,7 @@ async function followEvents(page: (q: Record<string, unknown>) => Promise<Page>,
   const interval = intervalMs(opts.interval);
   let from = opts.from ?? new Date().toISOString();
   let seenAtFrom = new Set<string>();
+  process.stderr.write(`following events from ${from} (Ctrl-C to stop)\n`);
   await followLoop(async () => {
     let cursor: string | undefined;
     for (;;) {
