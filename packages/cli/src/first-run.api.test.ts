@@ -128,6 +128,16 @@ describe('first run: examples/first-pipeline from an empty store', () => {
         newer,
       );
 
+      expect(await sluice(['bindings', 'list', ...where])).toMatch(
+        /^org-activity +sluice-api +sluice-api +http /m,
+      );
+      expect(await sluice(['checkpoints', 'reset', ...where, 'org-activity'])).toContain(
+        'reset: done (org-activity)',
+      );
+      expect(
+        JSON.parse(await sluice(['checkpoints', 'list', ...where, 'org-activity', '--json'])).checkpoints,
+      ).toEqual([]);
+
       serve.child.kill('SIGTERM');
       expect((await serve.exited).code).toBe(0);
     } finally {

@@ -1,3 +1,4 @@
+import { ApiError } from '@sluice/client';
 import { credentialsFromEnv, credentialsFromStdin } from '../credentials';
 import { call } from '../resource';
 import { changedFields, orNull, pick, requireSlugs } from './compare';
@@ -15,6 +16,15 @@ async function credentialsOf(ctx: ApplyContext, doc: Doc): Promise<Record<string
   const fromEnv = map ? credentialsFromEnv(map, `DataSource ${doc.slug}.credentials_from_env`, ctx.env) : {};
   if (!doc.credentials_from_stdin && !map) return undefined;
   return { ...(doc.credentials_from_stdin ? await credentialsFromStdin() : {}), ...fromEnv };
+}
+
+/** A 400 about an unknown `credentials` field of the PATCH body. */
+function refusedCredentialsField(err: unknown): boolean {
+  return (
+    err instanceof ApiError &&
+    err.status === 400 &&
+    err.validationErrors.some((v) => `${v.path} ${v.message}`.includes('credentials'))
+  );
 }
 
 /**
@@ -53,10 +63,22 @@ export const dataSourceKind: ResourceKind = {
       });
       return;
     }
-    await call(ctx.client, 'PATCH', '/organizations/{organization}/data-sources/{data_source}', {
-      path: item(ctx.org, slug),
-      body: pick(doc, FIELDS),
-    });
+    const patch = (body: Record<string, unknown>) =>
+      call(ctx.client, 'PATCH', '/organizations/{organization}/data-sources/{data_source}', {
+        path: item(ctx.org, slug),
+        body,
+      });
+    if (credentials) {
+      // A server that wants the credentials again when the address changes takes them in the
+      // same PATCH; one that does not know the field refuses it, and they go by PUT instead.
+      try {
+        await patch({ ...pick(doc, FIELDS), credentials });
+        return;
+      } catch (err) {
+        if (!refusedCredentialsField(err)) throw err;
+      }
+    }
+    await patch(pick(doc, FIELDS));
     if (credentials) {
       await call(ctx.client, 'PUT', '/organizations/{organization}/data-sources/{data_source}/credentials', {
         path: item(ctx.org, slug),
