@@ -156,6 +156,31 @@ describe('sluice resource commands', () => {
     expect(await sluice(['members', 'list'])).toMatch(/owner/);
   });
 
+  it('saves and executes a query with parameters, and lists its executions', async () => {
+    const source = path.join(dir, 'self.yaml');
+    fs.writeFileSync(
+      source,
+      `type: http\nname: Self\nslug: self\nconfig:\n  base_url: ${baseUrl}/organizations/acme\n  allow_private_hosts: true\n`,
+    );
+    await sluice(['data-sources', 'create', '-f', source, '--credential-env', 'bearer_token=SELF_TOKEN'], {
+      env: { SELF_TOKEN: token },
+    });
+    const query = path.join(dir, 'query.yaml');
+    fs.writeFileSync(
+      query,
+      'name: One project\nslug: one-project\ndata_source_slug: self\nstatement:\n  type: http\n  method: GET\n  path: /projects/{{project}}\n',
+    );
+    await sluice(['queries', 'create', '-f', query]);
+    await sluice(['projects', 'create', '--name', 'Queried', '--slug', 'queried']);
+    const run = await json(['queries', 'execute', 'one-project', '--param', 'project=queried']);
+    expect(run).toMatchObject({ query_slug: 'one-project', status: 'succeeded' });
+    expect(JSON.stringify(run.result)).toContain('"slug":"queried"');
+    expect(JSON.stringify(run)).not.toContain(token);
+    const executions = await json(['queries', 'executions', 'one-project']);
+    expect(executions.query_executions.map((e: { slug: string }) => e.slug)).toEqual([run.slug]);
+    expect((await json(['queries', 'execution', run.slug])).status).toBe('succeeded');
+  });
+
   it('stores a login profile with its token in a 0600 file, and later commands use it', async () => {
     const config = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-login-'));
     try {
