@@ -22,7 +22,9 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   for (const key of Object.keys(base)) {
     if (key.startsWith('SLUICE_') || key === 'DATABASE_URL') delete base[key];
   }
-  return { ...base, SLUICE_LOG_LEVEL: 'warn', ...env } as NodeJS.ProcessEnv;
+  // No login profile of the person running the tests leaks in (tests that want one set their own).
+  const noProfile = path.join(os.tmpdir(), 'sluice-cli-tests-no-profile');
+  return { ...base, SLUICE_LOG_LEVEL: 'warn', SLUICE_CONFIG_DIR: noProfile, ...env } as NodeJS.ProcessEnv;
 }
 
 export type CliProcess = {

@@ -19,14 +19,15 @@ export function printLines(lines: string[]) {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-type Column<T> = { header: string; value: (row: T) => string | null | undefined | boolean };
+type Column<T> = { header: string; value: (row: T) => unknown };
 
 /** A plain aligned table for people; scripts use --json. */
 export function printTable<T>(rows: T[], columns: Column<T>[]) {
   const cells = rows.map((r) =>
     columns.map((c) => {
       const v = c.value(r);
-      return v === null || v === undefined || v === '' ? '-' : String(v);
+      if (v === null || v === undefined || v === '') return '-';
+      return typeof v === 'object' ? JSON.stringify(v) : String(v);
     }),
   );
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i].length)));

@@ -12,27 +12,45 @@ import { alertsPoliciesListCommand } from './commands/alerts-policies-list';
 import { alertsPoliciesUpdateCommand } from './commands/alerts-policies-update';
 import { apiKeysCreateCommand } from './commands/api-keys-create';
 import { apiKeysListCommand } from './commands/api-keys-list';
+import { apiKeysManageCommands } from './commands/api-keys-manage';
 import { apiKeysRevokeCommand } from './commands/api-keys-revoke';
 import { billingGetCommand } from './commands/billing-get';
 import { billingSetCommand } from './commands/billing-set';
+import { applyCommand } from './commands/apply';
+import { bindingsCommand } from './commands/bindings';
 import { bootstrapCommand } from './commands/bootstrap';
+import { checkpointsCommand } from './commands/checkpoints';
+import { completionCommand } from './commands/completion';
+import { dataSourcesCommand } from './commands/data-sources';
+import { environmentsCommand } from './commands/environments';
+import { eventsCommand } from './commands/events';
+import { invitationsCommand } from './commands/invitations';
 import { keysRotateCommand } from './commands/keys-rotate';
+import { loginCommand } from './commands/login';
+import { membersCommand } from './commands/members';
 import { migrateCommand } from './commands/migrate';
 import { notificationsAckCommand } from './commands/notifications-ack';
 import { notificationsGetCommand } from './commands/notifications-get';
 import { notificationsListCommand } from './commands/notifications-list';
 import { notificationsResolveCommand } from './commands/notifications-resolve';
+import { organizationsCommand } from './commands/organizations';
 import { pipelinesDeployCommand } from './commands/pipelines-deploy';
 import { pipelinesExecuteCommand } from './commands/pipelines-execute';
 import { pipelinesPushCommand } from './commands/pipelines-push';
+import { pipelinesReadCommands } from './commands/pipelines-read';
 import { pipelinesValidateCommand } from './commands/pipelines-validate';
 import { proofCompileCommand } from './commands/proof-compile';
 import { proofKeysCommand } from './commands/proof-keys';
 import { proofObserveCommand } from './commands/proof-observe';
 import { proofVerifyCommand } from './commands/proof-verify';
+import { projectsCommand } from './commands/projects';
+import { queriesCommand } from './commands/queries';
+import { rolesCommand } from './commands/roles';
 import { runsCancelCommand } from './commands/runs-cancel';
+import { runsGetCommands } from './commands/runs-get';
 import { runsListCommand } from './commands/runs-list';
 import { runsWatchCommand } from './commands/runs-watch';
+import { secretsCommand } from './commands/secrets';
 import { serveCommand } from './commands/serve';
 import { triggersCreateCommand } from './commands/triggers-create';
 import { triggersDeleteCommand } from './commands/triggers-delete';
@@ -45,6 +63,8 @@ import { triggersResumeCommand } from './commands/triggers-resume';
 import { triggersRotateSecretCommand } from './commands/triggers-rotate-secret';
 import { triggersUpdateCommand } from './commands/triggers-update';
 import { webhooksSignCommand } from './commands/webhooks-sign';
+import { setupCommand } from './commands/setup';
+import { variablesCommand } from './commands/variables';
 import { workerCommand } from './commands/worker';
 import { describeFailure, ExitCode } from './exit';
 
@@ -57,7 +77,7 @@ const program = new Command()
   .showHelpAfterError()
   .addHelpText(
     'after',
-    '\nAPI commands read the token from SLUICE_TOKEN (or --token-stdin).\n' +
+    '\nAPI commands read the token from --token-stdin, SLUICE_TOKEN or the login profile (sluice login).\n' +
       'Exit codes: 0 ok, 1 API or usage error, 2 refused, 3 store locked or unavailable, 4 API host unreachable.',
   );
 
@@ -70,6 +90,7 @@ const apiKeys = program.command('api-keys').description('Manage organization API
 apiKeysCreateCommand(apiKeys);
 apiKeysListCommand(apiKeys);
 apiKeysRevokeCommand(apiKeys);
+apiKeysManageCommands(apiKeys);
 const pipelines = program
   .command('pipelines')
   .description('Push, validate, deploy and execute pipelines over the API (docs/pipeline-spec.md)');
@@ -77,6 +98,7 @@ pipelinesPushCommand(pipelines);
 pipelinesValidateCommand(pipelines);
 pipelinesDeployCommand(pipelines);
 pipelinesExecuteCommand(pipelines);
+pipelinesReadCommands(pipelines);
 const runs = program.command('runs').description('List, follow and cancel pipeline runs over the API');
 runsListCommand(runs);
 runsWatchCommand(runs);
@@ -123,7 +145,31 @@ proofObserveCommand(proof);
 proofCompileCommand(proof);
 proofKeysCommand(proof);
 proofVerifyCommand(proof);
+runsGetCommands(runs);
+setupCommand(program);
+loginCommand(program);
+applyCommand(program);
+organizationsCommand(program);
+projectsCommand(program);
+environmentsCommand(program);
+secretsCommand(program);
+variablesCommand(program);
+dataSourcesCommand(program);
+bindingsCommand(program);
+checkpointsCommand(program);
+queriesCommand(program);
+eventsCommand(program);
+membersCommand(program);
+invitationsCommand(program);
+rolesCommand(program);
+completionCommand(program);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
+
+// `sluice … | head` closes the pipe early: that is the reader's choice, not a failure.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(ExitCode.ok);
+  throw err;
+});
 
 try {
   await program.parseAsync(process.argv);

@@ -2,6 +2,7 @@ import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
 import { printJson, printLines } from '../io';
+import { defaultOrg } from '../profile';
 import { printKey } from './api-keys-format';
 
 type CreateOptions = ApiOptions & {
@@ -19,7 +20,11 @@ export function apiKeysCreateCommand(apiKeys: Command) {
     apiKeys
       .command('create')
       .description('Create an organization API key; its token is printed once')
-      .requiredOption('--org <slug>', 'organization slug')
+      .requiredOption(
+        '--org <slug>',
+        'organization slug (default: env SLUICE_ORG or the profile)',
+        defaultOrg(),
+      )
       .requiredOption('--name <name>', 'display name')
       .requiredOption(
         '--role <role>',

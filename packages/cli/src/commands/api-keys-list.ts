@@ -2,6 +2,7 @@ import { unwrap } from '@sluice/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
 import { printJson } from '../io';
+import { defaultOrg } from '../profile';
 import { type ApiKey, printKeyTable } from './api-keys-format';
 
 type ListOptions = ApiOptions & { org: string; limit: number; cursor?: string; all?: boolean };
@@ -17,7 +18,11 @@ export function apiKeysListCommand(apiKeys: Command) {
     apiKeys
       .command('list')
       .description('List the API keys of an organization, newest first')
-      .requiredOption('--org <slug>', 'organization slug')
+      .requiredOption(
+        '--org <slug>',
+        'organization slug (default: env SLUICE_ORG or the profile)',
+        defaultOrg(),
+      )
       .option('--limit <n>', 'page size, 1 to 100', pageSize, 20)
       .option('--cursor <cursor>', 'continue from a previous page (its next_cursor)')
       .option('--all', 'follow next_cursor until every key is listed'),

@@ -2,6 +2,7 @@ import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
 import { printJson } from '../io';
+import { defaultOrg } from '../profile';
 import { printKey } from './api-keys-format';
 
 type RevokeOptions = ApiOptions & { org: string };
@@ -12,7 +13,11 @@ export function apiKeysRevokeCommand(apiKeys: Command) {
       .command('revoke')
       .description('Revoke an API key at once; it stays listed with revoked_at set')
       .argument('<key_slug>', 'slug of the API key')
-      .requiredOption('--org <slug>', 'organization slug'),
+      .requiredOption(
+        '--org <slug>',
+        'organization slug (default: env SLUICE_ORG or the profile)',
+        defaultOrg(),
+      ),
   ).action(async (keySlug: string, opts: RevokeOptions) => {
     const client = await apiClient(opts);
     const key = await unwrap(

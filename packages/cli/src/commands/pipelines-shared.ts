@@ -3,6 +3,7 @@ import { type paths, unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit';
 import { readStdin } from '../io';
+import { defaultOrg } from '../profile';
 
 // What the pipeline and run commands share: the scope flags, the spec file, and calls whose
 // status code matters (201 new / 200 already there).
@@ -24,7 +25,11 @@ export type EnvOptions = ProjectOptions & { env: string };
 
 export function withProjectOptions(cmd: Command): Command {
   return cmd
-    .requiredOption('--org <slug>', 'organization slug')
+    .requiredOption(
+      '--org <slug>',
+      'organization slug (default: env SLUICE_ORG or the profile)',
+      defaultOrg(),
+    )
     .requiredOption('--project <slug>', 'project slug');
 }
 

@@ -68,7 +68,7 @@ const RUN = '/organizations/{organization}/projects/{project}/environments/{envi
  * that led to the last page: that page is read again and lines already seen are skipped by
  * their number in the run.
  */
-function logFollower(client: SluiceClient, path: ReturnType<typeof peOf> & { run_slug: string }) {
+export function logFollower(client: SluiceClient, path: ReturnType<typeof peOf> & { run_slug: string }) {
   let cursor: string | undefined;
   let lastSeq = 0;
   return async (): Promise<RunLog[]> => {

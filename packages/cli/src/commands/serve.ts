@@ -48,12 +48,23 @@ export function serveCommand(program: Command) {
         throw err;
       }
 
+      // While no organization exists, a one-time code lets a newcomer get a token through this
+      // running server (`sluice setup`), since the embedded store is held by this process.
+      const setupCode = await server.issueSetupCode(rt.deps);
       printLines([
         'Sluice is running',
         `  API host: ${apiUrl}`,
         `  app host: ${appUrl}`,
         `  store:    ${describeStore(config)}`,
         `  workers:  ${workers > 0 ? `${workers} in this process` : 'none in this process'}`,
+        ...(setupCode
+          ? [
+              '',
+              'No organization yet. Create the first one and get a token (in another terminal):',
+              `  npx sluice setup --base-url ${apiUrl} --org acme --email you@example.com`,
+              `  setup code: ${setupCode}   (also in ${server.setupCodePath(config)}, mode 0600; single use)`,
+            ]
+          : []),
       ]);
 
       // Stop accepting requests, let in-flight ones and running jobs finish, then close the store.

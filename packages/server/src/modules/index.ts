@@ -27,6 +27,7 @@ import { runsRoutes } from './runs/runs.routes';
 import { secretsRoutes } from './secrets/secrets.routes';
 import { triggersRoutes } from './triggers/triggers.routes';
 import { webhooksRoutes } from './triggers/webhooks.routes';
+import { setupRoutes } from './system/setup.routes';
 import { variablesRoutes } from './variables/variables.routes';
 
 export type ModuleRoutes = (app: TypedApp, deps: Deps) => Promise<void> | void;
@@ -61,4 +62,5 @@ export const modules: ModuleRoutes[] = [
   webhooksRoutes,
   billingRoutes,
   proofRoutes,
+  setupRoutes,
 ];
