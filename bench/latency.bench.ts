@@ -15,6 +15,7 @@
 //   BENCH_WORKERS=2               worker processes; BENCH_CONCURRENCY=4 runs at once in each
 //   BENCH_SCALE=1,2,4             worker counts for the runs/min saturation figure ('' skips it)
 //   BENCH_SCALE_RUNS=600          runs queued at once per saturation measurement
+//   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +41,7 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const SCALE = (process.env.BENCH_SCALE ?? '1,2,4').split(',').filter(Boolean).map(Number);
 const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
+const PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
 const id = `${process.pid}`;
 const STORE = `sluice_bench_lat_store_${id}`;
@@ -116,7 +118,7 @@ async function bareBaseline(count: number, perMinute: number): Promise<Lat> {
 async function startWorkers(n: number): Promise<WorkerProcess[]> {
   const env = { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
   return Promise.all(
-    Array.from({ length: n }, () => startWorker(env, [], ['--concurrency', String(CONCURRENCY)])),
+    Array.from({ length: n }, () => startWorker(env, PROF, ['--concurrency', String(CONCURRENCY)])),
   );
 }
 

@@ -1,11 +1,22 @@
-export { type App, buildApp } from './app';
+import type { App } from './app';
+import type { Deps } from './context';
+
+export type { App } from './app';
 export type { Deps, Principal, Scope } from './context';
+
+// The HTTP hosts load on first use: a worker process never needs the routes and their schemas.
+export async function buildApp(deps: Deps): Promise<App> {
+  return (await import('./app')).buildApp(deps);
+}
+export async function buildAppHost(deps: Deps) {
+  return (await import('./app-host/app-host')).buildAppHost(deps);
+}
+
 export { openStore, type Store } from './db/client';
 export { migrate } from './db/migrate';
 export { type Config, ConfigError, loadConfig, parseConfig } from './env';
 export { startWorker } from './jobs/worker';
 export { openRuntime, type Runtime, type Server, startApi } from './runtime';
-export { buildAppHost } from './app-host/app-host';
 export { bootstrap, AlreadyBootstrappedError, type BootstrapResult } from './modules/system/bootstrap';
 export { DataDirLockedError } from './db/lock';
 export { emailSchema, slugSchema } from './http/fields';

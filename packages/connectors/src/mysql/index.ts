@@ -6,9 +6,6 @@ import {
 } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
 import type { MysqlConnection } from './connect';
-import { executeMysql, importMysqlSchema, testMysql } from './operations';
-import { readMysql } from './read';
-import { writeMysql } from './write';
 
 // MySQL and MariaDB (docs/connectors/mysql.md). Every call opens one session to the address
 // the egress guard checked and closes it before returning.
@@ -28,11 +25,13 @@ export const mysql: ConnectorDefinition<
   defaultReadOnly: false,
   statementSchema: sqlStatementSchema('mysql'),
   resultType: 'sql',
-  test: (conn, ctx) => testMysql(conn, ctx),
-  importSchema: (conn, ctx) => importMysqlSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executeMysql(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readMysql(conn, step, ctx),
-  write: (conn, input, step, ctx) => writeMysql(conn, input, step, ctx),
+  // The driver loads on first use, so a process that never talks to this kind never holds it.
+  test: async (conn, ctx) => (await import('./operations')).testMysql(conn, ctx),
+  importSchema: async (conn, ctx) => (await import('./operations')).importMysqlSchema(conn, ctx),
+  execute: async (conn, statement, parameters, ctx) =>
+    (await import('./operations')).executeMysql(conn, statement, parameters, ctx),
+  read: async (conn, step, ctx) => (await import('./read')).readMysql(conn, step, ctx),
+  write: async (conn, input, step, ctx) => (await import('./write')).writeMysql(conn, input, step, ctx),
 };
 
 export const definition = mysql;

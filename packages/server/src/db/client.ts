@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './lock';
 import * as schema from './schema/index';
@@ -144,7 +143,9 @@ async function openPglite(dataDir: string): Promise<Store> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock: DataDirLock = acquireDataDirLock(dir);
   try {
+    // Loaded only for the embedded store: a process on PostgreSQL never needs PGlite.
     const { PGlite } = await import('@electric-sql/pglite');
+    const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
     const client = await PGlite.create(path.join(dir, 'pgdata'));
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     return {
