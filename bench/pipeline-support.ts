@@ -162,6 +162,7 @@ export type WorkerProcess = {
 export async function startWorker(
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  workerArgs: string[] = [],
 ): Promise<WorkerProcess> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(childEnv)) {
@@ -169,7 +170,7 @@ export async function startWorker(
   }
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgs, path.join(repoRoot, 'packages/cli/bin/sluice.mjs'), 'worker'],
+    [...nodeArgs, path.join(repoRoot, 'packages/cli/bin/sluice.mjs'), 'worker', ...workerArgs],
     {
       cwd: repoRoot,
       env: { ...childEnv, SLUICE_LOG_LEVEL: 'warn', ...env },

@@ -1,6 +1,20 @@
 export { type App, buildApp } from './app';
 export { buildAppHost } from './app-host/app-host';
 export type { Deps, Principal, Scope } from './context';
+import type { App } from './app';
+import type { Deps } from './context';
+
+export type { App } from './app';
+export type { Deps, Principal, Scope } from './context';
+
+// The HTTP hosts load on first use: a worker process never needs the routes and their schemas.
+export async function buildApp(deps: Deps): Promise<App> {
+  return (await import('./app')).buildApp(deps);
+}
+export async function buildAppHost(deps: Deps) {
+  return (await import('./app-host/app-host')).buildAppHost(deps);
+}
+
 export { type RotationReport, rotateKeys } from './crypto/rotate';
 export { openStore, type Store } from './db/client';
 export { DataDirLockedError } from './db/lock';

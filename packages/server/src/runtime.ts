@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { type App, buildApp } from './app';
+import type { App } from './app';
 import type { Deps } from './context';
 import { createKeyring } from './crypto/keyring';
 import { loadMasterKey } from './crypto/master-key';
@@ -56,6 +56,8 @@ export type Server = { api: App; apiUrl: string; close(): Promise<void> };
 
 /** `sluice serve`: API host plus an in-process worker. */
 export async function startApi(rt: Runtime, opts: { worker?: boolean } = {}): Promise<Server> {
+  // Loaded here, not at the top: processes that only run jobs never load the HTTP routes.
+  const { buildApp } = await import('./app');
   const api = await buildApp(rt.deps);
   const { host, port } = rt.deps.config.api;
   const apiUrl = await api.listen({ host, port });

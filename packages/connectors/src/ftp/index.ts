@@ -1,6 +1,4 @@
 import type { ConnectorDefinition } from '../types';
-import { executeFtp, importFtpSchema, testFtp } from './operations';
-import { readFtp, writeFtp } from './pipeline';
 import {
   type FtpConfig,
   type FtpCredentials,
@@ -27,9 +25,11 @@ export const ftpConnector: ConnectorDefinition<FtpConfig, FtpCredentials, FtpSta
   statementSchema: ftpStatementSchema,
   resultType: 'ftp',
   pipelineOperation: { source: ftpOperationSchema, sink: ftpOperationSchema },
-  test: (conn, ctx) => testFtp(conn, ctx),
-  importSchema: (conn, ctx) => importFtpSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executeFtp(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readFtp(conn, step, ctx),
-  write: (conn, input, step, ctx) => writeFtp(conn, input, step, ctx),
+  // The driver loads on first use, so a process that never talks to this kind never holds it.
+  test: async (conn, ctx) => (await import('./operations')).testFtp(conn, ctx),
+  importSchema: async (conn, ctx) => (await import('./operations')).importFtpSchema(conn, ctx),
+  execute: async (conn, statement, parameters, ctx) =>
+    (await import('./operations')).executeFtp(conn, statement, parameters, ctx),
+  read: async (conn, step, ctx) => (await import('./pipeline')).readFtp(conn, step, ctx),
+  write: async (conn, input, step, ctx) => (await import('./pipeline')).writeFtp(conn, input, step, ctx),
 };

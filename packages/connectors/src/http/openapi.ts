@@ -1,4 +1,3 @@
-import SwaggerParser from '@apidevtools/swagger-parser';
 import {
   type ConnectorContext,
   ConnectorError,
@@ -66,6 +65,8 @@ export async function importOpenApi(
 
 /** Validates the document; external `$ref`s stay unresolved, since following them would bypass the egress guard. */
 export async function parseDocument(text: string): Promise<any> {
+  // The parser loads on first use: only schema imports need it, pipeline runs never do.
+  const { default: SwaggerParser } = await import('@apidevtools/swagger-parser');
   try {
     return await SwaggerParser.validate(DOCUMENT_NAME, {
       resolve: {

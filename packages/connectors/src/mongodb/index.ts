@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, secretField } from '../fields';
 import type { ConnectorDefinition } from '../types';
-import { executeMongo, importMongoSchema, testMongo } from './operations';
-import { readMongo } from './read';
 import { type MongoStatement, mongodbOperationSchema, mongodbStatementSchema } from './statement';
-import { writeMongo } from './write';
 
 // MongoDB (docs/connectors/mongodb.md). Every call opens one client through the egress guard
 // and closes it before returning (a pipeline step keeps its client until its stream ends).
@@ -61,9 +58,11 @@ export const mongodbConnector: ConnectorDefinition<MongoConfig, MongoCredentials
   statementSchema: mongodbStatementSchema,
   resultType: 'mongodb',
   pipelineOperation: { source: mongodbOperationSchema, sink: mongodbOperationSchema },
-  test: (conn, ctx) => testMongo(conn, ctx),
-  importSchema: (conn, ctx) => importMongoSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executeMongo(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readMongo(conn, step, ctx),
-  write: (conn, input, step, ctx) => writeMongo(conn, input, step, ctx),
+  // The driver loads on first use, so a process that never talks to this kind never holds it.
+  test: async (conn, ctx) => (await import('./operations')).testMongo(conn, ctx),
+  importSchema: async (conn, ctx) => (await import('./operations')).importMongoSchema(conn, ctx),
+  execute: async (conn, statement, parameters, ctx) =>
+    (await import('./operations')).executeMongo(conn, statement, parameters, ctx),
+  read: async (conn, step, ctx) => (await import('./read')).readMongo(conn, step, ctx),
+  write: async (conn, input, step, ctx) => (await import('./write')).writeMongo(conn, input, step, ctx),
 };

@@ -36,6 +36,13 @@ export const mysql: ConnectorDefinition<
   read: (conn, step, ctx) => readMysql(conn, step, ctx),
   write: (conn, input, step, ctx) => writeMysql(conn, input, step, ctx),
   committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx),
+  // The driver loads on first use, so a process that never talks to this kind never holds it.
+  test: async (conn, ctx) => (await import('./operations')).testMysql(conn, ctx),
+  importSchema: async (conn, ctx) => (await import('./operations')).importMysqlSchema(conn, ctx),
+  execute: async (conn, statement, parameters, ctx) =>
+    (await import('./operations')).executeMysql(conn, statement, parameters, ctx),
+  read: async (conn, step, ctx) => (await import('./read')).readMysql(conn, step, ctx),
+  write: async (conn, input, step, ctx) => (await import('./write')).writeMysql(conn, input, step, ctx),
 };
 
 export const definition = mysql;

@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './lock';
 import * as schema from './schema/index';
@@ -24,6 +23,12 @@ export type Store = SqlExecutor & {
   ping(): Promise<void>;
   /** Runs fn while holding a cluster-wide advisory lock (one process at a time). */
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Delivers NOTIFY payloads of `channel` (sent on commit) to `onMessage`; a null payload means
+   * notifications may have been missed (the listening connection was re-established).
+   * Resolves with a function that stops listening.
+   */
+  listen(channel: string, onMessage: (payload: string | null) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 };
 
@@ -67,7 +72,69 @@ function openPostgres(url: string, opts: StoreOptions): Store {
         client.release();
       }
     },
+    listen: (channel, onMessage) => listenPostgres(url, channel, onMessage, opts.onBackgroundError),
     close: () => pool.end(),
+  };
+}
+
+/**
+ * LISTEN on a connection of its own (a pooled one would be handed to other queries). A lost
+ * connection is re-opened with a growing delay; whoever listens keeps a polling fallback, so a
+ * gap only slows wake-ups down.
+ */
+async function listenPostgres(
+  url: string,
+  channel: string,
+  onMessage: (payload: string | null) => void,
+  onError?: (err: Error) => void,
+): Promise<() => Promise<void>> {
+  let client: pg.Client | null = null;
+  let stopped = false;
+  let retryMs = 500;
+  let timer: NodeJS.Timeout | null = null;
+  const ident = `"${channel.replace(/"/g, '""')}"`;
+  const connect = async (reconnect: boolean) => {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    c.on('notification', (msg) => onMessage(msg.payload ?? ''));
+    c.on('error', (err) => {
+      onError?.(err);
+      retry(c);
+    });
+    c.on('end', () => retry(c));
+    client = c;
+    try {
+      await c.connect();
+      await c.query(`listen ${ident}`);
+      retryMs = 500;
+      if (reconnect) onMessage(null);
+    } catch (err) {
+      if (!reconnect) {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+        c.end().catch(() => {});
+        throw err;
+      }
+      retry(c);
+    }
+  };
+  const retry = (c: pg.Client) => {
+    if (stopped || client !== c || timer) return;
+    client = null;
+    c.end().catch(() => {});
+    timer = setTimeout(() => {
+      timer = null;
+      if (!stopped) void connect(true);
+    }, retryMs);
+    timer.unref();
+    retryMs = Math.min(retryMs * 2, 30_000);
+  };
+  await connect(false);
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    const c = client;
+    client = null;
+    await c?.end().catch(() => {});
   };
 }
 
@@ -76,7 +143,9 @@ async function openPglite(dataDir: string): Promise<Store> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock: DataDirLock = acquireDataDirLock(dir);
   try {
+    // Loaded only for the embedded store: a process on PostgreSQL never needs PGlite.
     const { PGlite } = await import('@electric-sql/pglite');
+    const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
     const client = await PGlite.create(path.join(dir, 'pgdata'));
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     return {
@@ -95,6 +164,11 @@ async function openPglite(dataDir: string): Promise<Store> {
       },
       // One process owns the data directory (see lock.ts), so there is nobody to exclude.
       withAdvisoryLock: (_key, fn) => fn(),
+      // Same instance, same process: PGlite hands notifications to its listeners on commit.
+      listen: async (channel, onMessage) => {
+        const unlisten = await client.listen(channel, (payload) => onMessage(payload));
+        return () => unlisten().catch(() => {});
+      },
       close: async () => {
         await client.close();
         lock.release();

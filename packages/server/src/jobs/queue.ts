@@ -45,6 +45,9 @@ export function executorFor(db: DbOrTx): SqlExecutor {
   };
 }
 
+/** NOTIFY channel of new jobs; the payload is the queue's name. */
+export const JOBS_CHANNEL = 'sluice_jobs';
+
 export async function openQueue(
   store: Store,
   opts: { pollSeconds: number; supervise: boolean },
@@ -71,6 +74,30 @@ export async function openQueue(
     } as any);
   }
   const stopHooks: (() => Promise<void>)[] = [];
+  // Workers sleep between polls; a new job wakes them at once: NOTIFY (sent with the job, so only
+  // on commit) reaches every listening process, this one included. Polling stays the fallback.
+  const workerIds = new Map<string, string[]>();
+  let stopping = false;
+  const wake = (name: string | null) => {
+    // A stopping worker hands fetched runs back to the queue; waking it would fetch them again.
+    if (stopping) return;
+    for (const [queue, ids] of workerIds) {
+      if (name === null || name === queue) for (const id of ids) boss.notifyWorker(id);
+    }
+  };
+  let unlisten: (() => Promise<void>) | null = null;
+  let listening: Promise<void> | null = null;
+  const listen = () => {
+    listening ??= store
+      .listen(JOBS_CHANNEL, wake)
+      .then((stop) => {
+        unlisten = stop;
+      })
+      .catch(() => {
+        // No LISTEN (e.g. a pooler in transaction mode): workers fall back to polling.
+      });
+    return listening;
+  };
   return {
     boss,
     async enqueue(tx, name, data, o = {}) {
@@ -79,26 +106,44 @@ export async function openQueue(
       if (o.singletonKey) sendOpts.singletonKey = o.singletonKey;
       if (o.singletonSeconds) sendOpts.singletonSeconds = o.singletonSeconds;
       if (o.startAfter) sendOpts.startAfter = o.startAfter;
-      if (tx) sendOpts.db = executorFor(tx);
-      return boss.send(name, payload as object, sendOpts as any);
+      const db = tx ? executorFor(tx) : store;
+      if (tx) sendOpts.db = db;
+      const id = await boss.send(name, payload as object, sendOpts as any);
+      if (id) {
+        await db.executeSql('select pg_notify($1, $2)', [JOBS_CHANNEL, name]);
+        // Already committed: this process's workers need not wait for the round trip.
+        if (!tx) wake(name);
+      }
+      return id;
     },
     async work(name, handler, o = {}) {
-      await boss.work(
+      await listen();
+      let self: string | null = null;
+      self = await boss.work(
         name,
         { pollingIntervalSeconds: opts.pollSeconds, batchSize: o.batchSize ?? 1 },
         async (jobs) => {
-          for (const job of jobs) {
-            const data = jobCatalog[name].schema.parse(job.data) as JobData<typeof name>;
-            await handler(data, { id: job.id, retryCount: (job as any).retryCount ?? 0 });
+          try {
+            for (const job of jobs) {
+              const data = jobCatalog[name].schema.parse(job.data) as JobData<typeof name>;
+              await handler(data, { id: job.id, retryCount: (job as any).retryCount ?? 0 });
+            }
+          } finally {
+            // A worker that just found work looks for more at once instead of sleeping a poll.
+            if (self && !stopping) boss.notifyWorker(self);
           }
         },
       );
+      workerIds.set(name, [...(workerIds.get(name) ?? []), self]);
     },
     onStop(hook) {
       stopHooks.push(hook);
     },
     async stop() {
+      stopping = true;
       await Promise.all(stopHooks.splice(0).map((hook) => hook().catch(() => {})));
+      await listening;
+      await unlisten?.();
       await boss.stop({ graceful: true, wait: true, timeout: 5_000 } as any);
     },
   };

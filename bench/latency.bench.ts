@@ -1,0 +1,325 @@
+// `npm run bench:latency`: how long a user waits for a run to start and to finish.
+// Not a test: it prints figures; docs/benchmarks.md records them and the targets.
+//
+// The API runs in this process on a scratch PostgreSQL platform database; `sluice worker`
+// processes (fresh, as a user starts them) claim and execute a trivial pipeline (one row from
+// PostgreSQL into PostgreSQL). Every run's execute time is taken here before the request, its
+// `started_at` / `finished_at` come from pipeline_runs (same host clock).
+//
+// Baseline in the same invocation: the bare mechanism a queue cannot beat: a transaction
+// inserts a row and NOTIFYs, a listening connection takes the row (update … returning) and
+// marks it done; execute → running is insert → taken.
+//
+//   BENCH_LATENCY_SECONDS=30      length of the 3,000 runs/min phase
+//   BENCH_LATENCY_RATE=3000       runs per minute in that phase
+//   BENCH_WORKERS=2               worker processes; BENCH_CONCURRENCY=4 runs at once in each
+//   BENCH_SCALE=1,2,4             worker counts for the runs/min saturation figure ('' skips it)
+//   BENCH_SCALE_RUNS=600          runs queued at once per saturation measurement
+//   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import {
+  createDatabase,
+  dbUrl,
+  deployPipeline,
+  dropDatabase,
+  openPlatform,
+  PE,
+  type Platform,
+  pgDataSource,
+  sql,
+  startWorker,
+  type WorkerProcess,
+} from './pipeline-support';
+
+const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
+const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 3000);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const SCALE = (process.env.BENCH_SCALE ?? '1,2,4').split(',').filter(Boolean).map(Number);
+const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
+const PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+
+const id = `${process.pid}`;
+const STORE = `sluice_bench_lat_store_${id}`;
+const DST = `sluice_bench_lat_dst_${id}`;
+const masterKey = crypto.randomBytes(32).toString('base64');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-latency-'));
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pct(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
+}
+const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
+
+type Lat = { running: number[]; done: number[]; api?: number[] };
+function report(label: string, l: Lat) {
+  const api = l.api ? `   execute request p50 ${fmt(pct(l.api, 50))} p99 ${fmt(pct(l.api, 99))}` : '';
+  console.log(
+    `  ${label.padEnd(34)} execute→running p50 ${fmt(pct(l.running, 50)).padStart(7)} p99 ${fmt(pct(l.running, 99)).padStart(7)}` +
+      `   execute→finished p50 ${fmt(pct(l.done, 50)).padStart(7)} p99 ${fmt(pct(l.done, 99)).padStart(7)}   (${l.done.length} runs)${api}`,
+  );
+}
+
+/** The floor: insert + NOTIFY in one transaction, a listener takes the row and marks it done. */
+async function bareBaseline(count: number, perMinute: number): Promise<Lat> {
+  const url = dbUrl(DST);
+  await sql(
+    DST,
+    'create table if not exists bare_jobs (id int primary key, state text, taken_at timestamptz)',
+  );
+  await sql(DST, 'truncate bare_jobs');
+  const listener = new pg.Client({ connectionString: url });
+  const taker = new pg.Client({ connectionString: url });
+  const producer = new pg.Client({ connectionString: url });
+  await Promise.all([listener.connect(), taker.connect(), producer.connect()]);
+  const sent = new Map<number, number>();
+  const lat: Lat = { running: [], done: [] };
+  let finished = 0;
+  listener.on('notification', async (msg) => {
+    const jobId = Number(msg.payload);
+    await taker.query(`update bare_jobs set state = 'running', taken_at = now() where id = $1`, [jobId]);
+    const running = Date.now() - sent.get(jobId)!;
+    await taker.query(`update bare_jobs set state = 'done' where id = $1`, [jobId]);
+    lat.running.push(running);
+    lat.done.push(Date.now() - sent.get(jobId)!);
+    finished++;
+  });
+  await listener.query('listen bare_jobs');
+  const gap = perMinute > 0 ? 60_000 / perMinute : 0;
+  const start = Date.now();
+  for (let i = 0; i < count; i++) {
+    const due = start + i * gap;
+    if (due > Date.now()) await sleep(due - Date.now());
+    sent.set(i, Date.now());
+    await producer.query('begin');
+    await producer.query(`insert into bare_jobs values ($1, 'queued', null)`, [i]);
+    await producer.query(`select pg_notify('bare_jobs', $1)`, [String(i)]);
+    await producer.query('commit');
+  }
+  while (finished < count) await sleep(20);
+  const done = Number(
+    (await producer.query(`select count(*) n from bare_jobs where state = 'done'`)).rows[0].n,
+  );
+  if (done !== count) throw new Error(`bare baseline: ${done} of ${count} done`);
+  await Promise.all([listener.end(), taker.end(), producer.end()]);
+  return lat;
+}
+
+async function startWorkers(n: number): Promise<WorkerProcess[]> {
+  const env = { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
+  return Promise.all(
+    Array.from({ length: n }, () => startWorker(env, PROF, ['--concurrency', String(CONCURRENCY)])),
+  );
+}
+
+let seq = 0;
+/** In-flight execute requests at most (a client keeps to its pool, as the API host does). */
+const IN_FLIGHT = 8;
+/**
+ * Executes `count` runs at `perMinute` (open loop: the schedule does not wait for runs, only for
+ * the API when IN_FLIGHT requests are pending). A 503 is retried after 100 ms, as it asks.
+ */
+async function sluiceRuns(
+  p: Platform,
+  count: number,
+  perMinute: number,
+): Promise<Lat & { wallMs: number; retries: number }> {
+  const sent = new Map<string, number>();
+  const gap = perMinute > 0 ? 60_000 / perMinute : 0;
+  const start = Date.now();
+  const pending = new Set<Promise<unknown>>();
+  const api: number[] = [];
+  let retries = 0;
+  const execute = async (slug: string) => {
+    const t0 = Date.now();
+    for (;;) {
+      try {
+        await p.call('POST', `${PE}/pipelines/tick:execute`, { run_slug: slug });
+        break;
+      } catch (err) {
+        if (!String(err).includes(': 503 ')) throw err;
+        retries++;
+        await sleep(100);
+      }
+    }
+    api.push(Date.now() - t0);
+  };
+  for (let i = 0; i < count; i++) {
+    const due = start + i * gap;
+    if (due > Date.now()) await sleep(due - Date.now());
+    while (pending.size >= IN_FLIGHT) await Promise.race(pending);
+    const slug = `r${seq++}`;
+    sent.set(slug, Date.now());
+    const req = execute(slug).finally(() => pending.delete(req));
+    pending.add(req);
+  }
+  await Promise.all(pending);
+  const slugs = [...sent.keys()];
+  for (;;) {
+    const [row] = await sql(
+      STORE,
+      `select count(*) filter (where state in ('succeeded','failed','canceled')) as n,
+              count(*) filter (where state <> 'succeeded' and state in ('failed','canceled')) as bad
+         from pipeline_runs where slug = any($1)`,
+      [slugs],
+    );
+    if (Number(row.bad) > 0) {
+      const bad = await sql(
+        STORE,
+        `select slug, state, attempt, error from pipeline_runs
+          where slug = any($1) and state in ('failed','canceled') limit 5`,
+        [slugs],
+      );
+      throw new Error(`${row.bad} runs did not succeed: ${JSON.stringify(bad)}`);
+    }
+    if (Number(row.n) === count) break;
+    await sleep(100);
+  }
+  const rows = await sql(
+    STORE,
+    `select slug, extract(epoch from started_at) * 1000 as s, extract(epoch from finished_at) * 1000 as f
+       from pipeline_runs where slug = any($1)`,
+    [slugs],
+  );
+  const lat: Lat = { running: [], done: [], api };
+  let last = 0;
+  for (const r of rows) {
+    const t0 = sent.get(r.slug)!;
+    lat.running.push(Number(r.s) - t0);
+    lat.done.push(Number(r.f) - t0);
+    last = Math.max(last, Number(r.f));
+  }
+  return { ...lat, wallMs: last - start, retries };
+}
+
+async function sinkRows(): Promise<number> {
+  return Number((await sql(DST, 'select count(*)::bigint as n from ticks'))[0].n);
+}
+
+async function main() {
+  const cpus = os.cpus();
+  console.log(
+    `node ${process.version}, ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}; ${WORKERS} workers × concurrency ` +
+      `${CONCURRENCY}; ${RATE} runs/min for ${SECONDS} s; load average ${load()}`,
+  );
+  for (const db of [STORE, DST]) await createDatabase(db);
+  let p: Platform | null = null;
+  let workers: WorkerProcess[] = [];
+  try {
+    await sql(DST, 'create table ticks (n integer)');
+    p = await openPlatform({
+      DATABASE_URL: dbUrl(STORE),
+      SLUICE_MASTER_KEY: masterKey,
+      SLUICE_DATA_DIR: dataDir,
+      // 3,000 executes a minute from one key would otherwise measure 429s.
+      SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
+    });
+    await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
+    await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
+    await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
+    await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
+    await deployPipeline(p, 'tick', {
+      steps: [
+        {
+          slug: 'one',
+          kind: 'source',
+          data_source_ref: 'target-db',
+          operation: { operation_type: 'sql', sql: 'SELECT 1 AS n' },
+        },
+        {
+          slug: 'load',
+          kind: 'sink',
+          data_source_ref: 'target-db',
+          operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
+        },
+      ],
+      edges: [{ from: 'one', to: 'load' }],
+    });
+
+    let expected = 0;
+    workers = await startWorkers(WORKERS);
+    await sleep(1000);
+    console.log(`\nOne run at a time, 20 runs (load average ${load()})`);
+    const bareSeq = await bareBaseline(20, 120);
+    report('bare insert+NOTIFY → listener', bareSeq);
+    const seqRuns: Lat = { running: [], done: [], api: [] };
+    for (let i = 0; i < 20; i++) {
+      const r = await sluiceRuns(p, 1, 0);
+      seqRuns.running.push(...r.running);
+      seqRuns.done.push(...r.done);
+      seqRuns.api!.push(...r.api!);
+      await sleep(200);
+    }
+    expected += 20;
+    report('Sluice', seqRuns);
+
+    const count = Math.round((RATE / 60) * SECONDS);
+    console.log(`\n${RATE} runs/min for ${SECONDS} s, ${count} runs (load average ${load()})`);
+    const bareRate = await bareBaseline(count, RATE);
+    report('bare insert+NOTIFY → listener', bareRate);
+    const rated = await sluiceRuns(p, count, RATE);
+    expected += count;
+    report('Sluice', rated);
+    const p50 = pct(rated.running, 50);
+    const p99 = pct(rated.done, 99);
+    console.log(
+      `  ratio (bare / Sluice, execute→finished p50): ${(pct(bareRate.done, 50) / pct(rated.done, 50)).toFixed(2)}; ` +
+        `achieved ${((count / rated.wallMs) * 60_000).toFixed(0)} runs/min (503 retries ${rated.retries}); ` +
+        `load average ${load()}`,
+    );
+    console.log(
+      `  targets: execute→running median < 100 ms → ${fmt(p50)} ${p50 < 100 ? 'met' : 'MISSED'}; ` +
+        `execute→succeeded p99 < 1 s → ${fmt(p99)} ${p99 < 1000 ? 'met' : 'MISSED'}`,
+    );
+    for (const w of workers) await w.stop();
+    workers = [];
+
+    if (SCALE.length > 0) {
+      console.log(`\nSaturation: ${SCALE_RUNS} runs queued at once, concurrency ${CONCURRENCY} per worker`);
+      const bare = await bareBaseline(SCALE_RUNS, 0);
+      const bareMs = Math.max(...bare.done);
+      console.log(
+        `  bare insert+NOTIFY → listener   ${((SCALE_RUNS / bareMs) * 60_000).toFixed(0)} jobs/min`,
+      );
+      for (const n of SCALE) {
+        workers = await startWorkers(n);
+        await sleep(1000);
+        const l0 = load();
+        const r = await sluiceRuns(p, SCALE_RUNS, 0);
+        expected += SCALE_RUNS;
+        console.log(
+          `  ${n} worker(s): ${((SCALE_RUNS / r.wallMs) * 60_000).toFixed(0)} runs/min ` +
+            `(finished p50 ${fmt(pct(r.done, 50))}), load average ${l0} → ${load()}`,
+        );
+        for (const w of workers) await w.stop();
+        workers = [];
+      }
+    }
+    const loaded = await sinkRows();
+    if (loaded !== expected) throw new Error(`the sink holds ${loaded} rows, expected ${expected}`);
+    console.log(`\nrows checked: ${loaded} runs, ${loaded} rows in the sink; load average ${load()}`);
+  } finally {
+    for (const w of workers) await w.stop().catch(() => {});
+    await p?.close().catch(() => {});
+    for (const db of [STORE, DST]) await dropDatabase(db).catch(() => {});
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
