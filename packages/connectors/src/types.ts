@@ -134,6 +134,8 @@ export type HttpOperationSummary = {
   summary: string | null;
   tags: string[];
   parameters: { name: string; in: string; required: boolean }[];
+  /** Fields of the success responses, `200.data[].id`, for drift reports. */
+  response_fields?: { name: string; type: string }[];
 };
 
 /** A branch as the branch listing shows it: the name without refs/heads/. */
@@ -200,5 +202,8 @@ export function allowsPrivateHosts(config: unknown): boolean {
 /** A sink on a read-only data source is refused before anything connects. */
 export function assertWritable(ctx: ConnectorContext): void {
   if (ctx.readOnly)
-    throw new ConnectorError('PERMISSION_DENIED', 'the data source is read-only: a sink cannot write through it');
+    throw new ConnectorError(
+      'PERMISSION_DENIED',
+      'the data source is read-only: a sink cannot write through it',
+    );
 }
