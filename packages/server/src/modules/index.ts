@@ -2,6 +2,7 @@ import type { TypedApp } from '../app';
 import type { Deps } from '../context';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
+import { driftRoutes } from './drift/drift.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { eventsRoutes } from './events/events.routes';
 import { identityRoutes } from './identity/identity.routes';
@@ -47,4 +48,5 @@ export const modules: ModuleRoutes[] = [
   bindingsRoutes,
   validationsRoutes,
   deploymentsRoutes,
+  driftRoutes,
 ];

@@ -1,4 +1,5 @@
 export * from './connections';
+export * from './drift';
 export * from './events';
 export * from './identity';
 export * from './oauth';

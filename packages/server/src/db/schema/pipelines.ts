@@ -154,6 +154,8 @@ export const pipelineRuns = pgTable(
     trigger: text('trigger').notNull().default('api'),
     inputKeys: jsonb('input_keys').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     error: jsonb('error').$type<ErrorRecord | null>(),
+    /** Quality metrics measured at contracted sinks (DECISIONS.md §12). */
+    contractChecks: jsonb('contract_checks').$type<Record<string, unknown>[]>().notNull().default(sql`'[]'::jsonb`),
     attempt: integer('attempt').notNull().default(1),
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: ts('lease_expires_at'),
