@@ -155,7 +155,10 @@ export const pipelineRuns = pgTable(
     inputKeys: jsonb('input_keys').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     error: jsonb('error').$type<ErrorRecord | null>(),
     /** Quality metrics measured at contracted sinks (DECISIONS.md §12). */
-    contractChecks: jsonb('contract_checks').$type<Record<string, unknown>[]>().notNull().default(sql`'[]'::jsonb`),
+    contractChecks: jsonb('contract_checks')
+      .$type<Record<string, unknown>[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     attempt: integer('attempt').notNull().default(1),
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: ts('lease_expires_at'),

@@ -86,7 +86,10 @@ export async function latestContracts(db: DbOrTx, filter: SQL): Promise<LatestCo
     .from(contracts)
     .innerJoin(
       contractRevisions,
-      and(eq(contractRevisions.contractId, contracts.id), eq(contractRevisions.slug, contracts.latestRevisionSlug)),
+      and(
+        eq(contractRevisions.contractId, contracts.id),
+        eq(contractRevisions.slug, contracts.latestRevisionSlug),
+      ),
     )
     .where(and(filter, isNotNull(contracts.latestRevisionSlug)));
 }

@@ -68,7 +68,9 @@ export const byProject = (projectId: string) => eq(driftReports.projectId, proje
 export const byDataSource = (dataSourceId: string) => eq(driftReports.dataSourceId, dataSourceId);
 
 export async function findReport(db: DbOrTx, projectId: string, slug: string) {
-  const [row] = await selectViews(db).where(and(eq(driftReports.projectId, projectId), eq(driftReports.slug, slug)));
+  const [row] = await selectViews(db).where(
+    and(eq(driftReports.projectId, projectId), eq(driftReports.slug, slug)),
+  );
   return row ? flatten(row) : null;
 }
 
@@ -193,6 +195,8 @@ export async function dataSourcesOfPipeline(db: DbOrTx, pipelineId: string, envi
     .selectDistinct({ dataSourceId: dataSources.id, schema: dataSources.schema })
     .from(dataSourceBindings)
     .innerJoin(dataSources, eq(dataSources.id, dataSourceBindings.dataSourceId))
-    .where(and(eq(dataSourceBindings.pipelineId, pipelineId), eq(dataSourceBindings.environmentId, environmentId)));
+    .where(
+      and(eq(dataSourceBindings.pipelineId, pipelineId), eq(dataSourceBindings.environmentId, environmentId)),
+    );
   return rows;
 }

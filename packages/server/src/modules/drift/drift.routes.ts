@@ -8,7 +8,12 @@ import { pipelineParams } from '../pipelines/pipelines.schemas';
 import * as s from './drift.schemas';
 import * as svc from './drift.service';
 
-const listOut = <T>(page: { items: T[]; has_more: boolean; next_cursor: string | null; prev_cursor: string | null }) => ({
+const listOut = <T>(page: {
+  items: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+  prev_cursor: string | null;
+}) => ({
   reports: page.items,
   has_more: page.has_more,
   next_cursor: page.next_cursor,
@@ -42,7 +47,8 @@ export function driftRoutes(app: TypedApp, deps: Deps) {
       querystring: s.listReportsQuery,
       response: { 200: s.reportListSchema, ...errorResponses },
     },
-    handler: async (req) => listOut(await svc.listProjectReports(ctx(req), scopeOf(req), req.params.project, req.query)),
+    handler: async (req) =>
+      listOut(await svc.listProjectReports(ctx(req), scopeOf(req), req.params.project, req.query)),
   });
 
   app.get(`${project}/drift-reports/:report_slug`, {
@@ -53,7 +59,8 @@ export function driftRoutes(app: TypedApp, deps: Deps) {
       params: s.reportParams,
       response: { 200: s.reportSchema, ...errorResponses },
     },
-    handler: async (req) => svc.getProjectReport(ctx(req), scopeOf(req), req.params.project, req.params.report_slug),
+    handler: async (req) =>
+      svc.getProjectReport(ctx(req), scopeOf(req), req.params.project, req.params.report_slug),
   });
 
   app.post(`${project}/pipelines/:pipeline/drift-preview`, {

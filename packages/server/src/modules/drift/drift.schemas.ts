@@ -11,17 +11,23 @@ export const changeSchema = z
       .describe(
         'column_added, column_removed, type_changed, nullability_changed, key_changed, table_added, table_removed, operation_added, operation_removed or parameter_changed.',
       ),
-    path: z.string().describe('`schema.table.column`, `collection.field`, `file.field`, `GET /orders#200.data[].id`.'),
+    path: z
+      .string()
+      .describe('`schema.table.column`, `collection.field`, `file.field`, `GET /orders#200.data[].id`.'),
     before: z.string().nullable().describe('Normalized type (or state) before; null when added.'),
     after: z.string().nullable().describe('Normalized type (or state) after; null when removed.'),
     severity: severity.describe('Severity of this change (docs/drift-and-contracts.md has the table).'),
-    reason_code: z.string().describe('Stable reason code, e.g. column_removed_referenced, star_widened, type_widened.'),
+    reason_code: z
+      .string()
+      .describe('Stable reason code, e.g. column_removed_referenced, star_widened, type_widened.'),
   })
   .describe('One normalized schema change.');
 
 export const impactSchema = z
   .object({
-    kind: z.enum(['pipeline', 'step', 'edge', 'sink', 'run', 'unknown_consumer']).describe('What is affected.'),
+    kind: z
+      .enum(['pipeline', 'step', 'edge', 'sink', 'run', 'unknown_consumer'])
+      .describe('What is affected.'),
     severity: severity.describe('Severity of this impact.'),
     message: z.string().describe('What happens, naming the column and the step.'),
     edge_slug: z.string().optional().describe('`from->to` of the affected edge.'),
@@ -43,8 +49,12 @@ export const reportSchema = previewSchema
   .extend({
     slug: slugSchema,
     report_type: z.enum(['contract_impact', 'source_schema']).describe('What produced the report.'),
-    status: z.enum(['open', 'superseded']).describe('`superseded` once a newer report covers the same subject.'),
-    project_slug: slugSchema.nullable().describe('Project whose pipelines the impacts cover (null: none binds the data source).'),
+    status: z
+      .enum(['open', 'superseded'])
+      .describe('`superseded` once a newer report covers the same subject.'),
+    project_slug: slugSchema
+      .nullable()
+      .describe('Project whose pipelines the impacts cover (null: none binds the data source).'),
     pipeline_slug: slugSchema.optional().describe('contract_impact reports: the pipeline.'),
     data_source_slug: slugSchema.optional().describe('source_schema reports: the data source.'),
     created_at: timestampSchema,
@@ -64,14 +74,24 @@ export const reportParams = z
 export const previewBody = z
   .object({
     environment_slug: slugSchema.describe('Environment whose bindings and deployment the preview uses.'),
-    spec_hash: z.string().min(1).max(64).optional().describe('A pushed version to check instead of the deployed one.'),
-    spec: z.record(z.string(), z.unknown()).optional().describe('A draft spec to check instead of the deployed one.'),
+    spec_hash: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('A pushed version to check instead of the deployed one.'),
+    spec: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('A draft spec to check instead of the deployed one.'),
     data_source_slug: slugSchema
       .optional()
       .describe('The changed data source; needed when the pipeline binds several in the environment.'),
     schema: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe('Candidate schema in the imported shape (schema_type relational, document, file or openapi); default: the stored schema.'),
+      .describe(
+        'Candidate schema in the imported shape (schema_type relational, document, file or openapi); default: the stored schema.',
+      ),
   })
   .strict();

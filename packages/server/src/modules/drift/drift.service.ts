@@ -31,7 +31,8 @@ export function toReport(r: repo.DriftReportView) {
 
 const hasSchema = (doc: unknown) =>
   !!doc && typeof doc === 'object' && typeof (doc as { schema_type?: unknown }).schema_type === 'string';
-const subjectOf = (dataSourceId: string, projectId: string | null) => `ds:${dataSourceId}:${projectId ?? 'none'}`;
+const subjectOf = (dataSourceId: string, projectId: string | null) =>
+  `ds:${dataSourceId}:${projectId ?? 'none'}`;
 
 /**
  * Called by the schema import job, in the transaction that stores the new schema: one
@@ -69,7 +70,12 @@ export async function listProjectReports(ctx: Ctx, scope: Scope, projectSlug: st
   return { ...page, items: page.items.map(toReport) };
 }
 
-export async function listDataSourceReports(ctx: Ctx, scope: Scope, dataSourceSlug: string, query: ListQuery) {
+export async function listDataSourceReports(
+  ctx: Ctx,
+  scope: Scope,
+  dataSourceSlug: string,
+  query: ListQuery,
+) {
   const ds = await findDataSource(ctx.deps.db, scope.org.id, dataSourceSlug);
   if (!ds) throw notFound('data source');
   const page = await repo.listReports(ctx.deps.db, repo.byDataSource(ds.id), query);
@@ -99,7 +105,13 @@ export type PreviewInput = {
  * The report an import of `schema` would write for this pipeline's project (or the open drift
  * of the data source under a draft spec), computed the same way and stored nowhere.
  */
-export async function previewDrift(ctx: Ctx, scope: Scope, projectSlug: string, pipelineSlug: string, input: PreviewInput) {
+export async function previewDrift(
+  ctx: Ctx,
+  scope: Scope,
+  projectSlug: string,
+  pipelineSlug: string,
+  input: PreviewInput,
+) {
   if (input.spec_hash !== undefined && input.spec !== undefined)
     throw validationFailed([
       { path: 'spec', code: 'exactly_one', message: 'send at most one of spec_hash and spec' },
@@ -113,12 +125,26 @@ export async function previewDrift(ctx: Ctx, scope: Scope, projectSlug: string, 
     const parsed = pipelineSpecSchema.safeParse(input.spec);
     if (!parsed.success)
       throw validationFailed(
-        parsed.error.issues.map((i) => ({ path: `spec.${i.path.join('.')}`, code: 'invalid', message: i.message })),
+        parsed.error.issues.map((i) => ({
+          path: `spec.${i.path.join('.')}`,
+          code: 'invalid',
+          message: i.message,
+        })),
       );
-    draft = { pipelineId: pipeline.id, environmentId: place.environment.id, specHash: specHash(parsed.data), spec: parsed.data };
+    draft = {
+      pipelineId: pipeline.id,
+      environmentId: place.environment.id,
+      specHash: specHash(parsed.data),
+      spec: parsed.data,
+    };
   } else if (input.spec_hash !== undefined) {
     const v = await resolveVersion(db, pipeline.id, input.spec_hash);
-    draft = { pipelineId: pipeline.id, environmentId: place.environment.id, specHash: v.specHash, spec: v.spec };
+    draft = {
+      pipelineId: pipeline.id,
+      environmentId: place.environment.id,
+      specHash: v.specHash,
+      spec: v.spec,
+    };
   }
 
   const bound = await repo.dataSourcesOfPipeline(db, pipeline.id, place.environment.id);

@@ -103,11 +103,20 @@ function diffFields(a: NormalEntity, b: NormalEntity): Change[] {
   }
   for (const [k, g] of after) if (!before.has(k)) added.push(g);
 
-  // Same import, same type, same position: probably a rename. It stays a remove plus an add,
+  // Same import, same type, same place: probably a rename. Place is the nearest preceding
+  // column both sides have (so earlier drops do not shift it). It stays a remove plus an add,
   // the add marked so a reader sees the pair, with the severity of the remove.
+  const anchor = (list: NormalField[], f: NormalField, other: Map<string, NormalField>) => {
+    for (let i = list.indexOf(f) - 1; i >= 0; i--)
+      if (other.has(nameKey(list[i].name))) return nameKey(list[i].name);
+    return '';
+  };
   const renamed = new Set<NormalField>();
   for (const r of removed) {
-    const pair = added.find((x) => !renamed.has(x) && x.type === r.type && x.position === r.position);
+    const at = anchor(a.fields, r, after);
+    const pair = added.find(
+      (x) => !renamed.has(x) && x.type === r.type && anchor(b.fields, x, before) === at,
+    );
     if (pair) renamed.add(pair);
   }
   for (const f of removed)
