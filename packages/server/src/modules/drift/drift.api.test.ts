@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Call,
@@ -276,5 +278,103 @@ describe.each(dialects)('drift reports on a $name source', (d) => {
     const list = await ok(call('GET', `${ORG}/projects/shop/drift-reports?limit=100`), 200);
     expect(list.reports.filter((r: any) => r.status === 'open')).toHaveLength(1);
     expect(list.reports[0].slug).toBe(renamed.slug);
+  });
+});
+
+describe('drift reports on an HTTP source with an OpenAPI document', () => {
+  let t: TestApp;
+  let token: string;
+  let server: Server;
+  let warehouse: { drop(): Promise<unknown> };
+  let doc: Record<string, unknown>;
+  const call: Call = (method, url, body) => t.call(method, url, { token, body });
+  const item = (withEmail: boolean) => ({
+    type: 'object',
+    properties: { id: { type: 'integer' }, ...(withEmail ? { email: { type: 'string' } } : {}) },
+  });
+  const openapi = (withEmail: boolean, withDelete: boolean) => ({
+    openapi: '3.0.3',
+    info: { title: 'Shop', version: '1' },
+    paths: {
+      '/orders': {
+        get: {
+          responses: {
+            200: {
+              description: 'orders',
+              content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'array', items: item(withEmail) } } } } },
+            },
+          },
+        },
+      },
+      ...(withDelete ? { '/orders/{id}': { delete: { parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 204: { description: 'gone' } } } } } : {}),
+    },
+  });
+  const importSchema = async () => {
+    await ok(call('POST', `${ORG}/data-sources/shop-api/schema-import`), 202);
+    const ds = await waitUntil(
+      async () => (await call('GET', `${ORG}/data-sources/shop-api`)).json(),
+      (x: any) => x.schema_status !== 'importing',
+    );
+    expect(ds.schema_status, JSON.stringify(ds.schema_diagnostic)).toBe('ready');
+  };
+
+  beforeAll(async () => {
+    doc = openapi(true, true);
+    server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(req.url === '/openapi.json' ? JSON.stringify(doc) : JSON.stringify({ data: [] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    warehouse = await createSinkDatabase(`${SINK_DB}_http`);
+    t = await startTestApp({ worker: true });
+    token = (await t.bootstrap('acme')).api_key;
+    await createDataSource(call, {
+      type: 'http',
+      name: 'shop-api',
+      slug: 'shop-api',
+      config: { base_url: base, openapi_url: `${base}/openapi.json`, allow_private_hosts: true },
+      credentials: {},
+    });
+    await createDataSource(call, pgDataSource('warehouse', `${SINK_DB}_http`));
+    await createProjectAndEnvironment(call);
+    await deployPipeline(call, {
+      pipeline: 'api-orders',
+      spec: {
+        steps: [
+          { slug: 'orders', kind: 'source', data_source_ref: 'shop-api', operation: { operation_type: 'http', method: 'GET', path: '/orders' }, response: { records_path: 'data' } },
+          { slug: 'emails', kind: 'transform', operation: { operation_type: 'sql', sql: 'SELECT id, email FROM orders' } },
+          sink('emails'),
+        ],
+        edges: [
+          { from: 'orders', to: 'emails' },
+          { from: 'emails', to: 'load' },
+        ],
+      },
+      bindings: { 'shop-api': 'shop-api', warehouse: 'warehouse' },
+    });
+    await importSchema();
+  }, 120_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await new Promise((r) => server?.close(r));
+    await warehouse?.drop();
+  });
+
+  it('reports a removed operation and a removed response field the transform reads', async () => {
+    doc = openapi(false, false);
+    await importSchema();
+    const [report] = (await ok(call('GET', `${ORG}/data-sources/shop-api/drift-reports`), 200)).reports;
+    expect(report.severity).toBe('breaking');
+    expect(report.changes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'operation_removed', path: 'DELETE /orders/{id}', reason_code: 'operation_removed', severity: 'breaking' }),
+        expect.objectContaining({ kind: 'column_removed', path: 'GET /orders#200.data[].email', reason_code: 'response_field_removed', severity: 'breaking' }),
+      ]),
+    );
+    const step = report.impacts.find((i: any) => i.kind === 'step');
+    expect(step).toMatchObject({ pipeline_slug: 'api-orders', step_slug: 'emails', severity: 'breaking' });
+    expect(step.message).toMatch(/email/);
   });
 });
