@@ -1,6 +1,7 @@
 import { ConnectorError } from '@sluice/connectors';
 import { type PipelineSpec, type Plan, type Ports, pipelineSpecSchema, planSpec } from '@sluice/engine';
 import type { Deps } from '../context';
+import { withContractChecks } from '../modules/contracts/run-quality';
 import { type LoadedConnection, loadConnection } from '../modules/data-sources/data-sources.connection';
 import { runInputBinding } from '../modules/runs/run-execute.service';
 import type { ClaimedRun } from '../modules/runs/run-lease.repo';
@@ -141,7 +142,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
   return {
     spec,
     plan,
-    ports,
+    ports: await withContractChecks(deps.db, run, ports),
     cursors,
     scope: {
       runtime: {

@@ -1,6 +1,7 @@
 import type { TypedApp } from '../app';
 import type { Deps } from '../context';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
+import { contractsRoutes } from './contracts/contracts.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
 import { driftRoutes } from './drift/drift.routes';
 import { environmentsRoutes } from './environments/environments.routes';
@@ -49,4 +50,5 @@ export const modules: ModuleRoutes[] = [
   validationsRoutes,
   deploymentsRoutes,
   driftRoutes,
+  contractsRoutes,
 ];

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, type SQL } from 'drizzle-orm';
+import { and, eq, isNotNull, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { contractRevisions, contracts, pipelines } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
@@ -95,3 +95,11 @@ export async function latestContracts(db: DbOrTx, filter: SQL): Promise<LatestCo
 }
 
 export const ofPipeline = (pipelineId: string) => eq(contracts.pipelineId, pipelineId);
+
+export async function countRevisions(db: DbOrTx, contractId: string) {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(contractRevisions)
+    .where(eq(contractRevisions.contractId, contractId));
+  return Number(row?.n ?? 0);
+}

@@ -301,12 +301,25 @@ describe('drift reports on an HTTP source with an OpenAPI document', () => {
           responses: {
             200: {
               description: 'orders',
-              content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'array', items: item(withEmail) } } } } },
+              content: {
+                'application/json': {
+                  schema: { type: 'object', properties: { data: { type: 'array', items: item(withEmail) } } },
+                },
+              },
             },
           },
         },
       },
-      ...(withDelete ? { '/orders/{id}': { delete: { parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 204: { description: 'gone' } } } } } : {}),
+      ...(withDelete
+        ? {
+            '/orders/{id}': {
+              delete: {
+                parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+                responses: { 204: { description: 'gone' } },
+              },
+            },
+          }
+        : {}),
     },
   });
   const importSchema = async () => {
@@ -342,8 +355,18 @@ describe('drift reports on an HTTP source with an OpenAPI document', () => {
       pipeline: 'api-orders',
       spec: {
         steps: [
-          { slug: 'orders', kind: 'source', data_source_ref: 'shop-api', operation: { operation_type: 'http', method: 'GET', path: '/orders' }, response: { records_path: 'data' } },
-          { slug: 'emails', kind: 'transform', operation: { operation_type: 'sql', sql: 'SELECT id, email FROM orders' } },
+          {
+            slug: 'orders',
+            kind: 'source',
+            data_source_ref: 'shop-api',
+            operation: { operation_type: 'http', method: 'GET', path: '/orders' },
+            response: { records_path: 'data' },
+          },
+          {
+            slug: 'emails',
+            kind: 'transform',
+            operation: { operation_type: 'sql', sql: 'SELECT id, email FROM orders' },
+          },
           sink('emails'),
         ],
         edges: [
@@ -369,8 +392,18 @@ describe('drift reports on an HTTP source with an OpenAPI document', () => {
     expect(report.severity).toBe('breaking');
     expect(report.changes).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ kind: 'operation_removed', path: 'DELETE /orders/{id}', reason_code: 'operation_removed', severity: 'breaking' }),
-        expect.objectContaining({ kind: 'column_removed', path: 'GET /orders#200.data[].email', reason_code: 'response_field_removed', severity: 'breaking' }),
+        expect.objectContaining({
+          kind: 'operation_removed',
+          path: 'DELETE /orders/{id}',
+          reason_code: 'operation_removed',
+          severity: 'breaking',
+        }),
+        expect.objectContaining({
+          kind: 'column_removed',
+          path: 'GET /orders#200.data[].email',
+          reason_code: 'response_field_removed',
+          severity: 'breaking',
+        }),
       ]),
     );
     const step = report.impacts.find((i: any) => i.kind === 'step');

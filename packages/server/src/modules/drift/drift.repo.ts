@@ -200,3 +200,25 @@ export async function dataSourcesOfPipeline(db: DbOrTx, pipelineId: string, envi
     );
   return rows;
 }
+
+/** Each ref of a pipeline bound in an environment, with the stored schema of its data source. */
+export async function refSchemas(db: DbOrTx, pipelineId: string, environmentId: string) {
+  return db
+    .select({ refSlug: dataSourceRefs.slug, schema: dataSources.schema })
+    .from(dataSourceBindings)
+    .innerJoin(dataSourceRefs, eq(dataSourceRefs.id, dataSourceBindings.refId))
+    .innerJoin(dataSources, eq(dataSources.id, dataSourceBindings.dataSourceId))
+    .where(
+      and(eq(dataSourceBindings.pipelineId, pipelineId), eq(dataSourceBindings.environmentId, environmentId)),
+    );
+}
+
+/** Environments where a pipeline has at least one binding. */
+export async function environmentsOfPipeline(db: DbOrTx, pipelineId: string) {
+  return db
+    .selectDistinct({ id: environments.id, slug: environments.slug })
+    .from(dataSourceBindings)
+    .innerJoin(environments, eq(environments.id, dataSourceBindings.environmentId))
+    .where(eq(dataSourceBindings.pipelineId, pipelineId))
+    .orderBy(asc(environments.slug));
+}
