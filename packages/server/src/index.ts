@@ -1,12 +1,12 @@
 export { type App, buildApp } from './app';
-export { buildAppHost } from './app-host/app-host';
 export type { Deps, Principal, Scope } from './context';
-export { type RotationReport, rotateKeys } from './crypto/rotate';
 export { openStore, type Store } from './db/client';
-export { DataDirLockedError } from './db/lock';
 export { migrate } from './db/migrate';
 export { type Config, ConfigError, loadConfig, parseConfig } from './env';
-export { emailSchema, slugSchema } from './http/fields';
 export { startWorker } from './jobs/worker';
-export { AlreadyBootstrappedError, type BootstrapResult, bootstrap } from './modules/system/bootstrap';
 export { openRuntime, type Runtime, type Server, startApi } from './runtime';
+export { buildAppHost } from './app-host/app-host';
+export { bootstrap, AlreadyBootstrappedError, type BootstrapResult } from './modules/system/bootstrap';
+export { DataDirLockedError } from './db/lock';
+export { emailSchema, slugSchema } from './http/fields';
+export { rotateKeys, type RotationReport } from './crypto/rotate';
