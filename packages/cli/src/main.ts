@@ -4,6 +4,14 @@ import { apiKeysCreateCommand } from './commands/api-keys-create';
 import { apiKeysListCommand } from './commands/api-keys-list';
 import { apiKeysRevokeCommand } from './commands/api-keys-revoke';
 import { bootstrapCommand } from './commands/bootstrap';
+import { contractsCreateCommand } from './commands/contracts-create';
+import { contractsGetCommand } from './commands/contracts-get';
+import { contractsListCommand } from './commands/contracts-list';
+import { contractsReviseCommand } from './commands/contracts-revise';
+import { contractsRevisionCommand } from './commands/contracts-revision';
+import { driftGetCommand } from './commands/drift-get';
+import { driftListCommand } from './commands/drift-list';
+import { driftPreviewCommand } from './commands/drift-preview';
 import { keysRotateCommand } from './commands/keys-rotate';
 import { migrateCommand } from './commands/migrate';
 import { pipelinesDeployCommand } from './commands/pipelines-deploy';
@@ -50,6 +58,18 @@ const runs = program.command('runs').description('List, follow and cancel pipeli
 runsListCommand(runs);
 runsWatchCommand(runs);
 runsCancelCommand(runs);
+const drift = program.command('drift').description('Drift impact reports: list, show, preview');
+driftListCommand(drift);
+driftGetCommand(drift);
+driftPreviewCommand(drift);
+const contracts = program
+  .command('contracts')
+  .description('Data contracts on pipeline sinks and their revisions');
+contractsListCommand(contracts);
+contractsCreateCommand(contracts);
+contractsGetCommand(contracts);
+contractsReviseCommand(contracts);
+contractsRevisionCommand(contracts);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

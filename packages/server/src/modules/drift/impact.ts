@@ -211,6 +211,18 @@ export async function analyzePipeline(
         });
         if (step.kind === 'sink') sinkImpacts(out, t, slug, d, u.after);
       }
+      if (step.kind === 'sink')
+        for (const u of ups)
+          if (u.before && !u.after) {
+            const c = t.contracts.get(slug);
+            out.impacts.push({
+              ...where,
+              kind: 'sink',
+              step_slug: slug,
+              severity: 'breaking',
+              message: `sink ${slug} receives nothing from ${u.slug}, which no longer binds${c ? `; contract ${c.slug} cannot hold` : ''}`,
+            });
+          }
       if (step.kind === 'sink') {
         const write = (step.operation as { write?: { key?: string[] } }).write;
         for (const k of write?.key ?? []) out.referenced.add(nameKey(k));
