@@ -264,6 +264,24 @@ describe.each(dialects)('drift reports on a $name source', (d) => {
     const got = await ok(call('GET', `${ORG}/projects/shop/drift-reports/${broken.slug}`), 200);
     expect(got).toEqual(broken);
 
+    // A draft that stops reading email: the same drift no longer breaks anything.
+    const draftSpec = structuredClone(cleanSpec) as any;
+    draftSpec.steps[1].operation.sql = 'SELECT id FROM src';
+    const draft = await ok(
+      call('POST', `${ORG}/projects/shop/pipelines/clean/drift-preview`, {
+        environment_slug: 'staging',
+        data_source_slug: 'shop-db',
+        spec: draftSpec,
+      }),
+      200,
+    );
+    expect(draft.severity).toBe('warning');
+    expect(draft.impacts.filter((i: any) => i.kind === 'step')).toEqual([]);
+    expect(draft.changes.find((c: any) => c.path.endsWith('.email')).reason_code).toBe(
+      'column_removed_unreferenced',
+    );
+    expect(await reports()).toHaveLength(4);
+
     // A harmless later import does not hide the earlier break.
     const [later] = await change(d.ddl.harmless);
     expect(later.severity).toBe('breaking');

@@ -86,7 +86,15 @@ export async function openSides(
     s.schema_type === 'relational' ? schemaBinder(s) : Promise.resolve(null);
   const b = await relational(before);
   const a = await relational(after);
-  return { before, after, binders: { before: b, after: a }, close: () => (b?.close(), a?.close()) };
+  return {
+    before,
+    after,
+    binders: { before: b, after: a },
+    close: () => {
+      b?.close();
+      a?.close();
+    },
+  };
 }
 
 export type PipelineFindings = {
