@@ -29314,6 +29314,93 @@ export interface operations {
                     data_source_slug?: string;
                     /** @description Candidate schema in the imported shape (schema_type relational, document, file or openapi); default: the stored schema. */
                     schema?: {
+                        /**
+                         * @description Kind of schema.
+                         * @enum {string}
+                         */
+                        schema_type: "relational" | "document" | "file" | "openapi" | "empty";
+                        /** @description relational: tables with their columns. */
+                        tables?: ({
+                            schema?: string;
+                            name: string;
+                            columns: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description document: collections with their fields. */
+                        collections?: ({
+                            name: string;
+                            fields: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description file: files with their fields. */
+                        files?: ({
+                            name: string;
+                            fields: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description openapi: imported operations. */
+                        operations?: ({
+                            method: string;
+                            path: string;
+                            parameters?: ({
+                                name: string;
+                                in: string;
+                                required: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            response_fields?: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
                         [key: string]: unknown;
                     };
                 };

@@ -428,4 +428,30 @@ describe('drift reports on an HTTP source with an OpenAPI document', () => {
     expect(step).toMatchObject({ pipeline_slug: 'api-orders', step_slug: 'emails', severity: 'breaking' });
     expect(step.message).toMatch(/email/);
   });
+
+  it('answers bad input with the error wrapper and precise codes', async () => {
+    const preview = (pipeline: string, body: unknown) =>
+      call('POST', `${ORG}/projects/shop/pipelines/${pipeline}/drift-preview`, body);
+    const bad = await preview('api-orders', {
+      environment_slug: 'staging',
+      schema: { schema_type: 'relational', tables: 'x' },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('VALIDATION_FAILED');
+    expect(
+      (await preview('api-orders', { environment_slug: 'staging', spec: { steps: [] } })).json().error.code,
+    ).toBe('VALIDATION_FAILED');
+    expect(
+      (await preview('api-orders', { environment_slug: 'staging', spec: {}, spec_hash: 'abcdef1' }))
+        .statusCode,
+    ).toBe(400);
+    expect((await preview('nope', { environment_slug: 'staging' })).statusCode).toBe(404);
+    expect((await preview('api-orders', { environment_slug: 'nope' })).statusCode).toBe(404);
+    expect((await preview('api-orders', { environment_slug: 'staging', extra: 1 })).statusCode).toBe(400);
+    expect((await call('GET', `${ORG}/projects/shop/drift-reports/drift-missing`)).statusCode).toBe(404);
+    expect((await call('GET', `${ORG}/data-sources/nope/drift-reports`)).statusCode).toBe(404);
+    expect((await call('GET', `${ORG}/projects/shop/drift-reports?sort_by=name`)).statusCode).toBe(400);
+    const same = await ok(preview('api-orders', { environment_slug: 'staging' }), 200);
+    expect(same.severity).toBe('breaking');
+  });
 });

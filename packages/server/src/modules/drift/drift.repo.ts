@@ -192,8 +192,9 @@ export async function findOpenReport(db: DbOrTx, subjectKey: string) {
 /** The data sources a pipeline binds in one environment, with their stored schemas. */
 export async function dataSourcesOfPipeline(db: DbOrTx, pipelineId: string, environmentId: string) {
   const rows = await db
-    .selectDistinct({ dataSourceId: dataSources.id, schema: dataSources.schema })
+    .select({ dataSourceId: dataSources.id, schema: dataSources.schema, refSlug: dataSourceRefs.slug })
     .from(dataSourceBindings)
+    .innerJoin(dataSourceRefs, eq(dataSourceRefs.id, dataSourceBindings.refId))
     .innerJoin(dataSources, eq(dataSources.id, dataSourceBindings.dataSourceId))
     .where(
       and(eq(dataSourceBindings.pipelineId, pipelineId), eq(dataSourceBindings.environmentId, environmentId)),

@@ -71,6 +71,57 @@ export const reportParams = z
   .object({ organization: orgSlugParam, project: slugSchema, report_slug: slugSchema })
   .strict();
 
+const field = z
+  .object({
+    name: z.string().min(1).max(500).describe('Column or field name.'),
+    type: z.string().max(200).describe('Type as the source spells it.'),
+    nullable: z.boolean().optional().describe('May hold null.'),
+    primary_key: z.boolean().optional().describe('Part of the primary key.'),
+  })
+  .passthrough();
+const fields = z.array(field).max(10_000);
+
+/** A candidate schema in the shapes schema import stores (service-api: schema introspection results). */
+const candidateSchema = z
+  .object({
+    schema_type: z.enum(['relational', 'document', 'file', 'openapi', 'empty']).describe('Kind of schema.'),
+    tables: z
+      .array(
+        z.object({ schema: z.string().optional(), name: z.string().min(1), columns: fields }).passthrough(),
+      )
+      .max(10_000)
+      .optional()
+      .describe('relational: tables with their columns.'),
+    collections: z
+      .array(z.object({ name: z.string().min(1), fields }).passthrough())
+      .max(10_000)
+      .optional()
+      .describe('document: collections with their fields.'),
+    files: z
+      .array(z.object({ name: z.string().min(1), fields }).passthrough())
+      .max(10_000)
+      .optional()
+      .describe('file: files with their fields.'),
+    operations: z
+      .array(
+        z
+          .object({
+            method: z.string().min(1).max(10),
+            path: z.string().min(1).max(2000),
+            parameters: z
+              .array(z.object({ name: z.string(), in: z.string(), required: z.boolean() }).passthrough())
+              .optional(),
+            response_fields: fields.optional(),
+          })
+          .passthrough(),
+      )
+      .max(10_000)
+      .optional()
+      .describe('openapi: imported operations.'),
+  })
+  .passthrough()
+  .describe('Candidate schema in the imported shape.');
+
 export const previewBody = z
   .object({
     environment_slug: slugSchema.describe('Environment whose bindings and deployment the preview uses.'),
@@ -87,8 +138,7 @@ export const previewBody = z
     data_source_slug: slugSchema
       .optional()
       .describe('The changed data source; needed when the pipeline binds several in the environment.'),
-    schema: z
-      .record(z.string(), z.unknown())
+    schema: candidateSchema
       .optional()
       .describe(
         'Candidate schema in the imported shape (schema_type relational, document, file or openapi); default: the stored schema.',

@@ -147,14 +147,28 @@ export async function previewDrift(
     };
   }
 
-  const bound = await repo.dataSourcesOfPipeline(db, pipeline.id, place.environment.id);
+  // Without data_source_slug: the one data source the spec's source steps read.
+  const current = draft ?? (await repo.specInEnvironment(db, pipeline.id, place.environment.id));
+  const parsedSpec = pipelineSpecSchema.safeParse(current?.spec);
+  const sourceRefs = new Set(
+    parsedSpec.success
+      ? parsedSpec.data.steps.filter((s) => s.kind === 'source').map((s) => s.data_source_ref)
+      : [],
+  );
+  const bound = [
+    ...new Map(
+      (await repo.dataSourcesOfPipeline(db, pipeline.id, place.environment.id))
+        .filter((b) => sourceRefs.has(b.refSlug))
+        .map((b) => [b.dataSourceId, b]),
+    ).values(),
+  ];
   let dataSourceId: string;
-  let current: Record<string, unknown>;
+  let stored: Record<string, unknown>;
   if (input.data_source_slug) {
     const ds = await findDataSource(db, scope.org.id, input.data_source_slug);
     if (!ds) throw notFound('data source');
     dataSourceId = ds.id;
-    current = ds.schema;
+    stored = ds.schema;
   } else {
     if (bound.length !== 1)
       throw validationFailed([
@@ -163,18 +177,18 @@ export async function previewDrift(
           code: 'required',
           message:
             bound.length === 0
-              ? 'the pipeline binds no data source in this environment; name one with data_source_slug'
-              : 'the pipeline binds several data sources in this environment; name one with data_source_slug',
+              ? 'no source step of the pipeline reads a data source bound in this environment; name one with data_source_slug'
+              : 'the source steps of the pipeline read several data sources in this environment; name one with data_source_slug',
         },
       ]);
     dataSourceId = bound[0].dataSourceId;
-    current = bound[0].schema;
+    stored = bound[0].schema;
   }
   const projects = await targetsOfDataSource(db, dataSourceId, draft);
   const targets = projects.find((p) => p.projectId === project.id)?.targets ?? [];
   const open = await repo.findOpenReport(db, subjectOf(dataSourceId, targets.length > 0 ? project.id : null));
-  const baseline = open?.baseline ?? current;
-  const candidate = input.schema ?? current;
+  const baseline = open?.baseline ?? stored;
+  const candidate = input.schema ?? stored;
   if (!hasSchema(baseline) || !hasSchema(candidate)) return computeReport({}, {}, []);
   return computeReport(baseline, candidate, targets);
 }
