@@ -58,7 +58,7 @@ export const importDataSourceSchema =
         touch: false,
       });
       // Drift reports are written with the schema they describe, or not at all.
-      if (!failure) await recordSourceSchemaReports(tx, current, current.schema, schema!);
+      if (!failure) await recordSourceSchemaReports(tx, deps, current, current.schema, schema!);
       await recordEvent(
         tx,
         { organizationId: current.organizationId, actor: systemActor, requestId: null },

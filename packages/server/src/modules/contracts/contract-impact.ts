@@ -66,6 +66,7 @@ export async function contractImpactReports(
   diff: Change[],
   scope: Scope,
   ctx: Ctx,
+  projectSlug: string,
 ) {
   const changes: Change[] =
     revision.basedOn === null
@@ -105,12 +106,15 @@ export async function contractImpactReports(
   });
   await writeReport(
     tx,
+    ctx.deps,
     {
       organizationId: contract.organizationId,
       projectId: contract.projectId,
       reportType: 'contract_impact',
       subjectKey: `contract:${contract.id}`,
       pipelineId: contract.pipelineId,
+      projectSlug,
+      subject: { kind: 'pipeline', slug: contract.pipelineSlug },
     },
     { revision_slug: revision.basedOn },
     {

@@ -223,6 +223,7 @@ export async function createRevision(
       changes,
       scope,
       ctx,
+      project.slug,
     );
     return toRevision(row);
   });

@@ -9,7 +9,7 @@ import { requirePipeline, requirePlace, requireProject } from '../pipelines/pipe
 import { resolveVersion } from '../pipelines/versions.service';
 import * as repo from './drift.repo';
 import { computeReport, type ReportBody } from './report';
-import { writeReport } from './report-writer';
+import { type DriftDeps, writeReport } from './report-writer';
 import { type Draft, targetsOfDataSource } from './targets';
 
 export function toReport(r: repo.DriftReportView) {
@@ -41,7 +41,8 @@ const subjectOf = (dataSourceId: string, projectId: string | null) =>
  */
 export async function recordSourceSchemaReports(
   tx: Tx,
-  ds: { id: string; organizationId: string },
+  deps: DriftDeps,
+  ds: { id: string; organizationId: string; slug: string },
   previous: Record<string, unknown>,
   next: Record<string, unknown>,
 ) {
@@ -54,13 +55,15 @@ export async function recordSourceSchemaReports(
       reportType: 'source_schema' as const,
       subjectKey: subjectOf(ds.id, p.projectId),
       dataSourceId: ds.id,
+      projectSlug: p.projectSlug,
+      subject: { kind: 'data_source' as const, slug: ds.slug },
     };
     const open = await repo.lockOpenReport(tx, subject.subjectKey);
     const baseline = open?.baseline ?? previous;
     // A first import has nothing to compare with.
     if (!hasSchema(baseline)) continue;
     const body = await computeReport(baseline, next, p.targets);
-    await writeReport(tx, subject, baseline, body);
+    await writeReport(tx, deps, subject, baseline, body);
   }
 }
 

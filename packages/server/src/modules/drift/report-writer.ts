@@ -1,4 +1,4 @@
-import { type Actor, systemActor } from '../../context';
+import { type Actor, type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import { randomSlug } from '../../http/fields';
 import { recordEvent } from '../events/events.record';
@@ -16,12 +16,18 @@ export type ReportSubject = {
   subjectKey: string;
   dataSourceId?: string;
   pipelineId?: string;
+  /** For the notification: the project and the stable subject (the data source or the pipeline). */
+  projectSlug: string | null;
+  subject: { kind: 'data_source' | 'pipeline'; slug: string };
 };
+
+export type DriftDeps = Pick<Deps, 'queue'>;
 
 export type WriteOutcome = { written: repo.DriftReportRow | null; superseded: string | null };
 
 export async function writeReport(
   tx: Tx,
+  deps: DriftDeps,
   subject: ReportSubject,
   baseline: Record<string, unknown>,
   body: ReportBody,
@@ -71,16 +77,30 @@ export async function writeReport(
       },
     },
   );
-  if (written.severity !== 'safe') await raiseSchemaDriftDetected(tx, written);
+  if (written.severity !== 'safe') await raiseSchemaDriftDetected(tx, deps, written, subject);
   return { written, superseded: open?.slug ?? null };
 }
 
 /**
  * The one place a warning or breaking report raises the `schema_drift_detected` notification
  * (DECISIONS.md §10), in the transaction that writes the report. The notifications module is
- * built on its own branch: when it is merged, call its raise function here with the subject
- * (the data source, or the pipeline of a contract_impact report) and the report's severity
- * (breaking → error, warning → warning). Until then the report and its `create` event are the
- * whole record.
+ * built on its own branch; when merging, make this body:
+ *
+ *   await raiseNotification(tx, deps, {
+ *     organizationId: report.organizationId, type: 'schema_drift_detected',
+ *     severity: report.severity === 'breaking' ? 'error' : 'warning',
+ *     title: `Schema drift on ${subject.subject.kind.replace('_', ' ')} ${subject.subject.slug}`,
+ *     summary: report.summary, projectSlug: subject.projectSlug, environmentSlug: null,
+ *     subject: subject.subject, sourceKind: 'drift_report', sourceAction: 'create',
+ *     sourceRefs: [{ kind: subject.subject.kind, value: subject.subject.slug }, { kind: 'drift_report', value: report.slug }],
+ *     sourceKey: `drift:${report.slug}`,
+ *   });
+ *
+ * Until then the report and its `create` event are the whole record.
  */
-export async function raiseSchemaDriftDetected(_tx: Tx, _report: repo.DriftReportRow): Promise<void> {}
+export async function raiseSchemaDriftDetected(
+  _tx: Tx,
+  _deps: DriftDeps,
+  _report: repo.DriftReportRow,
+  _subject: ReportSubject,
+): Promise<void> {}
