@@ -25,6 +25,14 @@ import { dataSourcesCommand } from './commands/data-sources';
 import { environmentsCommand } from './commands/environments';
 import { eventsCommand } from './commands/events';
 import { invitationsCommand } from './commands/invitations';
+import { contractsCreateCommand } from './commands/contracts-create';
+import { contractsGetCommand } from './commands/contracts-get';
+import { contractsListCommand } from './commands/contracts-list';
+import { contractsReviseCommand } from './commands/contracts-revise';
+import { contractsRevisionCommand } from './commands/contracts-revision';
+import { driftGetCommand } from './commands/drift-get';
+import { driftListCommand } from './commands/drift-list';
+import { driftPreviewCommand } from './commands/drift-preview';
 import { keysRotateCommand } from './commands/keys-rotate';
 import { loginCommand } from './commands/login';
 import { membersCommand } from './commands/members';
@@ -163,6 +171,18 @@ membersCommand(program);
 invitationsCommand(program);
 rolesCommand(program);
 completionCommand(program);
+const drift = program.command('drift').description('Drift impact reports: list, show, preview');
+driftListCommand(drift);
+driftGetCommand(drift);
+driftPreviewCommand(drift);
+const contracts = program
+  .command('contracts')
+  .description('Data contracts on pipeline sinks and their revisions');
+contractsListCommand(contracts);
+contractsCreateCommand(contracts);
+contractsGetCommand(contracts);
+contractsReviseCommand(contracts);
+contractsRevisionCommand(contracts);
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 // `sluice … | head` closes the pipe early: that is the reader's choice, not a failure.

@@ -139,6 +139,8 @@ export type HttpOperationSummary = {
   summary: string | null;
   tags: string[];
   parameters: { name: string; in: string; required: boolean }[];
+  /** Fields of the success responses, `200.data[].id`, for drift reports. */
+  response_fields?: { name: string; type: string }[];
 };
 
 /** A branch as the branch listing shows it: the name without refs/heads/. */

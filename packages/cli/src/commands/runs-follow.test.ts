@@ -24,6 +24,7 @@ function run(state: Run['state'], loaded: number): Run {
     started_at: at(0),
     finished_at: done ? at(4) : null,
     error: null,
+    contract_checks: [],
     steps: [
       {
         step_slug: 'orders',

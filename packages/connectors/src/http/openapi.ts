@@ -118,6 +118,7 @@ export function summarize(api: any): SchemaDocument {
       if (!op || typeof op !== 'object') continue;
       // Operation-level parameters override path-level ones of the same name and location.
       const merged = new Map([...shared, ...parametersOf(op.parameters)]);
+      const fields = responseFields(op.responses);
       operations.push({
         operation_id: textOrNull(op.operationId),
         method: method.toUpperCase(),
@@ -129,6 +130,7 @@ export function summarize(api: any): SchemaDocument {
           in: p.in as string,
           required: p.required === true,
         })),
+        ...(fields.length > 0 ? { response_fields: fields } : {}),
       });
     }
   }
@@ -139,4 +141,48 @@ export function summarize(api: any): SchemaDocument {
     version: textOrNull(api?.info?.version),
     operations,
   };
+}
+
+const MAX_RESPONSE_FIELDS = 500;
+const MAX_DEPTH = 6;
+
+/**
+ * The fields of an operation's success responses, flattened for drift reports:
+ * `200.data[].id` with its JSON Schema type. The validator has already dereferenced internal
+ * `$ref`s; cycles and deep nesting are cut off.
+ */
+export function responseFields(responses: unknown): { name: string; type: string }[] {
+  const out: { name: string; type: string }[] = [];
+  if (!responses || typeof responses !== 'object') return out;
+  const seen = new Set<unknown>();
+  const walk = (schema: any, path: string, depth: number) => {
+    if (!schema || typeof schema !== 'object' || out.length >= MAX_RESPONSE_FIELDS) return;
+    if (depth > MAX_DEPTH || seen.has(schema)) return;
+    seen.add(schema);
+    for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])])
+      walk({ ...part, type: part.type }, path, depth + 1);
+    const type = Array.isArray(schema.type) ? schema.type.find((t: unknown) => t !== 'null') : schema.type;
+    if (type === 'array' || schema.items) {
+      walk(schema.items, `${path}[]`, depth + 1);
+    } else if (type === 'object' || schema.properties) {
+      for (const [name, sub] of Object.entries<any>(schema.properties ?? {})) {
+        const at = path ? `${path}.${name}` : name;
+        const subType = Array.isArray(sub?.type) ? sub.type.find((t: unknown) => t !== 'null') : sub?.type;
+        out.push({
+          name: at,
+          type: String(subType ?? (sub?.properties ? 'object' : sub?.items ? 'array' : 'unknown')),
+        });
+        walk(sub, at, depth + 1);
+      }
+    }
+    seen.delete(schema);
+  };
+  for (const [status, res] of Object.entries<any>(responses)) {
+    if (!/^2\d\d$|^2XX$/i.test(status) || !res) continue;
+    // OpenAPI 3 keeps the schema under content (JSON first); Swagger 2 directly on the response.
+    const content = res.content ?? {};
+    const key = Object.keys(content).find((k) => /json/i.test(k)) ?? Object.keys(content)[0];
+    walk(key ? content[key]?.schema : res.schema, status, 0);
+  }
+  return out;
 }

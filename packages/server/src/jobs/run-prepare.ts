@@ -8,6 +8,7 @@ import {
   type SinkResult,
 } from '@sluice/engine';
 import type { Deps } from '../context';
+import { withContractChecks } from '../modules/contracts/run-quality';
 import { type LoadedConnection, loadConnection } from '../modules/data-sources/data-sources.connection';
 import { runInputBinding } from '../modules/runs/run-execute.service';
 import type { ClaimedRun } from '../modules/runs/run-lease.repo';
@@ -181,6 +182,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
     plan,
     ports,
     committedWrites,
+    ports: await withContractChecks(deps.db, run, ports),
     cursors,
     scope: {
       runtime: {

@@ -5,6 +5,7 @@ import {
   loadConnection,
 } from '../modules/data-sources/data-sources.connection';
 import * as repo from '../modules/data-sources/data-sources.repo';
+import { recordSourceSchemaReports } from '../modules/drift/drift.service';
 import { recordEvent } from '../modules/events/events.record';
 import { alertSchemaImport } from '../modules/notifications/source-alerts';
 import type { JobHandler } from './queue';
@@ -57,6 +58,8 @@ export const importDataSourceSchema =
         schemaImportFinishedAt: new Date(),
         touch: false,
       });
+      // Drift reports are written with the schema they describe, or not at all.
+      if (!failure) await recordSourceSchemaReports(tx, deps, current, current.schema, schema!);
       await recordEvent(
         tx,
         { organizationId: current.organizationId, actor: systemActor, requestId: null },

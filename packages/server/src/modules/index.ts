@@ -4,7 +4,9 @@ import { destinationsRoutes } from './alerts/destinations.routes';
 import { policiesRoutes } from './alerts/policies.routes';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
 import { billingRoutes } from './billing/billing.routes';
+import { contractsRoutes } from './contracts/contracts.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
+import { driftRoutes } from './drift/drift.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { eventsRoutes } from './events/events.routes';
 import { identityRoutes } from './identity/identity.routes';
@@ -63,4 +65,6 @@ export const modules: ModuleRoutes[] = [
   billingRoutes,
   proofRoutes,
   setupRoutes,
+  driftRoutes,
+  contractsRoutes,
 ];

@@ -1,6 +1,7 @@
 export * from './alerting';
 export * from './billing';
 export * from './connections';
+export * from './drift';
 export * from './events';
 export * from './identity';
 export * from './oauth';

@@ -158,6 +158,11 @@ export const pipelineRuns = pgTable(
     triggerKey: text('trigger_key'),
     inputKeys: jsonb('input_keys').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     error: jsonb('error').$type<ErrorRecord | null>(),
+    /** Quality metrics measured at contracted sinks (DECISIONS.md §12). */
+    contractChecks: jsonb('contract_checks')
+      .$type<Record<string, unknown>[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     attempt: integer('attempt').notNull().default(1),
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: ts('lease_expires_at'),

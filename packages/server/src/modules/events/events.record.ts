@@ -25,6 +25,9 @@ export const entityTypes = [
   'pipeline_checkpoint',
   'pipeline_trigger',
   'notification',
+  'drift_report',
+  'contract',
+  'contract_revision',
 ] as const;
 export type EntityType = (typeof entityTypes)[number];
 

@@ -9,6 +9,7 @@ import {
 } from '@sluice/engine';
 import type { z } from 'zod';
 import type { DbOrTx } from '../../db/client';
+import { contractFindings } from '../contracts/contract-validation';
 import { secretKeys } from '../secrets/secrets.resolve';
 import { resolveVariables } from '../variables/variables.service';
 import { type BindingView, bindingsOfPipeline } from './bindings.repo';
@@ -50,6 +51,7 @@ export async function checkSpec(db: DbOrTx, place: CheckPlace, spec: PipelineSpe
     ...bindingFindings(spec, derived.refs, new Map(bindings.map((b) => [b.refSlug, b]))),
     ...(await runtimeFindings(db, place, spec)),
     ...(await sqlFindings(spec)),
+    ...(await contractFindings(db, place, spec)),
   ];
 }
 

@@ -57,6 +57,11 @@ export const runSchema = z
     started_at: nullableTimestampSchema.describe('When a worker first started the run, or null.'),
     finished_at: nullableTimestampSchema.describe('When the run reached a terminal state, or null.'),
     error: errorSchema.nullable().describe('Why the run failed, or null.'),
+    contract_checks: z
+      .array(z.record(z.string(), z.unknown()))
+      .describe(
+        'Quality metrics measured at contracted sinks: step_slug, contract_slug, revision_slug, passed, rows, metrics (docs/drift-and-contracts.md).',
+      ),
     steps: z.array(runStepSchema).describe('Per-step progress, in plan order.'),
   })
   .describe('A pipeline run: one asynchronous execution of the deployed spec.');

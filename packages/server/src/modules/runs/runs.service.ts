@@ -40,6 +40,7 @@ export function toRun(r: repo.RunRow, steps: repo.RunStepRow[]) {
     started_at: isoOrNull(r.startedAt),
     finished_at: isoOrNull(r.finishedAt),
     error: r.error ?? null,
+    contract_checks: r.contractChecks ?? [],
     steps: steps.map(toStep),
   };
 }

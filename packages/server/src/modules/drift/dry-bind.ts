@@ -1,0 +1,117 @@
+import { duckType } from '@sluice/engine';
+import { withoutTemplates } from '../pipelines/sql-check';
+
+// Dry-binding over empty DuckDB tables (the engine runs transforms in DuckDB): `DESCRIBE` of a
+// query names its output columns and types, and a query that no longer binds fails with the
+// binder's own message. Column references come from DuckDB's parser (json_serialize_sql), never
+// from regexes. Each binder is a private in-memory database with no external access.
+
+export type Col = { name: string; type: string };
+export type BindResult = { ok: true; columns: Col[] } | { ok: false; message: string };
+export type SqlRefs = { columns: string[]; tables: string[]; star: boolean };
+
+type Duck = typeof import('@duckdb/node-api');
+let duckModule: Promise<Duck> | null = null;
+const duck = () => (duckModule ??= import('@duckdb/node-api'));
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+export type Binder = {
+  /** Creates an empty table `schema.name` (or `name` in main) with these columns. */
+  table(name: string, columns: Col[], schema?: string): Promise<void>;
+  /** Makes unqualified names resolve in these schemas first (PostgreSQL's search_path). */
+  searchPath(schemas: string[]): Promise<void>;
+  describe(sql: string): Promise<BindResult>;
+  close(): void;
+};
+
+/** DuckDB column types of a relational/document/file field type, as the engine loads them. */
+export const stubType = (type: string) => {
+  const t = type.toLowerCase();
+  if (['string', 'str', 'objectid'].includes(t)) return 'VARCHAR';
+  if (t === 'object' || t === 'array') return 'JSON';
+  return duckType(t.replace(/ unsigned$/, ''));
+};
+
+export async function openBinder(): Promise<Binder> {
+  const d = await duck();
+  const instance = await d.DuckDBInstance.create(':memory:', {
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    threads: '1',
+  });
+  const conn = await instance.connect();
+  await conn.run('SET enable_external_access = false');
+  const schemas = new Set<string>();
+  return {
+    async table(name, columns, schema) {
+      let qualified = ident(name);
+      if (schema && schema !== 'main') {
+        if (!schemas.has(schema)) await conn.run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+        schemas.add(schema);
+        qualified = `${ident(schema)}.${ident(name)}`;
+      }
+      const cols = columns.length > 0 ? columns : [{ name: 'value', type: 'VARCHAR' }];
+      const seen = new Set<string>();
+      const defs = cols
+        .filter((c) => !seen.has(c.name.toLowerCase()) && seen.add(c.name.toLowerCase()))
+        .map((c) => `${ident(c.name)} ${c.type}`);
+      await conn.run(`CREATE OR REPLACE TABLE ${qualified} (${defs.join(', ')})`);
+    },
+    async searchPath(list) {
+      const path = [...list, 'main'].map((s) => s.replace(/[,']/g, '')).join(',');
+      await conn.run(`SET search_path = '${path}'`);
+    },
+    async describe(sql) {
+      try {
+        const reader = await conn.runAndReadAll(`DESCRIBE ${withoutTemplates(sql)}`);
+        return {
+          ok: true,
+          columns: reader.getRows().map((r) => ({ name: String(r[0]), type: String(r[1]) })),
+        };
+      } catch (err) {
+        return { ok: false, message: (err as Error).message.split('\n')[0].slice(0, 500) };
+      }
+    },
+    close() {
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+let parserInstance: Promise<import('@duckdb/node-api').DuckDBConnection> | null = null;
+
+/** Column and table references of a SELECT, from DuckDB's own parser; null when it does not parse. */
+export async function sqlRefs(sql: string): Promise<SqlRefs | null> {
+  parserInstance ??= duck().then(async (d) =>
+    (
+      await d.DuckDBInstance.create(':memory:', {
+        autoinstall_known_extensions: 'false',
+        autoload_known_extensions: 'false',
+        threads: '1',
+      })
+    ).connect(),
+  );
+  const conn = await parserInstance;
+  const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS j', [
+    withoutTemplates(sql),
+  ]);
+  const tree = JSON.parse(String(reader.getRows()[0][0])) as { error?: boolean };
+  if (tree.error) return null;
+  const out: SqlRefs = { columns: [], tables: [], star: false };
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (!node || typeof node !== 'object') return;
+    const n = node as Record<string, unknown>;
+    if (n.class === 'COLUMN_REF' && Array.isArray(n.column_names)) {
+      const names = n.column_names as string[];
+      out.columns.push(names[names.length - 1]);
+    }
+    if (n.type === 'BASE_TABLE' && typeof n.table_name === 'string') out.tables.push(n.table_name);
+    if (n.class === 'STAR') out.star = true;
+    for (const v of Object.values(n)) walk(v);
+  };
+  walk(tree);
+  return out;
+}
