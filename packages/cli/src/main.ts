@@ -14,6 +14,7 @@ import { runsCancelCommand } from './commands/runs-cancel';
 import { runsListCommand } from './commands/runs-list';
 import { runsWatchCommand } from './commands/runs-watch';
 import { serveCommand } from './commands/serve';
+import { usersSetPasswordCommand } from './commands/users-set-password';
 import { workerCommand } from './commands/worker';
 import { describeFailure, ExitCode } from './exit';
 
@@ -50,6 +51,7 @@ const runs = program.command('runs').description('List, follow and cancel pipeli
 runsListCommand(runs);
 runsWatchCommand(runs);
 runsCancelCommand(runs);
+usersSetPasswordCommand(program.command('users').description('Manage user accounts in the store'));
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 try {

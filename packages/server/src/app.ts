@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import sjson from 'secure-json-parse';
 import type { Deps } from './context';
 import { installAuth } from './http/auth';
 import { installErrorHandling } from './http/error-handler';
-import { AppError } from './http/errors';
+import { installJsonBody } from './http/json-body';
 import { requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
 import { createOpenApiTransform } from './http/openapi-transform';
@@ -50,24 +49,7 @@ export async function buildApp(deps: Deps): Promise<App> {
     reply.header('x-request-id', req.id);
   });
 
-  // JSON only; an empty body is "no body" so action routes (`:revoke`) accept a bare POST.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch {
-      done(
-        new AppError('VALIDATION_FAILED', 'the request body is not valid JSON', {
-          validationErrors: [
-            { path: '(body)', code: 'invalid_json', message: 'the request body is not valid JSON' },
-          ],
-        }),
-        undefined,
-      );
-    }
-  });
+  installJsonBody(app);
 
   installErrorHandling(app, { allowedMethods: allowed });
   await installRateLimit(app, config);

@@ -10,3 +10,4 @@ export { bootstrap, AlreadyBootstrappedError, type BootstrapResult } from './mod
 export { DataDirLockedError } from './db/lock';
 export { emailSchema, slugSchema } from './http/fields';
 export { rotateKeys, type RotationReport } from './crypto/rotate';
+export { setUserPassword, UnknownUserError } from './modules/system/set-password';

@@ -38,16 +38,24 @@ export function scopeOf(req: FastifyRequest): Scope {
   return req.scope;
 }
 
-export function installAuth(app: FastifyInstance, deps: Deps) {
-  app.decorateRequest('principal', null);
-  app.decorateRequest('scope', null);
+/** Who a request acts as; the API host reads the bearer token, the app host its session cookie. */
+export type PrincipalResolver = (req: FastifyRequest) => Promise<Principal | null>;
+
+export function installAuth(app: FastifyInstance, deps: Deps, resolve?: PrincipalResolver) {
+  if (!app.hasRequestDecorator('principal')) {
+    app.decorateRequest('principal', null);
+    app.decorateRequest('scope', null);
+  }
+  const byBearer: PrincipalResolver = async (req) => {
+    const token = bearerOf(req);
+    return token ? resolvePrincipal(deps.db, token) : null;
+  };
+  const principalFor = resolve ?? byBearer;
 
   app.addHook('onRequest', async (req) => {
     const access = req.routeOptions.config?.access;
     if (!access || access.kind === 'public') return;
-    const token = bearerOf(req);
-    if (!token) throw unauthenticated();
-    const principal = await resolvePrincipal(deps.db, token);
+    const principal = await principalFor(req);
     if (!principal) throw unauthenticated();
     if (access.kind === 'principal' && access.userOnly && principal.type !== 'user') {
       throw new AppError('FORBIDDEN', 'this operation needs a personal access token, not an API key');

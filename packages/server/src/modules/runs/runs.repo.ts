@@ -165,6 +165,12 @@ export async function updateRun(db: DbOrTx, id: string, patch: RunPatch) {
 // Log lines are addressed by their serial id; zero-padded so the text cursor orders like the number.
 const paddedLogId = sql`lpad(${pipelineRunLogs.id}::text, 20, '0')`;
 
+/** The cursor of the log line with this id, to read the lines after it (a live tail resumes so). */
+export const logCursorAfter = (id: number) => {
+  const padded = String(id).padStart(20, '0');
+  return `${padded}_${padded}`;
+};
+
 export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
   return paginate({
     query,
