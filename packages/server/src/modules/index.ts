@@ -1,6 +1,7 @@
 import type { TypedApp } from '../app';
 import type { Deps } from '../context';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
+import { connectorsRoutes } from './data-sources/connectors.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
 import { environmentsRoutes } from './environments/environments.routes';
 import { eventsRoutes } from './events/events.routes';
@@ -34,6 +35,7 @@ export const modules: ModuleRoutes[] = [
   rolesRoutes,
   eventsRoutes,
   dataSourcesRoutes,
+  connectorsRoutes,
   projectsRoutes,
   environmentsRoutes,
   secretsRoutes,
