@@ -65,7 +65,7 @@ export function DiffView(props: { a: string; b: string; labelA: string; labelB: 
       json(),
       ...(dark() ? [oneDark] : []),
       EditorState.readOnly.of(true),
-      EditorView.editable.of(false),
+      EditorView.lineWrapping,
       EditorView.contentAttributes.of({ 'aria-label': label }),
     ];
     const mv = new MergeView({
@@ -80,7 +80,7 @@ export function DiffView(props: { a: string; b: string; labelA: string; labelB: 
     <div
       ref={host}
       data-testid="diff-view"
-      className="overflow-hidden rounded-md border border-slate-300 text-[13px] dark:border-slate-700"
+      className="overflow-hidden rounded-md border border-slate-300 text-[13px] dark:border-slate-700 dark:bg-[#282c34]"
     />
   );
 }

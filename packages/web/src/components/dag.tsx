@@ -1,4 +1,4 @@
-import { Background, Controls, type Edge, type Node, ReactFlow } from '@xyflow/react';
+import { Background, Controls, type Edge, type Node, Position, ReactFlow } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useEffect, useMemo, useState } from 'react';
 import type { LayoutRequest, LayoutResponse } from '../lib/dagre.worker';
@@ -71,6 +71,8 @@ export function Dag(props: {
     return {
       id: s.slug,
       position: positions?.[s.slug] ?? { x: 0, y: 0 },
+      sourcePosition: Position.Right,
+      targetPosition: Position.Left,
       data: { label: `${s.slug} · ${s.kind}${state ? ` · ${state}` : ''}` },
       ariaLabel: `Step ${s.slug}, ${s.kind}${state ? `, ${state}` : ''}`,
       style: {
@@ -100,6 +102,7 @@ export function Dag(props: {
           nodes={nodes}
           edges={edges}
           fitView
+          fitViewOptions={{ maxZoom: 1.1 }}
           nodesDraggable={false}
           nodesConnectable={false}
           colorMode="system"

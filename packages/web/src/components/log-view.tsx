@@ -15,10 +15,11 @@ const levelColor: Record<string, string> = {
   error: 'text-red-400',
 };
 
-// The server's log cursor: the zero-padded id, twice (runs.repo logCursorAfter).
+// The server's log cursor (runs.repo logCursorAfter): the zero-padded id, base64url, then the id.
 const cursorAt = (id: number) => {
   const p = String(Math.max(0, id)).padStart(20, '0');
-  return `${p}_${p}`;
+  const value = btoa(p).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  return `${value}_${p}`;
 };
 
 /**

@@ -15,7 +15,21 @@ const typeOf = (s: JsonSchema): string => {
   return 'json';
 };
 
-const labelOf = (key: string) => key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+const ACRONYMS: Record<string, string> = {
+  ssl: 'SSL',
+  url: 'URL',
+  id: 'ID',
+  api: 'API',
+  tls: 'TLS',
+  ca: 'CA',
+  sql: 'SQL',
+};
+const labelOf = (key: string) =>
+  key
+    .split('_')
+    .map((w) => ACRONYMS[w] ?? w)
+    .join(' ')
+    .replace(/^./, (c) => c.toUpperCase());
 
 export type FormValues = Record<string, Record<string, unknown>>;
 

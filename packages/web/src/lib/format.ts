@@ -25,6 +25,14 @@ export function formatDuration(from: string | null, to: string | null, now = Dat
 }
 
 export const formatTime = (iso: string | null | undefined) =>
-  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '—';
+  iso
+    ? new Date(iso).toLocaleString(undefined, {
+        month: 'short',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      })
+    : '—';
 
 export const terminal = (state: string) => ['succeeded', 'failed', 'canceled'].includes(state);

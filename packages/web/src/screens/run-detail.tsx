@@ -104,7 +104,7 @@ export function RunDetail() {
                 to="/o/$org/pipelines/$project/$pipeline"
                 params={{ org, project, pipeline: r.pipeline_slug }}
                 search={{}}
-                className="text-blue-700 hover:underline dark:text-blue-300"
+                className="text-blue-700 underline dark:text-blue-300"
               >
                 {r.pipeline_slug}
               </Link>{' '}

@@ -168,7 +168,7 @@ const paddedLogId = sql`lpad(${pipelineRunLogs.id}::text, 20, '0')`;
 /** The cursor of the log line with this id, to read the lines after it (a live tail resumes so). */
 export const logCursorAfter = (id: number) => {
   const padded = String(id).padStart(20, '0');
-  return `${padded}_${padded}`;
+  return `${Buffer.from(padded).toString('base64url')}_${padded}`;
 };
 
 export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
