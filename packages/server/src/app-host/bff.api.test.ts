@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionCookieOf } from '../../../../test/support/accounts';
@@ -17,7 +18,12 @@ describe('app host backend-for-frontend', { timeout: 60_000 }, () => {
   let csrf: string;
   const as = (res: LightMyRequestResponse) => ({ cookie: sessionCookieOf(res), csrf: res.json().csrf_token });
   const api = (method: 'GET' | 'POST' | 'DELETE', url: string, o: Record<string, unknown> = {}) =>
-    host.inject({ method, url: `/api${url}`, cookies: { sluice_session: cookie }, ...o } as any);
+    host.inject({
+      method,
+      url: url.startsWith('/api/') ? url : `/api${url}`,
+      cookies: { sluice_session: cookie },
+      ...o,
+    } as any);
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -122,5 +128,70 @@ describe('app host backend-for-frontend', { timeout: 60_000 }, () => {
     expect(page.headers['access-control-allow-origin']).toBeUndefined();
     const traversal = await host.inject({ method: 'GET', url: '/assets/..%2f..%2fpackage.json' });
     expect(traversal.statusCode).toBe(404);
+  });
+
+  it('streams a run and its log over SSE, resumes after Last-Event-ID, and downloads the log', async () => {
+    const key = { token: owner.api_key };
+    const ok = async (method: string, url: string, body?: unknown) => {
+      const r = await t.call(method, url, { ...key, body });
+      expect(r.statusCode, r.body).toBeLessThan(300);
+      return r.json();
+    };
+    await ok('POST', '/organizations/acme/projects', { slug: 'logs', name: 'Logs' });
+    await ok('POST', '/organizations/acme/environments', { slug: 'dev', name: 'Dev' });
+    await ok('PUT', '/organizations/acme/projects/logs/environments/dev', {});
+    await ok('POST', '/organizations/acme/projects/logs/pipelines', { slug: 'pl', name: 'Pl' });
+    const spec = {
+      steps: [
+        {
+          slug: 'src',
+          kind: 'source',
+          data_source_ref: 'db',
+          operation: { operation_type: 'sql', sql: 'select 1' },
+        },
+      ],
+    };
+    const version = await ok('POST', '/organizations/acme/projects/logs/pipelines/pl/versions', { spec });
+    // A finished run with 250 lines, written straight to the store as a worker would have.
+    await t.rt.deps.db.execute(sql`
+      insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, started_at, finished_at)
+      select p.organization_id, p.id, e.id, 'r1', ${version.spec_hash}, 'succeeded', now(), now()
+      from pipelines p join environments e on e.organization_id = p.organization_id
+      where p.slug = 'pl' and e.slug = 'dev'`);
+    await t.rt.deps.db.execute(sql`
+      insert into pipeline_run_logs (run_id, step_slug, level, message)
+      select r.id, 'src', 'info', 'line ' || g from pipeline_runs r, generate_series(1, 250) g where r.slug = 'r1'`);
+    const base = '/api/organizations/acme/projects/logs/environments/dev/runs/r1';
+    const events = (payload: string) =>
+      payload
+        .trim()
+        .split('\n\n')
+        .map((block) => ({
+          id: /^id: (.*)$/m.exec(block)?.[1],
+          event: /^event: (.*)$/m.exec(block)![1],
+          data: JSON.parse(/^data: (.*)$/m.exec(block)![1]),
+        }));
+    const all = await api('GET', `${base}/log-stream`);
+    expect(all.headers['content-type']).toMatch(/text\/event-stream/);
+    const got = events(all.payload);
+    expect(got.map((e) => e.event)).toEqual(['run', 'logs', 'logs', 'logs', 'end']);
+    expect(got[0].data.state).toBe('succeeded');
+    const lines = got.filter((e) => e.event === 'logs').flatMap((e) => e.data);
+    expect(lines.map((l: { message: string }) => l.message)).toEqual(
+      Array.from({ length: 250 }, (_, i) => `line ${i + 1}`),
+    );
+    // A reconnecting browser sends the last id it saw and gets only what came after.
+    const resumed = events(
+      (await api('GET', `${base}/log-stream`, { headers: { 'last-event-id': got[2].id } })).payload,
+    );
+    expect(resumed.filter((e) => e.event === 'logs').flatMap((e) => e.data)).toHaveLength(50);
+    const text = await api('GET', `${base}/log-download`);
+    expect(text.headers['content-disposition']).toContain('r1.log');
+    expect(text.payload.trim().split('\n')).toHaveLength(250);
+    // Another organization's run is not there for this session.
+    expect(
+      (await api('GET', '/api/organizations/other/projects/logs/environments/dev/runs/r1/log-stream'))
+        .statusCode,
+    ).toBe(404);
   });
 });
