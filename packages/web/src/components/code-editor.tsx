@@ -1,12 +1,23 @@
 import { json } from '@codemirror/lang-json';
 import { sql } from '@codemirror/lang-sql';
 import { MergeView } from '@codemirror/merge';
-import { EditorState } from '@codemirror/state';
+import { Compartment, EditorState, type Extension } from '@codemirror/state';
 import { oneDark } from '@codemirror/theme-one-dark';
 import { basicSetup, EditorView } from 'codemirror';
 import { useEffect, useRef } from 'react';
 
-const dark = () => window.matchMedia('(prefers-color-scheme: dark)').matches;
+const scheme = () => window.matchMedia('(prefers-color-scheme: dark)');
+const themeFor = (): Extension => (scheme().matches ? oneDark : []);
+
+/** Keeps an editor's theme on the OS colour scheme, also when it changes while the page is open. */
+function followScheme(views: () => EditorView[], compartment: Compartment) {
+  const media = scheme();
+  const onChange = () => {
+    for (const v of views()) v.dispatch({ effects: compartment.reconfigure(themeFor()) });
+  };
+  media.addEventListener('change', onChange);
+  return () => media.removeEventListener('change', onChange);
+}
 const lang = (l: 'json' | 'sql') => (l === 'json' ? json() : sql());
 
 /** CodeMirror 6 (no Monaco): the text of specs and queries, labelled for screen readers. */
@@ -24,6 +35,7 @@ export function CodeEditor(props: {
   onChange.current = props.onChange;
   // biome-ignore lint/correctness/useExhaustiveDependencies: the editor is created once; value changes flow below.
   useEffect(() => {
+    const theme = new Compartment();
     view.current = new EditorView({
       parent: host.current!,
       state: EditorState.create({
@@ -31,7 +43,7 @@ export function CodeEditor(props: {
         extensions: [
           basicSetup,
           lang(props.language),
-          ...(dark() ? [oneDark] : []),
+          theme.of(themeFor()),
           EditorView.contentAttributes.of({ 'aria-label': props.label }),
           EditorState.readOnly.of(Boolean(props.readOnly)),
           EditorView.theme({
@@ -44,7 +56,11 @@ export function CodeEditor(props: {
         ],
       }),
     });
-    return () => view.current?.destroy();
+    const stop = followScheme(() => (view.current ? [view.current] : []), theme);
+    return () => {
+      stop();
+      view.current?.destroy();
+    };
   }, []);
   useEffect(() => {
     const v = view.current;
@@ -60,10 +76,11 @@ export function CodeEditor(props: {
 export function DiffView(props: { a: string; b: string; labelA: string; labelB: string }) {
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => {
+    const theme = new Compartment();
     const ext = (label: string) => [
       basicSetup,
       json(),
-      ...(dark() ? [oneDark] : []),
+      theme.of(themeFor()),
       EditorState.readOnly.of(true),
       EditorView.lineWrapping,
       EditorView.contentAttributes.of({ 'aria-label': label }),
@@ -74,7 +91,11 @@ export function DiffView(props: { a: string; b: string; labelA: string; labelB: 
       b: { doc: props.b, extensions: ext(props.labelB) },
       collapseUnchanged: { margin: 3, minSize: 6 },
     });
-    return () => mv.destroy();
+    const stop = followScheme(() => [mv.a, mv.b], theme);
+    return () => {
+      stop();
+      mv.destroy();
+    };
   }, [props.a, props.b, props.labelA, props.labelB]);
   return (
     <div

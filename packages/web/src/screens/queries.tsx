@@ -153,7 +153,7 @@ export function Queries() {
   });
   return (
     <div className="grid gap-4 xl:grid-cols-[16rem_1fr]">
-      <Card title="Saved queries">
+      <Card title="Saved queries" className="self-start">
         <ul className="space-y-1 text-sm">
           <li>
             <Button variant="ghost" className="w-full justify-start" onClick={() => navigate({ search: {} })}>
