@@ -348,7 +348,11 @@ describe('browser app', { timeout: 180_000 }, () => {
       'h2',
     );
     await visit('queries', '/o/acme/queries', '.cm-content');
-    await visit('events', '/o/acme/events?entity_type=pipeline', 'table');
+    await visit('events', '/o/acme/events?entity_type=pipeline&entity_slug=demo-load', 'table');
+    expect(await page.getByLabel('Entity slug').inputValue()).toBe('demo-load');
+    expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
+    for (const cell of await page.locator('tbody tr td:nth-child(4)').allTextContents())
+      expect(cell).toContain('demo-load');
     await visit('audit', '/o/acme/audit', 'table');
     for (const section of ['api-keys', 'members', 'invitations', 'roles', 'environments', 'secrets']) {
       await visit(`settings-${section}`, `/o/acme/settings/${section}`, 'table');

@@ -17,6 +17,18 @@ import { SignIn } from './screens/sign-in';
 
 type Ctx = { queryClient: QueryClient };
 
+const eventFilters = [
+  'entity_type',
+  'entity_slug',
+  'action',
+  'actor_type',
+  'actor_slug',
+  'occurred_from',
+  'occurred_before',
+  'cursor',
+  'direction',
+] as const;
+
 const rootRoute = createRootRouteWithContext<Ctx>()({ component: Outlet });
 
 const signInRoute = createRoute({
@@ -120,28 +132,14 @@ const queriesRoute = createRoute({
 const eventsRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/events',
-  validateSearch: strings([
-    'entity_type',
-    'entity_slug',
-    'action',
-    'actor_type',
-    'cursor',
-    'direction',
-  ] as const),
+  validateSearch: strings(eventFilters),
   component: lazyRouteComponent(() => import('./screens/events'), 'EventsScreen'),
 });
 
 const auditRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/audit',
-  validateSearch: strings([
-    'entity_type',
-    'entity_slug',
-    'action',
-    'actor_type',
-    'cursor',
-    'direction',
-  ] as const),
+  validateSearch: strings(eventFilters),
   component: lazyRouteComponent(() => import('./screens/events'), 'AuditScreen'),
 });
 

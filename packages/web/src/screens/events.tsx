@@ -4,6 +4,7 @@ import {
   Card,
   Empty,
   ErrorNote,
+  Input,
   PageHeader,
   Pager,
   Select,
@@ -52,6 +53,12 @@ const ACTIONS = [
   'read',
 ];
 const ACTORS = ['user', 'api_key', 'system', 'external', 'unknown'];
+
+/** An ISO instant as the value of a datetime-local input, in the browser's time zone. */
+const toLocalInput = (iso: string) => {
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
 
 type EventRecord = {
   slug: string;
@@ -104,6 +111,36 @@ function EventList(props: { kind: 'events' | 'audit' }) {
       </Select>
     </div>
   );
+  // Free-text filters apply on Enter or when the field loses focus, not on every keystroke.
+  const text = (id: string, label: string) => (
+    <div>
+      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
+        {label}
+      </label>
+      <Input
+        id={`ev-${id}`}
+        key={search[id] ?? ''}
+        defaultValue={search[id] ?? ''}
+        className="w-40"
+        onBlur={(e) => e.target.value !== (search[id] ?? '') && set({ [id]: e.target.value || undefined })}
+        onKeyDown={(e) => e.key === 'Enter' && set({ [id]: e.currentTarget.value || undefined })}
+      />
+    </div>
+  );
+  const when = (id: string, label: string) => (
+    <div>
+      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
+        {label}
+      </label>
+      <Input
+        id={`ev-${id}`}
+        type="datetime-local"
+        className="w-52"
+        value={search[id] ? toLocalInput(search[id]) : ''}
+        onChange={(e) => set({ [id]: e.target.value ? new Date(e.target.value).toISOString() : undefined })}
+      />
+    </div>
+  );
   return (
     <div>
       <PageHeader
@@ -114,10 +151,14 @@ function EventList(props: { kind: 'events' | 'audit' }) {
             : 'Sign-ins, credentials, permissions and refusals.'
         }
       />
-      <div className="mb-3 flex flex-wrap gap-3">
+      <div className="mb-3 flex flex-wrap items-end gap-3">
         {filter('entity_type', 'Entity type', ENTITY_TYPES)}
+        {text('entity_slug', 'Entity slug')}
         {filter('action', 'Action', ACTIONS)}
-        {filter('actor_type', 'Actor', ACTORS)}
+        {filter('actor_type', 'Actor type', ACTORS)}
+        {text('actor_slug', 'Actor slug')}
+        {when('occurred_from', 'From')}
+        {when('occurred_before', 'Before')}
       </div>
       <ErrorNote error={list.error} />
       <Card>
