@@ -188,6 +188,7 @@ describe('app host backend-for-frontend', { timeout: 60_000 }, () => {
     const text = await api('GET', `${base}/log-download`);
     expect(text.headers['content-disposition']).toContain('r1.log');
     expect(text.payload.trim().split('\n')).toHaveLength(250);
+    expect((await api('GET', `${base.replace('/r1', '/nope')}/log-stream`)).statusCode).toBe(404);
     // Another organization's run is not there for this session.
     expect(
       (await api('GET', '/api/organizations/other/projects/logs/environments/dev/runs/r1/log-stream'))

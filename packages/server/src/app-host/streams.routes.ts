@@ -69,6 +69,13 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
     schema: { hide: true, params: runsEnvParams, querystring: runsStreamQuery },
     handler: async (req, reply) => {
       const scope = scopeOf(req);
+      // An unknown project or environment is a plain 404, before the stream opens.
+      await svc.listRuns(ctx(req), scope, req.params, {
+        limit: 1,
+        sort_by: 'run_created_at',
+        order: 'desc',
+        direction: 'next',
+      });
       const s = openStream(req, reply);
       const seen = new Map<string, string>();
       while (s.isOpen()) {
@@ -105,6 +112,8 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
       const scope = scopeOf(req);
       const lastEventId = Number(req.headers['last-event-id']);
       let after = Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (req.query.after_id ?? 0);
+      // An unknown run is a plain 404, before the stream opens.
+      await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
       const s = openStream(req, reply);
       let runJson = '';
       while (s.isOpen()) {
