@@ -15,7 +15,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: [...apiSuites, '**/node_modules/**'],
+          exclude: [...apiSuites, '**/*.browser.test.ts', '**/node_modules/**'],
         },
       },
       {
@@ -34,6 +34,17 @@ export default defineConfig({
           include: apiSuites,
           env: { SLUICE_TEST_STORE: 'postgres' },
           globalSetup: ['test/support/global-setup-postgres.ts'],
+        },
+      },
+      {
+        // The browser app end to end in Debian's chromium, once, on the PostgreSQL server.
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.browser.test.ts'],
+          env: { SLUICE_TEST_STORE: 'postgres' },
+          globalSetup: ['test/support/global-setup-postgres.ts', 'test/browser/setup-browser.ts'],
+          testTimeout: 180_000,
         },
       },
     ],

@@ -32,13 +32,19 @@ describe('canary secrets', slow, () => {
     seen.push({ what, res });
     return res;
   }
+  // The app host wants the session's CSRF token with every change; the latest sign-in's is kept.
+  let csrf = '';
   async function app(what: string, method: string, url: string, body?: unknown, cookie?: string) {
     const res = await host.inject({
       method: method as any,
       url,
-      headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(cookie ? { cookie } : {}) },
+      headers: {
+        ...(body ? { 'content-type': 'application/json' } : {}),
+        ...(cookie ? { cookie, 'x-csrf-token': csrf } : {}),
+      },
       payload: body === undefined ? undefined : JSON.stringify(body),
     });
+    if (method === 'POST' && url === '/session' && res.statusCode === 201) csrf = res.json().csrf_token;
     seen.push({ what, res });
     return res;
   }

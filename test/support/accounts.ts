@@ -33,6 +33,7 @@ export async function signUpWithToken(
     method: 'POST',
     url: '/session/personal-access-tokens',
     cookies: { sluice_session: cookie },
+    headers: { 'x-csrf-token': signIn.json().csrf_token },
     payload: { name: 'first token' },
   });
   if (pat.statusCode !== 201) throw new Error(`token creation failed: ${pat.statusCode} ${pat.body}`);

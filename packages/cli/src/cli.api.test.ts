@@ -129,6 +129,26 @@ describe('sluice store commands', () => {
       expect(out.organization_slug).toBe('first-org');
       expect(out.api_key).toMatch(/^slc_key_/);
       expect(out.personal_access_token).toMatch(/^slc_pat_/);
+      // No password was given, so the person is told how to set one before signing in to the app.
+      expect(first.stderr).toMatch(/Sign in to the app at http:\/\/\S+ .*owner@example\.com/);
+      expect(first.stderr).toContain('sluice users set-password --email owner@example.com');
+
+      const setPw = await runCli(['users', 'set-password', '--email', 'OWNER@example.com'], {
+        env: store.env,
+        input: 'a-long-enough-password\n',
+      });
+      expect(setPw.code, setPw.stderr).toBe(0);
+      expect(JSON.parse(setPw.stdout)).toMatchObject({
+        email: 'owner@example.com',
+        user_slug: out.user_slug,
+      });
+      expect(setPw.stdout + setPw.stderr).not.toContain('a-long-enough-password');
+      const unknown = await runCli(['users', 'set-password', '--email', 'nobody@example.com'], {
+        env: store.env,
+        input: 'a-long-enough-password\n',
+      });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/no account has the email address/);
 
       const again = await runCli(['bootstrap', '--org', 'other', '--email', 'x@example.com'], {
         env: store.env,

@@ -73,6 +73,7 @@ import { triggersUpdateCommand } from './commands/triggers-update';
 import { webhooksSignCommand } from './commands/webhooks-sign';
 import { setupCommand } from './commands/setup';
 import { variablesCommand } from './commands/variables';
+import { usersSetPasswordCommand } from './commands/users-set-password';
 import { workerCommand } from './commands/worker';
 import { describeFailure, ExitCode } from './exit';
 
@@ -183,6 +184,7 @@ contractsCreateCommand(contracts);
 contractsGetCommand(contracts);
 contractsReviseCommand(contracts);
 contractsRevisionCommand(contracts);
+usersSetPasswordCommand(program.command('users').description('Manage user accounts in the store'));
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
 
 // `sluice … | head` closes the pipe early: that is the reader's choice, not a failure.

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import sjson from 'secure-json-parse';
 import type { Deps } from './context';
 import { installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { AppError } from './http/errors';
+import { installErrorHandling } from './http/error-handler';
+import { installJsonBody } from './http/json-body';
 import { requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
 import { installNoStore } from './http/no-store';
@@ -84,6 +85,7 @@ export async function buildApp(deps: Deps): Promise<App> {
     }
     done(null, value);
   });
+  installJsonBody(app);
 
   installErrorHandling(app, { allowedMethods: allowed });
   await installRateLimit(app, config);

@@ -24,4 +24,5 @@ export { emailSchema, slugSchema } from './http/fields';
 export { startWorker } from './jobs/worker';
 export { AlreadyBootstrappedError, type BootstrapResult, bootstrap } from './modules/system/bootstrap';
 export { issueSetupCode, setupCodePath } from './modules/system/setup-code';
+export { setUserPassword, UnknownUserError } from './modules/system/set-password';
 export { openRuntime, type Runtime, type Server, startApi } from './runtime';

@@ -49,6 +49,14 @@ export function bootstrapCommand(program: Command) {
           password,
         });
         printJson(result);
+        // stdout stays the JSON above; how to reach the app goes to stderr for the person.
+        const login = email.data.trim().toLowerCase();
+        process.stderr.write(
+          `\nSign in to the app at ${config.publicUrl} (after \`sluice serve\`) as ${login}` +
+            (password
+              ? ' with the password you gave.\n'
+              : `;\nfirst set a password: sluice users set-password --email ${login} < password-file\n`),
+        );
       } catch (err) {
         if (err instanceof server.AlreadyBootstrappedError) throw new CliError(ExitCode.refused, err.message);
         throw err;

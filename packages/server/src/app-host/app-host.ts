@@ -10,7 +10,9 @@ import { installRateLimit } from '../http/rate-limit';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
 import { placeholderPage } from './placeholder-page';
 import { setSecurityHeaders } from './security-headers';
+import { registerBff } from './bff';
 import { sessionRoutes } from './session.routes';
+import { serveWebApp } from './static-files';
 
 /**
  * The browser host: cookie sessions only. API tokens never belong here (DECISIONS.md §1), so a
@@ -49,12 +51,14 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   // Bearer requests are already refused, so the per-token limit falls back to per address here.
   await installRateLimit(app, deps.config);
   await app.register(cookie);
+  // The API's routes decorate requests with who is calling; the /api mount fills them in.
+  app.decorateRequest('principal', null);
+  app.decorateRequest('scope', null);
 
   const typed = app.withTypeProvider<ZodTypeProvider>();
   sessionRoutes(typed, deps);
-  app.get('/', async (_req, reply) =>
-    reply.type('text/html; charset=utf-8').send(placeholderPage(deps.config)),
-  );
+  await registerBff(app, deps);
   app.get('/healthz', { config: { rateLimit: false } }, async () => ({ status: 'ok' }));
+  serveWebApp(app, deps.config);
   return app;
 }

@@ -44,14 +44,15 @@ describe('app host sessions', { timeout: 60_000 }, () => {
     await t?.close();
   });
 
-  it('signs in with a strict HttpOnly cookie that works on the app host only', async () => {
+  it('signs in with a Lax HttpOnly cookie that works on the app host only', async () => {
     const res = await signIn('DANA@example.com', CANARY);
     expect(res.statusCode).toBe(201);
     expect(res.json().user).toMatchObject({ email: EMAIL, name: 'Dana' });
     const setCookie = String(res.headers['set-cookie']);
     expect(setCookie).toMatch(/^sluice_session=/);
     expect(setCookie).toMatch(/HttpOnly/i);
-    expect(setCookie).toMatch(/SameSite=Strict/i);
+    expect(setCookie).toMatch(/SameSite=Lax/i);
+    expect(res.json().csrf_token).toMatch(/^[\w-]{43}$/);
     expect(setCookie).toMatch(/Max-Age=43200/);
     expect(setCookie).toMatch(/Path=\//);
     // Served over http here, so the cookie cannot be Secure (see the https case below).
@@ -89,6 +90,7 @@ describe('app host sessions', { timeout: 60_000 }, () => {
       method: 'DELETE',
       url: '/session',
       cookies: { sluice_session: cookie },
+      headers: { 'x-csrf-token': res.json().csrf_token },
     });
     expect(signedOut.statusCode).toBe(204);
     expect(String(signedOut.headers['set-cookie'])).toMatch(/sluice_session=;.*Expires=Thu, 01 Jan 1970/);
@@ -105,10 +107,24 @@ describe('app host sessions', { timeout: 60_000 }, () => {
   });
 
   it('signing out revokes the session on the server: a copied cookie stops working at once', async () => {
-    const copy = sessionCookieOf(await signIn(EMAIL, CANARY));
+    const signedIn = await signIn(EMAIL, CANARY);
+    const copy = sessionCookieOf(signedIn);
     expect((await whoAmI(copy)).statusCode).toBe(200);
+    // Without the session's CSRF token, signing out is refused like any other state change.
+    const forged = await host.inject({
+      method: 'DELETE',
+      url: '/session',
+      cookies: { sluice_session: copy },
+    });
+    expect(forged.statusCode).toBe(403);
     // The browser signs out; someone holding a copy of the same cookie keeps sending it.
-    const out = await host.inject({ method: 'DELETE', url: '/session', cookies: { sluice_session: copy } });
+    const out = await host.inject({
+      method: 'DELETE',
+      url: '/session',
+      cookies: { sluice_session: copy },
+      headers: { 'x-csrf-token': signedIn.json().csrf_token },
+    });
+    expect(out.headers['clear-site-data']).toContain('storage');
     expect(out.statusCode).toBe(204);
     expect((await whoAmI(copy)).statusCode).toBe(401);
     const mint = await host.inject({
@@ -169,17 +185,21 @@ describe('app host sessions', { timeout: 60_000 }, () => {
       const res = await signIn(EMAIL, CANARY, https);
       expect(res.statusCode).toBe(201);
       expect(String(res.headers['set-cookie'])).toMatch(/;\s*Secure/i);
+      // __Host- binds the cookie to this exact host: no sibling subdomain can set it.
+      expect(String(res.headers['set-cookie'])).toMatch(/^__Host-sluice_session=/);
     } finally {
       await https.close();
     }
   });
 
   it('mints a personal access token for the signed-in user', async () => {
-    const cookie = sessionCookieOf(await signIn(EMAIL, CANARY));
+    const signedIn = await signIn(EMAIL, CANARY);
+    const cookie = sessionCookieOf(signedIn);
     const res = await host.inject({
       method: 'POST',
       url: '/session/personal-access-tokens',
       cookies: { sluice_session: cookie },
+      headers: { 'x-csrf-token': signedIn.json().csrf_token },
       payload: { name: 'first' },
     });
     expect(res.statusCode).toBe(201);
@@ -235,11 +255,13 @@ describe('app host sessions', { timeout: 60_000 }, () => {
   });
 
   it('ends sessions when the password changes', async () => {
-    const cookie = sessionCookieOf(await signIn(EMAIL, CANARY));
+    const signedIn = await signIn(EMAIL, CANARY);
+    const cookie = sessionCookieOf(signedIn);
     const pat = await host.inject({
       method: 'POST',
       url: '/session/personal-access-tokens',
       cookies: { sluice_session: cookie },
+      headers: { 'x-csrf-token': signedIn.json().csrf_token },
       payload: { name: 'rotate' },
     });
     const changed = await t.call('PATCH', '/users/me', {

@@ -7,18 +7,26 @@ import { publicRateLimit } from '../http/rate-limit';
 import { createPatBody, patWithTokenSchema } from '../modules/identity/pats.schemas';
 import { createPat } from '../modules/identity/pats.service';
 import { toUser } from '../modules/identity/users.service';
+import { requireCsrfToken, requireSameOrigin } from './csrf';
 import { sessionSchema, signInBody } from './session.schemas';
 import { currentSession, notSignedIn, signIn, signOut } from './session.service';
-import { SESSION_COOKIE, SESSION_TTL_SECONDS, sessionCookieOptions } from './session-cookie';
+import { csrfTokenOf, SESSION_TTL_SECONDS, sessionCookieName, sessionCookieOptions } from './session-cookie';
 
 /** Sign-in, sign-out and who-am-I for the browser, plus minting the first personal access token. */
 export function sessionRoutes(app: TypedApp, deps: Deps) {
   const ctx = (req: { id: string }) => ({ deps, requestId: req.id });
   const cookieOptions = sessionCookieOptions(deps.config);
+  const cookieName = sessionCookieName(deps.config);
+
+  // Same-origin for every state change here, sign-in included (login CSRF).
+  app.addHook('onRequest', async (req) => {
+    if (req.routeOptions.url?.startsWith('/session')) requireSameOrigin(req, deps.config);
+  });
 
   const signedIn = async (req: FastifyRequest) => {
-    const found = await currentSession(ctx(req), req.cookies[SESSION_COOKIE]);
+    const found = await currentSession(ctx(req), req.cookies[cookieName]);
     if (!found) throw notSignedIn();
+    requireCsrfToken(req, found.secret);
     return found;
   };
 
@@ -26,25 +34,32 @@ export function sessionRoutes(app: TypedApp, deps: Deps) {
     config: publicRateLimit(deps.config),
     schema: { body: signInBody, response: { 201: sessionSchema, ...errorResponses } },
     handler: async (req, reply) => {
-      const { secret, session } = await signIn(ctx(req), req.body);
-      reply.setCookie(SESSION_COOKIE, secret, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
-      return reply.status(201).send(session);
+      // A new session every time, and the one the browser held before is ended: no fixation.
+      const { secret, session } = await signIn(ctx(req), req.body, req.cookies[cookieName]);
+      reply.setCookie(cookieName, secret, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
+      return reply.status(201).send({ ...session, csrf_token: csrfTokenOf(secret) });
     },
   });
 
   app.get('/session', {
     schema: { response: { 200: sessionSchema, ...errorResponses } },
     handler: async (req) => {
-      const { user, session } = await signedIn(req);
-      return { user: toUser(user), expires_at: iso(session.expiresAt) };
+      const { user, session, secret } = await signedIn(req);
+      return { user: toUser(user), expires_at: iso(session.expiresAt), csrf_token: csrfTokenOf(secret) };
     },
   });
 
   app.delete('/session', {
     schema: { response: { ...noContent, ...errorResponses } },
     handler: async (req, reply) => {
-      await signOut(ctx(req), req.cookies[SESSION_COOKIE]);
-      return reply.clearCookie(SESSION_COOKIE, cookieOptions).status(204).send(null);
+      const found = await currentSession(ctx(req), req.cookies[cookieName]);
+      if (found) requireCsrfToken(req, found.secret);
+      await signOut(ctx(req), req.cookies[cookieName]);
+      return reply
+        .clearCookie(cookieName, cookieOptions)
+        .header('clear-site-data', '"cache", "storage"')
+        .status(204)
+        .send(null);
     },
   });
 

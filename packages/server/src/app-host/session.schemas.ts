@@ -15,6 +15,9 @@ export const sessionSchema = z
   .object({
     user: userSchema,
     expires_at: timestampSchema.describe('When the session ends; sign in again after it.'),
+    csrf_token: z
+      .string()
+      .describe('Send as the x-csrf-token header on every request that changes something.'),
   })
   .describe('The browser session: who is signed in, until when.');
 

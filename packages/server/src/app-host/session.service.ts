@@ -16,8 +16,9 @@ export const signInFailed = () =>
 export const notSignedIn = () => new AppError('UNAUTHENTICATED', 'sign in first');
 
 /** Checks the password and, when it is right, stores a new session; the secret goes to the cookie. */
-export async function signIn(ctx: Ctx, input: SignInInput) {
+export async function signIn(ctx: Ctx, input: SignInInput, previousCookie?: string) {
   const db = ctx.deps.db;
+  await signOut(ctx, previousCookie);
   const user = await users.findUserByEmail(db, input.email.trim().toLowerCase());
   const ok = await checkPassword(user?.passwordHash ?? null, input.password);
   if (!user) throw signInFailed();
@@ -48,7 +49,7 @@ export async function currentSession(ctx: Ctx, cookie: string | undefined) {
   const found = await sessions.findActiveSession(ctx.deps.db, hashToken(secret));
   if (!found) return null;
   if (found.stale) await sessions.touchSession(ctx.deps.db, found.session.id);
-  return found;
+  return { ...found, secret };
 }
 
 /** Deletes the cookie's session, so a copy of the cookie stops working too. */

@@ -40,9 +40,19 @@ export function scopeOf(req: FastifyRequest): Scope {
   return req.scope;
 }
 
-export function installAuth(app: FastifyInstance, deps: Deps) {
-  app.decorateRequest('principal', null);
-  app.decorateRequest('scope', null);
+/** Who a request acts as; the API host reads the bearer token, the app host its session cookie. */
+export type PrincipalResolver = (req: FastifyRequest) => Promise<Principal | null>;
+
+export function installAuth(app: FastifyInstance, deps: Deps, resolve?: PrincipalResolver) {
+  if (!app.hasRequestDecorator('principal')) {
+    app.decorateRequest('principal', null);
+    app.decorateRequest('scope', null);
+  }
+  const byBearer: PrincipalResolver = async (req) => {
+    const token = bearerOf(req);
+    return token ? resolvePrincipal(deps.db, token) : null;
+  };
+  const principalFor = resolve ?? byBearer;
 
   // Unauthenticated requests to protected routes never reach the per-token limiter (it keys on
   // a token that has resolved), so they are counted per address here, before any lookup.
@@ -67,6 +77,8 @@ export function installAuth(app: FastifyInstance, deps: Deps) {
       throw unauthenticated();
     }
     budget.rememberToken(hash);
+    const principal = await principalFor(req);
+    if (!principal) throw unauthenticated();
     if (access.kind === 'principal' && access.userOnly && principal.type !== 'user') {
       throw new AppError('FORBIDDEN', 'this operation needs a personal access token, not an API key');
     }

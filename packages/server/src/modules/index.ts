@@ -5,6 +5,7 @@ import { policiesRoutes } from './alerts/policies.routes';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
 import { billingRoutes } from './billing/billing.routes';
 import { contractsRoutes } from './contracts/contracts.routes';
+import { connectorsRoutes } from './data-sources/connectors.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
 import { driftRoutes } from './drift/drift.routes';
 import { environmentsRoutes } from './environments/environments.routes';
@@ -44,6 +45,7 @@ export const modules: ModuleRoutes[] = [
   rolesRoutes,
   eventsRoutes,
   dataSourcesRoutes,
+  connectorsRoutes,
   projectsRoutes,
   environmentsRoutes,
   secretsRoutes,

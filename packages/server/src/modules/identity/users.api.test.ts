@@ -155,6 +155,7 @@ describe('users: sign-up, email verification, me', { timeout: 60_000 }, () => {
       method: 'POST',
       url: '/session/personal-access-tokens',
       cookies: { sluice_session: sessionCookieOf(signIn) },
+      headers: { 'x-csrf-token': signIn.json().csrf_token },
       payload: { name: 'laptop' },
     });
     const res = await t.call('PATCH', '/users/me', {

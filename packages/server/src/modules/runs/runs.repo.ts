@@ -168,6 +168,12 @@ export async function updateRun(db: DbOrTx, id: string, patch: RunPatch) {
 // like the number.
 const paddedSeq = sql`lpad(${pipelineRunLogs.seq}::text, 10, '0')`;
 
+/** The cursor of the log line with this id, to read the lines after it (a live tail resumes so). */
+export const logCursorAfter = (id: number) => {
+  const padded = String(id).padStart(20, '0');
+  return `${Buffer.from(padded).toString('base64url')}_${padded}`;
+};
+
 export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
   return paginate({
     query,

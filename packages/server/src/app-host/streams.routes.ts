@@ -1,0 +1,189 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { TypedApp } from '../app';
+import type { Deps } from '../context';
+import { access } from '../http/access';
+import { scopeOf } from '../http/auth';
+import { logCursorAfter } from '../modules/runs/runs.repo';
+import {
+  type RunState,
+  runParams,
+  runStates,
+  envParams as runsEnvParams,
+  terminalRunStates,
+} from '../modules/runs/runs.schemas';
+import * as svc from '../modules/runs/runs.service';
+
+const pe = '/organizations/:organization/projects/:project/environments/:environment';
+const POLL_MS = 700;
+const LOG_BATCH = 100;
+
+/**
+ * Server-sent events for the browser: the live run list and a run's log tail. They read through
+ * the same services as the JSON routes; the stream only remembers what it already sent, so a
+ * reconnecting browser resumes from Last-Event-ID instead of downloading the log again.
+ */
+function openStream(req: FastifyRequest, reply: FastifyReply) {
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': req.id,
+  });
+  let open = true;
+  req.raw.on('close', () => {
+    open = false;
+  });
+  const send = (event: string, data: unknown, id?: string | number) => {
+    if (!open) return;
+    reply.raw.write(
+      `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`,
+    );
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const close = () => {
+    if (open) reply.raw.end();
+    open = false;
+  };
+  return { send, sleep, close, isOpen: () => open };
+}
+
+const runsStreamQuery = z
+  .object({
+    pipeline_slug: z.string().max(100).optional().describe('Only runs of this pipeline.'),
+    state: z.enum(runStates).optional().describe('Only runs in this state.'),
+  })
+  .strict();
+
+const logStreamQuery = z
+  .object({ after_id: z.coerce.number().int().min(0).optional().describe('Send lines after this id.') })
+  .strict();
+
+export function streamRoutes(app: TypedApp, deps: Deps) {
+  const ctx = (req: { id: string }) => ({ deps, requestId: req.id });
+
+  app.get(`${pe}/runs-stream`, {
+    config: access.org('pipelines.read'),
+    schema: { hide: true, params: runsEnvParams, querystring: runsStreamQuery },
+    handler: async (req, reply) => {
+      const scope = scopeOf(req);
+      // An unknown project or environment is a plain 404, before the stream opens.
+      await svc.listRuns(ctx(req), scope, req.params, {
+        limit: 1,
+        sort_by: 'run_created_at',
+        order: 'desc',
+        direction: 'next',
+      });
+      const s = openStream(req, reply);
+      const seen = new Map<string, string>();
+      while (s.isOpen()) {
+        try {
+          const page = await svc.listRuns(ctx(req), scope, req.params, {
+            limit: 100,
+            sort_by: 'run_created_at',
+            order: 'desc',
+            direction: 'next',
+            ...req.query,
+          });
+          const changed = page.items.filter((r) => {
+            const json = JSON.stringify(r);
+            if (seen.get(r.slug) === json) return false;
+            seen.set(r.slug, json);
+            return true;
+          });
+          if (changed.length > 0) s.send('runs', changed);
+          else s.send('ping', {});
+        } catch (err) {
+          req.log.warn({ err }, 'run list stream ended');
+          s.close();
+          return;
+        }
+        await s.sleep(POLL_MS);
+      }
+    },
+  });
+
+  app.get(`${pe}/runs/:run_slug/log-stream`, {
+    config: access.org('pipelines.read'),
+    schema: { hide: true, params: runParams, querystring: logStreamQuery },
+    handler: async (req, reply) => {
+      const scope = scopeOf(req);
+      const lastEventId = Number(req.headers['last-event-id']);
+      let after = Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (req.query.after_id ?? 0);
+      // An unknown run is a plain 404, before the stream opens.
+      await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
+      const s = openStream(req, reply);
+      let runJson = '';
+      while (s.isOpen()) {
+        try {
+          const run = await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
+          const json = JSON.stringify(run);
+          if (json !== runJson) {
+            runJson = json;
+            s.send('run', run);
+          }
+          // Drain everything written so far, a batch per event, then wait for more.
+          for (;;) {
+            const page = await svc.listLogs(ctx(req), scope, req.params, req.params.run_slug, {
+              limit: LOG_BATCH,
+              sort_by: 'log_id',
+              order: 'asc',
+              direction: 'next',
+              ...(after > 0 ? { cursor: logCursorAfter(after) } : {}),
+            });
+            if (page.items.length === 0) break;
+            after = page.items[page.items.length - 1].id;
+            s.send('logs', page.items, after);
+            if (!page.has_more || !s.isOpen()) break;
+          }
+          if (terminalRunStates.includes(run.state as RunState)) {
+            s.send('end', { state: run.state });
+            s.close();
+            return;
+          }
+          s.send('ping', {});
+        } catch (err) {
+          req.log.warn({ err }, 'log stream ended');
+          s.close();
+          return;
+        }
+        await s.sleep(POLL_MS);
+      }
+    },
+  });
+
+  // The whole log as text, read page by page so a long log never sits in memory at once.
+  app.get(`${pe}/runs/:run_slug/log-download`, {
+    config: access.org('pipelines.read'),
+    schema: { hide: true, params: runParams },
+    handler: async (req, reply) => {
+      const scope = scopeOf(req);
+      await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        'content-type': 'text/plain; charset=utf-8',
+        'content-disposition': `attachment; filename="${req.params.run_slug}.log"`,
+        'x-request-id': req.id,
+      });
+      let after = 0;
+      for (;;) {
+        const page = await svc.listLogs(ctx(req), scope, req.params, req.params.run_slug, {
+          limit: 100,
+          sort_by: 'log_id',
+          order: 'asc',
+          direction: 'next',
+          ...(after > 0 ? { cursor: logCursorAfter(after) } : {}),
+        });
+        const text = page.items
+          .map((l) => `${l.at} ${l.level.toUpperCase()} ${l.step_slug ?? '-'} ${l.message}\n`)
+          .join('');
+        if (text && !reply.raw.write(text)) await new Promise((r) => reply.raw.once('drain', r));
+        if (!page.has_more || page.items.length === 0) break;
+        after = page.items[page.items.length - 1].id;
+      }
+      reply.raw.end();
+    },
+  });
+}

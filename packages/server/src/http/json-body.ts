@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import sjson from 'secure-json-parse';
+import { AppError } from './errors';
+
+/**
+ * JSON only; an empty body is "no body" so action routes (`:revoke`) accept a bare POST. Shared by
+ * the API host and the app host's /api mount, so both parse requests the same way.
+ */
+export function installJsonBody(app: FastifyInstance) {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      done(
+        new AppError('VALIDATION_FAILED', 'the request body is not valid JSON', {
+          validationErrors: [
+            { path: '(body)', code: 'invalid_json', message: 'the request body is not valid JSON' },
+          ],
+        }),
+        undefined,
+      );
+    }
+  });
+}

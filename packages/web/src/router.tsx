@@ -1,0 +1,187 @@
+import type { QueryClient } from '@tanstack/react-query';
+import {
+  createRootRouteWithContext,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  Outlet,
+  redirect,
+} from '@tanstack/react-router';
+import { OrgLayout } from './components/shell';
+import { api, type Page } from './lib/api';
+import { strings } from './lib/search';
+import { sessionQuery } from './lib/session';
+import type { Organization } from './lib/types';
+import { RunsList } from './screens/runs-list';
+import { SignIn } from './screens/sign-in';
+
+type Ctx = { queryClient: QueryClient };
+
+const eventFilters = [
+  'entity_type',
+  'entity_slug',
+  'action',
+  'actor_type',
+  'actor_slug',
+  'occurred_from',
+  'occurred_before',
+  'cursor',
+  'direction',
+] as const;
+
+const rootRoute = createRootRouteWithContext<Ctx>()({ component: Outlet });
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sign-in',
+  validateSearch: strings(['next'] as const),
+  component: SignIn,
+});
+
+// Everything else needs a session; without one the browser goes to sign-in and comes back.
+const authedRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: 'authed',
+  beforeLoad: async ({ context, location }) => {
+    const session = await context.queryClient.ensureQueryData(sessionQuery);
+    if (!session) throw redirect({ to: '/sign-in', search: { next: location.href } });
+    return { session };
+  },
+  component: Outlet,
+});
+
+const indexRoute = createRoute({
+  getParentRoute: () => authedRoute,
+  path: '/',
+  beforeLoad: async ({ context }) => {
+    const orgs = await context.queryClient.fetchQuery({
+      queryKey: ['organizations'],
+      queryFn: () => api.get<Page<'organizations', Organization>>('/organizations', { limit: 100 }),
+    });
+    const first = orgs.organizations[0];
+    if (first) throw redirect({ to: '/o/$org/runs', params: { org: first.slug } });
+  },
+  component: () => <p className="p-8">You are not a member of any organization yet.</p>,
+});
+
+const orgRoute = createRoute({ getParentRoute: () => authedRoute, path: '/o/$org', component: OrgLayout });
+
+const runsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/runs',
+  validateSearch: strings(['project', 'env', 'state', 'pipeline'] as const),
+  component: RunsList,
+});
+
+const runRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/runs/$project/$env/$run',
+  validateSearch: strings(['level', 'q', 'step'] as const),
+  component: lazyRouteComponent(() => import('./screens/run-detail'), 'RunDetail'),
+});
+
+const pipelinesRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/pipelines',
+  validateSearch: strings(['project'] as const),
+  component: lazyRouteComponent(() => import('./screens/pipelines-list'), 'PipelinesList'),
+});
+
+const newPipelineRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/pipelines/new',
+  validateSearch: strings(['project'] as const),
+  component: lazyRouteComponent(() => import('./screens/pipeline-new'), 'PipelineNew'),
+});
+
+const pipelineRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/pipelines/$project/$pipeline',
+  validateSearch: strings(['tab', 'version', 'a', 'b', 'env'] as const),
+  component: lazyRouteComponent(() => import('./screens/pipeline-detail'), 'PipelineDetail'),
+});
+
+const dataSourcesRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/data-sources',
+  validateSearch: strings(['cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/data-sources-list'), 'DataSourcesList'),
+});
+
+const newDataSourceRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/data-sources/new',
+  validateSearch: strings(['type'] as const),
+  component: lazyRouteComponent(() => import('./screens/data-source-edit'), 'DataSourceNew'),
+});
+
+const dataSourceRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/data-sources/$ds',
+  validateSearch: strings(['tab', 'q'] as const),
+  component: lazyRouteComponent(() => import('./screens/data-source-edit'), 'DataSourceDetail'),
+});
+
+const queriesRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/queries',
+  validateSearch: strings(['query', 'execution'] as const),
+  component: lazyRouteComponent(() => import('./screens/queries'), 'Queries'),
+});
+
+const eventsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/events',
+  validateSearch: strings(eventFilters),
+  component: lazyRouteComponent(() => import('./screens/events'), 'EventsScreen'),
+});
+
+const auditRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/audit',
+  validateSearch: strings(eventFilters),
+  component: lazyRouteComponent(() => import('./screens/events'), 'AuditScreen'),
+});
+
+const settingsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/settings/$section',
+  validateSearch: strings(['env'] as const),
+  component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
+});
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  authedRoute.addChildren([
+    indexRoute,
+    orgRoute.addChildren([
+      runsRoute,
+      runRoute,
+      pipelinesRoute,
+      newPipelineRoute,
+      pipelineRoute,
+      dataSourcesRoute,
+      newDataSourceRoute,
+      dataSourceRoute,
+      queriesRoute,
+      eventsRoute,
+      auditRoute,
+      settingsRoute,
+    ]),
+  ]),
+]);
+
+export function createAppRouter(queryClient: QueryClient) {
+  return createRouter({
+    routeTree,
+    context: { queryClient },
+    defaultPreload: 'intent',
+    scrollRestoration: true,
+  });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof createAppRouter>;
+  }
+}

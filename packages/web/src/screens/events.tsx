@@ -1,0 +1,214 @@
+import { useQuery } from '@tanstack/react-query';
+import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
+import {
+  Card,
+  Empty,
+  ErrorNote,
+  Input,
+  PageHeader,
+  Pager,
+  Select,
+  tableClass,
+  tdClass,
+  thClass,
+} from '../components/ui';
+import { api } from '../lib/api';
+import { formatTime } from '../lib/format';
+
+const ENTITY_TYPES = [
+  'organization',
+  'member',
+  'member_invitation',
+  'role',
+  'api_key',
+  'data_source',
+  'data_source_binding',
+  'project',
+  'environment',
+  'project_environment',
+  'query',
+  'query_execution',
+  'pipeline',
+  'pipeline_deployment',
+  'pipeline_version',
+  'pipeline_run',
+  'pipeline_checkpoint',
+];
+const ACTIONS = [
+  'create',
+  'update',
+  'delete',
+  'restore',
+  'purge',
+  'execute',
+  'refresh',
+  'test_connection',
+  'rotate',
+  'revoke',
+  'deploy',
+  'enable',
+  'disable',
+  'accept',
+  'decline',
+  'read',
+];
+const ACTORS = ['user', 'api_key', 'system', 'external', 'unknown'];
+
+/** An ISO instant as the value of a datetime-local input, in the browser's time zone. */
+const toLocalInput = (iso: string) => {
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+type EventRecord = {
+  slug: string;
+  event_class: string;
+  actor_type: string;
+  actor_slug: string | null;
+  entity_type: string;
+  entity_slug: string | null;
+  action: string;
+  occurred_at: string;
+  metadata?: Record<string, unknown>;
+};
+type EventPage = {
+  events: EventRecord[];
+  has_more: boolean;
+  next_cursor: string | null;
+  prev_cursor: string | null;
+};
+
+function EventList(props: { kind: 'events' | 'audit' }) {
+  const { org } = useParams({ from: '/authed/o/$org' });
+  const from = props.kind === 'events' ? '/authed/o/$org/events' : '/authed/o/$org/audit';
+  const search = useSearch({ from }) as Record<string, string | undefined>;
+  const navigate = useNavigate();
+  const path = props.kind === 'events' ? 'events' : 'security-audit-events';
+  const list = useQuery({
+    queryKey: [path, org, search],
+    queryFn: () => api.get<EventPage>(`/organizations/${org}/${path}`, { limit: 50, ...search }),
+  });
+  const set = (patch: Record<string, string | undefined>) =>
+    navigate({
+      to: props.kind === 'events' ? '/o/$org/events' : '/o/$org/audit',
+      params: { org },
+      search: { ...search, cursor: undefined, direction: undefined, ...patch },
+    });
+  const filter = (id: string, label: string, values: string[]) => (
+    <div>
+      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
+        {label}
+      </label>
+      <Select
+        id={`ev-${id}`}
+        value={search[id] ?? ''}
+        onChange={(e) => set({ [id]: e.target.value || undefined })}
+      >
+        <option value="">Any</option>
+        {values.map((v) => (
+          <option key={v}>{v}</option>
+        ))}
+      </Select>
+    </div>
+  );
+  // Free-text filters apply on Enter or when the field loses focus, not on every keystroke.
+  const text = (id: string, label: string) => (
+    <div>
+      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
+        {label}
+      </label>
+      <Input
+        id={`ev-${id}`}
+        key={search[id] ?? ''}
+        defaultValue={search[id] ?? ''}
+        className="w-40"
+        onBlur={(e) => e.target.value !== (search[id] ?? '') && set({ [id]: e.target.value || undefined })}
+        onKeyDown={(e) => e.key === 'Enter' && set({ [id]: e.currentTarget.value || undefined })}
+      />
+    </div>
+  );
+  const when = (id: string, label: string) => (
+    <div>
+      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
+        {label}
+      </label>
+      <Input
+        id={`ev-${id}`}
+        type="datetime-local"
+        className="w-52"
+        value={search[id] ? toLocalInput(search[id]) : ''}
+        onChange={(e) => set({ [id]: e.target.value ? new Date(e.target.value).toISOString() : undefined })}
+      />
+    </div>
+  );
+  return (
+    <div>
+      <PageHeader
+        title={props.kind === 'events' ? 'Events' : 'Security audit'}
+        subtitle={
+          props.kind === 'events'
+            ? 'Everything that changed in the organization.'
+            : 'Sign-ins, credentials, permissions and refusals.'
+        }
+      />
+      <div className="mb-3 flex flex-wrap items-end gap-3">
+        {filter('entity_type', 'Entity type', ENTITY_TYPES)}
+        {text('entity_slug', 'Entity slug')}
+        {filter('action', 'Action', ACTIONS)}
+        {filter('actor_type', 'Actor type', ACTORS)}
+        {text('actor_slug', 'Actor slug')}
+        {when('occurred_from', 'From')}
+        {when('occurred_before', 'Before')}
+      </div>
+      <ErrorNote error={list.error} />
+      <Card>
+        {list.data?.events.length === 0 ? (
+          <Empty>No events match these filters.</Empty>
+        ) : (
+          <table className={tableClass}>
+            <thead>
+              <tr>
+                {['When', 'Actor', 'Action', 'Entity', 'Details'].map((h) => (
+                  <th key={h} scope="col" className={thClass}>
+                    {h}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {list.data?.events.map((e) => (
+                <tr key={e.slug} id={e.slug}>
+                  <td className={`${tdClass} whitespace-nowrap text-xs`}>{formatTime(e.occurred_at)}</td>
+                  <td className={tdClass}>
+                    {e.actor_type} <span className="font-mono text-xs">{e.actor_slug}</span>
+                  </td>
+                  <td className={tdClass}>{e.action}</td>
+                  <td className={tdClass}>
+                    {e.entity_type} <span className="font-mono text-xs">{e.entity_slug}</span>
+                  </td>
+                  <td
+                    className={`${tdClass} max-w-md truncate font-mono text-xs`}
+                    title={JSON.stringify(e.metadata ?? {})}
+                  >
+                    {JSON.stringify(e.metadata ?? {})}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {list.data && (
+          <Pager
+            hasMore={list.data.has_more}
+            hasPrev={Boolean(search.cursor)}
+            onNext={() => set({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
+            onPrev={() => set({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
+          />
+        )}
+      </Card>
+    </div>
+  );
+}
+
+export const EventsScreen = () => <EventList kind="events" />;
+export const AuditScreen = () => <EventList kind="audit" />;

@@ -1,0 +1,157 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
+import { lazy, Suspense, useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { z } from 'zod';
+import { Button, Card, ErrorNote, Field, Input, PageHeader, Select } from '../components/ui';
+import { api } from '../lib/api';
+import { useProjects } from '../lib/hooks';
+import type { Pipeline } from '../lib/types';
+
+const CodeEditor = lazy(() => import('../components/code-editor').then((m) => ({ default: m.CodeEditor })));
+
+export const starterSpec = JSON.stringify(
+  {
+    steps: [
+      {
+        slug: 'extract',
+        kind: 'source',
+        data_source_ref: 'warehouse',
+        operation: {
+          operation_type: 'sql',
+          sql: "select g as id, 'row ' || g as name from generate_series(1, 100) g",
+        },
+      },
+      {
+        slug: 'shape',
+        kind: 'transform',
+        operation: { operation_type: 'sql', sql: 'select id, upper(name) as name from extract' },
+      },
+      {
+        slug: 'load',
+        kind: 'sink',
+        data_source_ref: 'warehouse',
+        operation: {
+          operation_type: 'sql',
+          write: { table: 'sluice_demo', mode: 'replace', create_table: true },
+        },
+      },
+    ],
+    edges: [
+      { from: 'extract', to: 'shape' },
+      { from: 'shape', to: 'load' },
+    ],
+  },
+  null,
+  2,
+);
+
+const schema = z.object({
+  name: z.string().min(1, 'Give the pipeline a name').max(100),
+  slug: z
+    .string()
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'Lowercase letters, digits and hyphens')
+    .or(z.literal('')),
+  project: z.string().min(1, 'Choose a project'),
+});
+
+export function PipelineNew() {
+  const { org } = useParams({ from: '/authed/o/$org' });
+  const search = useSearch({ from: '/authed/o/$org/pipelines/new' });
+  const navigate = useNavigate();
+  const projects = useProjects(org);
+  const [spec, setSpec] = useState(starterSpec);
+  const [error, setError] = useState<unknown>(null);
+  const form = useForm<z.infer<typeof schema>>({
+    resolver: zodResolver(schema),
+    values: { name: '', slug: '', project: search.project ?? projects.data?.projects[0]?.slug ?? '' },
+    resetOptions: { keepDirtyValues: true },
+  });
+  const onSubmit = form.handleSubmit(async (v) => {
+    setError(null);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(spec);
+    } catch {
+      setError(new Error('The spec is not valid JSON'));
+      return;
+    }
+    try {
+      const base = `/organizations/${org}/projects/${v.project}/pipelines`;
+      const p = await api.post<Pipeline>(base, { name: v.name, ...(v.slug ? { slug: v.slug } : {}) });
+      await api.post(`${base}/${p.slug}/versions`, { spec: parsed });
+      await navigate({
+        to: '/o/$org/pipelines/$project/$pipeline',
+        params: { org, project: v.project, pipeline: p.slug },
+        search: { tab: 'deploy' },
+      });
+    } catch (e) {
+      setError(e);
+    }
+  });
+  const errors = form.formState.errors;
+  return (
+    <div className="max-w-4xl">
+      <PageHeader
+        title="New pipeline"
+        subtitle="Name it, write its spec, then validate and deploy it per environment."
+      />
+      <form onSubmit={onSubmit} className="space-y-4" noValidate>
+        <Card>
+          <div className="grid gap-4 sm:grid-cols-3">
+            <Field label="Project" error={errors.project?.message}>
+              {({ id, describedBy }) => (
+                <Select id={id} aria-describedby={describedBy} {...form.register('project')}>
+                  {projects.data?.projects.map((p) => (
+                    <option key={p.slug} value={p.slug}>
+                      {p.name}
+                    </option>
+                  ))}
+                </Select>
+              )}
+            </Field>
+            <Field label="Name" error={errors.name?.message}>
+              {({ id, describedBy, invalid }) => (
+                <Input
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  {...form.register('name')}
+                />
+              )}
+            </Field>
+            <Field
+              label="Slug (optional)"
+              hint="Generated from the name when empty."
+              error={errors.slug?.message}
+            >
+              {({ id, describedBy, invalid }) => (
+                <Input
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  {...form.register('slug')}
+                />
+              )}
+            </Field>
+          </div>
+        </Card>
+        <Card title="Spec (JSON)">
+          <Suspense fallback={<div className="h-64" />}>
+            <CodeEditor
+              value={spec}
+              onChange={setSpec}
+              language="json"
+              label="Pipeline spec"
+              minHeight="18rem"
+            />
+          </Suspense>
+        </Card>
+        <ErrorNote error={error} />
+        <Button type="submit" variant="primary" disabled={form.formState.isSubmitting}>
+          Create pipeline
+        </Button>
+      </form>
+    </div>
+  );
+}
