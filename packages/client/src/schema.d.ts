@@ -1727,6 +1727,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{organization}/data-sources/{data_source}/drift-reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the drift reports of a data source (newest first) */
+        get: operations["listDataSourcesDriftReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/drift-reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the drift reports of a project (newest first) */
+        get: operations["listProjectsDriftReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/drift-reports/{report_slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a drift report */
+        get: operations["getProjectsDriftReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/pipelines/{pipeline}/drift-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Preview the drift report of a candidate schema or a draft spec (nothing is stored) */
+        post: operations["createProjectsPipelinesDriftPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/contracts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the data contracts of a project */
+        get: operations["listProjectsContracts"];
+        put?: never;
+        /** Create a data contract on a pipeline sink */
+        post: operations["createProjectsContracts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/contracts/{contract_slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a data contract */
+        get: operations["getProjectsContracts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/contracts/{contract_slug}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the revisions of a data contract */
+        get: operations["listProjectsContractsRevisions"];
+        put?: never;
+        /** Create an immutable revision (409 when a backward revision breaks the one it is based on) */
+        post: operations["createProjectsContractsRevisions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/contracts/{contract_slug}/revisions/{revision_slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a revision; ?format=odcs answers the Open Data Contract Standard v3 form */
+        get: operations["getProjectsContractsRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/pipeline-triggers/{pipeline_trigger_slug}/deliveries/{delivery_id}": {
         parameters: {
             query?: never;
@@ -10936,7 +11074,7 @@ export interface operations {
                 /** @description Only events about the entity with this slug. */
                 entity_slug?: string;
                 /** @description Only events about this entity type. */
-                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                 /** @description Only events that occurred at or after this instant (inclusive, ISO 8601). */
                 occurred_from?: string;
                 /** @description Only events that occurred strictly before this instant (exclusive, ISO 8601). */
@@ -10982,7 +11120,7 @@ export interface operations {
                              * @description Kind of resource the event is about.
                              * @enum {string}
                              */
-                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                             /** @description Slug of the resource the event is about, or null. */
                             entity_slug: string | null;
                             /**
@@ -11218,7 +11356,7 @@ export interface operations {
                 /** @description Only events about the entity with this slug. */
                 entity_slug?: string;
                 /** @description Only events about this entity type. */
-                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                 /** @description Only events that occurred at or after this instant (inclusive, ISO 8601). */
                 occurred_from?: string;
                 /** @description Only events that occurred strictly before this instant (exclusive, ISO 8601). */
@@ -11264,7 +11402,7 @@ export interface operations {
                              * @description Kind of resource the event is about.
                              * @enum {string}
                              */
-                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                             /** @description Slug of the resource the event is about, or null. */
                             entity_slug: string | null;
                             /**
@@ -23092,6 +23230,10 @@ export interface operations {
                             /** @description Human-readable, sanitized message. */
                             message: string;
                         } | null;
+                        /** @description Quality metrics measured at contracted sinks: step_slug, contract_slug, revision_slug, passed, rows, metrics (docs/drift-and-contracts.md). */
+                        contract_checks: {
+                            [key: string]: unknown;
+                        }[];
                         /** @description Per-step progress, in plan order. */
                         steps: {
                             /** @description Step of the spec. */
@@ -23168,6 +23310,10 @@ export interface operations {
                             /** @description Human-readable, sanitized message. */
                             message: string;
                         } | null;
+                        /** @description Quality metrics measured at contracted sinks: step_slug, contract_slug, revision_slug, passed, rows, metrics (docs/drift-and-contracts.md). */
+                        contract_checks: {
+                            [key: string]: unknown;
+                        }[];
                         /** @description Per-step progress, in plan order. */
                         steps: {
                             /** @description Step of the spec. */
@@ -23464,6 +23610,10 @@ export interface operations {
                                 /** @description Human-readable, sanitized message. */
                                 message: string;
                             } | null;
+                            /** @description Quality metrics measured at contracted sinks: step_slug, contract_slug, revision_slug, passed, rows, metrics (docs/drift-and-contracts.md). */
+                            contract_checks: {
+                                [key: string]: unknown;
+                            }[];
                             /** @description Per-step progress, in plan order. */
                             steps: {
                                 /** @description Step of the spec. */
@@ -23749,6 +23899,10 @@ export interface operations {
                             /** @description Human-readable, sanitized message. */
                             message: string;
                         } | null;
+                        /** @description Quality metrics measured at contracted sinks: step_slug, contract_slug, revision_slug, passed, rows, metrics (docs/drift-and-contracts.md). */
+                        contract_checks: {
+                            [key: string]: unknown;
+                        }[];
                         /** @description Per-step progress, in plan order. */
                         steps: {
                             /** @description Step of the spec. */
@@ -24027,6 +24181,10 @@ export interface operations {
                             /** @description Human-readable, sanitized message. */
                             message: string;
                         } | null;
+                        /** @description Quality metrics measured at contracted sinks: step_slug, contract_slug, revision_slug, passed, rows, metrics (docs/drift-and-contracts.md). */
+                        contract_checks: {
+                            [key: string]: unknown;
+                        }[];
                         /** @description Per-step progress, in plan order. */
                         steps: {
                             /** @description Step of the spec. */
@@ -24103,6 +24261,10 @@ export interface operations {
                             /** @description Human-readable, sanitized message. */
                             message: string;
                         } | null;
+                        /** @description Quality metrics measured at contracted sinks: step_slug, contract_slug, revision_slug, passed, rows, metrics (docs/drift-and-contracts.md). */
+                        contract_checks: {
+                            [key: string]: unknown;
+                        }[];
                         /** @description Per-step progress, in plan order. */
                         steps: {
                             /** @description Step of the spec. */
@@ -29247,7 +29409,7 @@ export interface operations {
                              * @description Entity type of the event that raised it.
                              * @enum {string}
                              */
-                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                             /**
                              * @description Action of the event that raised it.
                              * @enum {string}
@@ -29520,7 +29682,7 @@ export interface operations {
                          * @description Entity type of the event that raised it.
                          * @enum {string}
                          */
-                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                         /**
                          * @description Action of the event that raised it.
                          * @enum {string}
@@ -29786,7 +29948,7 @@ export interface operations {
                          * @description Entity type of the event that raised it.
                          * @enum {string}
                          */
-                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                         /**
                          * @description Action of the event that raised it.
                          * @enum {string}
@@ -30052,7 +30214,7 @@ export interface operations {
                          * @description Entity type of the event that raised it.
                          * @enum {string}
                          */
-                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                         /**
                          * @description Action of the event that raised it.
                          * @enum {string}
@@ -32291,7 +32453,7 @@ export interface operations {
                             /** @description Null or omitted matches any lifecycle state. */
                             lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                             /** @description Null or omitted matches any source entity type. */
-                            source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
+                            source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
                             /** @description Null or omitted matches any source action. */
                             source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                             /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -32531,7 +32693,7 @@ export interface operations {
                     /** @description Null or omitted matches any lifecycle state. */
                     lifecycle_state?: ("open" | "acknowledged" | "resolved") | null;
                     /** @description Null or omitted matches any source entity type. */
-                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
+                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
                     /** @description Null or omitted matches any source action. */
                     source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                     /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -32574,7 +32736,7 @@ export interface operations {
                         /** @description Null or omitted matches any lifecycle state. */
                         lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                         /** @description Null or omitted matches any source entity type. */
-                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
+                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
                         /** @description Null or omitted matches any source action. */
                         source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -32799,7 +32961,7 @@ export interface operations {
                              * @description Entity type (see Events).
                              * @enum {string}
                              */
-                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
+                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
                             /** @description Actions that raise notifications. */
                             source_actions: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read")[];
                         }[];
@@ -33038,7 +33200,7 @@ export interface operations {
                         /** @description Null or omitted matches any lifecycle state. */
                         lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                         /** @description Null or omitted matches any source entity type. */
-                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
+                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
                         /** @description Null or omitted matches any source action. */
                         source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -33476,7 +33638,7 @@ export interface operations {
                     /** @description Null or omitted matches any lifecycle state. */
                     lifecycle_state?: ("open" | "acknowledged" | "resolved") | null;
                     /** @description Null or omitted matches any source entity type. */
-                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
+                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
                     /** @description Null or omitted matches any source action. */
                     source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                     /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -33516,7 +33678,7 @@ export interface operations {
                         /** @description Null or omitted matches any lifecycle state. */
                         lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                         /** @description Null or omitted matches any source entity type. */
-                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
+                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
                         /** @description Null or omitted matches any source action. */
                         source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -39896,6 +40058,2880 @@ export interface operations {
                         api_key: string;
                         /** @description A personal access token of the owner; shown once. */
                         personal_access_token: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listDataSourcesDriftReports: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                cursor?: string;
+                /** @description Sort key; one of drift_report_created_at. */
+                sort_by?: "drift_report_created_at";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                data_source: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        reports: {
+                            /**
+                             * @description The highest severity of any change or impact.
+                             * @enum {string}
+                             */
+                            severity: "safe" | "warning" | "breaking";
+                            /** @description One line: counts of changes by severity and the steps that break. */
+                            summary: string;
+                            /** @description Normalized changes. */
+                            changes: {
+                                /** @description column_added, column_removed, type_changed, nullability_changed, key_changed, table_added, table_removed, operation_added, operation_removed or parameter_changed. */
+                                kind: string;
+                                /** @description `schema.table.column`, `collection.field`, `file.field`, `GET /orders#200.data[].id`. */
+                                path: string;
+                                /** @description Normalized type (or state) before; null when added. */
+                                before: string | null;
+                                /** @description Normalized type (or state) after; null when removed. */
+                                after: string | null;
+                                /**
+                                 * @description Severity of this change (docs/drift-and-contracts.md has the table).
+                                 * @enum {string}
+                                 */
+                                severity: "safe" | "warning" | "breaking";
+                                /** @description Stable reason code, e.g. column_removed_referenced, star_widened, type_widened. */
+                                reason_code: string;
+                            }[];
+                            /** @description Impacts on bound pipelines. */
+                            impacts: {
+                                /**
+                                 * @description What is affected.
+                                 * @enum {string}
+                                 */
+                                kind: "pipeline" | "step" | "edge" | "sink" | "run" | "unknown_consumer";
+                                /**
+                                 * @description Severity of this impact.
+                                 * @enum {string}
+                                 */
+                                severity: "safe" | "warning" | "breaking";
+                                /** @description What happens, naming the column and the step. */
+                                message: string;
+                                /** @description `from->to` of the affected edge. */
+                                edge_slug?: string;
+                                /** @description Affected pipeline. */
+                                pipeline_slug?: string;
+                                /** @description Affected step. */
+                                step_slug?: string;
+                            }[];
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            slug: string;
+                            /**
+                             * @description What produced the report.
+                             * @enum {string}
+                             */
+                            report_type: "contract_impact" | "source_schema";
+                            /**
+                             * @description `superseded` once a newer report covers the same subject.
+                             * @enum {string}
+                             */
+                            status: "open" | "superseded";
+                            /** @description Project whose pipelines the impacts cover (null: none binds the data source). */
+                            project_slug: string | null;
+                            /** @description contract_impact reports: the pipeline. */
+                            pipeline_slug?: string;
+                            /** @description source_schema reports: the data source. */
+                            data_source_slug?: string;
+                            /** @description ISO 8601 date-time. */
+                            created_at: string;
+                            /** @description When a newer report superseded this one, or null. */
+                            superseded_at: string | null;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listProjectsDriftReports: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                cursor?: string;
+                /** @description Sort key; one of drift_report_created_at. */
+                sort_by?: "drift_report_created_at";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        reports: {
+                            /**
+                             * @description The highest severity of any change or impact.
+                             * @enum {string}
+                             */
+                            severity: "safe" | "warning" | "breaking";
+                            /** @description One line: counts of changes by severity and the steps that break. */
+                            summary: string;
+                            /** @description Normalized changes. */
+                            changes: {
+                                /** @description column_added, column_removed, type_changed, nullability_changed, key_changed, table_added, table_removed, operation_added, operation_removed or parameter_changed. */
+                                kind: string;
+                                /** @description `schema.table.column`, `collection.field`, `file.field`, `GET /orders#200.data[].id`. */
+                                path: string;
+                                /** @description Normalized type (or state) before; null when added. */
+                                before: string | null;
+                                /** @description Normalized type (or state) after; null when removed. */
+                                after: string | null;
+                                /**
+                                 * @description Severity of this change (docs/drift-and-contracts.md has the table).
+                                 * @enum {string}
+                                 */
+                                severity: "safe" | "warning" | "breaking";
+                                /** @description Stable reason code, e.g. column_removed_referenced, star_widened, type_widened. */
+                                reason_code: string;
+                            }[];
+                            /** @description Impacts on bound pipelines. */
+                            impacts: {
+                                /**
+                                 * @description What is affected.
+                                 * @enum {string}
+                                 */
+                                kind: "pipeline" | "step" | "edge" | "sink" | "run" | "unknown_consumer";
+                                /**
+                                 * @description Severity of this impact.
+                                 * @enum {string}
+                                 */
+                                severity: "safe" | "warning" | "breaking";
+                                /** @description What happens, naming the column and the step. */
+                                message: string;
+                                /** @description `from->to` of the affected edge. */
+                                edge_slug?: string;
+                                /** @description Affected pipeline. */
+                                pipeline_slug?: string;
+                                /** @description Affected step. */
+                                step_slug?: string;
+                            }[];
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            slug: string;
+                            /**
+                             * @description What produced the report.
+                             * @enum {string}
+                             */
+                            report_type: "contract_impact" | "source_schema";
+                            /**
+                             * @description `superseded` once a newer report covers the same subject.
+                             * @enum {string}
+                             */
+                            status: "open" | "superseded";
+                            /** @description Project whose pipelines the impacts cover (null: none binds the data source). */
+                            project_slug: string | null;
+                            /** @description contract_impact reports: the pipeline. */
+                            pipeline_slug?: string;
+                            /** @description source_schema reports: the data source. */
+                            data_source_slug?: string;
+                            /** @description ISO 8601 date-time. */
+                            created_at: string;
+                            /** @description When a newer report superseded this one, or null. */
+                            superseded_at: string | null;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getProjectsDriftReports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                report_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A drift impact report (DECISIONS.md §12). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The highest severity of any change or impact.
+                         * @enum {string}
+                         */
+                        severity: "safe" | "warning" | "breaking";
+                        /** @description One line: counts of changes by severity and the steps that break. */
+                        summary: string;
+                        /** @description Normalized changes. */
+                        changes: {
+                            /** @description column_added, column_removed, type_changed, nullability_changed, key_changed, table_added, table_removed, operation_added, operation_removed or parameter_changed. */
+                            kind: string;
+                            /** @description `schema.table.column`, `collection.field`, `file.field`, `GET /orders#200.data[].id`. */
+                            path: string;
+                            /** @description Normalized type (or state) before; null when added. */
+                            before: string | null;
+                            /** @description Normalized type (or state) after; null when removed. */
+                            after: string | null;
+                            /**
+                             * @description Severity of this change (docs/drift-and-contracts.md has the table).
+                             * @enum {string}
+                             */
+                            severity: "safe" | "warning" | "breaking";
+                            /** @description Stable reason code, e.g. column_removed_referenced, star_widened, type_widened. */
+                            reason_code: string;
+                        }[];
+                        /** @description Impacts on bound pipelines. */
+                        impacts: {
+                            /**
+                             * @description What is affected.
+                             * @enum {string}
+                             */
+                            kind: "pipeline" | "step" | "edge" | "sink" | "run" | "unknown_consumer";
+                            /**
+                             * @description Severity of this impact.
+                             * @enum {string}
+                             */
+                            severity: "safe" | "warning" | "breaking";
+                            /** @description What happens, naming the column and the step. */
+                            message: string;
+                            /** @description `from->to` of the affected edge. */
+                            edge_slug?: string;
+                            /** @description Affected pipeline. */
+                            pipeline_slug?: string;
+                            /** @description Affected step. */
+                            step_slug?: string;
+                        }[];
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /**
+                         * @description What produced the report.
+                         * @enum {string}
+                         */
+                        report_type: "contract_impact" | "source_schema";
+                        /**
+                         * @description `superseded` once a newer report covers the same subject.
+                         * @enum {string}
+                         */
+                        status: "open" | "superseded";
+                        /** @description Project whose pipelines the impacts cover (null: none binds the data source). */
+                        project_slug: string | null;
+                        /** @description contract_impact reports: the pipeline. */
+                        pipeline_slug?: string;
+                        /** @description source_schema reports: the data source. */
+                        data_source_slug?: string;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description When a newer report superseded this one, or null. */
+                        superseded_at: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createProjectsPipelinesDriftPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Environment whose bindings and deployment the preview uses. */
+                    environment_slug: string;
+                    /** @description A pushed version to check instead of the deployed one. */
+                    spec_hash?: string;
+                    /** @description A draft spec to check instead of the deployed one. */
+                    spec?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The changed data source; needed when the pipeline binds several in the environment. */
+                    data_source_slug?: string;
+                    /** @description Candidate schema in the imported shape (schema_type relational, document, file or openapi); default: the stored schema. */
+                    schema?: {
+                        /**
+                         * @description Kind of schema.
+                         * @enum {string}
+                         */
+                        schema_type: "relational" | "document" | "file" | "openapi" | "empty";
+                        /** @description relational: tables with their columns. */
+                        tables?: ({
+                            schema?: string;
+                            name: string;
+                            columns: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description document: collections with their fields. */
+                        collections?: ({
+                            name: string;
+                            fields: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description file: files with their fields. */
+                        files?: ({
+                            name: string;
+                            fields: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description openapi: imported operations. */
+                        operations?: ({
+                            method: string;
+                            path: string;
+                            parameters?: ({
+                                name: string;
+                                in: string;
+                                required: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            response_fields?: ({
+                                /** @description Column or field name. */
+                                name: string;
+                                /** @description Type as the source spells it. */
+                                type: string;
+                                /** @description May hold null. */
+                                nullable?: boolean;
+                                /** @description Part of the primary key. */
+                                primary_key?: boolean;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A drift impact report computed and not stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The highest severity of any change or impact.
+                         * @enum {string}
+                         */
+                        severity: "safe" | "warning" | "breaking";
+                        /** @description One line: counts of changes by severity and the steps that break. */
+                        summary: string;
+                        /** @description Normalized changes. */
+                        changes: {
+                            /** @description column_added, column_removed, type_changed, nullability_changed, key_changed, table_added, table_removed, operation_added, operation_removed or parameter_changed. */
+                            kind: string;
+                            /** @description `schema.table.column`, `collection.field`, `file.field`, `GET /orders#200.data[].id`. */
+                            path: string;
+                            /** @description Normalized type (or state) before; null when added. */
+                            before: string | null;
+                            /** @description Normalized type (or state) after; null when removed. */
+                            after: string | null;
+                            /**
+                             * @description Severity of this change (docs/drift-and-contracts.md has the table).
+                             * @enum {string}
+                             */
+                            severity: "safe" | "warning" | "breaking";
+                            /** @description Stable reason code, e.g. column_removed_referenced, star_widened, type_widened. */
+                            reason_code: string;
+                        }[];
+                        /** @description Impacts on bound pipelines. */
+                        impacts: {
+                            /**
+                             * @description What is affected.
+                             * @enum {string}
+                             */
+                            kind: "pipeline" | "step" | "edge" | "sink" | "run" | "unknown_consumer";
+                            /**
+                             * @description Severity of this impact.
+                             * @enum {string}
+                             */
+                            severity: "safe" | "warning" | "breaking";
+                            /** @description What happens, naming the column and the step. */
+                            message: string;
+                            /** @description `from->to` of the affected edge. */
+                            edge_slug?: string;
+                            /** @description Affected pipeline. */
+                            pipeline_slug?: string;
+                            /** @description Affected step. */
+                            step_slug?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listProjectsContracts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                cursor?: string;
+                /** @description Sort key; one of contract_created_at. */
+                sort_by?: "contract_created_at";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contracts: {
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            slug: string;
+                            /** @description Display name, 1 to 100 characters. */
+                            name: string;
+                            /** @description Free text, or null. */
+                            description: string | null;
+                            /** @description The sink whose output the contract describes. */
+                            target: {
+                                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                                pipeline_slug: string;
+                                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                                step_slug: string;
+                            };
+                            /** @description Newest revision, or null before the first. */
+                            latest_revision_slug: string | null;
+                            /** @description ISO 8601 date-time. */
+                            created_at: string;
+                            /** @description ISO 8601 date-time. */
+                            updated_at: string;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createProjectsContracts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Display name, 1 to 100 characters. */
+                    name: string;
+                    /** @description Optional client-chosen slug; generated from the name when absent. */
+                    slug?: string;
+                    /** @description Free text up to 2000 characters. */
+                    description?: string | null;
+                    /** @description The sink whose output the contract describes. */
+                    target: {
+                        /** @description Pipeline. */
+                        pipeline_slug: string;
+                        /** @description Sink step. */
+                        step_slug: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A data contract on a pipeline sink. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /** @description Free text, or null. */
+                        description: string | null;
+                        /** @description The sink whose output the contract describes. */
+                        target: {
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            pipeline_slug: string;
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            step_slug: string;
+                        };
+                        /** @description Newest revision, or null before the first. */
+                        latest_revision_slug: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getProjectsContracts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                contract_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A data contract on a pipeline sink. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description Display name, 1 to 100 characters. */
+                        name: string;
+                        /** @description Free text, or null. */
+                        description: string | null;
+                        /** @description The sink whose output the contract describes. */
+                        target: {
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            pipeline_slug: string;
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            step_slug: string;
+                        };
+                        /** @description Newest revision, or null before the first. */
+                        latest_revision_slug: string | null;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                        /** @description ISO 8601 date-time. */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listProjectsContractsRevisions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                cursor?: string;
+                /** @description Sort key; one of contract_revision_created_at. */
+                sort_by?: "contract_revision_created_at";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                contract_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        revisions: {
+                            /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                            slug: string;
+                            /** @description The revision this one was checked against, or null for the first. */
+                            based_on: string | null;
+                            /**
+                             * @description `none` accepts a breaking change on purpose.
+                             * @enum {string}
+                             */
+                            compatibility: "backward" | "none";
+                            /** @description Promised columns. */
+                            columns: {
+                                /** @description Column name as the sink writes it. */
+                                name: string;
+                                /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                                type: string;
+                                /**
+                                 * @description May hold null (ODCS: the inverse of required).
+                                 * @default true
+                                 */
+                                nullable: boolean;
+                                /**
+                                 * @description Values are unique.
+                                 * @default false
+                                 */
+                                unique: boolean;
+                                /**
+                                 * @description Part of the primary key.
+                                 * @default false
+                                 */
+                                primary_key: boolean;
+                            }[];
+                            /** @description Quality rules checked on every run. */
+                            quality: {
+                                /**
+                                 * @description Measured as rows stream through the sink.
+                                 * @enum {string}
+                                 */
+                                metric: "row_count" | "null_values" | "duplicate_values";
+                                /** @description null_values: the column measured. */
+                                column?: string;
+                                /** @description duplicate_values: the columns whose combination must be unique (default: all). */
+                                columns?: string[];
+                                /**
+                                 * @description null_values and duplicate_values: count of rows (default) or percent of rows.
+                                 * @enum {string}
+                                 */
+                                unit?: "rows" | "percent";
+                                /** @description The metric must equal this. */
+                                must_be?: number;
+                                /** @description The metric must be less than this. */
+                                must_be_less_than?: number;
+                                /** @description The metric must be greater than this. */
+                                must_be_greater_than?: number;
+                            }[];
+                            /** @description Freshness promise, or null. */
+                            freshness: {
+                                /** @description Timestamp column whose newest value is measured. */
+                                column: string;
+                                /** @description Maximum age of the newest value. */
+                                max_latency_seconds: number;
+                            } | null;
+                            /** @description `sha256:` of the canonical JSON of columns, quality and freshness. */
+                            digest: string;
+                            /** @description ISO 8601 date-time. */
+                            created_at: string;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createProjectsContractsRevisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                contract_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Optional; `r<n>` when absent. */
+                    slug?: string;
+                    /** @description Default: the latest revision. */
+                    based_on?: string;
+                    /**
+                     * @description `backward` (default) refuses breaking changes.
+                     * @default backward
+                     * @enum {string}
+                     */
+                    compatibility?: "backward" | "none";
+                    /** @description Promised columns. */
+                    columns: {
+                        /** @description Column name as the sink writes it. */
+                        name: string;
+                        /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                        type: string;
+                        /**
+                         * @description May hold null (ODCS: the inverse of required).
+                         * @default true
+                         */
+                        nullable?: boolean;
+                        /**
+                         * @description Values are unique.
+                         * @default false
+                         */
+                        unique?: boolean;
+                        /**
+                         * @description Part of the primary key.
+                         * @default false
+                         */
+                        primary_key?: boolean;
+                    }[];
+                    /**
+                     * @description Quality rules.
+                     * @default []
+                     */
+                    quality?: {
+                        /**
+                         * @description Measured as rows stream through the sink.
+                         * @enum {string}
+                         */
+                        metric: "row_count" | "null_values" | "duplicate_values";
+                        /** @description null_values: the column measured. */
+                        column?: string;
+                        /** @description duplicate_values: the columns whose combination must be unique (default: all). */
+                        columns?: string[];
+                        /**
+                         * @description null_values and duplicate_values: count of rows (default) or percent of rows.
+                         * @enum {string}
+                         */
+                        unit?: "rows" | "percent";
+                        /** @description The metric must equal this. */
+                        must_be?: number;
+                        /** @description The metric must be less than this. */
+                        must_be_less_than?: number;
+                        /** @description The metric must be greater than this. */
+                        must_be_greater_than?: number;
+                    }[];
+                    /**
+                     * @description Freshness promise.
+                     * @default null
+                     */
+                    freshness?: {
+                        /** @description Timestamp column whose newest value is measured. */
+                        column: string;
+                        /** @description Maximum age of the newest value. */
+                        max_latency_seconds: number;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description An immutable contract revision. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description The revision this one was checked against, or null for the first. */
+                        based_on: string | null;
+                        /**
+                         * @description `none` accepts a breaking change on purpose.
+                         * @enum {string}
+                         */
+                        compatibility: "backward" | "none";
+                        /** @description Promised columns. */
+                        columns: {
+                            /** @description Column name as the sink writes it. */
+                            name: string;
+                            /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                            type: string;
+                            /**
+                             * @description May hold null (ODCS: the inverse of required).
+                             * @default true
+                             */
+                            nullable: boolean;
+                            /**
+                             * @description Values are unique.
+                             * @default false
+                             */
+                            unique: boolean;
+                            /**
+                             * @description Part of the primary key.
+                             * @default false
+                             */
+                            primary_key: boolean;
+                        }[];
+                        /** @description Quality rules checked on every run. */
+                        quality: {
+                            /**
+                             * @description Measured as rows stream through the sink.
+                             * @enum {string}
+                             */
+                            metric: "row_count" | "null_values" | "duplicate_values";
+                            /** @description null_values: the column measured. */
+                            column?: string;
+                            /** @description duplicate_values: the columns whose combination must be unique (default: all). */
+                            columns?: string[];
+                            /**
+                             * @description null_values and duplicate_values: count of rows (default) or percent of rows.
+                             * @enum {string}
+                             */
+                            unit?: "rows" | "percent";
+                            /** @description The metric must equal this. */
+                            must_be?: number;
+                            /** @description The metric must be less than this. */
+                            must_be_less_than?: number;
+                            /** @description The metric must be greater than this. */
+                            must_be_greater_than?: number;
+                        }[];
+                        /** @description Freshness promise, or null. */
+                        freshness: {
+                            /** @description Timestamp column whose newest value is measured. */
+                            column: string;
+                            /** @description Maximum age of the newest value. */
+                            max_latency_seconds: number;
+                        } | null;
+                        /** @description `sha256:` of the canonical JSON of columns, quality and freshness. */
+                        digest: string;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getProjectsContractsRevisions: {
+        parameters: {
+            query?: {
+                /** @description `odcs`: the Open Data Contract Standard v3 form. */
+                format?: "sluice" | "odcs";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                contract_slug: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                revision_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description The revision this one was checked against, or null for the first. */
+                        based_on: string | null;
+                        /**
+                         * @description `none` accepts a breaking change on purpose.
+                         * @enum {string}
+                         */
+                        compatibility: "backward" | "none";
+                        /** @description Promised columns. */
+                        columns: {
+                            /** @description Column name as the sink writes it. */
+                            name: string;
+                            /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                            type: string;
+                            /**
+                             * @description May hold null (ODCS: the inverse of required).
+                             * @default true
+                             */
+                            nullable: boolean;
+                            /**
+                             * @description Values are unique.
+                             * @default false
+                             */
+                            unique: boolean;
+                            /**
+                             * @description Part of the primary key.
+                             * @default false
+                             */
+                            primary_key: boolean;
+                        }[];
+                        /** @description Quality rules checked on every run. */
+                        quality: {
+                            /**
+                             * @description Measured as rows stream through the sink.
+                             * @enum {string}
+                             */
+                            metric: "row_count" | "null_values" | "duplicate_values";
+                            /** @description null_values: the column measured. */
+                            column?: string;
+                            /** @description duplicate_values: the columns whose combination must be unique (default: all). */
+                            columns?: string[];
+                            /**
+                             * @description null_values and duplicate_values: count of rows (default) or percent of rows.
+                             * @enum {string}
+                             */
+                            unit?: "rows" | "percent";
+                            /** @description The metric must equal this. */
+                            must_be?: number;
+                            /** @description The metric must be less than this. */
+                            must_be_less_than?: number;
+                            /** @description The metric must be greater than this. */
+                            must_be_greater_than?: number;
+                        }[];
+                        /** @description Freshness promise, or null. */
+                        freshness: {
+                            /** @description Timestamp column whose newest value is measured. */
+                            column: string;
+                            /** @description Maximum age of the newest value. */
+                            max_latency_seconds: number;
+                        } | null;
+                        /** @description `sha256:` of the canonical JSON of columns, quality and freshness. */
+                        digest: string;
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                    } | {
+                        [key: string]: unknown;
                     };
                 };
             };

@@ -5,8 +5,6 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Deps } from './context';
 import { installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
-import { AppError } from './http/errors';
-import { installErrorHandling } from './http/error-handler';
 import { installJsonBody } from './http/json-body';
 import { requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
@@ -14,7 +12,6 @@ import { installNoStore } from './http/no-store';
 import { createOpenApiTransform } from './http/openapi-transform';
 import { installRateLimit } from './http/rate-limit';
 import { type RouteInfo, routeMatcher } from './http/route-table';
-import { loneSurrogateIssue, loneSurrogatePath } from './http/unicode';
 import { modules } from './modules/index';
 
 export type App = FastifyInstance & { routeTable: RouteInfo[] };
@@ -54,37 +51,6 @@ export async function buildApp(deps: Deps): Promise<App> {
     reply.header('x-request-id', req.id);
   });
 
-  // JSON only; an empty body is "no body" so action routes (`:revoke`) accept a bare POST.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    let value: unknown;
-    try {
-      value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-    } catch {
-      done(
-        new AppError('VALIDATION_FAILED', 'the request body is not valid JSON', {
-          validationErrors: [
-            { path: '(body)', code: 'invalid_json', message: 'the request body is not valid JSON' },
-          ],
-        }),
-        undefined,
-      );
-      return;
-    }
-    const bad = loneSurrogatePath(value);
-    if (bad !== null) {
-      done(
-        new AppError('VALIDATION_FAILED', 'the request is not valid', {
-          validationErrors: [loneSurrogateIssue(bad)],
-        }),
-        undefined,
-      );
-      return;
-    }
-    done(null, value);
-  });
   installJsonBody(app);
 
   installErrorHandling(app, { allowedMethods: allowed });

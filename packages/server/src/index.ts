@@ -1,6 +1,3 @@
-export { type App, buildApp } from './app';
-export { buildAppHost } from './app-host/app-host';
-export type { Deps, Principal, Scope } from './context';
 import type { App } from './app';
 import type { Deps } from './context';
 

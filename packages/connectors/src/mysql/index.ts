@@ -6,10 +6,6 @@ import {
 } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
 import type { MysqlConnection } from './connect';
-import { committedWrites } from './ledger';
-import { executeMysql, importMysqlSchema, testMysql } from './operations';
-import { readMysql } from './read';
-import { writeMysql } from './write';
 
 // MySQL and MariaDB (docs/connectors/mysql.md). Every call opens one session to the address
 // the egress guard checked and closes it before returning.
@@ -30,12 +26,8 @@ export const mysql: ConnectorDefinition<
   defaultReadOnly: false,
   statementSchema: sqlStatementSchema('mysql'),
   resultType: 'sql',
-  test: (conn, ctx) => testMysql(conn, ctx),
-  importSchema: (conn, ctx) => importMysqlSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executeMysql(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readMysql(conn, step, ctx),
-  write: (conn, input, step, ctx) => writeMysql(conn, input, step, ctx),
-  committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx),
+  committedWrites: async (conn, step, keyPrefix, ctx) =>
+    (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),
   // The driver loads on first use, so a process that never talks to this kind never holds it.
   test: async (conn, ctx) => (await import('./operations')).testMysql(conn, ctx),
   importSchema: async (conn, ctx) => (await import('./operations')).importMysqlSchema(conn, ctx),

@@ -8,9 +8,9 @@ import { AppError, errorBody } from '../http/errors';
 import { requestSerializer } from '../http/logging';
 import { installRateLimit } from '../http/rate-limit';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
+import { registerBff } from './bff';
 import { placeholderPage } from './placeholder-page';
 import { setSecurityHeaders } from './security-headers';
-import { registerBff } from './bff';
 import { sessionRoutes } from './session.routes';
 import { serveWebApp } from './static-files';
 

@@ -58,7 +58,9 @@ const runsStreamQuery = z
   .strict();
 
 const logStreamQuery = z
-  .object({ after_id: z.coerce.number().int().min(0).optional().describe('Send lines after this id.') })
+  .object({
+    after_id: z.coerce.number().int().min(0).optional().describe('Send lines after this line number (seq).'),
+  })
   .strict();
 
 export function streamRoutes(app: TypedApp, deps: Deps) {
@@ -128,13 +130,13 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
           for (;;) {
             const page = await svc.listLogs(ctx(req), scope, req.params, req.params.run_slug, {
               limit: LOG_BATCH,
-              sort_by: 'log_id',
+              sort_by: 'log_seq',
               order: 'asc',
               direction: 'next',
               ...(after > 0 ? { cursor: logCursorAfter(after) } : {}),
             });
             if (page.items.length === 0) break;
-            after = page.items[page.items.length - 1].id;
+            after = page.items[page.items.length - 1].seq;
             s.send('logs', page.items, after);
             if (!page.has_more || !s.isOpen()) break;
           }
@@ -171,7 +173,7 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
       for (;;) {
         const page = await svc.listLogs(ctx(req), scope, req.params, req.params.run_slug, {
           limit: 100,
-          sort_by: 'log_id',
+          sort_by: 'log_seq',
           order: 'asc',
           direction: 'next',
           ...(after > 0 ? { cursor: logCursorAfter(after) } : {}),
@@ -181,7 +183,7 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
           .join('');
         if (text && !reply.raw.write(text)) await new Promise((r) => reply.raw.once('drain', r));
         if (!page.has_more || page.items.length === 0) break;
-        after = page.items[page.items.length - 1].id;
+        after = page.items[page.items.length - 1].seq;
       }
       reply.raw.end();
     },

@@ -48,37 +48,31 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolve?: Principa
     app.decorateRequest('principal', null);
     app.decorateRequest('scope', null);
   }
-  const byBearer: PrincipalResolver = async (req) => {
-    const token = bearerOf(req);
-    return token ? resolvePrincipal(deps.db, token) : null;
-  };
-  const principalFor = resolve ?? byBearer;
-
   // Unauthenticated requests to protected routes never reach the per-token limiter (it keys on
   // a token that has resolved), so they are counted per address here, before any lookup.
   const budget = addressBudget({
     max: deps.config.rateLimit.perToken,
     windowMs: deps.config.rateLimit.windowMs,
   });
+  const byBearer: PrincipalResolver = async (req) => {
+    const token = bearerOf(req);
+    if (!token) return null;
+    const hash = hashToken(token);
+    if (!budget.knownToken(hash)) budget.check(req.ip);
+    const principal = await resolvePrincipal(deps.db, token);
+    if (principal) budget.rememberToken(hash);
+    return principal;
+  };
+  const principalFor = resolve ?? byBearer;
 
   app.addHook('onRequest', async (req) => {
     const access = req.routeOptions.config?.access;
     if (!access || access.kind === 'public') return;
-    const token = bearerOf(req);
-    if (!token) {
-      budget.spend(req.ip);
-      throw unauthenticated();
-    }
-    const hash = hashToken(token);
-    if (!budget.knownToken(hash)) budget.check(req.ip);
-    const principal = await resolvePrincipal(deps.db, token);
+    const principal = await principalFor(req);
     if (!principal) {
       budget.spend(req.ip);
       throw unauthenticated();
     }
-    budget.rememberToken(hash);
-    const principal = await principalFor(req);
-    if (!principal) throw unauthenticated();
     if (access.kind === 'principal' && access.userOnly && principal.type !== 'user') {
       throw new AppError('FORBIDDEN', 'this operation needs a personal access token, not an API key');
     }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { AppError } from './errors';
+import { loneSurrogateIssue, loneSurrogatePath } from './unicode';
 
 /**
  * JSON only; an empty body is "no body" so action routes (`:revoke`) accept a bare POST. Shared by
@@ -11,8 +12,9 @@ export function installJsonBody(app: FastifyInstance) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let value: unknown;
     try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
       done(
         new AppError('VALIDATION_FAILED', 'the request body is not valid JSON', {
@@ -22,6 +24,19 @@ export function installJsonBody(app: FastifyInstance) {
         }),
         undefined,
       );
+      return;
     }
+    // A lone UTF-16 surrogate cannot be stored (PostgreSQL text and jsonb refuse it).
+    const bad = loneSurrogatePath(value);
+    if (bad !== null) {
+      done(
+        new AppError('VALIDATION_FAILED', 'the request is not valid', {
+          validationErrors: [loneSurrogateIssue(bad)],
+        }),
+        undefined,
+      );
+      return;
+    }
+    done(null, value);
   });
 }

@@ -180,7 +180,6 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
   return {
     spec,
     plan,
-    ports,
     committedWrites,
     ports: await withContractChecks(deps.db, run, ports),
     cursors,

@@ -28,9 +28,9 @@ import { queriesRoutes } from './queries/queries.routes';
 import { rolesRoutes } from './roles/roles.routes';
 import { runsRoutes } from './runs/runs.routes';
 import { secretsRoutes } from './secrets/secrets.routes';
+import { setupRoutes } from './system/setup.routes';
 import { triggersRoutes } from './triggers/triggers.routes';
 import { webhooksRoutes } from './triggers/webhooks.routes';
-import { setupRoutes } from './system/setup.routes';
 import { variablesRoutes } from './variables/variables.routes';
 
 export type ModuleRoutes = (app: TypedApp, deps: Deps) => Promise<void> | void;

@@ -16,8 +16,8 @@ const levelColor: Record<string, string> = {
 };
 
 // The server's log cursor (runs.repo logCursorAfter): the zero-padded id, base64url, then the id.
-const cursorAt = (id: number) => {
-  const p = String(Math.max(0, id)).padStart(20, '0');
+const cursorAt = (seq: number) => {
+  const p = String(Math.max(0, seq)).padStart(10, '0');
   const value = btoa(p).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
   return `${value}_${p}`;
 };
@@ -72,11 +72,11 @@ export function LogView(props: {
     };
   }, [props.base, target]);
 
-  const lastId = lines.at(-1)?.id ?? 0;
+  const lastSeq = lines.at(-1)?.seq ?? 0;
   // A linked line opens where it is, so the tail starts only once the page has reached the end.
   const streamUrl =
     ready && props.live && (target === null || lines.length < 100)
-      ? withQuery(`/api${props.base}/log-stream`, { after_id: lastId })
+      ? withQuery(`/api${props.base}/log-stream`, { after_id: lastSeq })
       : null;
   const [streamFrom, setStreamFrom] = useState<string | null>(null);
   useEffect(() => {
@@ -84,11 +84,11 @@ export function LogView(props: {
   }, [streamUrl, streamFrom]);
   useEventStream(streamFrom, {
     logs: (batch: LogLine[]) =>
-      setLines((old) => (old.length && batch[0].id <= old[old.length - 1].id ? old : old.concat(batch))),
+      setLines((old) => (old.length && batch[0].seq <= old[old.length - 1].seq ? old : old.concat(batch))),
   });
 
   const loadOlder = useCallback(async () => {
-    const first = lines[0]?.id;
+    const first = lines[0]?.seq;
     if (first === undefined) return;
     const page = await api.get<Page<'logs', LogLine>>(`${props.base}/logs`, {
       limit: 100,
@@ -123,7 +123,7 @@ export function LogView(props: {
   }, [shown.length, virtual]);
   useEffect(() => {
     if (target === null || !ready) return;
-    const i = shown.findIndex((l) => l.id === target);
+    const i = shown.findIndex((l) => l.seq === target);
     if (i >= 0) virtual.scrollToIndex(i, { align: 'center' });
   }, [ready, target, shown, virtual]);
 
@@ -193,19 +193,19 @@ export function LogView(props: {
             const l = shown[v.index];
             return (
               <div
-                key={l.id}
-                id={`L${l.id}`}
-                data-line={l.id}
-                className={`absolute left-0 flex w-full gap-3 whitespace-pre px-2 ${selected === l.id ? 'bg-amber-400/25' : ''}`}
+                key={l.seq}
+                id={`L${l.seq}`}
+                data-line={l.seq}
+                className={`absolute left-0 flex w-full gap-3 whitespace-pre px-2 ${selected === l.seq ? 'bg-amber-400/25' : ''}`}
                 style={{ top: v.start, height: LINE, lineHeight: `${LINE}px` }}
               >
                 <a
-                  href={`#L${l.id}`}
-                  onClick={() => setSelected(l.id)}
+                  href={`#L${l.seq}`}
+                  onClick={() => setSelected(l.seq)}
                   className="w-16 shrink-0 text-right text-slate-400 hover:text-white"
-                  aria-label={`Link to line ${l.id}`}
+                  aria-label={`Link to line ${l.seq}`}
                 >
-                  {l.id}
+                  {l.seq}
                 </a>
                 <span className={`w-12 shrink-0 ${levelColor[l.level]}`}>{l.level}</span>
                 <span className="w-28 shrink-0 truncate text-slate-400">{l.step_slug ?? 'run'}</span>

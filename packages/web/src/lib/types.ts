@@ -39,7 +39,8 @@ export type Run = {
   steps: RunStep[];
 };
 export type LogLine = {
-  id: number;
+  /** The line's number within its run, from 1. */
+  seq: number;
   step_slug: string | null;
   level: 'debug' | 'info' | 'warn' | 'error';
   message: string;

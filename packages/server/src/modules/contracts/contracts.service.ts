@@ -102,10 +102,12 @@ export async function createContract(
       stepSlug: input.target.step_slug,
     });
     await recordEvent(tx, eventSource(scope, ctx), {
-      entityType: 'contract',
-      entitySlug: slug,
+      // The seed's entity types have no contract: the event is on the pipeline whose sink it covers.
+      entityType: 'pipeline',
+      entitySlug: pipeline.slug,
       action: 'create',
       metadata: {
+        contract_slug: slug,
         project_slug: project.slug,
         pipeline_slug: pipeline.slug,
         step_slug: input.target.step_slug,
@@ -205,10 +207,11 @@ export async function createRevision(
     });
     await repo.setLatestRevision(tx, contract.id, revisionSlug, now);
     await recordEvent(tx, eventSource(scope, ctx), {
-      entityType: 'contract_revision',
-      entitySlug: revisionSlug,
+      entityType: 'pipeline',
+      entitySlug: contract.pipelineSlug,
       action: 'create',
       metadata: {
+        contract_revision_slug: revisionSlug,
         project_slug: project.slug,
         contract_slug: contract.slug,
         based_on: based?.slug ?? null,

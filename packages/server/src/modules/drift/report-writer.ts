@@ -2,6 +2,7 @@ import { type Actor, type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import { randomSlug } from '../../http/fields';
 import { recordEvent } from '../events/events.record';
+import { raiseNotification } from '../notifications/notifications.raise';
 import * as repo from './drift.repo';
 import { fingerprint, type ReportBody } from './report';
 
@@ -65,10 +66,12 @@ export async function writeReport(
     tx,
     { organizationId: subject.organizationId, actor, requestId },
     {
-      entityType: 'drift_report',
-      entitySlug: written.slug,
+      // The seed's entity types have no drift report: the event is on the subject it is about.
+      entityType: subject.subject.kind,
+      entitySlug: subject.subject.slug,
       action: 'create',
       metadata: {
+        drift_report_slug: written.slug,
         report_type: written.reportType,
         severity: written.severity,
         superseded_report_slug: open?.slug ?? null,
@@ -83,24 +86,29 @@ export async function writeReport(
 
 /**
  * The one place a warning or breaking report raises the `schema_drift_detected` notification
- * (DECISIONS.md §10), in the transaction that writes the report. The notifications module is
- * built on its own branch; when merging, make this body:
- *
- *   await raiseNotification(tx, deps, {
- *     organizationId: report.organizationId, type: 'schema_drift_detected',
- *     severity: report.severity === 'breaking' ? 'error' : 'warning',
- *     title: `Schema drift on ${subject.subject.kind.replace('_', ' ')} ${subject.subject.slug}`,
- *     summary: report.summary, projectSlug: subject.projectSlug, environmentSlug: null,
- *     subject: subject.subject, sourceKind: 'drift_report', sourceAction: 'create',
- *     sourceRefs: [{ kind: subject.subject.kind, value: subject.subject.slug }, { kind: 'drift_report', value: report.slug }],
- *     sourceKey: `drift:${report.slug}`,
- *   });
- *
- * Until then the report and its `create` event are the whole record.
+ * (DECISIONS.md §10), in the transaction that writes the report.
  */
 export async function raiseSchemaDriftDetected(
-  _tx: Tx,
-  _deps: DriftDeps,
-  _report: repo.DriftReportRow,
-  _subject: ReportSubject,
-): Promise<void> {}
+  tx: Tx,
+  deps: DriftDeps,
+  report: repo.DriftReportRow,
+  subject: ReportSubject,
+): Promise<void> {
+  await raiseNotification(tx, deps, {
+    organizationId: report.organizationId,
+    type: 'schema_drift_detected',
+    severity: report.severity === 'breaking' ? 'error' : 'warning',
+    title: `Schema drift on ${subject.subject.kind.replace('_', ' ')} ${subject.subject.slug}`,
+    summary: String(report.summary ?? '').slice(0, 1000),
+    projectSlug: subject.projectSlug,
+    environmentSlug: null,
+    subject: subject.subject,
+    sourceKind: subject.subject.kind,
+    sourceAction: 'create',
+    sourceRefs: [
+      { kind: subject.subject.kind, value: subject.subject.slug },
+      { kind: 'drift_report', value: report.slug },
+    ],
+    sourceKey: `drift:${report.slug}`,
+  });
+}

@@ -25,9 +25,6 @@ export const entityTypes = [
   'pipeline_checkpoint',
   'pipeline_trigger',
   'notification',
-  'drift_report',
-  'contract',
-  'contract_revision',
 ] as const;
 export type EntityType = (typeof entityTypes)[number];
 

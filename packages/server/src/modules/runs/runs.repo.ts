@@ -168,9 +168,9 @@ export async function updateRun(db: DbOrTx, id: string, patch: RunPatch) {
 // like the number.
 const paddedSeq = sql`lpad(${pipelineRunLogs.seq}::text, 10, '0')`;
 
-/** The cursor of the log line with this id, to read the lines after it (a live tail resumes so). */
-export const logCursorAfter = (id: number) => {
-  const padded = String(id).padStart(20, '0');
+/** The cursor of the log line with this number, to read the lines after it (a live tail resumes so). */
+export const logCursorAfter = (seq: number) => {
+  const padded = String(seq).padStart(10, '0');
   return `${Buffer.from(padded).toString('base64url')}_${padded}`;
 };
 
