@@ -11,8 +11,9 @@ import { src } from '../data-sources/data-sources.service';
 import { recordEvent } from '../events/events.record';
 import * as repo from './proof.repo';
 import type { TargetResult } from './proof.schemas';
+import { type ContractTarget, driftAtCommit, findContractTarget } from './proof-drift';
 import { findPipelineTarget, provableSource } from './proof-settings.service';
-import { checkPath, checkPipeline, type PipelineRead, pipelineReads } from './proof-targets';
+import { checkPath, checkPipeline, impactFindings, type PipelineRead, pipelineReads } from './proof-targets';
 
 export const OBSERVE_JOB = 'proof.observe';
 
@@ -134,6 +135,14 @@ export async function runObservation(deps: Deps, observationId: string): Promise
       const [p] = await findPipelineTarget(ctx, ds.organizationId, t.ref);
       reads.set(t.ref, p ? await pipelineReads(deps.db, p.id, ds.id) : []);
     }
+    const contractsOf = new Map<string, ContractTarget | null>();
+    for (const t of obs.targets.filter((t) => t.kind === 'contract')) {
+      const found = await findContractTarget(deps.db, ds.organizationId, t.ref);
+      const c = found.length === 1 ? found[0] : null;
+      contractsOf.set(t.ref, c);
+      if (c && !reads.has(`contract:${t.ref}`))
+        reads.set(`contract:${t.ref}`, await pipelineReads(deps.db, c.pipelineId, ds.id));
+    }
     const paths = [
       ...obs.targets.filter((t) => t.kind === 'path').map((t) => t.ref),
       ...[...reads.values()].flat().map((r) => r.path),
@@ -161,23 +170,38 @@ export async function runObservation(deps: Deps, observationId: string): Promise
         },
       };
     } else {
+      const drift = await driftAtCommit(deps.db, ds, snapshot, paths);
+      const impacts = drift?.impacts ?? [];
       const results = obs.targets.map((t): TargetResult => {
         if (t.kind === 'path') return checkPath(snapshot, t);
-        if (t.kind === 'pipeline') return checkPipeline(snapshot, t, reads.get(t.ref) ?? []);
-        return {
-          kind: t.kind,
-          ref: t.ref,
-          result: 'error',
-          files: [],
-          findings: [
-            {
-              severity: 'error',
-              code: 'CONTRACT_NOT_FOUND',
-              message: `contract ${t.ref} was not found`,
-              path: null,
-            },
-          ],
-        };
+        if (t.kind === 'pipeline') {
+          const slug = t.ref.split('/').pop()!;
+          return checkPipeline(snapshot, t, reads.get(t.ref) ?? [], impactFindings(impacts, slug));
+        }
+        const c = contractsOf.get(t.ref);
+        if (!c)
+          return {
+            kind: t.kind,
+            ref: t.ref,
+            result: 'error',
+            files: [],
+            findings: [
+              {
+                severity: 'error',
+                code: 'CONTRACT_NOT_FOUND',
+                message: `contract ${t.ref} was not found`,
+                path: null,
+              },
+            ],
+            contract_revision: null,
+          };
+        const checked = checkPipeline(
+          snapshot,
+          t,
+          reads.get(`contract:${t.ref}`) ?? [],
+          impactFindings(impacts, c.pipelineSlug, c.stepSlug),
+        );
+        return { ...checked, contract_revision: c.revision };
       });
       outcome = {
         ...base,

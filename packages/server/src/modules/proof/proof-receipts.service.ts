@@ -151,7 +151,9 @@ export async function compileReceipt(
           ref: t.ref,
           result: t.result,
         })),
-        contract_revisions: [],
+        contract_revisions: ((head.results ?? []) as TargetResult[])
+          .filter((t) => t.kind === 'contract' && t.contract_revision)
+          .map((t) => ({ contract: t.ref, ...t.contract_revision! })),
         drift: drift
           ? { severity: drift.severity, changes: drift.changes, digest: sha256(drift.changes) }
           : null,

@@ -9,6 +9,7 @@ import { getRow, src } from '../data-sources/data-sources.service';
 import { recordEvent } from '../events/events.record';
 import * as repo from './proof.repo';
 import type { PutSettings } from './proof.schemas';
+import { findContractTarget } from './proof-drift';
 
 /** The data source, when its kind can be proven (git, github, gitlab); others are 404. */
 export async function provableSource(ctx: Ctx, scope: Scope, slug: string) {
@@ -82,6 +83,18 @@ async function checkTargets(ctx: Ctx, scope: Scope, input: PutSettings) {
           path: `targets.${i}.ref`,
           code: 'ambiguous',
           message: `pipeline ${t.ref} exists in several projects; write project/pipeline`,
+        });
+    }
+    if (t.kind === 'contract') {
+      const found = await findContractTarget(ctx.deps.db, scope.org.id, t.ref);
+      if (found.length !== 1)
+        issues.push({
+          path: `targets.${i}.ref`,
+          code: found.length === 0 ? 'not_found' : 'ambiguous',
+          message:
+            found.length === 0
+              ? `contract ${t.ref} was not found`
+              : `contract ${t.ref} exists in several projects; write project/contract`,
         });
     }
     if (t.kind === 'path' && (t.ref.startsWith('/') || t.ref.split('/').includes('..')))

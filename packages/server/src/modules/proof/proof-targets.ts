@@ -116,10 +116,38 @@ export function checkPath(snapshot: ProofSnapshot, target: ProofTarget): TargetR
   };
 }
 
+type DriftImpact = {
+  kind: string;
+  severity: string;
+  message: string;
+  pipeline_slug?: string;
+  step_slug?: string;
+};
+
+/** The drift impacts on one pipeline as findings: breaking is an error, warning a warning. */
+export function impactFindings(
+  impacts: DriftImpact[],
+  pipelineSlug: string,
+  contractStep?: string,
+): Finding[] {
+  return impacts
+    .filter((i) => i.pipeline_slug === pipelineSlug && i.severity !== 'safe' && i.kind !== 'pipeline')
+    .map((i) => ({
+      severity: i.severity === 'breaking' ? ('error' as const) : ('warning' as const),
+      code:
+        contractStep && i.kind === 'sink' && i.step_slug === contractStep && i.severity === 'breaking'
+          ? 'CONTRACT_BROKEN'
+          : `DRIFT_${i.kind.toUpperCase()}`,
+      message: i.message,
+      path: null,
+    }));
+}
+
 export function checkPipeline(
   snapshot: ProofSnapshot,
   target: ProofTarget,
   reads: PipelineRead[],
+  impacts: Finding[] = [],
 ): TargetResult {
   if (reads.length === 0)
     return {
@@ -143,5 +171,6 @@ export function checkPipeline(
     for (const f of got.files) files.add(f.path);
     findings.push(...got.findings);
   }
+  findings.push(...impacts);
   return { kind: target.kind, ref: target.ref, result: resultOf(findings), files: [...files], findings };
 }

@@ -99,6 +99,14 @@ export const targetResultSchema = z
       .describe('pass, warn (warnings only), fail (an error finding), error (could not be checked).'),
     files: z.array(z.string()).describe('Paths of the input files this target read.'),
     findings: z.array(findingSchema).describe('What the check found.'),
+    contract_revision: z
+      .object({
+        slug: z.string().describe('Revision slug.'),
+        digest: z.string().describe('Revision digest.'),
+      })
+      .nullable()
+      .optional()
+      .describe('For a contract target: the latest revision checked.'),
   })
   .describe('The result of one target at the observed commit.');
 
