@@ -14,6 +14,7 @@ import {
 } from '../pipelines/support';
 import { startTestApp, type TestApp } from '../support/app';
 import { createSinkDatabase } from '../support/runs';
+import { observeUntilDone } from './support';
 
 // Issue 13 acceptance: a commit of the real git peer that drops a column a contracted sink
 // promises gives a FAILED receipt naming the step and the column; the fixing commit PASSED.
@@ -33,15 +34,7 @@ describe('proof against a data contract', () => {
   const savedCa = process.env.GIT_SSL_CAINFO;
   const call: Call = (method, url, body) => t.call(method, url, { token, body });
 
-  async function observe(commit: string) {
-    const started = await ok(call('POST', `${DS}/proof-observations`, { commit_sha: commit }), 202);
-    for (let i = 0; i < 600; i++) {
-      const o = await ok(call('GET', `${DS}/proof-observations/${started.slug}`), 200);
-      if (o.state !== 'running') return o;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the observation did not finish');
-  }
+  const observe = (commit: string) => observeUntilDone(call, DS, { commit_sha: commit });
   const compile = (o: any) =>
     ok(
       call('POST', `${DS}/proof-receipts:compile`, {

@@ -5,6 +5,7 @@ import { startGitlabFake } from '../peers/gitlab-api';
 import { type Call, createDataSource, ORG, ok } from '../pipelines/support';
 import { startTestApp, type TestApp } from '../support/app';
 import { connectOAuth } from '../support/oauth';
+import { observeUntilDone } from './support';
 
 // Proof for GitHub and GitLab data sources against their fakes (documented REST contracts,
 // driven by Octokit and Gitbeaker): the repository id from the API, files read at a commit, and
@@ -81,15 +82,7 @@ describe.each(forges)('proof for a $type data source', (forge) => {
   let token: string;
   const call: Call = (method, url, body) => t.call(method, url, { token, body });
 
-  async function observe(body: Record<string, unknown>) {
-    const started = await ok(call('POST', `${DS}/proof-observations`, body), 202);
-    for (let i = 0; i < 600; i++) {
-      const o = await ok(call('GET', `${DS}/proof-observations/${started.slug}`), 200);
-      if (o.state !== 'running') return o;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the observation did not finish');
-  }
+  const observe = (body: Record<string, unknown>) => observeUntilDone(call, DS, body);
 
   beforeAll(async () => {
     fake = await forge.start();

@@ -20,6 +20,7 @@ import {
 import { startTestApp, type TestApp } from '../support/app';
 import { runCli } from '../support/cli';
 import { createSinkDatabase } from '../support/runs';
+import { observeUntilDone } from './support';
 
 // Issue 13 acceptance for plain git over the real HTTPS git peer: settings checked against the
 // live repository, observations at commits, signed receipts chained per data source, and
@@ -55,16 +56,7 @@ describe('proof for a git data source', () => {
     ...o,
   });
 
-  async function observe(body: Record<string, unknown>) {
-    const started = await ok(call('POST', `${DS}/proof-observations`, body), 202);
-    expect(started.state).toBe('running');
-    for (let i = 0; i < 600; i++) {
-      const o = await ok(call('GET', `${DS}/proof-observations/${started.slug}`), 200);
-      if (o.state !== 'running') return o;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the observation did not finish');
-  }
+  const observe = (body: Record<string, unknown>) => observeUntilDone(call, DS, body);
   const compile = (candidate: string, observations: string[]) =>
     call('POST', `${DS}/proof-receipts:compile`, {
       candidate_slug: candidate,
