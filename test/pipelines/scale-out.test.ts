@@ -205,7 +205,8 @@ describe('two API hosts and three workers on one store', () => {
     sampler = null;
 
     // None lost: every run succeeded.
-    expect(states.filter((r) => r.state !== 'succeeded')).toEqual([]);
+    const lost = states.filter((r) => r.state !== 'succeeded');
+    expect(lost, JSON.stringify(lost)).toEqual([]);
     expect(accepted.size).toBe(RUNS);
     expect([...accepted.values()].filter((h) => h === 0)).toHaveLength(RUNS / 2);
 

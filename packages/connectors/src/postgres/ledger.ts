@@ -32,6 +32,9 @@ export async function committedWrite(
     s.client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [ledger]),
   );
   if (found.rows[0].r === null) {
+    // Concurrent CREATE TABLE IF NOT EXISTS can still collide in the catalog (23505 on
+    // pg_type): sinks of parallel runs take turns, until the first creator's transaction ends.
+    await s.timed(s.client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sluice-ledger:${ledger}`]));
     await s.timed(
       s.client.query(
         `CREATE TABLE IF NOT EXISTS ${ledger} (commit_key text PRIMARY KEY, rows bigint NOT NULL,

@@ -129,7 +129,8 @@ describe('pipeline triggers', () => {
       'PUT',
       `${org}/projects/shop/environments/prod?protected_environment_confirmation=prod`,
     );
-    expect(link.statusCode, link.body).toBe(200);
+    // A PUT that creates the link answers 201.
+    expect(link.statusCode, link.body).toBe(201);
     const prod = `${org}/projects/shop/environments/prod/pipelines/nightly/triggers`;
     const body = {
       name: 'p',
