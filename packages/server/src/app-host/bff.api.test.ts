@@ -159,8 +159,8 @@ describe('app host backend-for-frontend', { timeout: 60_000 }, () => {
       from pipelines p join environments e on e.organization_id = p.organization_id
       where p.slug = 'pl' and e.slug = 'dev'`);
     await t.rt.deps.db.execute(sql`
-      insert into pipeline_run_logs (run_id, step_slug, level, message)
-      select r.id, 'src', 'info', 'line ' || g from pipeline_runs r, generate_series(1, 250) g where r.slug = 'r1'`);
+      insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
+      select r.id, g, 'src', 'info', 'line ' || g from pipeline_runs r, generate_series(1, 250) g where r.slug = 'r1'`);
     const base = '/api/organizations/acme/projects/logs/environments/dev/runs/r1';
     const events = (payload: string) =>
       payload
