@@ -302,8 +302,8 @@ describe('browser app', { timeout: 180_000 }, () => {
        from pipeline_runs where slug = 'bulk-1' returning id`,
     );
     await storeQuery(
-      `insert into pipeline_run_logs (run_id, step_slug, level, message)
-       select $1, 'extract', (array['debug','info','warn','error'])[1 + g % 4], 'line ' || g || ' of the long log'
+      `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
+       select $1, g, 'extract', (array['debug','info','warn','error'])[1 + g % 4], 'line ' || g || ' of the long log'
        from generate_series(1, 100000) g`,
       [run.id],
     );
@@ -320,8 +320,9 @@ describe('browser app', { timeout: 180_000 }, () => {
     const started = Date.now();
     for (let i = 0; i < 20; i++) {
       await storeQuery(
-        `insert into pipeline_run_logs (run_id, step_slug, level, message)
-         select $1, 'load', 'info', 'live ' || ($2::int * 50 + g) from generate_series(1, 50) g`,
+        `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
+         select $1, 100000 + $2::int * 50 + g, 'load', 'info', 'live ' || ($2::int * 50 + g)
+         from generate_series(1, 50) g`,
         [run.id, i],
       );
       await page.waitForTimeout(250);

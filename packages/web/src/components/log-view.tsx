@@ -15,7 +15,7 @@ const levelColor: Record<string, string> = {
   error: 'text-red-400',
 };
 
-// The server's log cursor (runs.repo logCursorAfter): the zero-padded id, base64url, then the id.
+// The server's log cursor (runs.repo logCursorAfter): the seq padded to 10 digits, base64url, then itself.
 const cursorAt = (seq: number) => {
   const p = String(Math.max(0, seq)).padStart(10, '0');
   const value = btoa(p).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');

@@ -33,6 +33,14 @@ const labelOf = (key: string) =>
 
 export type FormValues = Record<string, Record<string, unknown>>;
 
+/**
+ * Whether a field is labelled "(optional)". The schemas are served in their input form, so a
+ * field with a default is not `required`; but a default of '' (a password the server may not ask
+ * for) means an empty input is itself the value, not something left out, so it keeps its plain label.
+ */
+const optionalLabel = (schema: JsonSchema | null, key: string, prop: JsonSchema) =>
+  !(schema?.required ?? []).includes(key) && prop.default !== '';
+
 /** Form values for a schema: its defaults, or the stored values when editing. */
 export function initialValues(schema: JsonSchema | null, stored: Record<string, unknown> = {}) {
   const out: Record<string, unknown> = {};
@@ -76,7 +84,7 @@ export function SchemaFields(props: {
       {Object.entries(props.schema?.properties ?? {}).map(([key, prop]) => {
         const name = `${props.prefix}.${key}` as const;
         const t = typeOf(prop);
-        const label = `${labelOf(key)}${required.has(key) ? '' : ' (optional)'}`;
+        const label = `${labelOf(key)}${optionalLabel(props.schema, key, prop) ? ' (optional)' : ''}`;
         const error = props.errors?.[`${props.prefix}.${key}`] ?? props.errors?.[key];
         if (t === 'boolean') {
           return (

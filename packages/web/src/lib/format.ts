@@ -36,3 +36,7 @@ export const formatTime = (iso: string | null | undefined) =>
     : '—';
 
 export const terminal = (state: string) => ['succeeded', 'failed', 'canceled'].includes(state);
+
+/** How a run started: api, retry, or the trigger that started it (schedule nightly…). */
+export const formatTrigger = (r: { trigger: string; trigger_slug: string | null }) =>
+  r.trigger_slug ? `${r.trigger} ${r.trigger_slug}` : r.trigger;

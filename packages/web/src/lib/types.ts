@@ -31,7 +31,10 @@ export type Run = {
   environment_slug: string;
   spec_hash: string;
   state: RunState;
-  trigger: string;
+  trigger: 'api' | 'schedule' | 'webhook' | 'retry';
+  /** The pipeline trigger that started the run (schedule or webhook), null for api and retry. */
+  trigger_slug: string | null;
+  attempt: number;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

@@ -57,10 +57,13 @@ function ConnectionForm(props: {
       setSlug(ds.slug);
       return ds;
     }
-    const ds = await api.patch<DataSource>(`/organizations/${org}/data-sources/${slug}`, { name, config });
-    if (hasCredentials)
-      await api.put(`/organizations/${org}/data-sources/${slug}/credentials`, { credentials });
-    return ds;
+    // Credentials go in the same PATCH: a change of host or port (where they are sent) is
+    // refused unless the request carries them again, so a separate PUT afterwards cannot work.
+    return api.patch<DataSource>(`/organizations/${org}/data-sources/${slug}`, {
+      name,
+      config,
+      ...(hasCredentials ? { credentials } : {}),
+    });
   };
   const run = (withTest: boolean) =>
     form.handleSubmit(async (v) => {

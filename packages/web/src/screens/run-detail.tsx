@@ -13,7 +13,15 @@ import {
   thClass,
 } from '../components/ui';
 import { api } from '../lib/api';
-import { formatBytes, formatCount, formatDuration, formatTime, shortHash, terminal } from '../lib/format';
+import {
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatTime,
+  formatTrigger,
+  shortHash,
+  terminal,
+} from '../lib/format';
 import { useEventStream } from '../lib/sse';
 import type { Run, Version } from '../lib/types';
 
@@ -108,7 +116,7 @@ export function RunDetail() {
               >
                 {r.pipeline_slug}
               </Link>{' '}
-              in {env} · version <code>{shortHash(r.spec_hash)}</code> · {r.trigger} · created{' '}
+              in {env} · version <code>{shortHash(r.spec_hash)}</code> · {formatTrigger(r)} · created{' '}
               {formatTime(r.created_at)} · {formatDuration(r.started_at, r.finished_at)}
             </>
           )

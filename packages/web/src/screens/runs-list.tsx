@@ -6,7 +6,7 @@ import { PlacePicker } from '../components/place-picker';
 import { Empty, ErrorNote, PageHeader, Select, StateBadge, tdClass, thClass } from '../components/ui';
 import { scrollRegion } from '../lib/a11y';
 import { api, type Page, withQuery } from '../lib/api';
-import { formatBytes, formatCount, formatDuration, formatTime } from '../lib/format';
+import { formatBytes, formatCount, formatDuration, formatTime, formatTrigger } from '../lib/format';
 import { usePlace } from '../lib/hooks';
 import { useEventStream } from '../lib/sse';
 import type { Run } from '../lib/types';
@@ -164,7 +164,7 @@ export function RunsList() {
                         <StateBadge state={r.state} />
                       </td>
                       <td className={`${tdClass} truncate`}>{r.pipeline_slug}</td>
-                      <td className={tdClass}>{r.trigger}</td>
+                      <td className={`${tdClass} truncate`}>{formatTrigger(r)}</td>
                       <td className={`${tdClass} truncate text-xs`}>{formatTime(r.created_at)}</td>
                       <td className={tdClass}>{formatDuration(r.started_at, r.finished_at)}</td>
                       <td className={tdClass}>{formatCount(t.rows)}</td>
