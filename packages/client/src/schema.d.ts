@@ -566,7 +566,7 @@ export interface paths {
             cookie?: never;
         };
         /** List connector types with the JSON Schemas of their config and credentials */
-        get: operations["getConnectors"];
+        get: operations["listConnectors"];
         put?: never;
         post?: never;
         delete?: never;
@@ -11074,7 +11074,7 @@ export interface operations {
                 /** @description Only events about the entity with this slug. */
                 entity_slug?: string;
                 /** @description Only events about this entity type. */
-                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                 /** @description Only events that occurred at or after this instant (inclusive, ISO 8601). */
                 occurred_from?: string;
                 /** @description Only events that occurred strictly before this instant (exclusive, ISO 8601). */
@@ -11120,7 +11120,7 @@ export interface operations {
                              * @description Kind of resource the event is about.
                              * @enum {string}
                              */
-                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                             /** @description Slug of the resource the event is about, or null. */
                             entity_slug: string | null;
                             /**
@@ -11356,7 +11356,7 @@ export interface operations {
                 /** @description Only events about the entity with this slug. */
                 entity_slug?: string;
                 /** @description Only events about this entity type. */
-                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                entity_type?: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                 /** @description Only events that occurred at or after this instant (inclusive, ISO 8601). */
                 occurred_from?: string;
                 /** @description Only events that occurred strictly before this instant (exclusive, ISO 8601). */
@@ -11402,7 +11402,7 @@ export interface operations {
                              * @description Kind of resource the event is about.
                              * @enum {string}
                              */
-                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                            entity_type: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                             /** @description Slug of the resource the event is about, or null. */
                             entity_slug: string | null;
                             /**
@@ -14952,7 +14952,7 @@ export interface operations {
             };
         };
     };
-    getConnectors: {
+    listConnectors: {
         parameters: {
             query?: never;
             header?: never;
@@ -14987,6 +14987,12 @@ export interface operations {
                             /** @description `read_only` when the create request omits it. */
                             default_read_only: boolean;
                         }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
                     };
                 };
             };
@@ -29409,7 +29415,7 @@ export interface operations {
                              * @description Entity type of the event that raised it.
                              * @enum {string}
                              */
-                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                             /**
                              * @description Action of the event that raised it.
                              * @enum {string}
@@ -29682,7 +29688,7 @@ export interface operations {
                          * @description Entity type of the event that raised it.
                          * @enum {string}
                          */
-                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                         /**
                          * @description Action of the event that raised it.
                          * @enum {string}
@@ -29948,7 +29954,7 @@ export interface operations {
                          * @description Entity type of the event that raised it.
                          * @enum {string}
                          */
-                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                         /**
                          * @description Action of the event that raised it.
                          * @enum {string}
@@ -30214,7 +30220,7 @@ export interface operations {
                          * @description Entity type of the event that raised it.
                          * @enum {string}
                          */
-                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                        source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                         /**
                          * @description Action of the event that raised it.
                          * @enum {string}
@@ -32453,7 +32459,7 @@ export interface operations {
                             /** @description Null or omitted matches any lifecycle state. */
                             lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                             /** @description Null or omitted matches any source entity type. */
-                            source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
+                            source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                             /** @description Null or omitted matches any source action. */
                             source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                             /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -32693,7 +32699,7 @@ export interface operations {
                     /** @description Null or omitted matches any lifecycle state. */
                     lifecycle_state?: ("open" | "acknowledged" | "resolved") | null;
                     /** @description Null or omitted matches any source entity type. */
-                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
+                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                     /** @description Null or omitted matches any source action. */
                     source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                     /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -32736,7 +32742,7 @@ export interface operations {
                         /** @description Null or omitted matches any lifecycle state. */
                         lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                         /** @description Null or omitted matches any source entity type. */
-                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
+                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                         /** @description Null or omitted matches any source action. */
                         source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -32961,7 +32967,7 @@ export interface operations {
                              * @description Entity type (see Events).
                              * @enum {string}
                              */
-                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision";
+                            source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                             /** @description Actions that raise notifications. */
                             source_actions: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read")[];
                         }[];
@@ -33200,7 +33206,7 @@ export interface operations {
                         /** @description Null or omitted matches any lifecycle state. */
                         lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                         /** @description Null or omitted matches any source entity type. */
-                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
+                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                         /** @description Null or omitted matches any source action. */
                         source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -33638,7 +33644,7 @@ export interface operations {
                     /** @description Null or omitted matches any lifecycle state. */
                     lifecycle_state?: ("open" | "acknowledged" | "resolved") | null;
                     /** @description Null or omitted matches any source entity type. */
-                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
+                    source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                     /** @description Null or omitted matches any source action. */
                     source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                     /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -33678,7 +33684,7 @@ export interface operations {
                         /** @description Null or omitted matches any lifecycle state. */
                         lifecycle_state: ("open" | "acknowledged" | "resolved") | null;
                         /** @description Null or omitted matches any source entity type. */
-                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification" | "drift_report" | "contract" | "contract_revision") | null;
+                        source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                         /** @description Null or omitted matches any source action. */
                         source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
@@ -38193,6 +38199,13 @@ export interface operations {
                                     /** @description The file concerned, or null. */
                                     path: string | null;
                                 }[];
+                                /** @description For a contract target: the latest revision checked. */
+                                contract_revision?: {
+                                    /** @description Revision slug. */
+                                    slug: string;
+                                    /** @description Revision digest. */
+                                    digest: string;
+                                } | null;
                             }[];
                             /** @description Every input file with its SHA-256 and blob id. */
                             inputs: {
@@ -38495,6 +38508,13 @@ export interface operations {
                                 /** @description The file concerned, or null. */
                                 path: string | null;
                             }[];
+                            /** @description For a contract target: the latest revision checked. */
+                            contract_revision?: {
+                                /** @description Revision slug. */
+                                slug: string;
+                                /** @description Revision digest. */
+                                digest: string;
+                            } | null;
                         }[];
                         /** @description Every input file with its SHA-256 and blob id. */
                         inputs: {
@@ -38782,6 +38802,13 @@ export interface operations {
                                 /** @description The file concerned, or null. */
                                 path: string | null;
                             }[];
+                            /** @description For a contract target: the latest revision checked. */
+                            contract_revision?: {
+                                /** @description Revision slug. */
+                                slug: string;
+                                /** @description Revision digest. */
+                                digest: string;
+                            } | null;
                         }[];
                         /** @description Every input file with its SHA-256 and blob id. */
                         inputs: {

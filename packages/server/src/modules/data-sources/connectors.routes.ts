@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { TypedApp } from '../../app';
 import { access } from '../../http/access';
 import { errorResponses } from '../../http/openapi';
+import { onePage, pageMeta } from '../../http/pagination';
 
 const jsonSchema = z.record(z.string(), z.unknown());
 
@@ -22,6 +23,7 @@ const connectorListSchema = z
         }),
       )
       .describe('Every connector type, in registry order.'),
+    ...pageMeta,
   })
   .describe('Connector types and the shapes of their configuration and credentials.');
 
@@ -49,6 +51,8 @@ export function connectorsRoutes(app: TypedApp) {
           credentials_required: c.credentialsRequired,
           default_read_only: c.defaultReadOnly,
         })),
+        // The catalog is always one complete page.
+        ...onePage,
       };
       return cached;
     },
