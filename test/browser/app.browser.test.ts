@@ -12,6 +12,8 @@ import { axeViolations, launchBrowser, screenshotBoth } from './browser';
 
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'browser-owner-password';
+const INVITEE = 'invitee@example.com';
+const INVITEE_PASSWORD = 'browser-invitee-password';
 const SINK_DB = `sluice_web_${process.pid}`;
 const figures: Record<string, unknown> = {};
 
@@ -22,6 +24,7 @@ describe('browser app', { timeout: 180_000 }, () => {
   let base: string;
   let owner: { api_key: string; personal_access_token: string };
   let closeBrowser: () => Promise<void>;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>['browser'];
   let context: BrowserContext;
   let page: Page;
   let runUrl = '';
@@ -34,6 +37,26 @@ describe('browser app', { timeout: 180_000 }, () => {
     } finally {
       await c.end();
     }
+  };
+
+  /** The first link in a mail to `to` matching `link`: no SMTP is configured, so mail goes to the log. */
+  const mailedLink = async (to: string, link: RegExp) => {
+    let found: string | undefined;
+    await expect
+      .poll(
+        () => {
+          for (const line of t.logs().split('\n')) {
+            if (!line.includes('"mail"')) continue;
+            const mail = JSON.parse(line).mail as { to: string; text: string } | undefined;
+            const m = mail?.to === to ? mail.text.match(link) : null;
+            if (m) found = m[0];
+          }
+          return found;
+        },
+        { timeout: 30_000 },
+      )
+      .toBeTruthy();
+    return found as string;
   };
 
   /** Visits a screen, checks it with axe and photographs it in both schemes. */
@@ -71,6 +94,7 @@ describe('browser app', { timeout: 180_000 }, () => {
     base = `http://127.0.0.1:${(host.server.address() as AddressInfo).port}`;
     const b = await launchBrowser();
     closeBrowser = b.close;
+    browser = b.browser;
     context = await b.browser.newContext({ viewport: { width: 1366, height: 860 } });
     page = await context.newPage();
   }, 180_000);
@@ -369,5 +393,73 @@ describe('browser app', { timeout: 180_000 }, () => {
     const serious = Object.entries(a11y).filter(([, v]) => v.length > 0);
     figures.screens_checked_by_axe = Object.keys(a11y).length;
     expect(serious, JSON.stringify(serious, null, 1)).toEqual([]);
+  });
+
+  it('confirms an email address from the link in the verification mail, once', async () => {
+    const signUp = await t.call('POST', '/users', {
+      body: { email: INVITEE, password: INVITEE_PASSWORD, name: 'Invitee' },
+    });
+    expect(signUp.statusCode, signUp.body).toBe(201);
+    const config = t.rt.deps.config;
+    // The mail links to the app host (SLUICE_PUBLIC_URL defaults to it), on the app's own route.
+    expect(config.publicUrl).toBe(`http://${config.app.host}:${config.app.port}`);
+    const link = new URL(await mailedLink(INVITEE, /\S+\/verify-email\?token=\S+/));
+    expect(link.origin + link.pathname).toBe(`${config.publicUrl}/verify-email`);
+    const guest = await (await browser.newContext()).newPage();
+    try {
+      await guest.goto(`${base}${link.pathname}${link.search}`);
+      await guest.getByRole('heading', { name: 'Email address verified' }).waitFor();
+      expect(await guest.getByTestId('verify-result').textContent()).toContain(INVITEE);
+      expect(await guest.evaluate('document.activeElement?.tagName')).toBe('H1');
+      a11y['verify-email'] = await axeViolations(guest);
+      await screenshotBoth(guest, 'verify-email');
+      // The token is single use: the same link again says precisely why it fails.
+      await guest.reload();
+      await guest.getByRole('heading', { name: 'Could not verify the email address' }).waitFor();
+      expect(await guest.getByRole('alert').textContent()).toMatch(/VALIDATION_FAILED.*already used/);
+      await guest.getByRole('link', { name: 'Sign in' }).click();
+      await guest.getByLabel('Email').waitFor();
+    } finally {
+      await guest.context().close();
+    }
+    const me = await fetch(`${base}/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: INVITEE, password: INVITEE_PASSWORD }),
+    });
+    expect(((await me.json()) as any).user.email_verified).toBe(true);
+  });
+
+  it('opens an invitation link signed out, signs in, comes back and accepts into the organization', async () => {
+    const invite = await t.call('POST', '/organizations/acme/invitations', {
+      token: owner.api_key,
+      body: { email: INVITEE, role: 'viewer' },
+    });
+    expect(invite.statusCode, invite.body).toBe(201);
+    const slug = invite.json().slug as string;
+    const link = new URL(await mailedLink(INVITEE, /\S+\/invitations\/\S+/));
+    expect(link.origin + link.pathname).toBe(`${t.rt.deps.config.publicUrl}/invitations/${slug}`);
+    const guest = await (await browser.newContext()).newPage();
+    try {
+      await guest.goto(`${base}${link.pathname}`);
+      await guest.waitForURL(/\/sign-in\?next=/);
+      await guest.getByLabel('Email').fill(INVITEE);
+      await guest.getByLabel('Password').fill(INVITEE_PASSWORD);
+      await guest.getByRole('button', { name: 'Sign in' }).click();
+      await guest.getByRole('heading', { name: 'You are invited to an organization' }).waitFor();
+      expect(new URL(guest.url()).pathname).toBe(`/invitations/${slug}`);
+      expect(await guest.getByText(slug, { exact: true }).count()).toBe(1);
+      a11y.invitation = await axeViolations(guest);
+      await screenshotBoth(guest, 'invitation');
+      await guest.getByRole('button', { name: 'Accept' }).click();
+      await guest.waitForURL(/\/o\/acme\/runs$/);
+      await guest.getByRole('heading', { name: 'Runs' }).waitFor();
+    } finally {
+      await guest.context().close();
+    }
+    const after = await t.call('GET', `/organizations/acme/invitations/${slug}`, { token: owner.api_key });
+    expect(after.json().status).toBe('accepted');
+    expect(a11y['verify-email']).toEqual([]);
+    expect(a11y.invitation).toEqual([]);
   });
 });

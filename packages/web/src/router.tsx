@@ -38,6 +38,14 @@ const signInRoute = createRoute({
   component: SignIn,
 });
 
+// The verification mail links here; confirming needs no session, so the page is public.
+const verifyEmailRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/verify-email',
+  validateSearch: strings(['token'] as const),
+  component: lazyRouteComponent(() => import('./screens/verify-email'), 'VerifyEmail'),
+});
+
 // Everything else needs a session; without one the browser goes to sign-in and comes back.
 const authedRoute = createRoute({
   getParentRoute: () => rootRoute,
@@ -62,6 +70,13 @@ const indexRoute = createRoute({
     if (first) throw redirect({ to: '/o/$org/runs', params: { org: first.slug } });
   },
   component: () => <p className="p-8">You are not a member of any organization yet.</p>,
+});
+
+// The invitation mail links here; a signed-out visitor signs in first and comes back.
+const invitationRoute = createRoute({
+  getParentRoute: () => authedRoute,
+  path: '/invitations/$slug',
+  component: lazyRouteComponent(() => import('./screens/invitation'), 'InvitationScreen'),
 });
 
 const orgRoute = createRoute({ getParentRoute: () => authedRoute, path: '/o/$org', component: OrgLayout });
@@ -152,8 +167,10 @@ const settingsRoute = createRoute({
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
+  verifyEmailRoute,
   authedRoute.addChildren([
     indexRoute,
+    invitationRoute,
     orgRoute.addChildren([
       runsRoute,
       runRoute,
