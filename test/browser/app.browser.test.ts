@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppHost } from '../../packages/server/src/app-host/app-host';
+import { raiseNotification } from '../../packages/server/src/modules/notifications/notifications.raise';
 import { setUserPassword } from '../../packages/server/src/modules/system/set-password';
 import { startTestApp, type TestApp } from '../support/app';
 import { pgQuery } from '../support/runs';
@@ -363,6 +364,52 @@ describe('browser app', { timeout: 180_000 }, () => {
     await storeQuery(`update pipeline_runs set state = 'canceled', finished_at = now() where id = $1`, [
       run.id,
     ]);
+  });
+
+  it('lists a raised notification, opens it and acknowledges it from its page', async () => {
+    const [org] = await storeQuery(`select id from organizations where slug = 'acme'`);
+    // Raised through the server's own path, as the worker does for a failed connection test.
+    await t.rt.deps.db.transaction((tx) =>
+      raiseNotification(tx, t.rt.deps, {
+        organizationId: org.id,
+        type: 'data_source_test_failed',
+        severity: 'warning',
+        title: 'Connection test of Browser DB failed',
+        summary: 'CONNECTION_FAILED: the server refused the connection.',
+        projectSlug: null,
+        environmentSlug: null,
+        subject: { kind: 'data_source', slug: 'browser-db' },
+        sourceKind: 'data_source',
+        sourceAction: 'test_connection',
+        sourceRefs: [{ kind: 'data_source', value: 'browser-db' }],
+        sourceKey: 'browser-notification',
+      }),
+    );
+    await page.goto(`${base}/o/acme/runs`);
+    await page.getByRole('link', { name: 'Alerts' }).click();
+    await page.locator('table').first().waitFor();
+    // The filters live in the URL: filtering by type narrows the list and survives a reload.
+    await page.getByLabel('Type').selectOption('data_source_test_failed');
+    await expect.poll(() => page.url()).toContain('notification_type=data_source_test_failed');
+    await visit('notifications', new URL(page.url()).pathname + new URL(page.url()).search, 'table');
+    expect(await page.getByLabel('Type').inputValue()).toBe('data_source_test_failed');
+    const link = page.getByRole('link', { name: 'Connection test of Browser DB failed' });
+    await link.click();
+    await page.getByRole('button', { name: 'Acknowledge' }).waitFor();
+    const slug = page.url().split('/').pop()!.split(/[?#]/)[0];
+    expect(page.url()).toBe(`${base}/o/acme/notifications/${slug}`);
+    expect(await page.getByTestId('notification-state').textContent()).toBe('open');
+    a11y['notification-detail'] = await axeViolations(page);
+    await screenshotBoth(page, 'notification-detail');
+    await page.getByRole('button', { name: 'Acknowledge' }).click();
+    await expect.poll(() => page.getByTestId('notification-state').textContent()).toBe('acknowledged');
+    expect(await page.getByRole('button', { name: 'Acknowledge' }).isDisabled()).toBe(true);
+    const got = await t.call('GET', `/organizations/acme/notifications/${slug}`, { token: owner.api_key });
+    expect(got.json().lifecycle_state).toBe('acknowledged');
+    expect(got.json().acknowledged_at).not.toBeNull();
+    // The list reflects the new state when filtered by it.
+    await page.goto(`${base}/o/acme/notifications?lifecycle_state=acknowledged`);
+    await page.locator(`tr[data-notification="${slug}"]`).waitFor();
   });
 
   it('shows every other screen by URL, accessible in both colour schemes', async () => {

@@ -158,6 +158,26 @@ const auditRoute = createRoute({
   component: lazyRouteComponent(() => import('./screens/events'), 'AuditScreen'),
 });
 
+const notificationsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/notifications',
+  validateSearch: strings([
+    'lifecycle_state',
+    'severity',
+    'notification_type',
+    'cursor',
+    'direction',
+  ] as const),
+  component: lazyRouteComponent(() => import('./screens/notifications'), 'NotificationsList'),
+});
+
+// The alert emails link here (alerts/alert-message.ts).
+const notificationRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/notifications/$slug',
+  component: lazyRouteComponent(() => import('./screens/notifications'), 'NotificationDetail'),
+});
+
 const settingsRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/settings/$section',
@@ -183,6 +203,8 @@ const routeTree = rootRoute.addChildren([
       queriesRoute,
       eventsRoute,
       auditRoute,
+      notificationsRoute,
+      notificationRoute,
       settingsRoute,
     ]),
   ]),

@@ -11,6 +11,7 @@ const nav = [
   { to: '/o/$org/queries', label: 'Queries' },
   { to: '/o/$org/events', label: 'Events' },
   { to: '/o/$org/audit', label: 'Security audit' },
+  { to: '/o/$org/notifications', label: 'Alerts' },
 ] as const;
 
 // Alerts, triggers, drift and billing screens join this list as their features land.

@@ -126,7 +126,7 @@ describe('alert delivery', () => {
     ]);
     const mail = smtp.messages[0];
     expect(mail.subject).toBe('[Sluice] error Pipeline Orders failed in prod');
-    expect(mail.text).toContain(`/organizations/acme/notifications/${first.slug}`);
+    expect(mail.text).toContain(`/o/acme/notifications/${first.slug}`);
     expect(mail.raw).toMatch(/Content-Type: text\/html/i);
     expect(mail.raw).toMatch(new RegExp(`References: <${first.slug}\\.notification@`, 'i'));
     expect(mail.raw).toMatch(new RegExp(`In-Reply-To: <${first.slug}\\.notification@`, 'i'));

@@ -35,7 +35,7 @@ const reasonLine: Record<string, string> = {
 
 export function buildAlertMessage(m: MessageInput) {
   const n = m.notification;
-  const link = `${m.publicUrl.replace(/\/+$/, '')}/organizations/${m.orgSlug}/notifications/${n.slug}`;
+  const link = `${m.publicUrl.replace(/\/+$/, '')}/o/${m.orgSlug}/notifications/${n.slug}`;
   const where = n.projectSlug
     ? `${n.projectSlug}${n.environmentSlug ? ` / ${n.environmentSlug}` : ''}`
     : m.orgSlug;

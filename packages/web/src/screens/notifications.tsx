@@ -1,0 +1,311 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
+import type { ReactNode } from 'react';
+import {
+  Badge,
+  Button,
+  Card,
+  Empty,
+  ErrorNote,
+  PageHeader,
+  Pager,
+  Select,
+  tableClass,
+  tdClass,
+  thClass,
+} from '../components/ui';
+import { api, type Page } from '../lib/api';
+import { formatTime } from '../lib/format';
+
+// The §10 vocabulary; the server validates, these only fill the filter pickers.
+const STATES = ['open', 'acknowledged', 'resolved'];
+const SEVERITIES = ['info', 'warning', 'error', 'critical'];
+const TYPES = [
+  'pipeline_run_failed',
+  'pipeline_run_recovered',
+  'pipeline_trigger_failed',
+  'data_source_test_failed',
+  'credential_failed',
+  'schema_import_failed',
+  'schema_drift_detected',
+  'alert_delivery_failed',
+];
+
+export type Notification = {
+  slug: string;
+  notification_type: string;
+  severity: string;
+  lifecycle_state: string;
+  title: string;
+  summary: string;
+  project_slug: string | null;
+  environment_slug: string | null;
+  source_kind: string;
+  source_action: string;
+  source_refs: { kind: string; value: string }[];
+  occurrence_count: number;
+  reopen_count: number;
+  first_seen_at: string;
+  last_seen_at: string;
+  acknowledged_at: string | null;
+  resolved_at: string | null;
+};
+
+type Attempt = {
+  slug: string;
+  destination_name: string | null;
+  destination_type: string;
+  status: string;
+  provider_attempt: number;
+  error_message: string | null;
+  queued_at: string;
+  sent_at: string | null;
+  failed_at: string | null;
+};
+
+const severityTone = (s: string) =>
+  s === 'critical' || s === 'error' ? 'red' : s === 'warning' ? 'amber' : ('slate' as const);
+const stateTone = (s: string) => (s === 'open' ? 'red' : s === 'acknowledged' ? 'amber' : ('green' as const));
+
+/** Notifications of the organization, newest occurrence first, filtered and paged by the server. */
+export function NotificationsList() {
+  const { org } = useParams({ from: '/authed/o/$org' });
+  const search = useSearch({ from: '/authed/o/$org/notifications' }) as Record<string, string | undefined>;
+  const navigate = useNavigate();
+  const list = useQuery({
+    queryKey: ['notifications', org, search],
+    queryFn: () =>
+      api.get<Page<'notifications', Notification>>(`/organizations/${org}/notifications`, {
+        limit: 50,
+        ...search,
+      }),
+  });
+  const set = (patch: Record<string, string | undefined>) =>
+    navigate({
+      to: '/o/$org/notifications',
+      params: { org },
+      search: { ...search, cursor: undefined, direction: undefined, ...patch },
+    });
+  const filter = (id: string, label: string, values: string[]) => (
+    <div>
+      <label htmlFor={`nf-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
+        {label}
+      </label>
+      <Select
+        id={`nf-${id}`}
+        value={search[id] ?? ''}
+        onChange={(e) => set({ [id]: e.target.value || undefined })}
+      >
+        <option value="">Any</option>
+        {values.map((v) => (
+          <option key={v}>{v}</option>
+        ))}
+      </Select>
+    </div>
+  );
+  return (
+    <div>
+      <PageHeader title="Alerts" subtitle="Notifications raised by failures, drift and delivery problems." />
+      <div className="mb-3 flex flex-wrap items-end gap-3">
+        {filter('lifecycle_state', 'State', STATES)}
+        {filter('severity', 'Severity', SEVERITIES)}
+        {filter('notification_type', 'Type', TYPES)}
+      </div>
+      <ErrorNote error={list.error} />
+      <Card>
+        {list.data?.notifications.length === 0 ? (
+          <Empty>No notifications match these filters.</Empty>
+        ) : (
+          <table className={tableClass}>
+            <caption className="sr-only">Notifications, latest occurrence first</caption>
+            <thead>
+              <tr>
+                {['Notification', 'State', 'Severity', 'Type', 'Where', 'Occurrences', 'Last seen'].map(
+                  (h) => (
+                    <th key={h} scope="col" className={thClass}>
+                      {h}
+                    </th>
+                  ),
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {list.data?.notifications.map((n) => (
+                <tr key={n.slug} data-notification={n.slug}>
+                  <td className={tdClass}>
+                    <Link
+                      to="/o/$org/notifications/$slug"
+                      params={{ org, slug: n.slug }}
+                      className="text-blue-700 hover:underline dark:text-blue-300"
+                    >
+                      {n.title}
+                    </Link>
+                  </td>
+                  <td className={tdClass}>
+                    <Badge tone={stateTone(n.lifecycle_state)}>{n.lifecycle_state}</Badge>
+                  </td>
+                  <td className={tdClass}>
+                    <Badge tone={severityTone(n.severity)}>{n.severity}</Badge>
+                  </td>
+                  <td className={`${tdClass} font-mono text-xs`}>{n.notification_type}</td>
+                  <td className={`${tdClass} text-xs`}>
+                    {n.project_slug ? `${n.project_slug} / ${n.environment_slug ?? '—'}` : 'organization'}
+                  </td>
+                  <td className={tdClass}>{n.occurrence_count}</td>
+                  <td className={`${tdClass} whitespace-nowrap text-xs`}>{formatTime(n.last_seen_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {list.data && (
+          <Pager
+            hasMore={list.data.has_more}
+            hasPrev={Boolean(search.cursor)}
+            onNext={() => set({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
+            onPrev={() => set({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
+          />
+        )}
+      </Card>
+    </div>
+  );
+}
+
+/** One notification: its facts, its delivery attempts, and the lifecycle actions. */
+export function NotificationDetail() {
+  const { org, slug } = useParams({ from: '/authed/o/$org/notifications/$slug' });
+  const qc = useQueryClient();
+  const base = `/organizations/${org}/notifications/${slug}`;
+  const one = useQuery({ queryKey: ['notification', org, slug], queryFn: () => api.get<Notification>(base) });
+  const attempts = useQuery({
+    queryKey: ['notification-attempts', org, slug],
+    queryFn: () =>
+      api.get<Page<'alert_delivery_attempts', Attempt>>(`${base}/delivery-attempts`, { limit: 100 }),
+  });
+  const act = useMutation({
+    mutationFn: (action: 'acknowledge' | 'resolve') => api.post<Notification>(`${base}:${action}`),
+    onSuccess: async () => {
+      await qc.invalidateQueries({ queryKey: ['notification', org, slug] });
+      await qc.invalidateQueries({ queryKey: ['notifications', org] });
+    },
+  });
+  const n = one.data;
+  const facts: [string, ReactNode][] = n
+    ? [
+        [
+          'Type',
+          <span key="t" className="font-mono text-xs">
+            {n.notification_type}
+          </span>,
+        ],
+        [
+          'Severity',
+          <Badge key="s" tone={severityTone(n.severity)}>
+            {n.severity}
+          </Badge>,
+        ],
+        ['Where', n.project_slug ? `${n.project_slug} / ${n.environment_slug ?? '—'}` : 'organization'],
+        ['Source', `${n.source_kind} ${n.source_action}`],
+        ['Involves', n.source_refs.map((r) => `${r.kind}: ${r.value}`).join(', ') || '—'],
+        ['Occurrences', `${n.occurrence_count} (reopened ${n.reopen_count}×)`],
+        ['First seen', formatTime(n.first_seen_at)],
+        ['Last seen', formatTime(n.last_seen_at)],
+        ['Acknowledged', n.acknowledged_at ? formatTime(n.acknowledged_at) : '—'],
+        ['Resolved', n.resolved_at ? formatTime(n.resolved_at) : '—'],
+      ]
+    : [];
+  return (
+    <div>
+      <p className="mb-2 text-sm">
+        <Link
+          to="/o/$org/notifications"
+          params={{ org }}
+          className="text-blue-700 hover:underline dark:text-blue-300"
+        >
+          ← All alerts
+        </Link>
+      </p>
+      <ErrorNote error={one.error} />
+      {n && (
+        <>
+          <PageHeader
+            title={n.title}
+            subtitle={n.summary}
+            actions={
+              <div className="flex items-center gap-2">
+                <span data-testid="notification-state">
+                  <Badge tone={stateTone(n.lifecycle_state)}>{n.lifecycle_state}</Badge>
+                </span>
+                <Button
+                  onClick={() => act.mutate('acknowledge')}
+                  disabled={act.isPending || n.lifecycle_state !== 'open'}
+                >
+                  Acknowledge
+                </Button>
+                <Button
+                  onClick={() => act.mutate('resolve')}
+                  disabled={act.isPending || n.lifecycle_state === 'resolved'}
+                >
+                  Resolve
+                </Button>
+              </div>
+            }
+          />
+          <ErrorNote error={act.error} />
+          <Card title="Facts">
+            <dl className="grid grid-cols-[max-content_1fr] gap-x-6 gap-y-1 p-3 text-sm">
+              {facts.map(([k, v]) => (
+                <div key={k} className="contents">
+                  <dt className="font-medium text-slate-600 dark:text-slate-400">{k}</dt>
+                  <dd>{v}</dd>
+                </div>
+              ))}
+            </dl>
+          </Card>
+        </>
+      )}
+      <div className="mt-4">
+        <Card title="Delivery attempts">
+          <ErrorNote error={attempts.error} />
+          {attempts.data?.alert_delivery_attempts.length === 0 ? (
+            <Empty>No alert was sent for this notification.</Empty>
+          ) : (
+            <table className={tableClass}>
+              <caption className="sr-only">Delivery attempts, newest first</caption>
+              <thead>
+                <tr>
+                  {['Destination', 'Status', 'Try', 'Queued', 'Sent / failed', 'Error'].map((h) => (
+                    <th key={h} scope="col" className={thClass}>
+                      {h}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {attempts.data?.alert_delivery_attempts.map((a) => (
+                  <tr key={a.slug}>
+                    <td className={tdClass}>
+                      {a.destination_name ?? 'deleted'}{' '}
+                      <span className="text-xs">({a.destination_type})</span>
+                    </td>
+                    <td className={tdClass}>
+                      <Badge tone={a.status === 'failed' ? 'red' : a.status === 'sent' ? 'green' : 'slate'}>
+                        {a.status}
+                      </Badge>
+                    </td>
+                    <td className={tdClass}>{a.provider_attempt}</td>
+                    <td className={`${tdClass} whitespace-nowrap text-xs`}>{formatTime(a.queued_at)}</td>
+                    <td className={`${tdClass} whitespace-nowrap text-xs`}>
+                      {a.sent_at ? formatTime(a.sent_at) : a.failed_at ? formatTime(a.failed_at) : '—'}
+                    </td>
+                    <td className={`${tdClass} text-xs`}>{a.error_message ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Card>
+      </div>
+    </div>
+  );
+}
