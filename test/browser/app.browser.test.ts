@@ -366,7 +366,7 @@ describe('browser app', { timeout: 180_000 }, () => {
     ]);
   });
 
-  it('lists a raised notification, opens it and acknowledges it from its page', async () => {
+  it('lists a raised notification, opens it, acknowledges and resolves it from its page', async () => {
     const [org] = await storeQuery(`select id from organizations where slug = 'acme'`);
     // Raised through the server's own path, as the worker does for a failed connection test.
     await t.rt.deps.db.transaction((tx) =>
@@ -410,6 +410,13 @@ describe('browser app', { timeout: 180_000 }, () => {
     // The list reflects the new state when filtered by it.
     await page.goto(`${base}/o/acme/notifications?lifecycle_state=acknowledged`);
     await page.locator(`tr[data-notification="${slug}"]`).waitFor();
+    // The page the alert mail links to resolves it; then nothing is left to do.
+    await page.goto(`${base}/o/acme/notifications/${slug}`);
+    await page.getByRole('button', { name: 'Resolve' }).click();
+    await expect.poll(() => page.getByTestId('notification-state').textContent()).toBe('resolved');
+    expect(await page.getByRole('button', { name: 'Resolve' }).isDisabled()).toBe(true);
+    const after = await t.call('GET', `/organizations/acme/notifications/${slug}`, { token: owner.api_key });
+    expect(after.json().lifecycle_state).toBe('resolved');
   });
 
   it('shows every other screen by URL, accessible in both colour schemes', async () => {
