@@ -3,6 +3,7 @@ import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses } from '../../http/openapi';
+import { onePage } from '../../http/pagination';
 import * as s from './proof.schemas';
 import { listPublicKeys } from './proof-keys';
 import * as observations from './proof-observations.service';
@@ -157,11 +158,7 @@ export function proofRoutes(app: TypedApp, deps: Deps) {
       summary: "The deployment's public keys for verifying receipts offline (public)",
       response: { 200: s.keyListSchema, ...errorResponses },
     },
-    handler: async () => ({
-      keys: await listPublicKeys(deps.db),
-      has_more: false,
-      next_cursor: null,
-      prev_cursor: null,
-    }),
+    // Every key in one page: a deployment has a handful.
+    handler: async () => ({ keys: await listPublicKeys(deps.db), ...onePage }),
   });
 }
