@@ -2,7 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../test/support/app';
-import { encryptionKeys, environmentSecrets, environments, organizations } from '../db/schema/index';
+import {
+  encryptionKeys,
+  environmentSecrets,
+  environments,
+  organizations,
+  proofSigningKeys,
+} from '../db/schema/index';
+import { signingKey } from '../modules/proof/proof-keys';
 import { createKeyring, DecryptionError } from './keyring';
 import { rotateKeys } from './rotate';
 
@@ -73,6 +80,19 @@ describe('keyring', () => {
     const keys = await db.select().from(encryptionKeys);
     expect(keys.filter((k) => k.active).map((k) => k.kid)).toEqual([report.kid]);
     expect(keys.some((k) => k.kid === before && k.retiredAt)).toBe(true);
+  });
+
+  it('rotation re-seals the proof signing key, which still signs as the same key', async () => {
+    const { db, keyring } = t.rt.deps;
+    const before = await signingKey(t.rt.deps);
+    const report = await rotateKeys(db, keyring);
+    expect(report.tables.proof_signing_key).toBe(1);
+    const [row] = await db.select().from(proofSigningKeys);
+    expect(row.kid).toBe(report.kid);
+    const after = await signingKey(t.rt.deps);
+    expect(after.keyid).toBe(before.keyid);
+    const pem = (k: typeof before) => k.privateKey.export({ format: 'pem', type: 'pkcs8' });
+    expect(pem(after)).toEqual(pem(before));
   });
 
   it('refuses to start with a different master key', async () => {

@@ -6,7 +6,9 @@ import {
   oauthAuthorizationRequests,
   organizationOauthGrants,
   pipelineRunInputs,
+  proofSigningKeys,
 } from '../db/schema/index';
+import { proofKeyBinding } from '../modules/proof/proof-keys';
 import type { Keyring } from './keyring';
 
 // Every table holding sealed values, with the binding kind its rows were sealed under.
@@ -66,5 +68,25 @@ export async function rotateKeys(db: Db, keyring: Keyring): Promise<RotationRepo
     tables[kind] = count;
     total += count;
   }
+  const proofKeys = await resealProofKeys(db, keyring, kid);
+  tables.proof_signing_key = proofKeys;
+  total += proofKeys;
   return { kid, reencrypted: total, tables };
+}
+
+/** The deployment's proof signing keys (a handful of rows, keyed by keyid, not per organization). */
+async function resealProofKeys(db: Db, keyring: Keyring, kid: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.select().from(proofSigningKeys).where(ne(proofSigningKeys.kid, kid));
+    for (const r of rows) {
+      const binding = proofKeyBinding(r.keyid);
+      const plain = await keyring.decrypt(tx, { kid: r.kid, ciphertext: r.sealedPrivateKey }, binding);
+      const sealed = await keyring.encrypt(tx, plain, binding, kid);
+      await tx
+        .update(proofSigningKeys)
+        .set({ kid: sealed.kid, sealedPrivateKey: sealed.ciphertext })
+        .where(and(eq(proofSigningKeys.keyid, r.keyid), eq(proofSigningKeys.sealedPrivateKey, r.sealedPrivateKey)));
+    }
+    return rows.length;
+  });
 }

@@ -10,7 +10,8 @@ import { keyidOf } from './dsse';
 // keyring (under the master key); every process that shares the store signs with the same key.
 
 const KEY_LOCK = 0x51_1ce_15;
-const binding = (keyid: string) => ({
+/** What a proof signing key is sealed under (key rotation re-seals it under the same binding). */
+export const proofKeyBinding = (keyid: string) => ({
   organizationId: 'deployment',
   kind: 'proof_signing_key',
   recordId: keyid,
@@ -34,7 +35,7 @@ export async function signingKey(deps: Deps): Promise<SigningKey> {
       const { publicKey, privateKey } = generateKeyPairSync('ed25519');
       const keyid = keyidOf(publicKey);
       const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-      const sealed = await deps.keyring.encrypt(tx, pem, binding(keyid));
+      const sealed = await deps.keyring.encrypt(tx, pem, proofKeyBinding(keyid));
       const [created] = await tx
         .insert(proofSigningKeys)
         .values({
@@ -49,7 +50,7 @@ export async function signingKey(deps: Deps): Promise<SigningKey> {
   const pem = await deps.keyring.decrypt(
     deps.db,
     { kid: row.kid, ciphertext: row.sealedPrivateKey },
-    binding(row.keyid),
+    proofKeyBinding(row.keyid),
   );
   return { keyid: row.keyid, privateKey: createPrivateKey(pem) };
 }
