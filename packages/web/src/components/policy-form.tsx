@@ -1,0 +1,260 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { useForm } from 'react-hook-form';
+import { z } from 'zod';
+import {
+  LIFECYCLE_STATES,
+  NOTIFICATION_TYPES,
+  POLICY_SCOPES,
+  type Policy,
+  policiesPath,
+  SEVERITIES,
+  type SourceMetadata,
+  useAllDestinations,
+} from '../lib/alerts';
+import { api } from '../lib/api';
+import { nameField, slugField } from '../lib/form-fields';
+import { useProjectEnvironments, useProjects } from '../lib/hooks';
+import { Button, Card, ErrorNote, Field, Input, Select } from './ui';
+
+const schema = z
+  .object({
+    name: nameField,
+    slug: slugField,
+    scope: z.enum(POLICY_SCOPES),
+    project_slug: z.string(),
+    environment_slug: z.string(),
+    notification_type: z.string(),
+    severity: z.string(),
+    lifecycle_state: z.string(),
+    source_kind: z.string(),
+    source_action: z.string(),
+    source_ref: z.string(),
+    destination_slugs: z.array(z.string()).min(1, 'Pick at least one destination').max(20, 'At most 20'),
+    enabled: z.boolean(),
+  })
+  // The API's scope rules, checked before the round trip (the server checks them again).
+  .superRefine((v, ctx) => {
+    if (v.scope !== 'organization' && !v.project_slug)
+      ctx.addIssue({ code: 'custom', path: ['project_slug'], message: 'This scope needs a project' });
+    if (v.scope === 'project_environment' && !v.environment_slug)
+      ctx.addIssue({ code: 'custom', path: ['environment_slug'], message: 'This scope needs an environment' });
+  });
+type Values = z.infer<typeof schema>;
+
+const SCOPE_LABELS: Record<(typeof POLICY_SCOPES)[number], string> = {
+  organization: 'Whole organization',
+  project: 'One project (every environment)',
+  project_environment: 'One environment of one project',
+};
+
+const orNull = (v: string) => (v === '' ? null : v);
+
+/** Create or edit an alert policy: what it matches (scope and filters) and where it sends. */
+export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () => void }) {
+  const { org, existing: p } = props;
+  const qc = useQueryClient();
+  const form = useForm<Values>({
+    resolver: zodResolver(schema),
+    defaultValues: {
+      name: p?.name ?? '',
+      slug: '',
+      scope: p && p.scope !== 'unknown' ? p.scope : 'organization',
+      project_slug: p?.project_slug ?? '',
+      environment_slug: p?.environment_slug ?? '',
+      notification_type: p?.notification_type ?? '',
+      severity: p?.severity ?? '',
+      lifecycle_state: p?.lifecycle_state ?? '',
+      source_kind: p?.source_kind ?? '',
+      source_action: p?.source_action ?? '',
+      source_ref: p?.source_ref ?? '',
+      destination_slugs: p?.destination_slugs ?? [],
+      enabled: p?.enabled ?? true,
+    },
+  });
+  const scope = form.watch('scope');
+  const project = form.watch('project_slug');
+  const kind = form.watch('source_kind');
+  const projects = useProjects(org);
+  const envs = useProjectEnvironments(org, scope === 'project_environment' ? project || undefined : undefined);
+  const destinations = useAllDestinations(org);
+  const meta = useQuery({
+    queryKey: ['alert-source-metadata', org],
+    queryFn: () => api.get<SourceMetadata>(`${policiesPath(org)}/source-metadata`),
+  });
+  const actions = [
+    ...new Set(
+      (meta.data?.sources ?? []).filter((s) => !kind || s.source_kind === kind).flatMap((s) => s.source_actions),
+    ),
+  ].sort();
+  const save = useMutation({
+    mutationFn: (v: Values) => {
+      const body = {
+        name: v.name,
+        scope: v.scope,
+        project_slug: v.scope === 'organization' ? null : orNull(v.project_slug),
+        environment_slug: v.scope === 'project_environment' ? orNull(v.environment_slug) : null,
+        notification_type: orNull(v.notification_type),
+        severity: orNull(v.severity),
+        lifecycle_state: orNull(v.lifecycle_state),
+        source_kind: orNull(v.source_kind),
+        source_action: orNull(v.source_action),
+        source_ref: orNull(v.source_ref),
+        destination_slugs: v.destination_slugs,
+        enabled: v.enabled,
+      };
+      return p
+        ? api.patch<Policy>(`${policiesPath(org)}/${p.slug}`, body)
+        : api.post<Policy>(policiesPath(org), { ...body, ...(v.slug ? { slug: v.slug } : {}) });
+    },
+    onSuccess: async () => {
+      await qc.invalidateQueries({ queryKey: ['alert-policies', org] });
+      await qc.invalidateQueries({ queryKey: ['alert-policy', org] });
+      props.onSaved();
+    },
+  });
+  const err = form.formState.errors;
+  const picker = (
+    name: 'notification_type' | 'severity' | 'lifecycle_state' | 'source_kind' | 'source_action' | 'source_ref',
+    label: string,
+    options: { value: string; label: string }[],
+    hint?: string,
+  ) => (
+    <Field label={label} hint={hint}>
+      {({ id, describedBy }) => (
+        <Select id={id} aria-describedby={describedBy} {...form.register(name)}>
+          <option value="">Any</option>
+          {options.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </Select>
+      )}
+    </Field>
+  );
+  const plain = (list: readonly string[]) => list.map((v) => ({ value: v, label: v }));
+  return (
+    <Card title={p ? 'Edit policy' : 'Alert policy'}>
+      <form noValidate onSubmit={form.handleSubmit((v) => save.mutate(v))} className="space-y-5">
+        <div className="grid gap-4 sm:grid-cols-2">
+          <Field label="Name" error={err.name?.message}>
+            {({ id, describedBy, invalid }) => (
+              <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('name')} />
+            )}
+          </Field>
+          {!p && (
+            <Field label="Slug (optional)" hint="Made from the name when empty." error={err.slug?.message}>
+              {({ id, describedBy, invalid }) => (
+                <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('slug')} />
+              )}
+            </Field>
+          )}
+        </div>
+        <fieldset className="grid gap-4 sm:grid-cols-3">
+          <legend className="mb-2 text-sm font-semibold">Scope</legend>
+          <Field label="Applies to">
+            {({ id }) => (
+              <Select id={id} {...form.register('scope')}>
+                {POLICY_SCOPES.map((s) => (
+                  <option key={s} value={s}>
+                    {SCOPE_LABELS[s]}
+                  </option>
+                ))}
+              </Select>
+            )}
+          </Field>
+          {scope !== 'organization' && (
+            <Field label="Project" error={err.project_slug?.message}>
+              {({ id, describedBy, invalid }) => (
+                <Select id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('project_slug')}>
+                  <option value="">Choose a project</option>
+                  {projects.data?.projects.map((pr) => (
+                    <option key={pr.slug} value={pr.slug}>
+                      {pr.name} ({pr.slug})
+                    </option>
+                  ))}
+                </Select>
+              )}
+            </Field>
+          )}
+          {scope === 'project_environment' && (
+            <Field label="Environment" error={err.environment_slug?.message}>
+              {({ id, describedBy, invalid }) => (
+                <Select
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  {...form.register('environment_slug')}
+                >
+                  <option value="">{project ? 'Choose an environment' : 'Choose a project first'}</option>
+                  {envs.data?.environments.map((en) => (
+                    <option key={en.slug} value={en.slug}>
+                      {en.name} ({en.slug})
+                    </option>
+                  ))}
+                </Select>
+              )}
+            </Field>
+          )}
+        </fieldset>
+        <fieldset className="grid gap-4 sm:grid-cols-3">
+          <legend className="mb-2 text-sm font-semibold">
+            Matches (every filter that is not “Any” must match)
+          </legend>
+          {picker('notification_type', 'Notification type', plain(NOTIFICATION_TYPES))}
+          {picker('severity', 'Severity', plain(SEVERITIES), 'Exact severity, not “at least”.')}
+          {picker('lifecycle_state', 'Lifecycle state', plain(LIFECYCLE_STATES))}
+          {picker('source_kind', 'Source kind', plain((meta.data?.sources ?? []).map((s) => s.source_kind)))}
+          {picker('source_action', 'Source action', plain(actions))}
+          {picker(
+            'source_ref',
+            'Involving',
+            (meta.data?.source_refs ?? []).map((r) => ({ value: r.value, label: `${r.label} (${r.value})` })),
+          )}
+        </fieldset>
+        <fieldset aria-describedby={err.destination_slugs ? 'policy-dest-err' : undefined}>
+          <legend className="mb-2 text-sm font-semibold">Send to</legend>
+          {destinations.data?.length === 0 && (
+            <p className="text-sm">
+              No destination yet:{' '}
+              <Link
+                to="/o/$org/alerts/destinations/new"
+                params={{ org }}
+                className="text-blue-700 hover:underline dark:text-blue-300"
+              >
+                create one first
+              </Link>
+              .
+            </p>
+          )}
+          <div className="grid gap-1 sm:grid-cols-2">
+            {destinations.data?.map((d) => (
+              <label key={d.slug} className="flex items-center gap-2 text-sm">
+                <input type="checkbox" value={d.slug} {...form.register('destination_slugs')} />
+                {d.name}{' '}
+                <span className="text-xs text-slate-600 dark:text-slate-400">
+                  {d.non_secret_config.recipients.join(', ')}
+                  {d.enabled ? '' : ' (disabled)'}
+                </span>
+              </label>
+            ))}
+          </div>
+          {err.destination_slugs && (
+            <p id="policy-dest-err" className="mt-1 text-xs text-red-700 dark:text-red-400">
+              {err.destination_slugs.message}
+            </p>
+          )}
+        </fieldset>
+        <label className="flex items-center gap-2 text-sm">
+          <input type="checkbox" {...form.register('enabled')} /> Enabled (a disabled policy sends nothing)
+        </label>
+        <ErrorNote error={save.error ?? meta.error ?? destinations.error} />
+        <Button type="submit" variant="primary" disabled={save.isPending}>
+          {p ? 'Save policy' : 'Create policy'}
+        </Button>
+      </form>
+    </Card>
+  );
+}
