@@ -73,7 +73,12 @@ export function DestinationForm(props: { org: string; existing?: Destination; on
             error={err.slug?.message}
           >
             {({ id, describedBy, invalid }) => (
-              <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('slug')} />
+              <Input
+                id={id}
+                aria-describedby={describedBy}
+                aria-invalid={invalid}
+                {...form.register('slug')}
+              />
             )}
           </Field>
         )}
@@ -94,7 +99,8 @@ export function DestinationForm(props: { org: string; existing?: Destination; on
           )}
         </Field>
         <label className="flex items-center gap-2 text-sm">
-          <input type="checkbox" {...form.register('enabled')} /> Enabled (a disabled destination receives nothing)
+          <input type="checkbox" {...form.register('enabled')} /> Enabled (a disabled destination receives
+          nothing)
         </label>
         <ErrorNote error={save.error} />
         <Button type="submit" variant="primary" disabled={save.isPending}>

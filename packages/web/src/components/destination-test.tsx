@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
-import { ApiError, api } from '../lib/api';
 import { type DestinationTest, destinationsPath } from '../lib/alerts';
+import { ApiError, api } from '../lib/api';
 import { Button, ErrorNote } from './ui';
 
 /**
@@ -24,7 +24,7 @@ export function SendTestButton(props: {
     <Button
       onClick={() => props.test.mutate(props.slug)}
       disabled={props.disabled || busy}
-      aria-label={`Send a test message to ${props.name}`}
+      aria-label={`Send test to ${props.name}`}
     >
       {busy ? 'Sending…' : 'Send test'}
     </Button>
@@ -42,8 +42,9 @@ export function DestinationTestResult({ test }: { test: ReturnType<typeof useDes
         <p className="font-semibold">Mail is not configured on this server (EMAIL_NOT_CONFIGURED)</p>
         <p className="mt-1">
           No test was queued for <code>{test.variables}</code>. Set <code>SLUICE_SMTP_URL</code> (for example{' '}
-          <code>smtp://user:password@mail.example.com:587</code>) where <code>sluice serve</code> runs and restart
-          it. Until then alerts are not mailed: their delivery attempts fail as <code>not_configured</code>.
+          <code>smtp://user:password@mail.example.com:587</code>) where <code>sluice serve</code> runs and
+          restart it. Until then alerts are not mailed: their delivery attempts fail as{' '}
+          <code>not_configured</code>.
         </p>
       </div>
     );
@@ -63,8 +64,8 @@ export function DestinationTestResult({ test }: { test: ReturnType<typeof useDes
         {r.recipient_count === 1 ? '' : 's'}
       </p>
       <p className="mt-1 text-xs">
-        Queued: {jobs || 'nothing'}. The worker sends it once, without retry; a test keeps no delivery attempt,
-        so check the inbox (or the server log if it does not arrive).
+        Queued: {jobs || 'nothing'}. The worker sends it once, without retry; a test keeps no delivery
+        attempt, so check the inbox (or the server log if it does not arrive).
       </p>
     </div>
   );

@@ -39,7 +39,11 @@ const schema = z
     if (v.scope !== 'organization' && !v.project_slug)
       ctx.addIssue({ code: 'custom', path: ['project_slug'], message: 'This scope needs a project' });
     if (v.scope === 'project_environment' && !v.environment_slug)
-      ctx.addIssue({ code: 'custom', path: ['environment_slug'], message: 'This scope needs an environment' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['environment_slug'],
+        message: 'This scope needs an environment',
+      });
   });
 type Values = z.infer<typeof schema>;
 
@@ -77,7 +81,10 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
   const project = form.watch('project_slug');
   const kind = form.watch('source_kind');
   const projects = useProjects(org);
-  const envs = useProjectEnvironments(org, scope === 'project_environment' ? project || undefined : undefined);
+  const envs = useProjectEnvironments(
+    org,
+    scope === 'project_environment' ? project || undefined : undefined,
+  );
   const destinations = useAllDestinations(org);
   const meta = useQuery({
     queryKey: ['alert-source-metadata', org],
@@ -85,7 +92,9 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
   });
   const actions = [
     ...new Set(
-      (meta.data?.sources ?? []).filter((s) => !kind || s.source_kind === kind).flatMap((s) => s.source_actions),
+      (meta.data?.sources ?? [])
+        .filter((s) => !kind || s.source_kind === kind)
+        .flatMap((s) => s.source_actions),
     ),
   ].sort();
   const save = useMutation({
@@ -116,7 +125,13 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
   });
   const err = form.formState.errors;
   const picker = (
-    name: 'notification_type' | 'severity' | 'lifecycle_state' | 'source_kind' | 'source_action' | 'source_ref',
+    name:
+      | 'notification_type'
+      | 'severity'
+      | 'lifecycle_state'
+      | 'source_kind'
+      | 'source_action'
+      | 'source_ref',
     label: string,
     options: { value: string; label: string }[],
     hint?: string,
@@ -141,13 +156,23 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
         <div className="grid gap-4 sm:grid-cols-2">
           <Field label="Name" error={err.name?.message}>
             {({ id, describedBy, invalid }) => (
-              <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('name')} />
+              <Input
+                id={id}
+                aria-describedby={describedBy}
+                aria-invalid={invalid}
+                {...form.register('name')}
+              />
             )}
           </Field>
           {!p && (
             <Field label="Slug (optional)" hint="Made from the name when empty." error={err.slug?.message}>
               {({ id, describedBy, invalid }) => (
-                <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('slug')} />
+                <Input
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  {...form.register('slug')}
+                />
               )}
             </Field>
           )}
@@ -168,7 +193,12 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
           {scope !== 'organization' && (
             <Field label="Project" error={err.project_slug?.message}>
               {({ id, describedBy, invalid }) => (
-                <Select id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('project_slug')}>
+                <Select
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  {...form.register('project_slug')}
+                >
                   <option value="">Choose a project</option>
                   {projects.data?.projects.map((pr) => (
                     <option key={pr.slug} value={pr.slug}>

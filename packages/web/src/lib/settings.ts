@@ -39,7 +39,10 @@ export const useRoles = (org: string) =>
       const all: Role[] = [];
       let cursor: string | undefined;
       do {
-        const page = await api.get<Page<'roles', Role>>(`/organizations/${org}/roles`, { limit: 100, cursor });
+        const page = await api.get<Page<'roles', Role>>(`/organizations/${org}/roles`, {
+          limit: 100,
+          cursor,
+        });
         all.push(...page.roles);
         cursor = page.has_more ? (page.next_cursor ?? undefined) : undefined;
       } while (cursor);
@@ -48,4 +51,10 @@ export const useRoles = (org: string) =>
   });
 
 /** The search state of a settings section: its list cursor and filters. */
-export type SettingsSearch = { env?: string; status?: string; role?: string; cursor?: string; direction?: string };
+export type SettingsSearch = {
+  env?: string;
+  status?: string;
+  role?: string;
+  cursor?: string;
+  direction?: string;
+};

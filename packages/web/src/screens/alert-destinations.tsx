@@ -2,8 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { AlertsNav } from '../components/alerts-nav';
 import { ConfirmButton } from '../components/confirm';
-import { DestinationTestResult, SendTestButton, useDestinationTest } from '../components/destination-test';
 import { DestinationForm } from '../components/destination-form';
+import { DestinationTestResult, SendTestButton, useDestinationTest } from '../components/destination-test';
 import {
   Badge,
   Button,
@@ -111,7 +111,8 @@ export function DestinationsList() {
                         confirmLabel="Delete destination"
                         onConfirm={() => remove.mutate(d.slug)}
                       >
-                        Policies that still send to it keep it from being deleted (409); remove it from them first.
+                        Policies that still send to it keep it from being deleted (409); remove it from them
+                        first.
                       </ConfirmButton>
                     </div>
                   </td>

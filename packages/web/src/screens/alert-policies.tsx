@@ -56,7 +56,11 @@ export function PoliciesList() {
     onSuccess: () => qc.invalidateQueries({ queryKey: ['alert-policies', org] }),
   });
   const page = (cursor: string | null, direction: 'next' | 'prev') =>
-    navigate({ to: '/o/$org/alerts/policies', params: { org }, search: { cursor: cursor ?? undefined, direction } });
+    navigate({
+      to: '/o/$org/alerts/policies',
+      params: { org },
+      search: { cursor: cursor ?? undefined, direction },
+    });
   const rows = list.data?.alert_policies ?? [];
   return (
     <div className="max-w-6xl">
@@ -98,7 +102,11 @@ export function PoliciesList() {
               {rows.map((p) => (
                 <tr key={p.slug} data-policy={p.slug}>
                   <td className={tdClass}>
-                    <Link to="/o/$org/alerts/policies/$slug" params={{ org, slug: p.slug }} className={linkClass}>
+                    <Link
+                      to="/o/$org/alerts/policies/$slug"
+                      params={{ org, slug: p.slug }}
+                      className={linkClass}
+                    >
                       {p.name}
                     </Link>
                     <div className="font-mono text-xs text-slate-600 dark:text-slate-400">{p.slug}</div>
@@ -117,7 +125,11 @@ export function PoliciesList() {
                     {p.destination_slugs.map((d, i) => (
                       <span key={d}>
                         {i > 0 && ', '}
-                        <Link to="/o/$org/alerts/destinations/$slug" params={{ org, slug: d }} className={linkClass}>
+                        <Link
+                          to="/o/$org/alerts/destinations/$slug"
+                          params={{ org, slug: d }}
+                          className={linkClass}
+                        >
                           {d}
                         </Link>
                       </span>
@@ -135,7 +147,8 @@ export function PoliciesList() {
                       confirmLabel="Delete policy"
                       onConfirm={() => remove.mutate(p.slug)}
                     >
-                      Notifications it matches are no longer sent to its destinations. Past delivery attempts stay.
+                      Notifications it matches are no longer sent to its destinations. Past delivery attempts
+                      stay.
                     </ConfirmButton>
                   </td>
                 </tr>
@@ -163,7 +176,10 @@ export function PolicyNew() {
     <div className="max-w-4xl">
       <AlertsNav org={org} />
       <PageHeader title="New alert policy" />
-      <PolicyForm org={org} onSaved={() => navigate({ to: '/o/$org/alerts/policies', params: { org }, search: {} })} />
+      <PolicyForm
+        org={org}
+        onSaved={() => navigate({ to: '/o/$org/alerts/policies', params: { org }, search: {} })}
+      />
     </div>
   );
 }

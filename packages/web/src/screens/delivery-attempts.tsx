@@ -66,12 +66,21 @@ export function DeliveryAttempts() {
       params: { org },
       search: { ...search, cursor: undefined, direction: undefined, ...patch },
     });
-  const filter = (id: keyof typeof search, label: string, values: readonly { value: string; label: string }[], any = 'Any') => (
+  const filter = (
+    id: keyof typeof search,
+    label: string,
+    values: readonly { value: string; label: string }[],
+    any = 'Any',
+  ) => (
     <div>
       <label htmlFor={`af-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
         {label}
       </label>
-      <Select id={`af-${id}`} value={search[id] ?? ''} onChange={(e) => set({ [id]: e.target.value || undefined })}>
+      <Select
+        id={`af-${id}`}
+        value={search[id] ?? ''}
+        onChange={(e) => set({ [id]: e.target.value || undefined })}
+      >
         <option value="">{any}</option>
         {values.map((v) => (
           <option key={v.value} value={v.value}>
@@ -117,7 +126,12 @@ export function DeliveryAttempts() {
             (projects.data?.projects ?? []).map((p) => ({ value: p.slug, label: p.name })),
           )}
           {filter('status', 'Attempt status', plain(STATUSES))}
-          {filter('per', 'Tries per notification', PER.map((v) => ({ value: v, label: v })), 'Latest 5')}
+          {filter(
+            'per',
+            'Tries per notification',
+            PER.map((v) => ({ value: v, label: v })),
+            'Latest 5',
+          )}
         </div>
       )}
       <div className="mb-3">
@@ -135,7 +149,16 @@ export function DeliveryAttempts() {
             <caption className="sr-only">Delivery attempts, newest first</caption>
             <thead>
               <tr>
-                {['Notification', 'Destination', 'Status', 'Try', 'Queued', 'Sent / failed', 'SMTP', 'Error'].map((h) => (
+                {[
+                  'Notification',
+                  'Destination',
+                  'Status',
+                  'Try',
+                  'Queued',
+                  'Sent / failed',
+                  'SMTP',
+                  'Error',
+                ].map((h) => (
                   <th key={h} scope="col" className={thClass}>
                     {h}
                   </th>
@@ -183,8 +206,11 @@ export function DeliveryAttempts() {
                       {m.next_retry_at && <div>next try {formatTime(m.next_retry_at)}</div>}
                     </td>
                     <td className={`${tdClass} font-mono text-xs`}>
-                      {[m.smtp_response_code, m.enhanced_status, m.smtp_command].filter(Boolean).join(' ') || '—'}
-                      {m.rejected_recipients?.length ? <div>refused: {m.rejected_recipients.join(', ')}</div> : null}
+                      {[m.smtp_response_code, m.enhanced_status, m.smtp_command].filter(Boolean).join(' ') ||
+                        '—'}
+                      {m.rejected_recipients?.length ? (
+                        <div>refused: {m.rejected_recipients.join(', ')}</div>
+                      ) : null}
                     </td>
                     <td className={`${tdClass} text-xs`}>{a.error_message ?? ''}</td>
                   </tr>

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
+import { AlertsNav } from '../components/alerts-nav';
 import {
   Badge,
   Button,
@@ -14,7 +15,6 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { AlertsNav } from '../components/alerts-nav';
 import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
 

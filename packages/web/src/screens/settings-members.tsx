@@ -18,14 +18,31 @@ import {
 import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
 import { useSession } from '../lib/session';
-import { INVITATION_STATUSES, type Invitation, type Member, type SettingsSearch, useRoles } from '../lib/settings';
+import {
+  INVITATION_STATUSES,
+  type Invitation,
+  type Member,
+  type SettingsSearch,
+  useRoles,
+} from '../lib/settings';
 
 type Nav = (patch: SettingsSearch) => void;
 
-function RolePicker(props: { id: string; value: string; onChange: (v: string) => void; org: string; label?: string }) {
+function RolePicker(props: {
+  id: string;
+  value: string;
+  onChange: (v: string) => void;
+  org: string;
+  label?: string;
+}) {
   const roles = useRoles(props.org);
   return (
-    <Select id={props.id} aria-label={props.label} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+    <Select
+      id={props.id}
+      aria-label={props.label}
+      value={props.value}
+      onChange={(e) => props.onChange(e.target.value)}
+    >
       {!roles.data?.some((r) => r.slug === props.value) && <option value={props.value}>{props.value}</option>}
       {roles.data?.map((r) => (
         <option key={r.slug} value={r.slug}>
@@ -63,7 +80,7 @@ function MemberRow({ org, m, me }: { org: string; m: Member; me: boolean }) {
           <ConfirmButton
             variant="secondary"
             label="Change role"
-            ariaLabel={`Change the role of ${m.email}`}
+            ariaLabel={`Change role of ${m.email}`}
             disabled={role === m.role || change.isPending}
             title={`Change the role of ${m.email}?`}
             confirmLabel={`Make ${role}`}
@@ -119,7 +136,12 @@ export function Members({ org, search, onSearch }: { org: string; search: Settin
         </thead>
         <tbody>
           {list.data?.members.map((m) => (
-            <MemberRow key={`${m.user_slug}:${m.role}`} org={org} m={m} me={m.user_slug === session.data?.user.slug} />
+            <MemberRow
+              key={`${m.user_slug}:${m.role}`}
+              org={org}
+              m={m}
+              me={m.user_slug === session.data?.user.slug}
+            />
           ))}
         </tbody>
       </table>
@@ -138,7 +160,15 @@ export function Members({ org, search, onSearch }: { org: string; search: Settin
 const statusTone = (s: string) =>
   s === 'pending' ? 'amber' : s === 'accepted' || s === 'auto_accepted' ? 'green' : ('slate' as const);
 
-export function Invitations({ org, search, onSearch }: { org: string; search: SettingsSearch; onSearch: Nav }) {
+export function Invitations({
+  org,
+  search,
+  onSearch,
+}: {
+  org: string;
+  search: SettingsSearch;
+  onSearch: Nav;
+}) {
   const path = `/organizations/${org}/invitations`;
   const qc = useQueryClient();
   const list = useQuery({
@@ -186,8 +216,8 @@ export function Invitations({ org, search, onSearch }: { org: string; search: Se
           </Button>
         </form>
         <p className="mt-2 text-xs text-slate-600 dark:text-slate-400">
-          The invitation is mailed with a link to accept; it expires after a week. Someone who is already a member is
-          accepted at once.
+          The invitation is mailed with a link to accept; it expires after a week. Someone who is already a
+          member is accepted at once.
         </p>
         <div className="mt-2">
           <ErrorNote error={invite.error ?? revoke.error} />
@@ -258,8 +288,20 @@ export function Invitations({ org, search, onSearch }: { org: string; search: Se
           <Pager
             hasMore={list.data.has_more}
             hasPrev={Boolean(search.cursor)}
-            onNext={() => onSearch({ status: search.status, cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-            onPrev={() => onSearch({ status: search.status, cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
+            onNext={() =>
+              onSearch({
+                status: search.status,
+                cursor: list.data.next_cursor ?? undefined,
+                direction: 'next',
+              })
+            }
+            onPrev={() =>
+              onSearch({
+                status: search.status,
+                cursor: list.data.prev_cursor ?? undefined,
+                direction: 'prev',
+              })
+            }
           />
         )}
       </Card>

@@ -36,7 +36,12 @@ function RoleForm(props: { org: string; existing?: Role; onDone: () => void }) {
   });
   const form = useForm<Values>({
     resolver: zodResolver(schema),
-    defaultValues: { name: r?.name ?? '', slug: '', description: r?.description ?? '', permissions: r?.permissions ?? [] },
+    defaultValues: {
+      name: r?.name ?? '',
+      slug: '',
+      description: r?.description ?? '',
+      permissions: r?.permissions ?? [],
+    },
   });
   const save = useMutation({
     mutationFn: (v: Values) => {
@@ -57,20 +62,39 @@ function RoleForm(props: { org: string; existing?: Role; onDone: () => void }) {
         <div className="grid gap-4 sm:grid-cols-2">
           <Field label="Role name" error={err.name?.message}>
             {({ id, describedBy, invalid }) => (
-              <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('name')} />
+              <Input
+                id={id}
+                aria-describedby={describedBy}
+                aria-invalid={invalid}
+                {...form.register('name')}
+              />
             )}
           </Field>
           {!r && (
-            <Field label="Role slug (optional)" hint="Made from the name when empty." error={err.slug?.message}>
+            <Field
+              label="Role slug (optional)"
+              hint="Made from the name when empty."
+              error={err.slug?.message}
+            >
               {({ id, describedBy, invalid }) => (
-                <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('slug')} />
+                <Input
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  {...form.register('slug')}
+                />
               )}
             </Field>
           )}
         </div>
         <Field label="Description (optional)" error={err.description?.message}>
           {({ id, describedBy, invalid }) => (
-            <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('description')} />
+            <Input
+              id={id}
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              {...form.register('description')}
+            />
           )}
         </Field>
         <fieldset>
@@ -82,13 +106,22 @@ function RoleForm(props: { org: string; existing?: Role; onDone: () => void }) {
           <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
             {groups(catalog.data?.permissions ?? []).map(([area, perms]) => (
               <div key={area}>
-                <p className="text-xs font-semibold uppercase tracking-wide text-slate-600 dark:text-slate-400">{area}</p>
+                <p className="text-xs font-semibold uppercase tracking-wide text-slate-600 dark:text-slate-400">
+                  {area}
+                </p>
                 {perms.map((p) => (
                   <label key={p.name} className="flex items-start gap-2 py-0.5 text-sm" title={p.description}>
-                    <input type="checkbox" className="mt-1" value={p.name} {...form.register('permissions')} />
+                    <input
+                      type="checkbox"
+                      className="mt-1"
+                      value={p.name}
+                      {...form.register('permissions')}
+                    />
                     <span>
                       <code className="text-xs">{p.name}</code>
-                      <span className="block text-xs text-slate-600 dark:text-slate-400">{p.description}</span>
+                      <span className="block text-xs text-slate-600 dark:text-slate-400">
+                        {p.description}
+                      </span>
                     </span>
                   </label>
                 ))}
@@ -161,7 +194,11 @@ export function Roles(props: { org: string; search: SettingsSearch; onSearch: (s
                 <td className={`${tdClass} whitespace-nowrap`}>
                   {!r.built_in && (
                     <div className="flex gap-1">
-                      <Button variant="ghost" aria-label={`Edit ${r.name}`} onClick={() => props.onSearch({ role: r.slug })}>
+                      <Button
+                        variant="ghost"
+                        aria-label={`Edit ${r.name}`}
+                        onClick={() => props.onSearch({ role: r.slug })}
+                      >
                         Edit
                       </Button>
                       <ConfirmButton
@@ -171,7 +208,8 @@ export function Roles(props: { org: string; search: SettingsSearch; onSearch: (s
                         confirmLabel="Delete role"
                         onConfirm={() => remove.mutate(r.slug)}
                       >
-                        A role that a member, a pending invitation or an API key still uses cannot be deleted (409).
+                        A role that a member, a pending invitation or an API key still uses cannot be deleted
+                        (409).
                       </ConfirmButton>
                     </div>
                   )}
