@@ -152,6 +152,12 @@ describe('alerting and settings screens', { timeout: 180_000 }, () => {
     await check('alert-policies');
 
     await page.getByRole('link', { name: 'Web staging failures' }).click();
+    // The edit form opens on the saved values, environment included.
+    await page.getByLabel('Environment').waitFor();
+    expect(await page.getByLabel('Applies to').inputValue()).toBe('project_environment');
+    expect(await page.getByLabel('Environment').inputValue()).toBe('staging');
+    expect(await page.getByLabel('Notification type').inputValue()).toBe('pipeline_run_failed');
+    expect(await page.getByRole('checkbox', { name: /^Ops/ }).isChecked()).toBe(true);
     await page.getByLabel('Severity').selectOption('error');
     await page.getByRole('button', { name: 'Save policy' }).click();
     await page.locator('tr[data-policy="web-staging-failures"]').waitFor();

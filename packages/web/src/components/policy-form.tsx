@@ -4,6 +4,7 @@ import { Link } from '@tanstack/react-router';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
 import {
+  type Destination,
   LIFECYCLE_STATES,
   NOTIFICATION_TYPES,
   POLICY_SCOPES,
@@ -16,6 +17,7 @@ import {
 import { api } from '../lib/api';
 import { nameField, slugField } from '../lib/form-fields';
 import { useProjectEnvironments, useProjects } from '../lib/hooks';
+import type { Project } from '../lib/types';
 import { Button, Card, ErrorNote, Field, Input, Select } from './ui';
 
 const schema = z
@@ -55,9 +57,37 @@ const SCOPE_LABELS: Record<(typeof POLICY_SCOPES)[number], string> = {
 
 const orNull = (v: string) => (v === '' ? null : v);
 
-/** Create or edit an alert policy: what it matches (scope and filters) and where it sends. */
-export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () => void }) {
-  const { org, existing: p } = props;
+type Props = { org: string; existing?: Policy; onSaved: () => void };
+
+/**
+ * Create or edit an alert policy: what it matches (scope and filters) and where it sends. The
+ * form mounts once its pickers' choices are loaded, so every select shows the saved value.
+ */
+export function PolicyForm(props: Props) {
+  const projects = useProjects(props.org);
+  const destinations = useAllDestinations(props.org);
+  const meta = useQuery({
+    queryKey: ['alert-source-metadata', props.org],
+    queryFn: () => api.get<SourceMetadata>(`${policiesPath(props.org)}/source-metadata`),
+  });
+  const error = projects.error ?? destinations.error ?? meta.error;
+  if (error) return <ErrorNote error={error} />;
+  if (!projects.data || !destinations.data || !meta.data)
+    return <p className="text-sm text-slate-600 dark:text-slate-400">Loading the form…</p>;
+  return (
+    <PolicyFormBody
+      {...props}
+      projects={projects.data.projects}
+      destinations={destinations.data}
+      meta={meta.data}
+    />
+  );
+}
+
+function PolicyFormBody(
+  props: Props & { projects: Project[]; destinations: Destination[]; meta: SourceMetadata },
+) {
+  const { org, existing: p, projects, destinations, meta } = props;
   const qc = useQueryClient();
   const form = useForm<Values>({
     resolver: zodResolver(schema),
@@ -80,23 +110,17 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
   const scope = form.watch('scope');
   const project = form.watch('project_slug');
   const kind = form.watch('source_kind');
-  const projects = useProjects(org);
   const envs = useProjectEnvironments(
     org,
     scope === 'project_environment' ? project || undefined : undefined,
   );
-  const destinations = useAllDestinations(org);
-  const meta = useQuery({
-    queryKey: ['alert-source-metadata', org],
-    queryFn: () => api.get<SourceMetadata>(`${policiesPath(org)}/source-metadata`),
-  });
   const actions = [
-    ...new Set(
-      (meta.data?.sources ?? [])
-        .filter((s) => !kind || s.source_kind === kind)
-        .flatMap((s) => s.source_actions),
-    ),
+    ...new Set(meta.sources.filter((s) => !kind || s.source_kind === kind).flatMap((s) => s.source_actions)),
   ].sort();
+  // A new source kind has its own actions: the chosen action no longer applies.
+  const kindField = form.register('source_kind', {
+    onChange: () => form.setValue('source_action', ''),
+  });
   const save = useMutation({
     mutationFn: (v: Values) => {
       const body = {
@@ -138,8 +162,13 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
   ) => (
     <Field label={label} hint={hint}>
       {({ id, describedBy }) => (
-        <Select id={id} aria-describedby={describedBy} {...form.register(name)}>
+        <Select
+          id={id}
+          aria-describedby={describedBy}
+          {...(name === 'source_kind' ? kindField : form.register(name))}
+        >
           <option value="">Any</option>
+          {current(name, options)}
           {options.map((o) => (
             <option key={o.value} value={o.value}>
               {o.label}
@@ -149,6 +178,12 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
       )}
     </Field>
   );
+  const current = (name: keyof Values, options: { value: string }[]) => {
+    const v = form.getValues(name);
+    return typeof v === 'string' && v !== '' && !options.some((o) => o.value === v) ? (
+      <option value={v}>{v}</option>
+    ) : null;
+  };
   const plain = (list: readonly string[]) => list.map((v) => ({ value: v, label: v }));
   return (
     <Card title={p ? 'Edit policy' : 'Alert policy'}>
@@ -200,7 +235,7 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
                   {...form.register('project_slug')}
                 >
                   <option value="">Choose a project</option>
-                  {projects.data?.projects.map((pr) => (
+                  {projects.map((pr) => (
                     <option key={pr.slug} value={pr.slug}>
                       {pr.name} ({pr.slug})
                     </option>
@@ -209,7 +244,7 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
               )}
             </Field>
           )}
-          {scope === 'project_environment' && (
+          {scope === 'project_environment' && (!project || envs.data) && (
             <Field label="Environment" error={err.environment_slug?.message}>
               {({ id, describedBy, invalid }) => (
                 <Select
@@ -236,17 +271,17 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
           {picker('notification_type', 'Notification type', plain(NOTIFICATION_TYPES))}
           {picker('severity', 'Severity', plain(SEVERITIES), 'Exact severity, not “at least”.')}
           {picker('lifecycle_state', 'Lifecycle state', plain(LIFECYCLE_STATES))}
-          {picker('source_kind', 'Source kind', plain((meta.data?.sources ?? []).map((s) => s.source_kind)))}
+          {picker('source_kind', 'Source kind', plain(meta.sources.map((s) => s.source_kind)))}
           {picker('source_action', 'Source action', plain(actions))}
           {picker(
             'source_ref',
             'Involving',
-            (meta.data?.source_refs ?? []).map((r) => ({ value: r.value, label: `${r.label} (${r.value})` })),
+            meta.source_refs.map((r) => ({ value: r.value, label: `${r.label} (${r.value})` })),
           )}
         </fieldset>
         <fieldset aria-describedby={err.destination_slugs ? 'policy-dest-err' : undefined}>
           <legend className="mb-2 text-sm font-semibold">Send to</legend>
-          {destinations.data?.length === 0 && (
+          {destinations.length === 0 && (
             <p className="text-sm">
               No destination yet:{' '}
               <Link
@@ -260,7 +295,7 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
             </p>
           )}
           <div className="grid gap-1 sm:grid-cols-2">
-            {destinations.data?.map((d) => (
+            {destinations.map((d) => (
               <label key={d.slug} className="flex items-center gap-2 text-sm">
                 <input type="checkbox" value={d.slug} {...form.register('destination_slugs')} />
                 {d.name}{' '}
@@ -280,7 +315,7 @@ export function PolicyForm(props: { org: string; existing?: Policy; onSaved: () 
         <label className="flex items-center gap-2 text-sm">
           <input type="checkbox" {...form.register('enabled')} /> Enabled (a disabled policy sends nothing)
         </label>
-        <ErrorNote error={save.error ?? meta.error ?? destinations.error} />
+        <ErrorNote error={save.error ?? envs.error} />
         <Button type="submit" variant="primary" disabled={save.isPending}>
           {p ? 'Save policy' : 'Create policy'}
         </Button>
