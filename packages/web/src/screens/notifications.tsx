@@ -202,6 +202,9 @@ export function NotificationDetail() {
     queryKey: ['notification-attempts', org, slug],
     queryFn: () =>
       api.get<Page<'alert_delivery_attempts', Attempt>>(`${base}/delivery-attempts`, { limit: 100 }),
+    // While a try is queued (sending, or waiting for its retry) its outcome is due soon.
+    refetchInterval: (q) =>
+      q.state.data?.alert_delivery_attempts.some((a) => a.status === 'queued') ? 5_000 : false,
   });
   const act = useMutation({
     mutationFn: (action: 'acknowledge' | 'resolve') => api.post<Notification>(`${base}:${action}`),

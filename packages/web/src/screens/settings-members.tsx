@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ConfirmButton } from '../components/confirm';
 import {
@@ -60,7 +61,16 @@ function MemberRow({ org, m, me }: { org: string; m: Member; me: boolean }) {
   const path = `/organizations/${org}/members/${m.user_slug}`;
   const done = () => qc.invalidateQueries({ queryKey: ['members', org] });
   const change = useMutation({ mutationFn: () => api.patch<Member>(path, { role }), onSuccess: done });
-  const remove = useMutation({ mutationFn: () => api.del(path), onSuccess: done });
+  const navigate = useNavigate();
+  const remove = useMutation({
+    mutationFn: () => api.del(path),
+    // Leaving ends access to this organization: go to the next one the user belongs to.
+    onSuccess: async () => {
+      if (!me) return done();
+      await qc.invalidateQueries({ queryKey: ['organizations'] });
+      await navigate({ to: '/' });
+    },
+  });
   return (
     <tr data-member={m.user_slug}>
       <td className={tdClass}>
