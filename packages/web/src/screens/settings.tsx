@@ -19,7 +19,8 @@ import { formatTime } from '../lib/format';
 import { useEnvironments } from '../lib/hooks';
 import type { SettingsSearch } from '../lib/settings';
 import { Billing } from './settings-billing';
-import { Invitations, Members } from './settings-members';
+import { Invitations } from './settings-invitations';
+import { Members } from './settings-members';
 import { Roles } from './settings-roles';
 
 type Row = Record<string, unknown>;
