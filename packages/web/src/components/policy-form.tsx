@@ -2,7 +2,6 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useForm } from 'react-hook-form';
-import { z } from 'zod';
 import {
   type Destination,
   LIFECYCLE_STATES,
@@ -15,47 +14,16 @@ import {
   useAllDestinations,
 } from '../lib/alerts';
 import { api } from '../lib/api';
-import { nameField, slugField } from '../lib/form-fields';
 import { useProjectEnvironments, useProjects } from '../lib/hooks';
+import {
+  policyBody,
+  policySchema,
+  policyValues,
+  SCOPE_LABELS,
+  type PolicyValues as Values,
+} from '../lib/policy-values';
 import type { Project } from '../lib/types';
 import { Button, Card, ErrorNote, Field, Input, Select } from './ui';
-
-const schema = z
-  .object({
-    name: nameField,
-    slug: slugField,
-    scope: z.enum(POLICY_SCOPES),
-    project_slug: z.string(),
-    environment_slug: z.string(),
-    notification_type: z.string(),
-    severity: z.string(),
-    lifecycle_state: z.string(),
-    source_kind: z.string(),
-    source_action: z.string(),
-    source_ref: z.string(),
-    destination_slugs: z.array(z.string()).min(1, 'Pick at least one destination').max(20, 'At most 20'),
-    enabled: z.boolean(),
-  })
-  // The API's scope rules, checked before the round trip (the server checks them again).
-  .superRefine((v, ctx) => {
-    if (v.scope !== 'organization' && !v.project_slug)
-      ctx.addIssue({ code: 'custom', path: ['project_slug'], message: 'This scope needs a project' });
-    if (v.scope === 'project_environment' && !v.environment_slug)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['environment_slug'],
-        message: 'This scope needs an environment',
-      });
-  });
-type Values = z.infer<typeof schema>;
-
-const SCOPE_LABELS: Record<(typeof POLICY_SCOPES)[number], string> = {
-  organization: 'Whole organization',
-  project: 'One project (every environment)',
-  project_environment: 'One environment of one project',
-};
-
-const orNull = (v: string) => (v === '' ? null : v);
 
 type Props = { org: string; existing?: Policy; onSaved: () => void };
 
@@ -90,22 +58,8 @@ function PolicyFormBody(
   const { org, existing: p, projects, destinations, meta } = props;
   const qc = useQueryClient();
   const form = useForm<Values>({
-    resolver: zodResolver(schema),
-    defaultValues: {
-      name: p?.name ?? '',
-      slug: '',
-      scope: p && p.scope !== 'unknown' ? p.scope : 'organization',
-      project_slug: p?.project_slug ?? '',
-      environment_slug: p?.environment_slug ?? '',
-      notification_type: p?.notification_type ?? '',
-      severity: p?.severity ?? '',
-      lifecycle_state: p?.lifecycle_state ?? '',
-      source_kind: p?.source_kind ?? '',
-      source_action: p?.source_action ?? '',
-      source_ref: p?.source_ref ?? '',
-      destination_slugs: p?.destination_slugs ?? [],
-      enabled: p?.enabled ?? true,
-    },
+    resolver: zodResolver(policySchema),
+    defaultValues: policyValues(p),
   });
   const scope = form.watch('scope');
   const project = form.watch('project_slug');
@@ -123,20 +77,7 @@ function PolicyFormBody(
   });
   const save = useMutation({
     mutationFn: (v: Values) => {
-      const body = {
-        name: v.name,
-        scope: v.scope,
-        project_slug: v.scope === 'organization' ? null : orNull(v.project_slug),
-        environment_slug: v.scope === 'project_environment' ? orNull(v.environment_slug) : null,
-        notification_type: orNull(v.notification_type),
-        severity: orNull(v.severity),
-        lifecycle_state: orNull(v.lifecycle_state),
-        source_kind: orNull(v.source_kind),
-        source_action: orNull(v.source_action),
-        source_ref: orNull(v.source_ref),
-        destination_slugs: v.destination_slugs,
-        enabled: v.enabled,
-      };
+      const body = policyBody(v);
       return p
         ? api.patch<Policy>(`${policiesPath(org)}/${p.slug}`, body)
         : api.post<Policy>(policiesPath(org), { ...body, ...(v.slug ? { slug: v.slug } : {}) });
