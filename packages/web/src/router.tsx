@@ -181,8 +181,64 @@ const notificationRoute = createRoute({
 const settingsRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/settings/$section',
-  validateSearch: strings(['env'] as const),
+  validateSearch: strings(['env', 'status', 'role', 'cursor', 'direction'] as const),
   component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
+});
+
+// Alerting (DECISIONS §10): policies, destinations and the delivery attempts across notifications.
+const alertPoliciesRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/alerts/policies',
+  validateSearch: strings(['cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/alert-policies'), 'PoliciesList'),
+});
+
+const alertPolicyNewRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/alerts/policies/new',
+  component: lazyRouteComponent(() => import('./screens/alert-policies'), 'PolicyNew'),
+});
+
+const alertPolicyRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/alerts/policies/$slug',
+  component: lazyRouteComponent(() => import('./screens/alert-policies'), 'PolicyDetail'),
+});
+
+const alertDestinationsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/alerts/destinations',
+  validateSearch: strings(['cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/alert-destinations'), 'DestinationsList'),
+});
+
+const alertDestinationNewRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/alerts/destinations/new',
+  component: lazyRouteComponent(() => import('./screens/alert-destinations'), 'DestinationNew'),
+});
+
+const alertDestinationRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/alerts/destinations/$slug',
+  component: lazyRouteComponent(() => import('./screens/alert-destinations'), 'DestinationDetail'),
+});
+
+const alertAttemptsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/alerts/attempts',
+  validateSearch: strings([
+    'lifecycle_state',
+    'severity',
+    'notification_type',
+    'project_slug',
+    'status',
+    'per',
+    'notification_slugs',
+    'cursor',
+    'direction',
+  ] as const),
+  component: lazyRouteComponent(() => import('./screens/delivery-attempts'), 'DeliveryAttempts'),
 });
 
 const routeTree = rootRoute.addChildren([
@@ -206,6 +262,13 @@ const routeTree = rootRoute.addChildren([
       notificationsRoute,
       notificationRoute,
       settingsRoute,
+      alertPoliciesRoute,
+      alertPolicyNewRoute,
+      alertPolicyRoute,
+      alertDestinationsRoute,
+      alertDestinationNewRoute,
+      alertDestinationRoute,
+      alertAttemptsRoute,
     ]),
   ]),
 ]);

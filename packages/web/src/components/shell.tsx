@@ -12,6 +12,9 @@ const nav = [
   { to: '/o/$org/events', label: 'Events' },
   { to: '/o/$org/audit', label: 'Security audit' },
   { to: '/o/$org/notifications', label: 'Alerts' },
+  { to: '/o/$org/alerts/policies', label: 'Alert policies' },
+  { to: '/o/$org/alerts/destinations', label: 'Alert destinations' },
+  { to: '/o/$org/alerts/attempts', label: 'Delivery attempts' },
 ] as const;
 
 // Alerts, triggers, drift and billing screens join this list as their features land.
@@ -22,6 +25,7 @@ const settings = [
   ['roles', 'Roles'],
   ['environments', 'Environments'],
   ['secrets', 'Secrets'],
+  ['billing', 'Billing'],
 ] as const;
 
 const linkClass =

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
+import { AlertsNav } from '../components/alerts-nav';
 import {
   Badge,
   Button,
@@ -16,6 +17,13 @@ import {
 } from '../components/ui';
 import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
+
+/**
+ * The list refreshes itself every LIVE_MS while the tab is visible (TanStack Query pauses the
+ * interval in a hidden tab and refetches on focus). No SSE here: the app host's streams poll the
+ * store per connection too, so a stream would cost the same queries for no fresher data.
+ */
+const LIVE_MS = 10_000;
 
 // The §10 vocabulary; the server validates, these only fill the filter pickers.
 const STATES = ['open', 'acknowledged', 'resolved'];
@@ -79,6 +87,9 @@ export function NotificationsList() {
         limit: 50,
         ...search,
       }),
+    refetchInterval: LIVE_MS,
+    refetchIntervalInBackground: false,
+    refetchOnWindowFocus: true,
   });
   const set = (patch: Record<string, string | undefined>) =>
     navigate({
@@ -105,7 +116,17 @@ export function NotificationsList() {
   );
   return (
     <div>
-      <PageHeader title="Alerts" subtitle="Notifications raised by failures, drift and delivery problems." />
+      <AlertsNav org={org} />
+      <PageHeader
+        title="Alerts"
+        subtitle="Notifications raised by failures, drift and delivery problems."
+        actions={
+          <p className="text-xs text-slate-600 dark:text-slate-400" data-testid="live-status">
+            Live: refreshes every {LIVE_MS / 1000} s while this tab is visible · updated{' '}
+            {list.dataUpdatedAt ? formatTime(new Date(list.dataUpdatedAt).toISOString()) : '—'}
+          </p>
+        }
+      />
       <div className="mb-3 flex flex-wrap items-end gap-3">
         {filter('lifecycle_state', 'State', STATES)}
         {filter('severity', 'Severity', SEVERITIES)}
@@ -181,6 +202,9 @@ export function NotificationDetail() {
     queryKey: ['notification-attempts', org, slug],
     queryFn: () =>
       api.get<Page<'alert_delivery_attempts', Attempt>>(`${base}/delivery-attempts`, { limit: 100 }),
+    // While a try is queued (sending, or waiting for its retry) its outcome is due soon.
+    refetchInterval: (q) =>
+      q.state.data?.alert_delivery_attempts.some((a) => a.status === 'queued') ? 5_000 : false,
   });
   const act = useMutation({
     mutationFn: (action: 'acknowledge' | 'resolve') => api.post<Notification>(`${base}:${action}`),
@@ -216,6 +240,7 @@ export function NotificationDetail() {
     : [];
   return (
     <div>
+      <AlertsNav org={org} />
       <p className="mb-2 text-sm">
         <Link
           to="/o/$org/notifications"
@@ -265,7 +290,19 @@ export function NotificationDetail() {
         </>
       )}
       <div className="mt-4">
-        <Card title="Delivery attempts">
+        <Card
+          title="Delivery attempts"
+          actions={
+            <Link
+              to="/o/$org/alerts/attempts"
+              params={{ org }}
+              search={{ notification_slugs: slug, per: '10' }}
+              className="text-sm text-blue-700 hover:underline dark:text-blue-300"
+            >
+              Open in the delivery attempts view
+            </Link>
+          }
+        >
           <ErrorNote error={attempts.error} />
           {attempts.data?.alert_delivery_attempts.length === 0 ? (
             <Empty>No alert was sent for this notification.</Empty>

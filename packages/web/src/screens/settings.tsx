@@ -17,6 +17,11 @@ import {
 import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
 import { useEnvironments } from '../lib/hooks';
+import type { SettingsSearch } from '../lib/settings';
+import { Billing } from './settings-billing';
+import { Invitations } from './settings-invitations';
+import { Members } from './settings-members';
+import { Roles } from './settings-roles';
 
 type Row = Record<string, unknown>;
 
@@ -141,85 +146,6 @@ function ApiKeys({ org }: { org: string }) {
         />
       </Card>
     </div>
-  );
-}
-
-function Members({ org }: { org: string }) {
-  const members = useList('members', `/organizations/${org}/members`, 'members');
-  return (
-    <Card title="Members">
-      <Table
-        columns={['Name', 'Email', 'Role', 'Since']}
-        rows={members.data ?? []}
-        rowKey={(r) => String(r.user_slug)}
-        render={(r) => [String(r.name), String(r.email), String(r.role), formatTime(r.created_at as string)]}
-      />
-    </Card>
-  );
-}
-
-function Invitations({ org }: { org: string }) {
-  const path = `/organizations/${org}/invitations`;
-  const list = useList('invitations', path, 'invitations');
-  const qc = useQueryClient();
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState('viewer');
-  const invite = useMutation({
-    mutationFn: () => api.post(path, { email, role }),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['invitations', path] }),
-  });
-  return (
-    <div className="space-y-4">
-      <Card title="Invite someone">
-        <div className="flex flex-wrap items-end gap-3">
-          <Field label="Email">
-            {({ id }) => (
-              <Input id={id} type="email" value={email} onChange={(e) => setEmail(e.target.value)} />
-            )}
-          </Field>
-          <Field label="Role">
-            {({ id }) => <Input id={id} value={role} onChange={(e) => setRole(e.target.value)} />}
-          </Field>
-          <Button variant="primary" onClick={() => invite.mutate()} disabled={!email}>
-            Send invitation
-          </Button>
-        </div>
-        <ErrorNote error={invite.error} />
-      </Card>
-      <Card title="Invitations">
-        <Table
-          columns={['Email', 'Role', 'Status', 'Expires']}
-          rows={list.data ?? []}
-          rowKey={(r) => String(r.slug)}
-          render={(r) => [
-            String(r.email),
-            String(r.role),
-            String(r.status),
-            formatTime(r.expires_at as string),
-          ]}
-        />
-      </Card>
-    </div>
-  );
-}
-
-function Roles({ org }: { org: string }) {
-  const roles = useList('roles', `/organizations/${org}/roles`, 'roles');
-  return (
-    <Card title="Roles">
-      <Table
-        columns={['Role', 'Built in', 'Permissions']}
-        rows={roles.data ?? []}
-        rowKey={(r) => String(r.slug)}
-        render={(r) => [
-          String(r.name),
-          r.built_in ? 'yes' : 'no',
-          <span key="p" className="text-xs">
-            {(r.permissions as string[]).join(', ')}
-          </span>,
-        ]}
-      />
-    </Card>
   );
 }
 
@@ -359,19 +285,23 @@ const TITLES: Record<string, string> = {
   roles: 'Roles',
   environments: 'Environments',
   secrets: 'Secrets',
+  billing: 'Billing',
 };
 
 export function Settings() {
   const { org, section } = useParams({ from: '/authed/o/$org/settings/$section' });
   const search = useSearch({ from: '/authed/o/$org/settings/$section' });
   const navigate = useNavigate({ from: '/o/$org/settings/$section' });
+  // A section's filters and cursor live in the query string; a new filter starts at page one.
+  const onSearch = (patch: SettingsSearch) => navigate({ search: patch });
   return (
     <div className="max-w-5xl">
       <PageHeader title={TITLES[section] ?? 'Settings'} />
       {section === 'api-keys' && <ApiKeys org={org} />}
-      {section === 'members' && <Members org={org} />}
-      {section === 'invitations' && <Invitations org={org} />}
-      {section === 'roles' && <Roles org={org} />}
+      {section === 'members' && <Members org={org} search={search} onSearch={onSearch} />}
+      {section === 'invitations' && <Invitations org={org} search={search} onSearch={onSearch} />}
+      {section === 'roles' && <Roles org={org} search={search} onSearch={onSearch} />}
+      {section === 'billing' && <Billing org={org} />}
       {section === 'environments' && <Environments org={org} />}
       {section === 'secrets' && (
         <Secrets org={org} env={search.env} onEnv={(env) => navigate({ search: { env } })} />
