@@ -357,8 +357,10 @@ describe('browser app', { timeout: 180_000 }, () => {
     const wall = (Date.now() - started) / 1000;
     figures.log_tail_cpu_busy_fraction = +(fraction / wall).toFixed(3);
     figures.log_lines_in_dom = await page.locator('[data-line]').count();
-    // Measured 0.08–0.16 on a shared 2-core machine; a busy tab would sit near 1.
-    expect(fraction / wall).toBeLessThan(0.3);
+    // Measured 0.08–0.16 on a quiet 2-core machine and up to 0.34 at load average 20 (the same
+    // work costs more CPU time on contended cores); a tab kept busy by the tail sits near 1. The
+    // bound separates the two without failing on a loaded machine; the figure is reported.
+    expect(fraction / wall).toBeLessThan(0.5);
     expect(await page.locator('[data-line]').count()).toBeLessThan(120);
     await screenshotBoth(page, 'run-log-tail');
     await storeQuery(`update pipeline_runs set state = 'canceled', finished_at = now() where id = $1`, [
