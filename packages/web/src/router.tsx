@@ -185,6 +185,48 @@ const settingsRoute = createRoute({
   component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
 });
 
+// Triggers, drift reports, contracts and proof receipts (docs/triggers.md, drift-and-contracts.md, proof.md).
+const triggerRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/pipelines/$project/$pipeline/triggers/$trigger',
+  validateSearch: strings(['env', 'outcome', 'cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/trigger-detail'), 'TriggerDetail'),
+});
+
+const driftRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/drift',
+  validateSearch: strings(['project', 'order', 'cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/drift'), 'DriftList'),
+});
+
+const driftReportRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/drift/$project/$report',
+  component: lazyRouteComponent(() => import('./screens/drift'), 'DriftReportPage'),
+});
+
+const contractsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/contracts',
+  validateSearch: strings(['project', 'cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/contracts'), 'ContractsList'),
+});
+
+const contractRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/contracts/$project/$contract',
+  validateSearch: strings(['revision'] as const),
+  component: lazyRouteComponent(() => import('./screens/contracts'), 'ContractDetail'),
+});
+
+// The commit check a compiled receipt publishes links here (proof/proof-receipts.service.ts).
+const proofReceiptRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/data-sources/$ds/proof-receipts/$receipt',
+  component: lazyRouteComponent(() => import('./screens/proof'), 'ProofReceiptPage'),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   verifyEmailRoute,
@@ -206,6 +248,12 @@ const routeTree = rootRoute.addChildren([
       notificationsRoute,
       notificationRoute,
       settingsRoute,
+      triggerRoute,
+      driftRoute,
+      driftReportRoute,
+      contractsRoute,
+      contractRoute,
+      proofReceiptRoute,
     ]),
   ]),
 ]);

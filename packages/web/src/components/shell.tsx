@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useNavigate, useParams } from '@tanstack/react-router';
 import { useOrganizations } from '../lib/hooks';
 import { signOut, useSession } from '../lib/session';
+import { CommandPalette } from './command-palette';
 import { Button } from './ui';
 
 const nav = [
@@ -12,6 +13,8 @@ const nav = [
   { to: '/o/$org/events', label: 'Events' },
   { to: '/o/$org/audit', label: 'Security audit' },
   { to: '/o/$org/notifications', label: 'Alerts' },
+  { to: '/o/$org/drift', label: 'Drift reports' },
+  { to: '/o/$org/contracts', label: 'Contracts' },
 ] as const;
 
 // Alerts, triggers, drift and billing screens join this list as their features land.
@@ -120,6 +123,7 @@ export function OrgLayout() {
       <main id="main" className="min-w-0 flex-1 px-6 py-5">
         <Outlet />
       </main>
+      <CommandPalette org={org} />
     </div>
   );
 }
