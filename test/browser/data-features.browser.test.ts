@@ -273,6 +273,7 @@ describe('browser app: triggers, drift, contracts, proof', { timeout: 180_000 },
     await expect
       .poll(() => page.getByRole('alert').textContent())
       .toMatch(/CONFLICT.*contract_column_removed/);
+    await page.getByRole('alert').scrollIntoViewIfNeeded();
     await check('contract');
     await page.getByLabel('Compatibility').selectOption('none');
     await page.getByRole('button', { name: 'Create revision' }).click();
@@ -322,6 +323,10 @@ describe('browser app: triggers, drift, contracts, proof', { timeout: 180_000 },
     await page.keyboard.type('contracts');
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/o\/acme\/contracts$/);
+    await page.keyboard.press('ControlOrMeta+k');
+    await page.keyboard.type('api keys');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/o\/acme\/settings\/api-keys$/);
     await page.keyboard.press('ControlOrMeta+k');
     await page.keyboard.type('shop-db');
     await dialog

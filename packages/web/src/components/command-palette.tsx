@@ -21,12 +21,12 @@ const SCREENS: [string, string, string][] = [
   ['alerts', 'Alerts', '/o/$org/notifications'],
   ['drift', 'Drift reports', '/o/$org/drift'],
   ['contracts', 'Contracts', '/o/$org/contracts'],
-  ['api-keys', 'Settings: API keys', '/o/$org/settings/api-keys'],
-  ['members', 'Settings: members', '/o/$org/settings/members'],
-  ['invitations', 'Settings: invitations', '/o/$org/settings/invitations'],
-  ['roles', 'Settings: roles', '/o/$org/settings/roles'],
-  ['environments', 'Settings: environments', '/o/$org/settings/environments'],
-  ['secrets', 'Settings: secrets', '/o/$org/settings/secrets'],
+  ['api-keys', 'Settings: API keys', '/o/$org/settings/$section'],
+  ['members', 'Settings: members', '/o/$org/settings/$section'],
+  ['invitations', 'Settings: invitations', '/o/$org/settings/$section'],
+  ['roles', 'Settings: roles', '/o/$org/settings/$section'],
+  ['environments', 'Settings: environments', '/o/$org/settings/$section'],
+  ['secrets', 'Settings: secrets', '/o/$org/settings/$section'],
 ];
 
 /** Pipelines of every project and the data sources, read through the list endpoints while open. */
@@ -95,7 +95,12 @@ export function CommandPalette({ org }: { org: string }) {
       () =>
         void navigate({ to, params: { org, ...params }, search } as never);
     const all: Item[] = [
-      ...SCREENS.map(([key, label, to]) => ({ id: `screen-${key}`, label, hint: 'screen', go: go(to, {}) })),
+      ...SCREENS.map(([key, label, to]) => ({
+        id: `screen-${key}`,
+        label,
+        hint: 'screen',
+        go: go(to, to.endsWith('$section') ? { section: key } : {}),
+      })),
       ...targets.pipelines.map((p) => ({
         id: `pipeline-${p.project_slug}-${p.slug}`,
         label: p.name,

@@ -362,10 +362,10 @@ export function ContractDetail() {
           that breaks the latest one is refused, naming each breaking change.
         </p>
         <Suspense fallback={<div className="h-64" />}>
-          <CodeEditor value={text} onChange={setDraft} language="json" label="Revision" minHeight="16rem" />
+          <CodeEditor value={text} onChange={setDraft} language="json" label="Revision" minHeight="10rem" />
         </Suspense>
         <div className="mt-3 flex flex-wrap items-end gap-3">
-          <div className="w-72">
+          <div className="w-96">
             <Field label="Compatibility">
               {({ id }) => (
                 <Select
