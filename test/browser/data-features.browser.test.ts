@@ -235,6 +235,9 @@ describe('browser app: triggers, drift, contracts, proof', { timeout: 180_000 },
     expect(rotated).not.toBe(secret);
     await expect.poll(() => page.locator('tr[data-secret]').count()).toBe(2);
     await check('trigger-webhook');
+    // Every trigger of the project in the environment, from the sidebar's list.
+    await visit('triggers-all', '/o/acme/triggers?project=shop&env=staging', 'tr[data-trigger="nightly"]');
+    expect(await page.locator('tr[data-trigger]').count()).toBe(2);
   });
 
   it('opens a drift report from the data source, with reason codes and the step that breaks', async () => {
@@ -376,6 +379,6 @@ describe('browser app: triggers, drift, contracts, proof', { timeout: 180_000 },
 
     const serious = Object.entries(a11y).filter(([, v]) => v.length > 0);
     expect(serious, JSON.stringify(serious, null, 1)).toEqual([]);
-    expect(Object.keys(a11y).length).toBeGreaterThanOrEqual(11);
+    expect(Object.keys(a11y).length).toBeGreaterThanOrEqual(12);
   });
 });

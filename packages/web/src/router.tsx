@@ -193,6 +193,13 @@ const triggerRoute = createRoute({
   component: lazyRouteComponent(() => import('./screens/trigger-detail'), 'TriggerDetail'),
 });
 
+const triggersRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/triggers',
+  validateSearch: strings(['project', 'env'] as const),
+  component: lazyRouteComponent(() => import('./screens/triggers-list'), 'TriggersList'),
+});
+
 const driftRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/drift',
@@ -217,14 +224,14 @@ const contractRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/contracts/$project/$contract',
   validateSearch: strings(['revision'] as const),
-  component: lazyRouteComponent(() => import('./screens/contracts'), 'ContractDetail'),
+  component: lazyRouteComponent(() => import('./screens/contract-detail'), 'ContractDetail'),
 });
 
 // The commit check a compiled receipt publishes links here (proof/proof-receipts.service.ts).
 const proofReceiptRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/data-sources/$ds/proof-receipts/$receipt',
-  component: lazyRouteComponent(() => import('./screens/proof'), 'ProofReceiptPage'),
+  component: lazyRouteComponent(() => import('./screens/proof-receipt'), 'ProofReceiptPage'),
 });
 
 const routeTree = rootRoute.addChildren([
@@ -249,6 +256,7 @@ const routeTree = rootRoute.addChildren([
       notificationRoute,
       settingsRoute,
       triggerRoute,
+      triggersRoute,
       driftRoute,
       driftReportRoute,
       contractsRoute,

@@ -19,6 +19,7 @@ const SCREENS: [string, string, string][] = [
   ['events', 'Events', '/o/$org/events'],
   ['audit', 'Security audit', '/o/$org/audit'],
   ['alerts', 'Alerts', '/o/$org/notifications'],
+  ['triggers', 'Triggers', '/o/$org/triggers'],
   ['drift', 'Drift reports', '/o/$org/drift'],
   ['contracts', 'Contracts', '/o/$org/contracts'],
   ['api-keys', 'Settings: API keys', '/o/$org/settings/$section'],

@@ -13,6 +13,7 @@ const nav = [
   { to: '/o/$org/events', label: 'Events' },
   { to: '/o/$org/audit', label: 'Security audit' },
   { to: '/o/$org/notifications', label: 'Alerts' },
+  { to: '/o/$org/triggers', label: 'Triggers' },
   { to: '/o/$org/drift', label: 'Drift reports' },
   { to: '/o/$org/contracts', label: 'Contracts' },
 ] as const;

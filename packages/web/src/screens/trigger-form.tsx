@@ -1,70 +1,16 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
-import {
-  Badge,
-  Button,
-  Card,
-  ErrorNote,
-  Field,
-  Input,
-  Select,
-  tableClass,
-  tdClass,
-  thClass,
-} from '../components/ui';
+import { Button, Card, ErrorNote, Field, Input, Select } from '../components/ui';
 import { api } from '../lib/api';
+import { SchedulePreview } from './schedule-preview';
+import type { Trigger } from './trigger-types';
+
+export type { Occurrence, Schedule, Secret, Trigger } from './trigger-types';
 
 // The schedule and webhook settings of a pipeline trigger (docs/triggers.md), with the dry-run
 // preview of the next fire times shown while the cron and zone are typed.
-
-export type Occurrence = {
-  nominal_at: string;
-  fire_at: string;
-  outcome: string;
-  reason: string | null;
-  run_slug: string | null;
-};
-export type Schedule = {
-  cron: string;
-  time_zone: string;
-  overlap: 'skip' | 'buffer_one' | 'allow';
-  catch_up: { policy: 'latest' | 'skip' | 'all'; window_seconds: number; max_runs: number };
-  jitter_seconds: number;
-  start_at: string | null;
-  end_at: string | null;
-};
-export type Secret = {
-  id: string;
-  prefix: string;
-  created_at: string;
-  expires_at: string | null;
-  last_verified_at: string | null;
-};
-export type Trigger = {
-  slug: string;
-  name: string;
-  kind: 'schedule' | 'webhook';
-  pipeline_slug: string;
-  environment_slug: string;
-  enabled: boolean;
-  paused: boolean;
-  pause_note: string | null;
-  description: string | null;
-  schedule: Schedule | null;
-  webhook: { delivery_path: string; secrets: Secret[]; input_mapping: Record<string, string> } | null;
-  last_occurrence: Occurrence | null;
-  next_fire_times: string[];
-  created_at: string;
-  updated_at: string;
-  secret?: string;
-};
-type Preview = {
-  time_zone: string | null;
-  tz_version: string;
-  next_fire_times: { nominal_at: string; fire_at: string; local_time: string; dst: string }[];
-};
 
 const formSchema = z.object({
   name: z.string().min(1, 'Give the trigger a name').max(100),
@@ -141,84 +87,6 @@ export function bodyOf(v: TriggerForm, existing?: Trigger): Record<string, unkno
       ? { schedule: scheduleOf(v) }
       : { webhook: { input_mapping: mappingOf(v.input_mapping) } }),
   };
-}
-
-const dstLabel = { gap_shifted: 'moved past a DST gap', repeated: 'repeated wall time' } as const;
-
-/** The next fire times of the schedule as typed, asked of the server with ?dry_run=true. */
-function SchedulePreview(props: { url: string; method: 'POST' | 'PATCH'; body: unknown; query: object }) {
-  const [preview, setPreview] = useState<Preview | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const key = JSON.stringify(props.body);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the body is compared by its JSON.
-  useEffect(() => {
-    let live = true;
-    const t = window.setTimeout(async () => {
-      try {
-        const p =
-          props.method === 'POST'
-            ? await api.post<Preview>(props.url, props.body, { ...props.query, dry_run: 'true' })
-            : await api.patch<Preview>(
-                `${props.url}?dry_run=true${Object.entries(props.query)
-                  .map(([k, v]) => `&${k}=${encodeURIComponent(String(v))}`)
-                  .join('')}`,
-                props.body,
-              );
-        if (live) {
-          setPreview(p);
-          setError(null);
-        }
-      } catch (e) {
-        if (live) {
-          setError(e);
-          setPreview(null);
-        }
-      }
-    }, 350);
-    return () => {
-      live = false;
-      window.clearTimeout(t);
-    };
-  }, [key, props.url, props.method]);
-  return (
-    <section aria-label="Preview of the next fire times" aria-live="polite" data-testid="schedule-preview">
-      <ErrorNote error={error} />
-      {preview && (
-        <>
-          <p className="mb-1 text-xs text-slate-600 dark:text-slate-400">
-            Next {preview.next_fire_times.length} fire times in {preview.time_zone} (zone rules{' '}
-            {preview.tz_version}); nothing is saved until you press the button.
-          </p>
-          <table className={tableClass}>
-            <thead>
-              <tr>
-                {['Local time', 'Fires at (UTC)', 'DST'].map((h) => (
-                  <th key={h} scope="col" className={thClass}>
-                    {h}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {preview.next_fire_times.map((f) => (
-                <tr key={f.nominal_at} data-dst={f.dst}>
-                  <td className={`${tdClass} font-mono text-xs`}>{f.local_time}</td>
-                  <td className={`${tdClass} font-mono text-xs`}>{f.fire_at}</td>
-                  <td className={tdClass}>
-                    {f.dst === 'none' ? (
-                      ''
-                    ) : (
-                      <Badge tone="amber">{dstLabel[f.dst as keyof typeof dstLabel]}</Badge>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </>
-      )}
-    </section>
-  );
 }
 
 /** Create (POST to `url`) or change (PATCH `url`) a trigger; `query` carries the confirmation. */
