@@ -59,37 +59,48 @@ function useTargets(org: string, open: boolean) {
   return { pipelines: pipelines.data ?? [], sources: sources.data?.data_sources ?? [] };
 }
 
+/** Listens for Ctrl/Cmd-K; the dialog (and what it reads) exists only while open. */
 export function CommandPalette({ org }: { org: string }) {
   const [open, setOpen] = useState(false);
-  const [q, setQ] = useState('');
-  const [active, setActive] = useState(0);
-  const navigate = useNavigate();
-  const input = useRef<HTMLInputElement>(null);
   const returnTo = useRef<Element | null>(null);
-  const id = useId();
-  const targets = useTargets(org, open);
-
+  const isOpen = useRef(false);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
         e.preventDefault();
-        returnTo.current = document.activeElement;
+        // A second Ctrl-K while open keeps the element to return to.
+        if (!isOpen.current) returnTo.current = document.activeElement;
+        isOpen.current = true;
         setOpen(true);
-        setQ('');
-        setActive(0);
       }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, []);
-  useEffect(() => {
-    if (open) input.current?.focus();
-  }, [open]);
+  if (!open) return null;
+  return (
+    <PaletteDialog
+      org={org}
+      onClose={(refocus) => {
+        isOpen.current = false;
+        setOpen(false);
+        if (refocus && returnTo.current instanceof HTMLElement) returnTo.current.focus();
+      }}
+    />
+  );
+}
 
-  const close = () => {
-    setOpen(false);
-    if (returnTo.current instanceof HTMLElement) returnTo.current.focus();
-  };
+function PaletteDialog({ org, onClose }: { org: string; onClose: (refocus: boolean) => void }) {
+  const [q, setQ] = useState('');
+  const [active, setActive] = useState(0);
+  const navigate = useNavigate();
+  const input = useRef<HTMLInputElement>(null);
+  const id = useId();
+  const targets = useTargets(org, true);
+  useEffect(() => {
+    input.current?.focus();
+  }, []);
+  const close = () => onClose(true);
   const items = useMemo(() => {
     const go =
       (to: string, params: Record<string, string>, search: Record<string, string> = {}) =>
@@ -121,10 +132,9 @@ export function CommandPalette({ org }: { org: string }) {
       .slice(0, 30);
   }, [q, targets.pipelines, targets.sources, navigate, org]);
 
-  if (!open) return null;
   const pick = (i: Item | undefined) => {
     if (!i) return;
-    setOpen(false);
+    onClose(false);
     i.go();
   };
   const current = items[Math.min(active, items.length - 1)];
