@@ -136,7 +136,10 @@ describe.each(forges)('proof for a $type data source', (forge) => {
     expect(fake.statuses()).toEqual([
       expect.objectContaining({ sha: good.commit_sha, state: forge.success, check: 'sluice/proof/gh-ref' }),
     ]);
-    expect(fake.statuses()[0].target_url).toContain(`/proof-receipts/${passed.slug}`);
+    // The status links to the receipt page of the app, under SLUICE_PUBLIC_URL.
+    expect(fake.statuses()[0].target_url).toBe(
+      `${t.rt.deps.config.publicUrl}/o/acme/data-sources/gh-ref/proof-receipts/${passed.slug}`,
+    );
 
     const broken = fake.commit({ 'ref/countries.csv': null });
     const bad = await observe({ commit_sha: broken });

@@ -241,6 +241,55 @@ const alertAttemptsRoute = createRoute({
   component: lazyRouteComponent(() => import('./screens/delivery-attempts'), 'DeliveryAttempts'),
 });
 
+// Triggers, drift reports, contracts and proof receipts (docs/triggers.md, drift-and-contracts.md, proof.md).
+const triggerRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/pipelines/$project/$pipeline/triggers/$trigger',
+  validateSearch: strings(['env', 'outcome', 'cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/trigger-detail'), 'TriggerDetail'),
+});
+
+const triggersRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/triggers',
+  validateSearch: strings(['project', 'env'] as const),
+  component: lazyRouteComponent(() => import('./screens/triggers-list'), 'TriggersList'),
+});
+
+const driftRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/drift',
+  validateSearch: strings(['project', 'order', 'cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/drift'), 'DriftList'),
+});
+
+const driftReportRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/drift/$project/$report',
+  component: lazyRouteComponent(() => import('./screens/drift'), 'DriftReportPage'),
+});
+
+const contractsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/contracts',
+  validateSearch: strings(['project', 'cursor', 'direction'] as const),
+  component: lazyRouteComponent(() => import('./screens/contracts'), 'ContractsList'),
+});
+
+const contractRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/contracts/$project/$contract',
+  validateSearch: strings(['revision'] as const),
+  component: lazyRouteComponent(() => import('./screens/contract-detail'), 'ContractDetail'),
+});
+
+// The commit check a compiled receipt publishes links here (proof/proof-receipts.service.ts).
+const proofReceiptRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: '/data-sources/$ds/proof-receipts/$receipt',
+  component: lazyRouteComponent(() => import('./screens/proof-receipt'), 'ProofReceiptPage'),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   verifyEmailRoute,
@@ -269,6 +318,13 @@ const routeTree = rootRoute.addChildren([
       alertDestinationNewRoute,
       alertDestinationRoute,
       alertAttemptsRoute,
+      triggerRoute,
+      triggersRoute,
+      driftRoute,
+      driftReportRoute,
+      contractsRoute,
+      contractRoute,
+      proofReceiptRoute,
     ]),
   ]),
 ]);

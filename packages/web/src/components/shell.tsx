@@ -1,32 +1,10 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useNavigate, useParams } from '@tanstack/react-router';
 import { useOrganizations } from '../lib/hooks';
+import { mainPlaces as nav, settingsSections as settings } from '../lib/places';
 import { signOut, useSession } from '../lib/session';
+import { CommandPalette } from './command-palette';
 import { Button } from './ui';
-
-const nav = [
-  { to: '/o/$org/runs', label: 'Runs' },
-  { to: '/o/$org/pipelines', label: 'Pipelines' },
-  { to: '/o/$org/data-sources', label: 'Data sources' },
-  { to: '/o/$org/queries', label: 'Queries' },
-  { to: '/o/$org/events', label: 'Events' },
-  { to: '/o/$org/audit', label: 'Security audit' },
-  { to: '/o/$org/notifications', label: 'Alerts' },
-  { to: '/o/$org/alerts/policies', label: 'Alert policies' },
-  { to: '/o/$org/alerts/destinations', label: 'Alert destinations' },
-  { to: '/o/$org/alerts/attempts', label: 'Delivery attempts' },
-] as const;
-
-// Alerts, triggers, drift and billing screens join this list as their features land.
-const settings = [
-  ['api-keys', 'API keys'],
-  ['members', 'Members'],
-  ['invitations', 'Invitations'],
-  ['roles', 'Roles'],
-  ['environments', 'Environments'],
-  ['secrets', 'Secrets'],
-  ['billing', 'Billing'],
-] as const;
 
 const linkClass =
   'block rounded-md px-2.5 py-1.5 text-sm text-slate-700 hover:bg-slate-200 dark:text-slate-300 dark:hover:bg-slate-800';
@@ -124,6 +102,7 @@ export function OrgLayout() {
       <main id="main" className="min-w-0 flex-1 px-6 py-5">
         <Outlet />
       </main>
+      <CommandPalette org={org} />
     </div>
   );
 }

@@ -1,13 +1,24 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { type FormValues, initialValues, SchemaFields, toPayload } from '../components/schema-form';
 import { Badge, Button, Card, ErrorNote, Field, Input, PageHeader, Select } from '../components/ui';
 import { ApiError, api } from '../lib/api';
+import { clearDraft, readDraft, useDraftSaver } from '../lib/draft';
 import { formatTime } from '../lib/format';
 import type { Connector, DataSource, TestResult } from '../lib/types';
 import { SchemaBrowser } from './schema-browser';
+
+const DataSourceDriftPanel = lazy(() => import('./drift').then((m) => ({ default: m.DataSourceDriftPanel })));
+const ProofPanel = lazy(() => import('./proof').then((m) => ({ default: m.ProofPanel })));
+const PROOF_TYPES = ['git', 'github', 'gitlab'];
+const TAB_LABELS: Record<string, string> = {
+  schema: 'Schema',
+  settings: 'Connection settings',
+  drift: 'Drift reports',
+  proof: 'Proof',
+};
 
 const useConnectors = () =>
   useQuery({
@@ -33,14 +44,27 @@ function ConnectionForm(props: {
   const [error, setError] = useState<unknown>(null);
   const [test, setTest] = useState<TestResult | null>(null);
   const [busy, setBusy] = useState(false);
-  const [name, setName] = useState(existing?.name ?? '');
+  // A new data source keeps a draft of its name and config (never its credentials) per org and
+  // connector until it is created, so a reload loses nothing.
+  const draftKey = `data-source-new.${connector.type}`;
+  const [draft] = useState(() =>
+    existing ? null : readDraft<{ name?: string; config?: Record<string, unknown> }>(org, draftKey),
+  );
+  const [name, setName] = useState(existing?.name ?? draft?.name ?? '');
   // The form keeps every input across saves and failed tests; credentials are never read back.
   const form = useForm<FormValues>({
     defaultValues: {
-      config: initialValues(connector.config_schema, existing?.config),
+      config: { ...initialValues(connector.config_schema, existing?.config), ...(draft?.config ?? {}) },
       credentials: initialValues(connector.credentials_schema),
     },
   });
+  const config = form.watch('config');
+  useDraftSaver(
+    org,
+    draftKey,
+    { name, config },
+    !existing && !slug && (form.formState.isDirty || name !== ''),
+  );
   const save = async (v: FormValues) => {
     const config = toPayload(connector.config_schema, v.config);
     const credentials = toPayload(connector.credentials_schema, v.credentials);
@@ -55,6 +79,7 @@ function ConnectionForm(props: {
           : {}),
       });
       setSlug(ds.slug);
+      clearDraft(org, draftKey);
       return ds;
     }
     // Credentials go in the same PATCH: a change of host or port (where they are sent) is
@@ -88,6 +113,11 @@ function ConnectionForm(props: {
   const errs = fieldErrors(error);
   return (
     <form onSubmit={run(true)} className="space-y-4" noValidate>
+      {draft && !slug && (
+        <p role="status" data-testid="draft-restored" className="text-sm text-slate-700 dark:text-slate-300">
+          Your unsaved draft was restored (credentials are never kept in drafts).
+        </p>
+      )}
       <Card title={`${connector.label} connection`}>
         <div className="mb-4 max-w-md">
           <Field label="Name" error={errs.name}>
@@ -232,7 +262,7 @@ export function DataSourceDetail() {
         aria-label="Data source sections"
         className="flex gap-1 border-b border-slate-200 dark:border-slate-800"
       >
-        {(['schema', 'settings'] as const).map((t) => (
+        {['schema', 'settings', 'drift', ...(d && PROOF_TYPES.includes(d.type) ? ['proof'] : [])].map((t) => (
           <button
             key={t}
             type="button"
@@ -246,10 +276,20 @@ export function DataSourceDetail() {
             }
             className={`-mb-px border-b-2 px-3 py-2 text-sm ${tab === t ? 'border-blue-600 font-semibold dark:border-blue-400' : 'border-transparent'}`}
           >
-            {t === 'schema' ? 'Schema' : 'Connection settings'}
+            {TAB_LABELS[t]}
           </button>
         ))}
       </div>
+      {tab === 'drift' && (
+        <Suspense fallback={<div className="h-32" />}>
+          <DataSourceDriftPanel org={org} ds={slug} />
+        </Suspense>
+      )}
+      {tab === 'proof' && d && PROOF_TYPES.includes(d.type) && (
+        <Suspense fallback={<div className="h-32" />}>
+          <ProofPanel org={org} ds={slug} />
+        </Suspense>
+      )}
       {tab === 'settings' && d && connector && (
         <ConnectionForm
           org={org}

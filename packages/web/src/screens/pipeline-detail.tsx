@@ -10,6 +10,7 @@ import { CheckpointsPanel, DeployPanel } from './pipeline-deploy';
 const Dag = lazy(() => import('../components/dag').then((m) => ({ default: m.Dag })));
 const DiffView = lazy(() => import('../components/code-editor').then((m) => ({ default: m.DiffView })));
 const CodeEditor = lazy(() => import('../components/code-editor').then((m) => ({ default: m.CodeEditor })));
+const TriggersPanel = lazy(() => import('./triggers').then((m) => ({ default: m.TriggersPanel })));
 
 const TABS = [
   ['overview', 'Graph and versions'],
@@ -17,6 +18,7 @@ const TABS = [
   ['deploy', 'Validate, deploy and run'],
   ['checkpoints', 'Checkpoints'],
   ['edit', 'New version'],
+  ['triggers', 'Triggers'],
 ] as const;
 
 const pretty = (spec: unknown) => JSON.stringify(spec, null, 2);
@@ -139,6 +141,17 @@ export function PipelineDetail() {
           env={search.env}
           onEnv={(env) => setSearch({ env })}
         />
+      )}
+      {tab === 'triggers' && (
+        <Suspense fallback={<div className="h-32" />}>
+          <TriggersPanel
+            org={org}
+            project={project}
+            pipeline={pipeline}
+            env={search.env}
+            onEnv={(env) => setSearch({ env })}
+          />
+        </Suspense>
       )}
       {tab === 'edit' && current && (
         <EditTab

@@ -5,6 +5,7 @@ import { useForm } from 'react-hook-form';
 import { z } from 'zod';
 import { Button, Card, ErrorNote, Field, Input, PageHeader, Select } from '../components/ui';
 import { api } from '../lib/api';
+import { clearDraft, readDraft, useDraftSaver } from '../lib/draft';
 import { useProjects } from '../lib/hooks';
 import type { Pipeline } from '../lib/types';
 
@@ -46,6 +47,9 @@ export const starterSpec = JSON.stringify(
   2,
 );
 
+const DRAFT = 'pipeline-new';
+type Draft = { name?: string; slug?: string; project?: string; spec?: string };
+
 const schema = z.object({
   name: z.string().min(1, 'Give the pipeline a name').max(100),
   slug: z
@@ -60,13 +64,22 @@ export function PipelineNew() {
   const search = useSearch({ from: '/authed/o/$org/pipelines/new' });
   const navigate = useNavigate();
   const projects = useProjects(org);
-  const [spec, setSpec] = useState(starterSpec);
+  // A draft of this form (name, slug, project, spec) survives a reload until the pipeline exists.
+  const [draft] = useState(() => readDraft<Draft>(org, DRAFT));
+  const [spec, setSpec] = useState(draft?.spec ?? starterSpec);
   const [error, setError] = useState<unknown>(null);
   const form = useForm<z.infer<typeof schema>>({
     resolver: zodResolver(schema),
-    values: { name: '', slug: '', project: search.project ?? projects.data?.projects[0]?.slug ?? '' },
+    values: {
+      name: draft?.name ?? '',
+      slug: draft?.slug ?? '',
+      project: search.project ?? draft?.project ?? projects.data?.projects[0]?.slug ?? '',
+    },
     resetOptions: { keepDirtyValues: true },
   });
+  const watched = form.watch();
+  const [saving, setSaving] = useState(true);
+  useDraftSaver(org, DRAFT, { ...watched, spec }, saving && (form.formState.isDirty || spec !== starterSpec));
   const onSubmit = form.handleSubmit(async (v) => {
     setError(null);
     let parsed: unknown;
@@ -80,6 +93,8 @@ export function PipelineNew() {
       const base = `/organizations/${org}/projects/${v.project}/pipelines`;
       const p = await api.post<Pipeline>(base, { name: v.name, ...(v.slug ? { slug: v.slug } : {}) });
       await api.post(`${base}/${p.slug}/versions`, { spec: parsed });
+      setSaving(false);
+      clearDraft(org, DRAFT);
       await navigate({
         to: '/o/$org/pipelines/$project/$pipeline',
         params: { org, project: v.project, pipeline: p.slug },
@@ -96,6 +111,25 @@ export function PipelineNew() {
         title="New pipeline"
         subtitle="Name it, write its spec, then validate and deploy it per environment."
       />
+      {draft && (
+        <p
+          role="status"
+          data-testid="draft-restored"
+          className="mb-3 text-sm text-slate-700 dark:text-slate-300"
+        >
+          Your unsaved draft was restored.{' '}
+          <button
+            type="button"
+            className="text-blue-700 underline dark:text-blue-300"
+            onClick={() => {
+              clearDraft(org, DRAFT);
+              window.location.reload();
+            }}
+          >
+            Discard draft
+          </button>
+        </p>
+      )}
       <form onSubmit={onSubmit} className="space-y-4" noValidate>
         <Card>
           <div className="grid gap-4 sm:grid-cols-3">

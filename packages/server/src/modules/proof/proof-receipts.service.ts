@@ -195,7 +195,8 @@ export async function compileReceipt(
       conclusion: verdict === 'PASSED' ? 'success' : verdict === 'WARNED' ? 'neutral' : 'failure',
       title: `Sluice proof: ${verdict}`,
       summary: `Receipt ${row.slug} for ${candidate.commitSha}: ${verdict}.`,
-      details_url: `${ctx.deps.config.publicUrl}/organizations/${scope.org.slug}/data-sources/${ds.slug}/proof-receipts/${row.slug}`,
+      // The receipt page of the app (packages/web: /o/{org}/data-sources/{ds}/proof-receipts/{slug}).
+      details_url: `${ctx.deps.config.publicUrl}/o/${scope.org.slug}/data-sources/${ds.slug}/proof-receipts/${row.slug}`,
     } as const;
     let error: string | null = null;
     try {

@@ -1,0 +1,139 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Button, Card, ErrorNote, Field, Input, Select } from '../components/ui';
+import { ApiError, api } from '../lib/api';
+import type { Settings, Target } from './proof-types';
+
+/** The proof settings of a data source: whether, where and what to check (404 until the first save). */
+export function SettingsCard(props: { base: string }) {
+  const qc = useQueryClient();
+  const key = ['proof-settings', props.base];
+  const got = useQuery({
+    queryKey: key,
+    retry: false,
+    queryFn: async () => {
+      try {
+        return await api.get<Settings>(`${props.base}/proof-settings`);
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 404) return null;
+        throw e;
+      }
+    },
+  });
+  const [s, setS] = useState<Settings>({
+    enabled: true,
+    publish_checks: false,
+    expected_repository_id: '',
+    targets: [],
+  });
+  useEffect(() => {
+    if (got.data) setS(got.data);
+  }, [got.data]);
+  const save = useMutation({
+    mutationFn: () =>
+      api.put<Settings>(`${props.base}/proof-settings`, {
+        enabled: s.enabled,
+        publish_checks: s.publish_checks,
+        expected_repository_id: s.expected_repository_id,
+        targets: s.targets,
+      }),
+    onSuccess: (v) => qc.setQueryData(key, v),
+  });
+  const setTarget = (i: number, t: Partial<Target>) =>
+    setS({ ...s, targets: s.targets.map((x, n) => (n === i ? { ...x, ...t } : x)) });
+  return (
+    <Card title="Proof settings">
+      <ErrorNote error={got.error} />
+      {got.data === null && <p className="mb-2 text-sm">Proof is not set up for this data source yet.</p>}
+      <form
+        className="space-y-3"
+        onSubmit={(e) => {
+          e.preventDefault();
+          save.mutate();
+        }}
+      >
+        <div className="flex flex-wrap gap-6 text-sm">
+          <label className="flex items-center gap-2">
+            <input
+              type="checkbox"
+              checked={s.enabled}
+              onChange={(e) => setS({ ...s, enabled: e.target.checked })}
+            />
+            Enabled (checks the repository id)
+          </label>
+          <label className="flex items-center gap-2">
+            <input
+              type="checkbox"
+              checked={s.publish_checks}
+              onChange={(e) => setS({ ...s, publish_checks: e.target.checked })}
+            />
+            Publish a check on the commit
+          </label>
+        </div>
+        <div className="max-w-xl">
+          <Field
+            label="Expected repository id"
+            hint="GitHub repository id, GitLab project id, or the root commit SHA for plain git (git rev-list --max-parents=0 HEAD)."
+          >
+            {({ id, describedBy }) => (
+              <Input
+                id={id}
+                aria-describedby={describedBy}
+                value={s.expected_repository_id}
+                onChange={(e) => setS({ ...s, expected_repository_id: e.target.value })}
+              />
+            )}
+          </Field>
+        </div>
+        <fieldset>
+          <legend className="text-sm font-medium">Targets</legend>
+          <ul className="mt-1 space-y-2">
+            {s.targets.map((t, i) => (
+              // Targets are edited in place; their position is their identity while editing.
+              // biome-ignore lint/suspicious/noArrayIndexKey: see above
+              <li key={i} className="flex flex-wrap items-center gap-2">
+                <Select
+                  aria-label={`Kind of target ${i + 1}`}
+                  className="w-36"
+                  value={t.kind}
+                  onChange={(e) => setTarget(i, { kind: e.target.value as Target['kind'] })}
+                >
+                  <option value="path">path</option>
+                  <option value="pipeline">pipeline</option>
+                  <option value="contract">contract</option>
+                </Select>
+                <Input
+                  aria-label={`Ref of target ${i + 1}`}
+                  className="w-80"
+                  value={t.ref}
+                  onChange={(e) => setTarget(i, { ref: e.target.value })}
+                />
+                <Button
+                  variant="ghost"
+                  onClick={() => setS({ ...s, targets: s.targets.filter((_, n) => n !== i) })}
+                >
+                  Remove target {i + 1}
+                </Button>
+              </li>
+            ))}
+          </ul>
+          <Button
+            className="mt-2"
+            onClick={() => setS({ ...s, targets: [...s.targets, { kind: 'path', ref: '' }] })}
+          >
+            Add target
+          </Button>
+        </fieldset>
+        <ErrorNote error={save.error} />
+        {save.isSuccess && (
+          <p role="status" className="text-sm">
+            Saved.
+          </p>
+        )}
+        <Button type="submit" variant="primary" disabled={save.isPending}>
+          Save proof settings
+        </Button>
+      </form>
+    </Card>
+  );
+}
