@@ -4,6 +4,7 @@ import { type CursorTracker, cursorTracker, rowsOutput } from '../relational/cur
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import type { PgConnection } from './connect';
+import { pgNativeRows } from './copy-out';
 import { columnsOf } from './operations';
 import { openPgSession } from './session';
 
@@ -11,7 +12,8 @@ import { openPgSession } from './session';
 // server-side cursor and is fetched in batches as the payload is read, one batch ahead of the
 // one downstream, so a large table is never held. Each FETCH is its own statement:
 // statement_timeout bounds the work of one batch, not the time the steps downstream take to
-// consume it.
+// consume it. Beside the batches the payload offers the same rows as COPY output (copy-out.ts);
+// a consumer takes one or the other, and nothing is fetched before it does.
 
 const BATCH = 5000;
 const CURSOR = 'sluice_source';
@@ -26,11 +28,13 @@ export async function readPg(
   const session = await openPgSession(conn, ctx, signalOf(step, ctx), { readOnly: true });
   const { client, timed } = session;
   const fetch = () => timed(client.query<unknown[]>({ text: FETCH, rowMode: 'array' }));
-  let first: pg.QueryArrayResult;
+  let described: pg.QueryArrayResult;
   let columns: Awaited<ReturnType<typeof columnsOf>>;
   let cursor: CursorTracker | null;
   try {
-    await timed(client.query('BEGIN READ ONLY'));
+    // One snapshot for the whole read, whichever form the consumer takes (COPY and the
+    // cursor's max() then see the same rows).
+    await timed(client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
     // The extended protocol even without parameters: one statement, never `…; COMMIT; …`.
     const declare = {
       text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query.text}`,
@@ -38,8 +42,9 @@ export async function readPg(
       queryMode: 'extended',
     } as pg.QueryConfig;
     await timed(client.query(declare));
-    first = await fetch();
-    columns = await timed(columnsOf(client, first.fields));
+    // FETCH 0 from the start returns no row but describes the columns.
+    described = await timed(client.query<unknown[]>({ text: `FETCH FORWARD 0 FROM ${CURSOR}`, rowMode: 'array' }));
+    columns = await timed(columnsOf(client, described.fields));
     cursor = cursorTracker(step, columns);
   } catch (err) {
     await session.close();
@@ -48,7 +53,7 @@ export async function readPg(
 
   async function* batches(): AsyncGenerator<unknown[][]> {
     try {
-      let res = first;
+      let res = await fetch();
       for (;;) {
         // The next FETCH runs on the server while this batch is downstream: one batch ahead,
         // never more. A failure surfaces at its await (the catch only keeps it from being
@@ -66,5 +71,6 @@ export async function readPg(
       await session.close();
     }
   }
-  return rowsOutput(columns, batches(), cursor);
+  const native = pgNativeRows(session, step, query, described.fields, columns);
+  return rowsOutput(columns, batches(), cursor, native ?? undefined);
 }

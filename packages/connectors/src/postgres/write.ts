@@ -8,14 +8,19 @@ import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import type { PgConnection } from './connect';
+import { copyIn } from './copy-in';
 import { committedWrite, recordWrite } from './ledger';
+import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
 
 // A pipeline sink on PostgreSQL. One transaction per run, one COPY per upstream batch (so
 // statement_timeout bounds a batch and never the time upstream takes): insert copies straight
 // into the target; upsert and replace copy into a temporary staging table and then move the
 // rows by INSERT … ON CONFLICT DO UPDATE (upsert) or TRUNCATE + INSERT (replace). Committed at
-// the end; any failure rolls everything back: the target is unchanged.
+// the end; any failure rolls everything back: the target is unchanged. When the input is a
+// PostgreSQL source's rows whose columns line up with the target (pass-through.ts), its COPY
+// bytes go in untouched instead of the decoded batches, through the same transaction, staging
+// and ledger.
 
 const q = (name: string) => quoteIdent(name, 'postgres');
 /** Rows of CSV text handed to COPY at a time. */
@@ -62,18 +67,19 @@ function withoutValue(err: ConnectorError): ConnectorError {
   return new ConnectorError(err.code, err.message.replace(/:\s*"(?:[^"]|"")*"(?=\s*\(SQLSTATE 22)/, ''));
 }
 
-type TargetColumn = { name: string; type: string; array: boolean };
+type TargetColumn = { name: string; type: string; oid: number; array: boolean };
 
 async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[]> {
   const r = await s.timed(
-    s.client.query<{ name: string; type: string; category: string }>(
-      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typcategory AS category
+    s.client.query<{ name: string; type: string; oid: number; category: string }>(
+      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.atttypid::int AS oid,
+              t.typcategory AS category
          FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
         WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped`,
       [table],
     ),
   );
-  return r.rows.map((c) => ({ name: c.name, type: c.type, array: c.category === 'A' }));
+  return r.rows.map((c) => ({ name: c.name, type: c.type, oid: c.oid, array: c.category === 'A' }));
 }
 
 async function copyBatch(s: PgSession, stage: string, cols: string, rows: unknown[][], arrays: boolean[]) {
@@ -187,10 +193,26 @@ export async function writePg(
         ),
       );
     }
-    for await (const batch of plan.rows.batches) {
-      if (batch.length === 0 || names.length === 0) continue;
-      bytes += await copyBatch(s, stage, cols, batch, arrays);
-      rows += batch.length;
+    const format = passThrough(plan.rows, names, byName);
+    if (format && names.length > 0) {
+      // COPY's bytes from a PostgreSQL source, untouched: one COPY, bounded by idle time.
+      step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
+      const copy = plan.rows.native!.open(format);
+      const done = await copyIn(s.client, {
+        table: stage,
+        columns: names,
+        format: { kind: format },
+        chunks: copy.chunks,
+        idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
+      });
+      rows = done.rows;
+      bytes = done.bytes;
+    } else {
+      for await (const batch of plan.rows.batches) {
+        if (batch.length === 0 || names.length === 0) continue;
+        bytes += await copyBatch(s, stage, cols, batch, arrays);
+        rows += batch.length;
+      }
     }
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
     if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
