@@ -13,11 +13,11 @@ import { openPgSession } from './session';
 // one downstream, so a large table is never held. Each FETCH is its own statement:
 // statement_timeout bounds the work of one batch, not the time the steps downstream take to
 // consume it. Beside the batches the payload offers the same rows as COPY output (copy-out.ts);
-// a consumer takes one or the other, and nothing is fetched before it does.
+// a consumer takes one or the other; only one row is fetched before it does.
 
 const BATCH = 5000;
 const CURSOR = 'sluice_source';
-const FETCH = `FETCH FORWARD ${BATCH} FROM ${CURSOR}`;
+const fetchOf = (n: number) => `FETCH FORWARD ${n} FROM ${CURSOR}`;
 
 export async function readPg(
   conn: PgConnection,
@@ -27,8 +27,8 @@ export async function readPg(
   const query = sourceQuery(step, 'postgres');
   const session = await openPgSession(conn, ctx, signalOf(step, ctx), { readOnly: true });
   const { client, timed } = session;
-  const fetch = () => timed(client.query<unknown[]>({ text: FETCH, rowMode: 'array' }));
-  let described: pg.QueryArrayResult;
+  const fetch = (n = BATCH) => timed(client.query<unknown[]>({ text: fetchOf(n), rowMode: 'array' }));
+  let probe: pg.QueryArrayResult;
   let columns: Awaited<ReturnType<typeof columnsOf>>;
   let cursor: CursorTracker | null;
   try {
@@ -42,9 +42,10 @@ export async function readPg(
       queryMode: 'extended',
     } as pg.QueryConfig;
     await timed(client.query(declare));
-    // FETCH 0 from the start returns no row but describes the columns.
-    described = await timed(client.query<unknown[]>({ text: `FETCH FORWARD 0 FROM ${CURSOR}`, rowMode: 'array' }));
-    columns = await timed(columnsOf(client, described.fields));
+    // One row now: a query that fails on its first row fails here, and the columns are known.
+    // The rest of the first batch is fetched only if the batches are read.
+    probe = await fetch(1);
+    columns = await timed(columnsOf(client, probe.fields));
     cursor = cursorTracker(step, columns);
   } catch (err) {
     await session.close();
@@ -53,7 +54,11 @@ export async function readPg(
 
   async function* batches(): AsyncGenerator<unknown[][]> {
     try {
-      let res = await fetch();
+      let res = probe;
+      if (probe.rows.length === 1) {
+        const rest = await fetch(BATCH - 1);
+        res = { ...rest, rows: [...probe.rows, ...rest.rows] };
+      }
       for (;;) {
         // The next FETCH runs on the server while this batch is downstream: one batch ahead,
         // never more. A failure surfaces at its await (the catch only keeps it from being
@@ -71,6 +76,6 @@ export async function readPg(
       await session.close();
     }
   }
-  const native = pgNativeRows(session, step, query, described.fields, columns);
+  const native = pgNativeRows(session, step, query, probe.fields, columns);
   return rowsOutput(columns, batches(), cursor, native ?? undefined);
 }
