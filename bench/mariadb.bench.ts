@@ -36,7 +36,7 @@ const DST = `sluice_bench_mdst_${id}`;
 const MYDB = `sluice_bench_msrc_${id}`;
 const load = () => os.loadavg()[0].toFixed(1);
 
-const myArgs = ['-h', MY.hostname, '-P', MY.port || '3306', '-u', decodeURIComponent(MY.username || 'root')];
+const myArgs = ['--default-character-set=utf8mb4', '-h', MY.hostname, '-P', MY.port || '3306', '-u', decodeURIComponent(MY.username || 'root')];
 const myShell = `mariadb ${myArgs.join(' ')}${MY.password ? ` -p'${decodeURIComponent(MY.password)}'` : ''}`;
 const my = (statement: string, db = '') =>
   execFileSync('mariadb', [...myArgs, ...(MY.password ? [`-p${decodeURIComponent(MY.password)}`] : []), '--batch', '--skip-column-names', ...(db ? [db] : []), '-e', statement], {
@@ -154,7 +154,7 @@ async function bench(p: Platform) {
       statement_timeout_seconds: 300,
       allow_private_hosts: true,
     },
-    credentials: { password: decodeURIComponent(MY.password) || 'unused' },
+    credentials: { password: decodeURIComponent(MY.password) },
   });
   await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
   await deployPipeline(p, 'maria-to-pg', {
@@ -208,7 +208,7 @@ async function main() {
       .join(' ')}`,
   );
   for (const db of [STORE, DST]) await createDatabase(db);
-  my(`create database ${MYDB}`);
+  my(`create database ${MYDB} character set utf8mb4 collate utf8mb4_unicode_ci`);
   let p: Platform | null = null;
   try {
     p = await openPlatform({ DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir });
