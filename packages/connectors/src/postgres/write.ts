@@ -1,8 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Payload, SinkResult, StepContext } from '@sluice/engine';
-import copyStreams from 'pg-copy-streams';
 import { targetType } from '../relational/column-types';
 import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
@@ -13,8 +10,9 @@ import { committedWrite, recordWrite } from './ledger';
 import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
 
-// A pipeline sink on PostgreSQL. One transaction per run, one COPY per upstream batch (so
-// statement_timeout bounds a batch and never the time upstream takes): insert copies straight
+// A pipeline sink on PostgreSQL. One transaction per run, one COPY for all the rows (the
+// server's statement_timeout is lifted for it and the time between two chunks bounded instead,
+// see copy-in.ts, so a slow upstream never times the COPY out): insert copies straight
 // into the target; upsert and replace copy into a temporary staging table and then move the
 // rows by INSERT … ON CONFLICT DO UPDATE (upsert) or TRUNCATE + INSERT (replace). Committed at
 // the end; any failure rolls everything back: the target is unchanged. When the input is a
@@ -24,7 +22,7 @@ import { openPgSession, type PgSession } from './session';
 
 const q = (name: string) => quoteIdent(name, 'postgres');
 /** Rows of CSV text handed to COPY at a time. */
-const COPY_SLICE = 500;
+const COPY_SLICE = 1000;
 
 const quoted = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
@@ -82,28 +80,31 @@ async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[
   return r.rows.map((c) => ({ name: c.name, type: c.type, oid: c.oid, array: c.category === 'A' }));
 }
 
-async function copyBatch(s: PgSession, stage: string, cols: string, rows: unknown[][], arrays: boolean[]) {
-  async function* csv() {
-    for (let i = 0; i < rows.length; i += COPY_SLICE) {
+/**
+ * The rows as COPY CSV, a slice at a time. Strings are always quoted (an unquoted empty field
+ * is NULL); the common case, no double quote inside, skips the escaping pass.
+ */
+async function* csvChunks(batches: AsyncIterable<unknown[][]>, arrays: boolean[]): AsyncGenerator<Buffer> {
+  const width = arrays.length;
+  for await (const batch of batches) {
+    for (let i = 0; i < batch.length; i += COPY_SLICE) {
       let text = '';
-      for (const row of rows.slice(i, i + COPY_SLICE)) {
-        text += `${row.map((v, j) => copyField(v, arrays[j])).join(',')}\n`;
+      const end = Math.min(batch.length, i + COPY_SLICE);
+      for (let r = i; r < end; r++) {
+        const row = batch[r];
+        for (let j = 0; j < width; j++) {
+          const v = row[j];
+          if (j > 0) text += ',';
+          if (v === null || v === undefined) continue;
+          if (typeof v === 'string') text += v.indexOf('"') === -1 ? `"${v}"` : quoted(v);
+          else if (typeof v === 'number' && Number.isFinite(v)) text += v;
+          else text += copyField(v, arrays[j]);
+        }
+        text += '\n';
       }
       yield Buffer.from(text);
     }
   }
-  let bytes = 0;
-  const source = Readable.from(
-    (async function* () {
-      for await (const chunk of csv()) {
-        bytes += chunk.length;
-        yield chunk;
-      }
-    })(),
-  );
-  const copy = s.client.query(copyStreams.from(`COPY ${stage} (${cols}) FROM STDIN WITH (FORMAT csv)`));
-  await s.timed(pipeline(source, copy));
-  return bytes;
 }
 
 /** The statement that moves the staged rows into the target. */
@@ -194,7 +195,9 @@ export async function writePg(
       );
     }
     const format = passThrough(plan.rows, names, byName);
-    if (format && names.length > 0) {
+    if (names.length === 0) {
+      for await (const _ of plan.rows.batches);
+    } else if (format) {
       // COPY's bytes from a PostgreSQL source, untouched: one COPY, bounded by idle time.
       step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
       const copy = plan.rows.native!.open(format);
@@ -208,11 +211,16 @@ export async function writePg(
       rows = done.rows;
       bytes = done.bytes;
     } else {
-      for await (const batch of plan.rows.batches) {
-        if (batch.length === 0 || names.length === 0) continue;
-        bytes += await copyBatch(s, stage, cols, batch, arrays);
-        rows += batch.length;
-      }
+      // One COPY for every batch: the server parses a slice while the next one is encoded.
+      const done = await copyIn(s.client, {
+        table: stage,
+        columns: names,
+        format: { kind: 'csv' },
+        chunks: csvChunks(plan.rows.batches, arrays),
+        idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
+      });
+      rows = done.rows;
+      bytes = done.bytes;
     }
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
     if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
