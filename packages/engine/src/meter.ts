@@ -216,8 +216,14 @@ function meterNativeRows(p: RowsPayload, native: NativeRows, cb: MeterCallbacks)
   };
   const ended = Promise.race([batches.ended, nativeEnded.promise]);
   ended.catch(() => {});
+  const guarded: AsyncIterable<unknown[][]> = {
+    [Symbol.asyncIterator]: () => {
+      if (bytes) throw new Error('a payload stream can be read only once');
+      return batches[Symbol.asyncIterator]();
+    },
+  };
   return {
-    payload: { ...p, batches, native: { ...native, open } },
+    payload: { ...p, batches: guarded, native: { ...native, open } },
     ended,
     finish: async (ok) => {
       if (bytes) await (bytes as Meter<Uint8Array>).finish(ok);
