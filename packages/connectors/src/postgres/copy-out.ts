@@ -20,9 +20,15 @@ import type { PgSession } from './session';
 const CURSOR_TYPES = new Set([21, 23, 20, 1700, 1082, 1114, 1184]);
 const PREPARED = 'sluice_copy_source';
 
-/** The query's text with every parameter written in as a typed literal. */
+/**
+ * The query as a subquery: its closing `;` (and comments after it) dropped, a line break
+ * before the parenthesis that closes it (a trailing `-- comment` must not swallow it).
+ */
+const nested = (text: string) => `(${text.replace(/;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/, '')}\n)`;
+
+/** The query's text with every parameter written in as a typed literal, as a subquery. */
 async function inlineQuery(session: PgSession, step: StepContext, query: CompiledStatement): Promise<string> {
-  if (query.values.length === 0) return query.text;
+  if (query.values.length === 0) return nested(query.text);
   const { client, timed } = session;
   await timed(client.query(`PREPARE ${PREPARED} AS ${query.text}`));
   const r = await timed(
@@ -36,7 +42,7 @@ async function inlineQuery(session: PgSession, step: StepContext, query: Compile
   const literals = query.values.map((v, i) =>
     v === null ? `NULL::${types[i]}` : `${client.escapeLiteral(String(v))}::${types[i]}`,
   );
-  return sourceQuery(step, 'postgres', (i) => `(${literals[i]})`).text;
+  return nested(sourceQuery(step, 'postgres', (i) => `(${literals[i]})`).text);
 }
 
 export type PgNative = { rows: NativeRows; used(): boolean; nextCursor(): Promise<string | null> };
@@ -66,7 +72,7 @@ export function pgNativeRows(
           "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)",
         ),
       );
-      const copy = client.query(copyStreams.to(`COPY (${text}) TO STDOUT (FORMAT ${format})`));
+      const copy = client.query(copyStreams.to(`COPY ${text} TO STDOUT (FORMAT ${format})`));
       for await (const chunk of copy) yield chunk as Uint8Array;
       rows = copy.rowCount;
       await timed(client.query("SELECT set_config('statement_timeout', $1, true)", [saved.rows[0].t]));
@@ -74,7 +80,7 @@ export function pgNativeRows(
       if (index !== null) {
         const name = quoteIdent(columns[index].name, 'postgres');
         const r = await timed(
-          client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM (${text}) q`, rowMode: 'array' }),
+          client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM ${text} q`, rowMode: 'array' }),
         );
         const tracker = cursorTracker(step, columns)!;
         const row: unknown[] = columns.map(() => null);

@@ -100,7 +100,7 @@ afterAll(async () => {
 describe('postgres → postgres pass-through', () => {
   it('copies tricky values in binary, exactly, and counts the rows', async () => {
     await sql(DST, `CREATE TABLE t1 (${COLUMNS})`);
-    const { result, to } = await copy('SELECT * FROM tricky', { table: 't1', mode: 'insert' });
+    const { result, to } = await copy('SELECT * FROM tricky -- every column', { table: 't1', mode: 'insert' });
     expect(passedThrough(to)).toContain('(binary)');
     expect(result.rows).toBe(3);
     expect(result.bytes).toBeGreaterThan(0);
@@ -157,7 +157,7 @@ describe('postgres → postgres pass-through', () => {
 
   it('inlines bound templates as typed literals and takes the cursor from the same snapshot', async () => {
     await sql(DST, 'CREATE TABLE t5 (id int, h text)');
-    const from = source('SELECT id, h FROM big WHERE id > {{runtime.input.min}} AND h <> {{runtime.input.skip}}', {
+    const from = source('SELECT id, h FROM big WHERE id > {{runtime.input.min}} AND h <> {{runtime.input.skip}}; -- done', {
       cursor_column: 'id',
       input: { min: 199990, skip: "it's \\ not" },
     });
