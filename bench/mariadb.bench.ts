@@ -36,13 +36,33 @@ const DST = `sluice_bench_mdst_${id}`;
 const MYDB = `sluice_bench_msrc_${id}`;
 const load = () => os.loadavg()[0].toFixed(1);
 
-const myArgs = ['--default-character-set=utf8mb4', '-h', MY.hostname, '-P', MY.port || '3306', '-u', decodeURIComponent(MY.username || 'root')];
+const myArgs = [
+  '--default-character-set=utf8mb4',
+  '-h',
+  MY.hostname,
+  '-P',
+  MY.port || '3306',
+  '-u',
+  decodeURIComponent(MY.username || 'root'),
+];
 const myShell = `mariadb ${myArgs.join(' ')}${MY.password ? ` -p'${decodeURIComponent(MY.password)}'` : ''}`;
 const my = (statement: string, db = '') =>
-  execFileSync('mariadb', [...myArgs, ...(MY.password ? [`-p${decodeURIComponent(MY.password)}`] : []), '--batch', '--skip-column-names', ...(db ? [db] : []), '-e', statement], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-  }).trim();
+  execFileSync(
+    'mariadb',
+    [
+      ...myArgs,
+      ...(MY.password ? [`-p${decodeURIComponent(MY.password)}`] : []),
+      '--batch',
+      '--skip-column-names',
+      ...(db ? [db] : []),
+      '-e',
+      statement,
+    ],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  ).trim();
 
 // Ten columns: ints, a bigint, decimals, text (a tab, a backslash and unicode in some rows),
 // a datetime with microseconds, a boolean and a nullable text.
@@ -55,10 +75,14 @@ const PG_COLUMNS = `id integer primary key, qty integer, big bigint, amount nume
 function ensurePgloader() {
   if (fs.existsSync('/usr/bin/pgloader')) return;
   execFileSync('apt-get', ['update'], { stdio: 'ignore' });
-  execFileSync('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'pgloader'], {
-    stdio: 'ignore',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
+  execFileSync(
+    'apt-get',
+    ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'pgloader'],
+    {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    },
+  );
 }
 
 function fillSource(n: number) {
@@ -92,7 +116,10 @@ async function pgCheck() {
 }
 /** The same count and sums on MariaDB (without the row checksum). */
 const myCheck = () =>
-  my('select concat_ws(\' \', count(*), sum(id), sum(big), sum(amount), sum(ratio), count(note)) from src', MYDB);
+  my(
+    "select concat_ws(' ', count(*), sum(id), sum(big), sum(amount), sum(ratio), count(note)) from src",
+    MYDB,
+  );
 
 function checked(what: string, pg: string, expected: { sums: string; full: string | null }) {
   const sums = pg.split(' ').slice(0, 6).join(' ');
@@ -111,7 +138,9 @@ async function pipeBaseline(n: number): Promise<{ rps: number; check: string }> 
   );
   const check = await pgCheck();
   const rps = n / (ms / 1000);
-  console.log(`  mariadb | psql \\copy         ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(1)} s)`);
+  console.log(
+    `  mariadb | psql \\copy         ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(1)} s)`,
+  );
   return { rps, check };
 }
 
@@ -131,7 +160,9 @@ async function pgloaderBaseline(n: number, dir: string): Promise<{ rps: number; 
   const ms = await shell(`pgloader --no-ssl-cert-verification --quiet ${cmd}`);
   const check = await pgCheck();
   const rps = n / (ms / 1000);
-  console.log(`  pgloader                     ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(1)} s)`);
+  console.log(
+    `  pgloader                     ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(1)} s)`,
+  );
   return { rps, check };
 }
 
@@ -211,7 +242,11 @@ async function main() {
   my(`create database ${MYDB} character set utf8mb4 collate utf8mb4_unicode_ci`);
   let p: Platform | null = null;
   try {
-    p = await openPlatform({ DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir });
+    p = await openPlatform({
+      DATABASE_URL: dbUrl(STORE),
+      SLUICE_MASTER_KEY: masterKey,
+      SLUICE_DATA_DIR: dataDir,
+    });
     await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
     await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
     await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
@@ -225,7 +260,9 @@ async function main() {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   console.log(`\nload average after the runs: ${load()} (other work on the machine skews every figure)`);
-  console.log('| rows | Sluice rows/s (execute→finished) | mariadb \\| psql rows/s | ratio | pgloader rows/s | × pgloader | worker peak |');
+  console.log(
+    '| rows | Sluice rows/s (execute→finished) | mariadb \\| psql rows/s | ratio | pgloader rows/s | × pgloader | worker peak |',
+  );
   console.log('|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
     console.log(

@@ -337,7 +337,9 @@ export async function runInWorker(
       `  Sluice run                   ${rps.toFixed(0).padStart(8)} rows/s  (run ${(runMs / 1000).toFixed(1)} s, ` +
         `execute→done ${(wallMs / 1000).toFixed(1)} s; ${steps})`,
     );
-    console.log(`  execute→finished ${wallRps.toFixed(0).padStart(8)} rows/s; rows out per step (run record): ${counted}`);
+    console.log(
+      `  execute→finished ${wallRps.toFixed(0).padStart(8)} rows/s; rows out per step (run record): ${counted}`,
+    );
     console.log(
       `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
         `VmHWM ${peaks.hwmMB.toFixed(0)} MB`,
@@ -347,4 +349,3 @@ export async function runInWorker(
     await worker.stop();
   }
 }
-

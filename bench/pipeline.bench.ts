@@ -19,7 +19,6 @@ import {
   deployPipeline,
   dropDatabase,
   openPlatform,
-  PE,
   type Platform,
   pgDataSource,
   runInWorker,
@@ -84,7 +83,10 @@ async function count(db: string, table: string) {
 
 /** Count and an order-free checksum of every row's text. */
 async function checksum(db: string, table: string) {
-  const r = await sql(db, `select count(*)::text || ':' || sum(hashtext(t::text)::bigint)::text as c from ${table} t`);
+  const r = await sql(
+    db,
+    `select count(*)::text || ':' || sum(hashtext(t::text)::bigint)::text as c from ${table} t`,
+  );
   return r[0].c as string;
 }
 
@@ -267,7 +269,9 @@ async function main() {
   }
 
   console.log(`\nload average after the runs: ${load()} (other work on the machine skews every figure)`);
-  console.log('| pipeline | rows | Sluice rows/s (execute→finished) | baseline | baseline rows/s | ratio | worker peak RSS |');
+  console.log(
+    '| pipeline | rows | Sluice rows/s (execute→finished) | baseline | baseline rows/s | ratio | worker peak RSS |',
+  );
   console.log('|---|---:|---:|---|---:|---:|---:|');
   for (const r of results) {
     console.log(

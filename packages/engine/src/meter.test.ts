@@ -53,7 +53,10 @@ describe('meterPayload with native rows', () => {
   it('refuses the native form once the batches were taken, and drains the batches', async () => {
     const log: string[] = [];
     const counted = { rows: 0 };
-    const m = meterPayload(offered(log), { signal: new AbortController().signal, rows: (n) => (counted.rows += n) });
+    const m = meterPayload(offered(log), {
+      signal: new AbortController().signal,
+      rows: (n) => (counted.rows += n),
+    });
     if (m.payload.kind !== 'rows' || !m.payload.native) throw new Error('native form lost');
     const it = m.payload.batches[Symbol.asyncIterator]();
     await it.next();

@@ -32,9 +32,19 @@ export type RowsPayload = {
 /** JSON records (any JSON value each), in batches. */
 export type JsonPayload = { kind: 'json'; batches: AsyncIterable<unknown[]> };
 /** CSV text as bytes. */
-export type CsvPayload = { kind: 'csv'; delimiter: string; header: boolean; chunks: AsyncIterable<Uint8Array> };
+export type CsvPayload = {
+  kind: 'csv';
+  delimiter: string;
+  header: boolean;
+  chunks: AsyncIterable<Uint8Array>;
+};
 /** Raw bytes with metadata; bytes never enter run records (the seed's file payload metadata). */
-export type FilePayload = { kind: 'file'; mimeType: string; filename?: string; chunks: AsyncIterable<Uint8Array> };
+export type FilePayload = {
+  kind: 'file';
+  mimeType: string;
+  filename?: string;
+  chunks: AsyncIterable<Uint8Array>;
+};
 export type FormField = { name: string; value: string } | { name: string; file: FilePayload };
 export type FormPayload = { kind: 'form'; encoding: 'urlencoded' | 'multipart'; fields: FormField[] };
 

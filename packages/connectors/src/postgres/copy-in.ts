@@ -63,7 +63,9 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
   let bytes = 0;
   let timer: NodeJS.Timeout | undefined;
   let idle: ConnectorError | null = null;
-  const copy = client.query(copyStreams.from(`COPY ${opts.table} (${cols}) FROM STDIN ${withClause(opts.format)}`));
+  const copy = client.query(
+    copyStreams.from(`COPY ${opts.table} (${cols}) FROM STDIN ${withClause(opts.format)}`),
+  );
   const arm = () => {
     if (opts.idleTimeoutMs === undefined) return;
     clearTimeout(timer);
@@ -76,7 +78,8 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
       destroy(client);
     }, opts.idleTimeoutMs);
   };
-  const source = opts.chunks instanceof Readable ? opts.chunks : Readable.from(opts.chunks, { objectMode: false });
+  const source =
+    opts.chunks instanceof Readable ? opts.chunks : Readable.from(opts.chunks, { objectMode: false });
   source.on('data', (chunk: Uint8Array) => {
     bytes += chunk.byteLength;
     arm();

@@ -40,7 +40,11 @@ const source = (query: string, opts: { cursor_column?: string; input?: Record<st
     {
       kind: 'source',
       data_source_ref: 'src',
-      operation: { operation_type: 'sql', sql: query, ...(opts.cursor_column ? { cursor_column: opts.cursor_column } : {}) },
+      operation: {
+        operation_type: 'sql',
+        sql: query,
+        ...(opts.cursor_column ? { cursor_column: opts.cursor_column } : {}),
+      },
     },
     { scope: { runtime: { input: opts.input ?? {} } } },
   );
@@ -100,7 +104,10 @@ afterAll(async () => {
 describe('postgres → postgres pass-through', () => {
   it('copies tricky values in binary, exactly, and counts the rows', async () => {
     await sql(DST, `CREATE TABLE t1 (${COLUMNS})`);
-    const { result, to } = await copy('SELECT * FROM tricky -- every column', { table: 't1', mode: 'insert' });
+    const { result, to } = await copy('SELECT * FROM tricky -- every column', {
+      table: 't1',
+      mode: 'insert',
+    });
     expect(passedThrough(to)).toContain('(binary)');
     expect(result.rows).toBe(3);
     expect(result.bytes).toBeGreaterThan(0);
@@ -132,7 +139,10 @@ describe('postgres → postgres pass-through', () => {
 
   it('takes the decoded rows when the types do not line up (timestamptz into text)', async () => {
     await sql(DST, 'CREATE TABLE t3 (id int, ts text)');
-    const { result, to } = await copy('SELECT id, ts FROM tricky WHERE id = 1', { table: 't3', mode: 'insert' });
+    const { result, to } = await copy('SELECT id, ts FROM tricky WHERE id = 1', {
+      table: 't3',
+      mode: 'insert',
+    });
     expect(passedThrough(to)).toBeNull();
     expect(result.rows).toBe(1);
     expect(await sql(DST, 'SELECT ts FROM t3')).toEqual([{ ts: '2024-02-29 18:29:59.123456+00' }]);
@@ -157,10 +167,13 @@ describe('postgres → postgres pass-through', () => {
 
   it('inlines bound templates as typed literals and takes the cursor from the same snapshot', async () => {
     await sql(DST, 'CREATE TABLE t5 (id int, h text)');
-    const from = source('SELECT id, h FROM big WHERE id > {{runtime.input.min}} AND h <> {{runtime.input.skip}}; -- done', {
-      cursor_column: 'id',
-      input: { min: 199990, skip: "it's \\ not" },
-    });
+    const from = source(
+      'SELECT id, h FROM big WHERE id > {{runtime.input.min}} AND h <> {{runtime.input.skip}}; -- done',
+      {
+        cursor_column: 'id',
+        input: { min: 199990, skip: "it's \\ not" },
+      },
+    );
     const out = await postgres.read!(connection(SRC), from, ctx);
     const to = sink({ table: 't5', mode: 'insert' });
     const result = await postgres.write!(connection(DST), out.payload, to, ctx);
@@ -211,9 +224,17 @@ describe('postgres → postgres pass-through', () => {
   it('writes nothing twice when a retried run finds its commit in the ledger', async () => {
     await sql(DST, 'CREATE TABLE t7 (id int, h text)');
     const key = `run-pt:${tag}:sink`;
-    const first = await copy('SELECT id, h FROM big WHERE id <= 1000', { table: 't7', mode: 'insert' }, { commitKey: key });
+    const first = await copy(
+      'SELECT id, h FROM big WHERE id <= 1000',
+      { table: 't7', mode: 'insert' },
+      { commitKey: key },
+    );
     expect(first.result.rows).toBe(1000);
-    const again = await copy('SELECT id, h FROM big WHERE id <= 1000', { table: 't7', mode: 'insert' }, { commitKey: key });
+    const again = await copy(
+      'SELECT id, h FROM big WHERE id <= 1000',
+      { table: 't7', mode: 'insert' },
+      { commitKey: key },
+    );
     expect(again.result).toEqual(first.result);
     expect(await sql(DST, 'SELECT count(*)::int AS n FROM t7')).toEqual([{ n: 1000 }]);
   });

@@ -25,7 +25,7 @@ export function passThrough(
   target: Map<string, { oid: number }>,
 ): 'binary' | 'text' | null {
   const native = rows.native;
-  if (!native || native.format !== 'postgres-copy' || native.types.length !== names.length) return null;
+  if (native?.format !== 'postgres-copy' || native.types.length !== names.length) return null;
   let binary = true;
   for (const [i, name] of names.entries()) {
     const to = target.get(name)?.oid;
