@@ -292,3 +292,60 @@ export async function writePeopleCsv(file: string, count: number) {
     out.end(() => resolve());
   });
 }
+
+/**
+ * Executes a deployed pipeline in a fresh worker process (execute through the API, poll until
+ * the run ends); rows/s over the run's own timing and over execute → finished, and the worker's
+ * memory. `loaded` counts the target's rows afterwards (must be `n`).
+ */
+export async function runInWorker(
+  p: Platform,
+  pipeline: string,
+  n: number,
+  loaded: () => Promise<number>,
+  opts: { env: Record<string, string>; profDir: string | null },
+) {
+  // A directory per run: node writes one profile per thread (tsx's loader runs in its own).
+  const prof = opts.profDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profDir}`] : [];
+  const worker = await startWorker({ ...opts.env, SLUICE_QUEUE_POLL_SECONDS: '0.5' }, prof);
+  try {
+    worker.sample();
+    const wallStart = performance.now();
+    const queued = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
+    let run: any;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 200));
+      run = await p.call('GET', `${PE}/runs/${queued.slug}`);
+      if (['succeeded', 'failed', 'canceled'].includes(run.state)) break;
+    }
+    const wallMs = performance.now() - wallStart;
+    const peaks = worker.peaks();
+    if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
+    const got = await loaded();
+    if (got !== n) throw new Error(`the run loaded ${got} rows, expected ${n}`);
+    const counted = run.steps.map((s: any) => `${s.step_slug} ${s.rows_out}`).join(', ');
+    const runMs = Date.parse(run.finished_at) - Date.parse(run.started_at);
+    const rps = n / (runMs / 1000);
+    const wallRps = n / (wallMs / 1000);
+    const steps = run.steps
+      .map(
+        (s: any) =>
+          `${s.step_slug} ${((Date.parse(s.finished_at) - Date.parse(s.started_at)) / 1000).toFixed(1)} s`,
+      )
+      .join(', ');
+    console.log(
+      `  Sluice run                   ${rps.toFixed(0).padStart(8)} rows/s  (run ${(runMs / 1000).toFixed(1)} s, ` +
+        `execute→done ${(wallMs / 1000).toFixed(1)} s; ${steps})`,
+    );
+    console.log(
+      `  execute→finished ${wallRps.toFixed(0).padStart(8)} rows/s; rows out per step (run record): ${counted}`,
+    );
+    console.log(
+      `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
+        `VmHWM ${peaks.hwmMB.toFixed(0)} MB`,
+    );
+    return { rps, wallRps, peakMB: Math.max(peaks.sampledMB, peaks.hwmMB) };
+  } finally {
+    await worker.stop();
+  }
+}

@@ -1,4 +1,4 @@
-import type { Payload } from './payloads';
+import type { NativeRows, Payload, RowsPayload } from './payloads';
 
 // Wrappers that sit between a step and the payload streams it reads or writes: they count
 // rows and bytes as they pass, notice the end of a stream, stop promptly on abort, and let the
@@ -54,6 +54,10 @@ export class Meter<T> implements AsyncIterable<T> {
   readonly ended: Promise<void>;
   private it: AsyncIterator<T> | null = null;
   private taken = false;
+  /** True once a consumer asked for the iterator (or a drain began). */
+  get started(): boolean {
+    return this.taken;
+  }
   private done = false;
   private resolveEnded!: () => void;
   private rejectEnded!: (err: unknown) => void;
@@ -143,6 +147,7 @@ export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
   };
   const rowCount = (batch: unknown[]) => cb.rows?.(batch.length);
   const byteCount = (chunk: Uint8Array) => cb.bytes?.(chunk.byteLength);
+  if (p.kind === 'rows' && p.native) return meterNativeRows(p, p.native, cb);
   let payload: Payload;
   switch (p.kind) {
     case 'rows':
@@ -174,6 +179,55 @@ export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
     finish: async (ok) => {
       // One after the other: draining a form's fields in order keeps multipart readers sane.
       for (const m of meters) await m.finish(ok);
+    },
+  };
+}
+
+/**
+ * Rows offered both as batches and natively: the consumer takes one of the two. The batches
+ * count rows as they pass; the native bytes count bytes as they pass and the rows the source
+ * reports at their end. Whatever the consumer took is what `finish` drains or closes.
+ */
+function meterNativeRows(p: RowsPayload, native: NativeRows, cb: MeterCallbacks): MeteredPayload {
+  const batches = new Meter(p.batches, {
+    signal: cb.signal,
+    count: (batch: unknown[][]) => cb.rows?.(batch.length),
+    onError: cb.onError,
+  });
+  let bytes: Meter<Uint8Array> | null = null;
+  const nativeEnded = deferred<void>();
+  const open: NativeRows['open'] = (format) => {
+    if (bytes || batches.started) throw new Error('a payload stream can be read only once');
+    const inner = native.open(format);
+    const m = new Meter(inner.chunks, {
+      signal: cb.signal,
+      count: (chunk) => cb.bytes?.(chunk.byteLength),
+      onError: cb.onError,
+    });
+    bytes = m;
+    m.ended.then(
+      () => {
+        cb.rows?.(inner.rows());
+        nativeEnded.resolve();
+      },
+      (err) => nativeEnded.reject(err),
+    );
+    return { chunks: m, rows: inner.rows };
+  };
+  const ended = Promise.race([batches.ended, nativeEnded.promise]);
+  ended.catch(() => {});
+  const guarded: AsyncIterable<unknown[][]> = {
+    [Symbol.asyncIterator]: () => {
+      if (bytes) throw new Error('a payload stream can be read only once');
+      return batches[Symbol.asyncIterator]();
+    },
+  };
+  return {
+    payload: { ...p, batches: guarded, native: { ...native, open } },
+    ended,
+    finish: async (ok) => {
+      if (bytes) await (bytes as Meter<Uint8Array>).finish(ok);
+      else await batches.finish(ok);
     },
   };
 }

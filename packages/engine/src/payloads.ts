@@ -4,14 +4,47 @@
 
 export type Column = { name: string; type: string };
 
-/** Typed columns, rows as arrays in column order, in batches. */
-export type RowsPayload = { kind: 'rows'; columns: Column[]; batches: AsyncIterable<unknown[][]> };
+/**
+ * The same rows as a database's own bulk format, offered by a source beside its batches. A
+ * sink of the same family may take it instead of the batches (never both): a PostgreSQL
+ * source feeding a PostgreSQL sink hands over COPY bytes untouched. Whoever does not know the
+ * format reads the batches and never calls `open`.
+ */
+export type NativeRows = {
+  /** `postgres-copy`: the output of `COPY (query) TO STDOUT`, binary or text per `open`. */
+  format: 'postgres-copy';
+  /** The source's type of each column, aligned with `columns`: type OID and format_type text. */
+  types: { oid: number; name: string }[];
+  /**
+   * Starts the bulk read in place of the batches: the stream of bytes, and the rows it held
+   * once it ended (the source's own count, e.g. COPY's command tag).
+   */
+  open(format: 'binary' | 'text'): { chunks: AsyncIterable<Uint8Array>; rows(): number };
+};
+
+/** Typed columns, rows as arrays in column order, in batches (or natively, see NativeRows). */
+export type RowsPayload = {
+  kind: 'rows';
+  columns: Column[];
+  batches: AsyncIterable<unknown[][]>;
+  native?: NativeRows;
+};
 /** JSON records (any JSON value each), in batches. */
 export type JsonPayload = { kind: 'json'; batches: AsyncIterable<unknown[]> };
 /** CSV text as bytes. */
-export type CsvPayload = { kind: 'csv'; delimiter: string; header: boolean; chunks: AsyncIterable<Uint8Array> };
+export type CsvPayload = {
+  kind: 'csv';
+  delimiter: string;
+  header: boolean;
+  chunks: AsyncIterable<Uint8Array>;
+};
 /** Raw bytes with metadata; bytes never enter run records (the seed's file payload metadata). */
-export type FilePayload = { kind: 'file'; mimeType: string; filename?: string; chunks: AsyncIterable<Uint8Array> };
+export type FilePayload = {
+  kind: 'file';
+  mimeType: string;
+  filename?: string;
+  chunks: AsyncIterable<Uint8Array>;
+};
 export type FormField = { name: string; value: string } | { name: string; file: FilePayload };
 export type FormPayload = { kind: 'form'; encoding: 'urlencoded' | 'multipart'; fields: FormField[] };
 

@@ -4,6 +4,7 @@ import { type CursorTracker, cursorTracker, rowsOutput } from '../relational/cur
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import type { PgConnection } from './connect';
+import { pgNativeRows } from './copy-out';
 import { columnsOf } from './operations';
 import { openPgSession } from './session';
 
@@ -11,11 +12,12 @@ import { openPgSession } from './session';
 // server-side cursor and is fetched in batches as the payload is read, one batch ahead of the
 // one downstream, so a large table is never held. Each FETCH is its own statement:
 // statement_timeout bounds the work of one batch, not the time the steps downstream take to
-// consume it.
+// consume it. Beside the batches the payload offers the same rows as COPY output (copy-out.ts);
+// a consumer takes one or the other; only one row is fetched before it does.
 
 const BATCH = 5000;
 const CURSOR = 'sluice_source';
-const FETCH = `FETCH FORWARD ${BATCH} FROM ${CURSOR}`;
+const fetchOf = (n: number) => `FETCH FORWARD ${n} FROM ${CURSOR}`;
 
 export async function readPg(
   conn: PgConnection,
@@ -25,12 +27,14 @@ export async function readPg(
   const query = sourceQuery(step, 'postgres');
   const session = await openPgSession(conn, ctx, signalOf(step, ctx), { readOnly: true });
   const { client, timed } = session;
-  const fetch = () => timed(client.query<unknown[]>({ text: FETCH, rowMode: 'array' }));
-  let first: pg.QueryArrayResult;
+  const fetch = (n = BATCH) => timed(client.query<unknown[]>({ text: fetchOf(n), rowMode: 'array' }));
+  let probe: pg.QueryArrayResult;
   let columns: Awaited<ReturnType<typeof columnsOf>>;
   let cursor: CursorTracker | null;
   try {
-    await timed(client.query('BEGIN READ ONLY'));
+    // One snapshot for the whole read, whichever form the consumer takes (COPY and the
+    // cursor's max() then see the same rows).
+    await timed(client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
     // The extended protocol even without parameters: one statement, never `…; COMMIT; …`.
     const declare = {
       text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query.text}`,
@@ -38,8 +42,10 @@ export async function readPg(
       queryMode: 'extended',
     } as pg.QueryConfig;
     await timed(client.query(declare));
-    first = await fetch();
-    columns = await timed(columnsOf(client, first.fields));
+    // One row now: a query that fails on its first row fails here, and the columns are known.
+    // The rest of the first batch is fetched only if the batches are read.
+    probe = await fetch(1);
+    columns = await timed(columnsOf(client, probe.fields));
     cursor = cursorTracker(step, columns);
   } catch (err) {
     await session.close();
@@ -48,7 +54,11 @@ export async function readPg(
 
   async function* batches(): AsyncGenerator<unknown[][]> {
     try {
-      let res = first;
+      let res = probe;
+      if (probe.rows.length === 1) {
+        const rest = await fetch(BATCH - 1);
+        res = { ...rest, rows: [...probe.rows, ...rest.rows] };
+      }
       for (;;) {
         // The next FETCH runs on the server while this batch is downstream: one batch ahead,
         // never more. A failure surfaces at its await (the catch only keeps it from being
@@ -66,5 +76,6 @@ export async function readPg(
       await session.close();
     }
   }
-  return rowsOutput(columns, batches(), cursor);
+  const native = pgNativeRows(session, step, query, probe.fields, columns);
+  return rowsOutput(columns, batches(), cursor, native ?? undefined);
 }

@@ -1,25 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Payload, SinkResult, StepContext } from '@sluice/engine';
-import copyStreams from 'pg-copy-streams';
 import { targetType } from '../relational/column-types';
 import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import type { PgConnection } from './connect';
+import { copyIn } from './copy-in';
 import { committedWrite, recordWrite } from './ledger';
+import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
 
-// A pipeline sink on PostgreSQL. One transaction per run, one COPY per upstream batch (so
-// statement_timeout bounds a batch and never the time upstream takes): insert copies straight
+// A pipeline sink on PostgreSQL. One transaction per run, one COPY for all the rows (the
+// server's statement_timeout is lifted for it and the time between two chunks bounded instead,
+// see copy-in.ts, so a slow upstream never times the COPY out): insert copies straight
 // into the target; upsert and replace copy into a temporary staging table and then move the
 // rows by INSERT … ON CONFLICT DO UPDATE (upsert) or TRUNCATE + INSERT (replace). Committed at
-// the end; any failure rolls everything back: the target is unchanged.
+// the end; any failure rolls everything back: the target is unchanged. When the input is a
+// PostgreSQL source's rows whose columns line up with the target (pass-through.ts), its COPY
+// bytes go in untouched instead of the decoded batches, through the same transaction, staging
+// and ledger.
 
 const q = (name: string) => quoteIdent(name, 'postgres');
 /** Rows of CSV text handed to COPY at a time. */
-const COPY_SLICE = 500;
+const COPY_SLICE = 1000;
 
 const quoted = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
@@ -62,42 +65,46 @@ function withoutValue(err: ConnectorError): ConnectorError {
   return new ConnectorError(err.code, err.message.replace(/:\s*"(?:[^"]|"")*"(?=\s*\(SQLSTATE 22)/, ''));
 }
 
-type TargetColumn = { name: string; type: string; array: boolean };
+type TargetColumn = { name: string; type: string; oid: number; array: boolean };
 
 async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[]> {
   const r = await s.timed(
-    s.client.query<{ name: string; type: string; category: string }>(
-      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typcategory AS category
+    s.client.query<{ name: string; type: string; oid: number; category: string }>(
+      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.atttypid::int AS oid,
+              t.typcategory AS category
          FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
         WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped`,
       [table],
     ),
   );
-  return r.rows.map((c) => ({ name: c.name, type: c.type, array: c.category === 'A' }));
+  return r.rows.map((c) => ({ name: c.name, type: c.type, oid: c.oid, array: c.category === 'A' }));
 }
 
-async function copyBatch(s: PgSession, stage: string, cols: string, rows: unknown[][], arrays: boolean[]) {
-  async function* csv() {
-    for (let i = 0; i < rows.length; i += COPY_SLICE) {
+/**
+ * The rows as COPY CSV, a slice at a time. Strings are always quoted (an unquoted empty field
+ * is NULL); the common case, no double quote inside, skips the escaping pass.
+ */
+async function* csvChunks(batches: AsyncIterable<unknown[][]>, arrays: boolean[]): AsyncGenerator<Buffer> {
+  const width = arrays.length;
+  for await (const batch of batches) {
+    for (let i = 0; i < batch.length; i += COPY_SLICE) {
       let text = '';
-      for (const row of rows.slice(i, i + COPY_SLICE)) {
-        text += `${row.map((v, j) => copyField(v, arrays[j])).join(',')}\n`;
+      const end = Math.min(batch.length, i + COPY_SLICE);
+      for (let r = i; r < end; r++) {
+        const row = batch[r];
+        for (let j = 0; j < width; j++) {
+          const v = row[j];
+          if (j > 0) text += ',';
+          if (v === null || v === undefined) continue;
+          if (typeof v === 'string') text += v.indexOf('"') === -1 ? `"${v}"` : quoted(v);
+          else if (typeof v === 'number' && Number.isFinite(v)) text += v;
+          else text += copyField(v, arrays[j]);
+        }
+        text += '\n';
       }
       yield Buffer.from(text);
     }
   }
-  let bytes = 0;
-  const source = Readable.from(
-    (async function* () {
-      for await (const chunk of csv()) {
-        bytes += chunk.length;
-        yield chunk;
-      }
-    })(),
-  );
-  const copy = s.client.query(copyStreams.from(`COPY ${stage} (${cols}) FROM STDIN WITH (FORMAT csv)`));
-  await s.timed(pipeline(source, copy));
-  return bytes;
 }
 
 /** The statement that moves the staged rows into the target. */
@@ -187,10 +194,33 @@ export async function writePg(
         ),
       );
     }
-    for await (const batch of plan.rows.batches) {
-      if (batch.length === 0 || names.length === 0) continue;
-      bytes += await copyBatch(s, stage, cols, batch, arrays);
-      rows += batch.length;
+    const format = passThrough(plan.rows, names, byName);
+    if (names.length === 0) {
+      for await (const _ of plan.rows.batches);
+    } else if (format) {
+      // COPY's bytes from a PostgreSQL source, untouched: one COPY, bounded by idle time.
+      step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
+      const copy = plan.rows.native!.open(format);
+      const done = await copyIn(s.client, {
+        table: stage,
+        columns: names,
+        format: { kind: format },
+        chunks: copy.chunks,
+        idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
+      });
+      rows = done.rows;
+      bytes = done.bytes;
+    } else {
+      // One COPY for every batch: the server parses a slice while the next one is encoded.
+      const done = await copyIn(s.client, {
+        table: stage,
+        columns: names,
+        format: { kind: 'csv' },
+        chunks: csvChunks(plan.rows.batches, arrays),
+        idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
+      });
+      rows = done.rows;
+      bytes = done.bytes;
     }
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
     if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));

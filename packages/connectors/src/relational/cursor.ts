@@ -1,4 +1,4 @@
-import type { Column, SourceOutput, StepContext } from '@sluice/engine';
+import type { Column, NativeRows, SourceOutput, StepContext } from '@sluice/engine';
 import { deferred, tracked } from '../payloads/streams';
 import { ConnectorError } from '../types';
 import { utcDatetime } from './datetime';
@@ -45,8 +45,8 @@ export type CursorTracker = {
   value(): string | null;
 };
 
-/** A tracker for the step's `cursor_column` among the result's columns, or `null` without one. */
-export function cursorTracker(step: StepContext, columns: Column[]): CursorTracker | null {
+/** The index of the step's `cursor_column` among the result's columns, or `null` without one. */
+export function cursorIndex(step: StepContext, columns: Column[]): number | null {
   const op = step.step.operation;
   const name = op.operation_type === 'sql' ? op.cursor_column : undefined;
   if (name === undefined) return null;
@@ -63,6 +63,13 @@ export function cursorTracker(step: StepContext, columns: Column[]): CursorTrack
       `cursor_column ${JSON.stringify(name)} is not a column of the query's result`,
     );
   }
+  return index;
+}
+
+/** A tracker for the step's `cursor_column` among the result's columns, or `null` without one. */
+export function cursorTracker(step: StepContext, columns: Column[]): CursorTracker | null {
+  const index = cursorIndex(step, columns);
+  if (index === null) return null;
   let best: { key: Key; raw: unknown } | null = null;
   return {
     observe(batch) {
@@ -78,13 +85,14 @@ export function cursorTracker(step: StepContext, columns: Column[]): CursorTrack
 }
 
 /**
- * A SQL source's output: its rows, with the cursor (when the step has one) taken from every
+ * A SQL source's output: its rows (and their native form, when the source offers one), with the cursor (when the step has one) taken from every
  * batch on the way and resolved once the rows have been read to the end.
  */
 export function rowsOutput(
   columns: Column[],
   batches: AsyncIterable<unknown[][]>,
   cursor: CursorTracker | null,
+  native?: { rows: NativeRows; used(): boolean; nextCursor(): Promise<string | null> },
 ): SourceOutput {
   async function* observed(): AsyncGenerator<unknown[][]> {
     for await (const batch of batches) yield cursor ? cursor.observe(batch) : batch;
@@ -95,7 +103,9 @@ export function rowsOutput(
       kind: 'rows',
       columns,
       batches: tracked(observed(), () => ended.resolve(cursor?.value() ?? null), ended.reject),
+      ...(native ? { native: native.rows } : {}),
     },
-    nextCursor: () => ended.promise,
+    // The native form, when the consumer took it, reports its own cursor.
+    nextCursor: () => (native?.used() ? native.nextCursor() : ended.promise),
   };
 }

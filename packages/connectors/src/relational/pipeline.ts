@@ -28,15 +28,22 @@ function sqlOperationOf(step: StepContext): SqlOperation {
 // A source reads: its statement is a query (the session is read-only as well).
 const QUERY_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE']);
 
-/** The source query with its templates as bound parameters, rendered now. */
-export function sourceQuery(step: StepContext, dialect: Dialect): CompiledStatement {
+/**
+ * The source query with its templates as bound parameters, rendered now. `marker` writes a
+ * parameter into the text instead (see compileTemplate).
+ */
+export function sourceQuery(
+  step: StepContext,
+  dialect: Dialect,
+  marker?: (index: number) => string,
+): CompiledStatement {
   const op = sqlOperationOf(step);
   if (!op.sql) throw invalid('a SQL source step needs operation.sql');
   const keyword = leadingKeyword(op.sql);
   if (keyword !== null && !QUERY_KEYWORDS.has(keyword)) {
     throw invalid(`a source runs a query (SELECT, WITH, VALUES or TABLE), not ${keyword}`);
   }
-  return compileTemplate(op.sql, dialect, (name) => step.render(`{{${name}}}`));
+  return compileTemplate(op.sql, dialect, (name) => step.render(`{{${name}}}`), marker);
 }
 
 export type SinkPlan = { write: SqlWrite; table: TableName; rows: RowsPayload; names: string[] };

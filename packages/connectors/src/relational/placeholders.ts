@@ -185,11 +185,21 @@ export function compileTemplate(
   sql: string,
   dialect: Dialect,
   lookup: (name: string) => unknown,
+  marker?: (index: number) => string,
 ): CompiledStatement {
-  return compile(tokenize(sql, dialect, true), dialect, lookup);
+  return compile(tokenize(sql, dialect, true), dialect, lookup, marker);
 }
 
-function compile(tokens: Token[], dialect: Dialect, lookup: (name: string) => unknown): CompiledStatement {
+/**
+ * `marker` (PostgreSQL only) writes parameter `index` (0-based) into the text instead of
+ * `$n`: a caller that cannot bind (COPY takes no parameters) passes a typed literal there.
+ */
+function compile(
+  tokens: Token[],
+  dialect: Dialect,
+  lookup: (name: string) => unknown,
+  marker: (index: number) => string = (index) => `$${index + 1}`,
+): CompiledStatement {
   const names: string[] = [];
   const bound: unknown[] = [];
   const values: unknown[] = [];
@@ -209,7 +219,7 @@ function compile(tokens: Token[], dialect: Dialect, lookup: (name: string) => un
     if (dialect === 'postgres') {
       if (values.length === index) values.push(bound[index]);
       // `x{{a}}` must not become the identifier `x$1`.
-      text += `${identChar(text[text.length - 1]) ? ' ' : ''}$${index + 1}`;
+      text += `${identChar(text[text.length - 1]) ? ' ' : ''}${marker(index)}`;
     } else {
       values.push(bound[index]);
       text += '?';

@@ -1,0 +1,118 @@
+import type { Column, NativeRows, StepContext } from '@sluice/engine';
+import type pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { deferred, NotConsumedError } from '../payloads/streams';
+import { cursorIndex, cursorTracker } from '../relational/cursor';
+import { quoteIdent } from '../relational/identifiers';
+import { sourceQuery } from '../relational/pipeline';
+import type { CompiledStatement } from '../relational/placeholders';
+import type { PgSession } from './session';
+
+// The PostgreSQL source's native form: `COPY (query) TO STDOUT` on the source's own session
+// and snapshot (REPEATABLE READ, begun before the cursor was declared), offered beside the
+// batches for a PostgreSQL sink to pass through untouched. COPY takes no bound parameters, so
+// the query's templates go into its text as literals cast to the very types PostgreSQL infers
+// for them as parameters (asked with PREPARE). With a cursor_column, the next cursor is the
+// column's max() over the same query in the same snapshot, fed through the same tracker as the
+// batches' values; only types whose SQL order is the tracker's order qualify.
+
+/** smallint, integer, bigint, numeric, date, timestamp, timestamptz. */
+const CURSOR_TYPES = new Set([21, 23, 20, 1700, 1082, 1114, 1184]);
+const PREPARED = 'sluice_copy_source';
+
+/**
+ * The query as a subquery: its closing `;` (and comments after it) dropped, a line break
+ * before the parenthesis that closes it (a trailing `-- comment` must not swallow it).
+ */
+const nested = (text: string) => `(${text.replace(/;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/, '')}\n)`;
+
+/** The query's text with every parameter written in as a typed literal, as a subquery. */
+async function inlineQuery(session: PgSession, step: StepContext, query: CompiledStatement): Promise<string> {
+  if (query.values.length === 0) return nested(query.text);
+  const { client, timed } = session;
+  await timed(client.query(`PREPARE ${PREPARED} AS ${query.text}`));
+  const r = await timed(
+    client.query<{ types: string[] }>(
+      'SELECT parameter_types::text[] AS types FROM pg_catalog.pg_prepared_statements WHERE name = $1',
+      [PREPARED],
+    ),
+  );
+  await timed(client.query(`DEALLOCATE ${PREPARED}`));
+  const types = r.rows[0].types;
+  const literals = query.values.map((v, i) =>
+    v === null ? `NULL::${types[i]}` : `${client.escapeLiteral(String(v))}::${types[i]}`,
+  );
+  return nested(sourceQuery(step, 'postgres', (i) => `(${literals[i]})`).text);
+}
+
+export type PgNative = { rows: NativeRows; used(): boolean; nextCursor(): Promise<string | null> };
+
+/** The native form of a source, or null when its cursor column cannot be carried over. */
+export function pgNativeRows(
+  session: PgSession,
+  step: StepContext,
+  query: CompiledStatement,
+  fields: pg.FieldDef[],
+  columns: Column[],
+): PgNative | null {
+  const index = cursorIndex(step, columns);
+  if (index !== null && !CURSOR_TYPES.has(fields[index].dataTypeID)) return null;
+  const done = deferred<string | null>();
+  let opened = false;
+  let rows = 0;
+  const { client, timed } = session;
+
+  async function* chunks(format: 'binary' | 'text'): AsyncGenerator<Uint8Array> {
+    let finished = false;
+    try {
+      const text = await inlineQuery(session, step, query);
+      // One statement carries every row: the sink bounds the time between chunks instead.
+      const saved = await timed(
+        client.query<{ t: string }>(
+          "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)",
+        ),
+      );
+      const copy = client.query(copyStreams.to(`COPY ${text} TO STDOUT (FORMAT ${format})`));
+      for await (const chunk of copy) yield chunk as Uint8Array;
+      rows = copy.rowCount;
+      await timed(client.query("SELECT set_config('statement_timeout', $1, true)", [saved.rows[0].t]));
+      let next: string | null = null;
+      if (index !== null) {
+        const name = quoteIdent(columns[index].name, 'postgres');
+        const r = await timed(
+          client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM ${text} q`, rowMode: 'array' }),
+        );
+        const tracker = cursorTracker(step, columns)!;
+        const row: unknown[] = columns.map(() => null);
+        row[index] = r.rows[0][0];
+        tracker.observe([row]);
+        next = tracker.value();
+      }
+      await timed(client.query('COMMIT'));
+      finished = true;
+      done.resolve(next);
+    } catch (err) {
+      finished = true;
+      const mapped = session.error(err, query.values);
+      done.reject(mapped);
+      throw mapped;
+    } finally {
+      if (!finished) done.reject(new NotConsumedError());
+      await session.close();
+    }
+  }
+
+  return {
+    rows: {
+      format: 'postgres-copy',
+      types: fields.map((f, i) => ({ oid: f.dataTypeID, name: columns[i].type })),
+      open(format) {
+        if (opened) throw new Error('a payload stream can be read only once');
+        opened = true;
+        return { chunks: chunks(format), rows: () => rows };
+      },
+    },
+    used: () => opened,
+    nextCursor: () => done.promise,
+  };
+}
