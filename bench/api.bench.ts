@@ -19,13 +19,24 @@ import { openRuntime } from '../packages/server/src/runtime';
 
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = 32;
+// `BENCH_ONLY=postgres` skips the bare route and PGlite (for profiling the PostgreSQL path alone).
+const ONLY_POSTGRES = process.env.BENCH_ONLY === 'postgres';
 const EVENTS = 10_000;
 const ADMIN_URL =
   process.env.SLUICE_BENCH_PG_URL ??
   process.env.SLUICE_TEST_PG_URL ??
   'postgres://postgres@127.0.0.1:5432/postgres';
 
-type Figures = { label: string; rps: number; p50: number; p99: number; non2xx: number; errors: number };
+type Figures = {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  /** CPU time of this process (server and load generator thread) per request, in µs. */
+  cpuUs: number;
+};
 
 async function load(label: string, url: string, token?: string): Promise<Figures> {
   const opts = {
@@ -36,7 +47,9 @@ async function load(label: string, url: string, token?: string): Promise<Figures
     workers: 1,
   };
   await autocannon({ ...opts, duration: 2 }); // warm-up: JIT, pool connections, caches
+  const cpu = process.cpuUsage();
   const r = await autocannon({ ...opts, duration: DURATION });
+  const used = process.cpuUsage(cpu);
   const f = {
     label,
     rps: r.requests.average,
@@ -44,9 +57,11 @@ async function load(label: string, url: string, token?: string): Promise<Figures
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors,
+    cpuUs: (used.user + used.system) / Math.max(1, r.requests.total),
   };
   console.log(
-    `${label.padEnd(34)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms` +
+    `${label.padEnd(34)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  ` +
+      `cpu ${f.cpuUs.toFixed(0)} µs/req  load ${os.loadavg()[0].toFixed(1)}` +
       (f.non2xx || f.errors ? `  (non-2xx ${f.non2xx}, errors ${f.errors})` : ''),
   );
   return f;
@@ -191,36 +206,43 @@ async function main() {
     `node ${process.version}, ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
       `${CONNECTIONS} connections, ${DURATION} s per run; load average ${os.loadavg()[0].toFixed(1)}\n`,
   );
-  const results: Figures[] = [await bare()];
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-'));
-  try {
-    results.push(...(await sluice('GET events, PGlite (embedded)', { SLUICE_DATA_DIR: dataDir })));
-  } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
+  const results: Figures[] = ONLY_POSTGRES ? [] : [await bare()];
+  if (!ONLY_POSTGRES) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-'));
+    try {
+      results.push(...(await sluice('GET events, PGlite (embedded)', { SLUICE_DATA_DIR: dataDir })));
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   }
   const pgRuns = await withScratchDatabase((url) =>
     sluice('GET events, PostgreSQL server', { DATABASE_URL: url }),
   );
   results.push(...pgRuns);
-  results.push(await bare());
+  if (!ONLY_POSTGRES) results.push(await bare());
 
   console.log(
     `load average after the runs: ${os.loadavg()[0].toFixed(1)} (other work on the machine skews every figure)`,
   );
-  const baseline = (results[0].rps + results[results.length - 1].rps) / 2;
-  console.log(`\nbare baseline (mean of first and last run): ${baseline.toFixed(0)} req/s`);
-  console.log('| run | req/s | p50 ms | p99 ms | share of bare |');
-  console.log('|---|---:|---:|---:|---:|');
+  const baseline = ONLY_POSTGRES ? results[0].rps : (results[0].rps + results[results.length - 1].rps) / 2;
+  console.log(`\nbaseline (${ONLY_POSTGRES ? 'first ceiling run' : 'bare, mean of first and last run'}): ${baseline.toFixed(0)} req/s`);
+  console.log('| run | req/s | p50 ms | p99 ms | CPU µs/req | share of baseline |');
+  console.log('|---|---:|---:|---:|---:|---:|');
   for (const r of results) {
     console.log(
-      `| ${r.label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / baseline).toFixed(1)} % |`,
+      `| ${r.label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuUs.toFixed(0)} | ${((100 * r.rps) / baseline).toFixed(1)} % |`,
     );
   }
   const [ceilA, pgRun, ceilB] = pgRuns;
   const ceil = (ceilA.rps + ceilB.rps) / 2;
   const share = pgRun.rps / ceil;
+  // Under a shared machine's load the process gets a varying slice of the cores, so throughput
+  // swings between runs; CPU time per request is what the route itself costs.
+  const cpuCeil = (ceilA.cpuUs + ceilB.cpuUs) / 2;
   console.log(
-    `\nsame-work ceiling (mean of its two runs): ${ceil.toFixed(0)} req/s; load average ${os.loadavg()[0].toFixed(1)}`,
+    `\nsame-work ceiling (mean of its two runs): ${ceil.toFixed(0)} req/s, ${cpuCeil.toFixed(0)} µs CPU/req; ` +
+      `Sluice ${pgRun.cpuUs.toFixed(0)} µs CPU/req → CPU ratio (ceiling/Sluice) ${(cpuCeil / pgRun.cpuUs).toFixed(2)}; ` +
+      `load average ${os.loadavg()[0].toFixed(1)}`,
   );
   console.log(
     `target on PostgreSQL: ≥ 0.8 of the same-work ceiling and p99 < 30 ms → ${share.toFixed(2)}, p99 ${pgRun.p99} ms: ${
