@@ -57,7 +57,8 @@ async function load(label: string, url: string, token?: string): Promise<Figures
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors,
-    cpuUs: (used.user + used.system) / Math.max(1, r.requests.total),
+    // Completed requests (autocannon puts the total on the requests histogram; its types omit it).
+    cpuUs: (used.user + used.system) / Math.max(1, (r.requests as unknown as { total: number }).total),
   };
   console.log(
     `${label.padEnd(34)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  ` +

@@ -7,6 +7,7 @@ import { installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { installJsonBody } from './http/json-body';
 import { requestSerializer } from './http/logging';
+import { OneLinePerRequest } from './http/request-log';
 import { installMetrics } from './http/metrics';
 import { installNoStore } from './http/no-store';
 import { createOpenApiTransform } from './http/openapi-transform';
@@ -29,6 +30,7 @@ export async function buildApp(deps: Deps): Promise<App> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : randomUUID();
     },
+    logController: new OneLinePerRequest(),
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     ...frameworkErrorOptions(),

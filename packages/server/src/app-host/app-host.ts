@@ -6,6 +6,7 @@ import type { Deps } from '../context';
 import { frameworkErrorOptions, installErrorHandling } from '../http/error-handler';
 import { AppError, errorBody } from '../http/errors';
 import { requestSerializer } from '../http/logging';
+import { OneLinePerRequest } from '../http/request-log';
 import { installRateLimit } from '../http/rate-limit';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
 import { registerBff } from './bff';
@@ -21,6 +22,7 @@ import { serveWebApp } from './static-files';
 export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log.child({ host: 'app' }, { serializers: { req: requestSerializer as any } }),
+    logController: new OneLinePerRequest(),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: false,
