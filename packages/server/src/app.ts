@@ -7,11 +7,11 @@ import { installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { installJsonBody } from './http/json-body';
 import { requestSerializer } from './http/logging';
-import { OneLinePerRequest } from './http/request-log';
 import { installMetrics } from './http/metrics';
 import { installNoStore } from './http/no-store';
 import { createOpenApiTransform } from './http/openapi-transform';
 import { installRateLimit } from './http/rate-limit';
+import { OneLinePerRequest } from './http/request-log';
 import { type RouteInfo, routeMatcher } from './http/route-table';
 import { modules } from './modules/index';
 

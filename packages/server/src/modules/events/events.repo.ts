@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, type SQL, sql } from 'drizzle-orm';
+import { and, eq, gte, lt, type SQL } from 'drizzle-orm';
 import type { Store } from '../../db/client';
 import { events } from '../../db/schema/index';
 import { paginate } from '../../http/pagination';
