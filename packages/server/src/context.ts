@@ -37,6 +37,12 @@ export type Principal =
       organization?: Org;
       role: string;
       canManageApiKeys: boolean;
+      /**
+       * The stored permissions of the key's role, read with the key, when it is a custom role of
+       * the organization; null when no such role row exists (built-in roles are code); absent
+       * when not read.
+       */
+      storedRolePermissions?: string[] | null;
     };
 
 export type ActorType = 'unknown' | 'user' | 'api_key' | 'system' | 'external';

@@ -7,6 +7,7 @@ import { frameworkErrorOptions, installErrorHandling } from '../http/error-handl
 import { AppError, errorBody } from '../http/errors';
 import { requestSerializer } from '../http/logging';
 import { installRateLimit } from '../http/rate-limit';
+import { OneLinePerRequest } from '../http/request-log';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
 import { registerBff } from './bff';
 import { placeholderPage } from './placeholder-page';
@@ -21,6 +22,7 @@ import { serveWebApp } from './static-files';
 export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log.child({ host: 'app' }, { serializers: { req: requestSerializer as any } }),
+    logController: new OneLinePerRequest(),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: false,

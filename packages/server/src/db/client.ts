@@ -20,6 +20,12 @@ export type SqlExecutor = {
 export type Store = SqlExecutor & {
   kind: 'pglite' | 'postgres';
   db: Db;
+  /**
+   * A named prepared statement in raw SQL, for the hottest read paths (every request's token
+   * lookup, the first page of a list): parsed and planned once per connection, rows as the
+   * driver parses them (timestamptz → Date, jsonb → object), without the ORM's row mapping.
+   */
+  prepared(name: string, text: string, values: unknown[]): Promise<{ rows: any[] }>;
   ping(): Promise<void>;
   /** Runs fn while holding a cluster-wide advisory lock (one process at a time). */
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
@@ -59,6 +65,7 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     kind: 'postgres',
     db,
     executeSql: (text, values) => pool.query(text, values as any[]),
+    prepared: (name, text, values) => pool.query({ name, text, values }),
     ping: async () => {
       await pool.query('select 1');
     },
@@ -159,6 +166,8 @@ async function openPglite(dataDir: string): Promise<Store> {
         const results = await client.exec(text);
         return { rows: results.at(-1)?.rows ?? [] };
       },
+      // One connection, in process: there is no statement cache to name.
+      prepared: (_name, text, values) => client.query(text, values as any[]) as Promise<{ rows: any[] }>,
       ping: async () => {
         await client.query('select 1');
       },

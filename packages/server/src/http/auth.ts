@@ -6,7 +6,7 @@ import { resolveScope } from '../modules/organizations/scope';
 import { visibilityOf } from '../modules/roles/permissions';
 import { addressBudget } from './address-budget';
 import { AppError, forbidden, notFound, unauthenticated, validationFailed } from './errors';
-import { hashToken } from './tokens';
+import { hashToken, parseToken, type TokenKind } from './tokens';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,6 +20,23 @@ export function bearerOf(req: FastifyRequest): string | null {
   if (!h) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
   return m ? m[1] : '';
+}
+
+export type BearerFacts = { token: string; kind: TokenKind | null; hash: string };
+const bearerFactsOf = new WeakMap<FastifyRequest, BearerFacts | null>();
+
+/**
+ * The bearer token with its parsed kind (null when malformed or its checksum fails) and its
+ * hash, worked out once per request: the rate limiter and the authentication hook both need them.
+ */
+export function bearerFacts(req: FastifyRequest): BearerFacts | null {
+  let facts = bearerFactsOf.get(req);
+  if (facts === undefined) {
+    const token = bearerOf(req);
+    facts = token ? { token, kind: parseToken(token), hash: hashToken(token) } : null;
+    bearerFactsOf.set(req, facts);
+  }
+  return facts;
 }
 
 /** The authenticated principal of a request; throws 401 when there is none. */
@@ -55,11 +72,11 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolve?: Principa
     windowMs: deps.config.rateLimit.windowMs,
   });
   const byBearer: PrincipalResolver = async (req) => {
-    const token = bearerOf(req);
-    if (!token) return null;
-    const hash = hashToken(token);
+    const facts = bearerFacts(req);
+    if (!facts) return null;
+    const { hash } = facts;
     if (!budget.knownToken(hash)) budget.check(req.ip);
-    const principal = await resolvePrincipal(deps.db, token);
+    const principal = await resolvePrincipal(deps.store, facts.token, new Date(), facts);
     if (principal) budget.rememberToken(hash);
     return principal;
   };

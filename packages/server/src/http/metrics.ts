@@ -17,10 +17,12 @@ export function installMetrics(app: FastifyInstance): Registry {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (req, reply) => {
+  // Callback style: a synchronous hook costs no promise per request.
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    done();
   });
   return registry;
 }

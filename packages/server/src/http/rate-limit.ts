@@ -1,9 +1,8 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../env';
-import { bearerOf } from './auth';
+import { bearerFacts } from './auth';
 import { AppError } from './errors';
-import { hashToken, parseToken } from './tokens';
 
 /**
  * Per token for authenticated calls, per address otherwise (DECISIONS.md §9). Only a
@@ -11,8 +10,8 @@ import { hashToken, parseToken } from './tokens';
  * string per request still counts against its address.
  */
 function keyOf(req: FastifyRequest): string {
-  const token = bearerOf(req);
-  return token && parseToken(token) ? `t:${hashToken(token).slice(0, 24)}` : `a:${req.ip}`;
+  const facts = bearerFacts(req);
+  return facts?.kind ? `t:${facts.hash.slice(0, 24)}` : `a:${req.ip}`;
 }
 
 export async function installRateLimit(app: FastifyInstance, config: Config) {

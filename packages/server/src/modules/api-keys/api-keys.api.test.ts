@@ -1,5 +1,8 @@
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
+import { buildApp } from '../../app';
+import { openRuntime } from '../../runtime';
 
 describe('API keys', () => {
   let t: TestApp;
@@ -56,6 +59,46 @@ describe('API keys', () => {
     expect(
       (await t.call('GET', '/organizations/acme/api-keys', { token: rotated.json().token })).statusCode,
     ).toBe(401);
+  });
+
+  it('refuses a revoked key on its next request, on every API host', async () => {
+    // A second API host on the same store: on PostgreSQL a runtime of its own (own pool, own
+    // in-process rate-limit and address budgets), as another machine would run; PGlite has one
+    // process per data directory, so there it is a second app on the same runtime.
+    const other =
+      t.kind === 'postgres'
+        ? await openRuntime(t.rt.deps.config, { logStream: new PassThrough(), supervise: false })
+        : null;
+    const hostB = await buildApp(other?.deps ?? t.rt.deps);
+    try {
+      const key = (
+        await t.call('POST', '/organizations/acme/api-keys', {
+          token: owner,
+          body: { name: 'Two hosts', role: 'viewer' },
+        })
+      ).json().token as string;
+      const onB = async () =>
+        (
+          await hostB.inject({
+            method: 'GET',
+            url: '/organizations/acme/events?limit=20',
+            headers: { authorization: `Bearer ${key}` },
+          })
+        ).statusCode;
+      const onA = async () => (await t.call('GET', '/organizations/acme/events', { token: key })).statusCode;
+      // Both hosts have served the key (anything they might keep about it is warm).
+      for (let i = 0; i < 3; i++) {
+        expect(await onA()).toBe(200);
+        expect(await onB()).toBe(200);
+      }
+      const revoked = await t.call('POST', '/organizations/acme/api-keys/two-hosts:revoke', { token: owner });
+      expect(revoked.statusCode).toBe(200);
+      expect(await onB()).toBe(401);
+      expect(await onA()).toBe(401);
+    } finally {
+      await hostB.close();
+      await other?.close();
+    }
   });
 
   it('rejects unknown fields, bad names and duplicate slugs', async () => {

@@ -1,10 +1,12 @@
-import { and, desc, eq, gte, lt, type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client';
+import { and, eq, gte, lt, type SQL } from 'drizzle-orm';
+import type { Store } from '../../db/client';
 import { events } from '../../db/schema/index';
 import { paginate } from '../../http/pagination';
 import type { ListEventsQuery } from './events.schemas';
 
 export type EventRow = typeof events.$inferSelect;
+/** What a list reads of a record: everything but the internal ids. */
+export type EventListRow = Omit<EventRow, 'id' | 'organizationId'>;
 export type EventClass = 'activity' | 'security_audit';
 
 /** Filters as equality/range predicates; the list index leads with (org, class, occurred_at). */
@@ -22,27 +24,24 @@ function filtersOf(q: ListEventsQuery): (SQL | undefined)[] {
 }
 
 // The first page, newest first, without filters is what a console and an audit export ask for
-// most: a prepared statement skips building the SQL per request and PostgreSQL's planning.
-function prepareFirstPage(db: DbOrTx) {
-  return db
-    .select()
-    .from(events)
-    .where(
-      and(eq(events.organizationId, sql.placeholder('org')), eq(events.eventClass, sql.placeholder('cls'))),
-    )
-    .orderBy(desc(events.occurredAt), desc(events.slug))
-    .limit(sql.placeholder('limit'))
-    .prepare('sluice_events_first_page');
-}
-const firstPages = new WeakMap<DbOrTx, ReturnType<typeof prepareFirstPage>>();
+// most: raw SQL on a named prepared statement skips building the SQL per request, PostgreSQL's
+// planning and the ORM's row mapping. Columns are aliased to the row's field names.
+const FIRST_PAGE_SQL = `select slug, schema_version as "schemaVersion", event_class as "eventClass",
+       actor_type as "actorType", actor_slug as "actorSlug", entity_type as "entityType",
+       entity_slug as "entitySlug", action, request_id as "requestId", occurred_at as "occurredAt",
+       metadata, created_at as "createdAt"
+  from events
+ where organization_id = $1 and event_class = $2
+ order by occurred_at desc, slug desc
+ limit $3`;
 
 export async function listEvents(
-  db: DbOrTx,
+  store: Pick<Store, 'db' | 'prepared'>,
   organizationId: string,
   eventClass: EventClass,
   query: ListEventsQuery,
 ) {
-  return paginate({
+  return paginate<EventListRow>({
     query,
     sorts: { event_occurred_at: { column: events.occurredAt, kind: 'timestamp' } },
     tiebreak: events.slug,
@@ -53,14 +52,11 @@ export async function listEvents(
         query.direction === 'next' &&
         query.sort_by === 'event_occurred_at';
       if (plain && filtersOf(query).every((f) => f === undefined)) {
-        let page = firstPages.get(db);
-        if (!page) {
-          page = prepareFirstPage(db);
-          firstPages.set(db, page);
-        }
-        return page.execute({ org: organizationId, cls: eventClass, limit });
+        return store
+          .prepared('sluice_events_first_page', FIRST_PAGE_SQL, [organizationId, eventClass, limit])
+          .then((r) => r.rows as EventListRow[]);
       }
-      return db
+      return store.db
         .select()
         .from(events)
         .where(

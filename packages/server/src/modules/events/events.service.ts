@@ -4,7 +4,7 @@ import type { EntityType, EventAction, eventClasses } from './events.record';
 import * as repo from './events.repo';
 import type { ListEventsQuery } from './events.schemas';
 
-export function toEvent(r: repo.EventRow) {
+export function toEvent(r: repo.EventListRow) {
   return {
     schema_version: r.schemaVersion,
     event_class: r.eventClass as (typeof eventClasses)[number],
@@ -31,7 +31,7 @@ export async function listEvents(
   eventClass: repo.EventClass,
   query: ListEventsQuery,
 ) {
-  const page = await repo.listEvents(ctx.deps.db, scope.org.id, eventClass, query);
+  const page = await repo.listEvents(ctx.deps.store, scope.org.id, eventClass, query);
   return {
     events: page.items.map(toEvent),
     has_more: page.has_more,

@@ -1,8 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
-import type { Org, Principal } from '../../context';
-import type { Db } from '../../db/client';
-import { apiKeys, organizations, personalAccessTokens, users } from '../../db/schema/index';
-import { hashToken, parseToken } from '../../http/tokens';
+import type { Principal } from '../../context';
+import type { Db, Store } from '../../db/client';
+import { apiKeys, personalAccessTokens, users } from '../../db/schema/index';
+import { hashToken, parseToken, type TokenKind } from '../../http/tokens';
 
 const TOUCH_EVERY_MS = 60_000;
 
@@ -26,24 +26,23 @@ function prepare(db: Db) {
       .where(eq(personalAccessTokens.tokenHash, sql.placeholder('hash')))
       .limit(1)
       .prepare('sluice_auth_pat'),
-    // The key's organization comes along, so an organization route needs no second lookup.
-    key: db
-      .select({
-        key: apiKeys,
-        org: {
-          id: organizations.id,
-          slug: organizations.slug,
-          name: organizations.name,
-          eventLogRetentionDays: organizations.eventLogRetentionDays,
-        },
-      })
-      .from(apiKeys)
-      .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
-      .where(eq(apiKeys.tokenHash, sql.placeholder('hash')))
-      .limit(1)
-      .prepare('sluice_auth_key'),
   };
 }
+
+// An API key request's whole standing in one read: the key, its organization, and the stored
+// permissions of its role when that is a custom role (null for built-in roles, whose
+// permissions are code). Raw SQL on a named prepared statement: this runs on every request, and
+// the ORM's query building and row mapping cost more than the query itself. Never cached: a
+// revoked key is refused on its next request, on every API host.
+const KEY_SQL = `select k.id, k.slug, k.organization_id, k.role, k.can_manage_api_keys,
+       k.expires_at, k.revoked_at, k.last_used_at,
+       o.slug as org_slug, o.name as org_name, o.event_log_retention_days,
+       r.permissions as role_permissions
+  from api_keys k
+  join organizations o on o.id = k.organization_id
+  left join roles r on r.organization_id = k.organization_id and r.slug = k.role
+ where k.token_hash = $1
+ limit 1`;
 
 const prepared = new WeakMap<Db, ReturnType<typeof prepare>>();
 function statements(db: Db) {
@@ -59,10 +58,17 @@ function statements(db: Db) {
  * Resolves a bearer token to its principal, or null for any malformed, unknown, revoked or
  * expired token: the caller answers all of those with the same 401.
  */
-export async function resolvePrincipal(db: Db, token: string, now = new Date()): Promise<Principal | null> {
-  const kind = parseToken(token);
+export async function resolvePrincipal(
+  store: Pick<Store, 'db' | 'prepared'>,
+  token: string,
+  now = new Date(),
+  /** The token's kind and hash when the caller has already worked them out. */
+  known?: { kind: TokenKind | null; hash: string },
+): Promise<Principal | null> {
+  const kind = known ? known.kind : parseToken(token);
   if (!kind) return null;
-  const hash = hashToken(token);
+  const hash = known ? known.hash : hashToken(token);
+  const { db } = store;
   if (kind === 'pat') {
     const [row] = await statements(db).pat.execute({ hash });
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
@@ -81,19 +87,26 @@ export async function resolvePrincipal(db: Db, token: string, now = new Date()):
       tokenId: row.id,
     };
   }
-  const [row] = await statements(db).key.execute({ hash });
-  const key = row?.key;
-  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) return null;
-  if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
+  const {
+    rows: [key],
+  } = await store.prepared('sluice_auth_key', KEY_SQL, [hash]);
+  if (!key || key.revoked_at || (key.expires_at && key.expires_at <= now)) return null;
+  if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() > TOUCH_EVERY_MS) {
     await db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.id));
   }
   return {
     type: 'api_key',
     apiKeyId: key.id,
     apiKeySlug: key.slug,
-    organizationId: key.organizationId,
-    organization: row.org as Org,
+    organizationId: key.organization_id,
+    organization: {
+      id: key.organization_id,
+      slug: key.org_slug,
+      name: key.org_name,
+      eventLogRetentionDays: key.event_log_retention_days,
+    },
     role: key.role,
-    canManageApiKeys: key.canManageApiKeys,
+    canManageApiKeys: key.can_manage_api_keys,
+    storedRolePermissions: key.role_permissions ?? null,
   };
 }

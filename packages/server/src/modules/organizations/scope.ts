@@ -2,7 +2,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import { actorOf, type Org, type Principal, type Scope } from '../../context';
 import type { Db } from '../../db/client';
 import { members, organizations } from '../../db/schema/index';
-import { permissionsOfRole } from '../roles/role-permissions';
+import { isBuiltInRole } from '../roles/permissions';
+import { knownPermissions, permissionsOfRole } from '../roles/role-permissions';
 
 const orgColumns = {
   id: organizations.id,
@@ -55,6 +56,11 @@ export async function resolveScope(db: Db, principal: Principal, orgSlug: string
     if (!own || own.slug !== orgSlug || own.id !== principal.organizationId) return null;
     org = own;
     role = principal.role;
+    // A custom role's permissions came along with the key: no second read.
+    if (!isBuiltInRole(role) && principal.storedRolePermissions !== undefined) {
+      const stored = principal.storedRolePermissions;
+      return { org, principal, actor: actorOf(principal), role, permissions: knownPermissions(stored ?? []) };
+    }
   } else {
     const [m] = await statements(db).membership.execute({ slug: orgSlug, userId: principal.userId });
     if (!m) return null;

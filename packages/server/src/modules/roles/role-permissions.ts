@@ -16,6 +16,12 @@ export async function permissionsOfRole(
     .where(and(eq(roles.organizationId, organizationId), eq(roles.slug, role)))
     .limit(1);
   if (!row) return null;
-  const known = new Set<string>(allPermissions);
-  return new Set(row.permissions.filter((p): p is Permission => known.has(p)));
+  return knownPermissions(row.permissions);
+}
+
+const known = new Set<string>(allPermissions);
+
+/** A custom role's stored permission list, without names this version does not know. */
+export function knownPermissions(stored: readonly string[]): Set<Permission> {
+  return new Set(stored.filter((p): p is Permission => known.has(p)));
 }

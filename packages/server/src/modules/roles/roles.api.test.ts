@@ -170,6 +170,17 @@ describe('roles and permissions', { timeout: 30_000 }, () => {
       body: { name: 'reader key', role: 'reader' },
     });
     expect(apiKey.statusCode).toBe(201);
+    // A key holding a custom role gets that role's stored permissions, read on every request:
+    // a change to the role applies to the key's next call.
+    const keyToken = apiKey.json().token as string;
+    expect((await t.call('GET', '/organizations/acme', { token: keyToken })).statusCode).toBe(200);
+    expect((await t.call('GET', '/organizations/acme/members', { token: keyToken })).statusCode).toBe(404);
+    const widened = await t.call('PATCH', '/organizations/acme/roles/reader', {
+      token: owner,
+      body: { permissions: ['organizations.read', 'pipelines.read', 'members.read'] },
+    });
+    expect(widened.statusCode).toBe(200);
+    expect((await t.call('GET', '/organizations/acme/members', { token: keyToken })).statusCode).toBe(200);
     const byKey = await t.call('DELETE', '/organizations/acme/roles/reader', { token: owner });
     expect(byKey.json().error.message).toMatch(/1 API key/);
     await t.call('POST', '/organizations/acme/api-keys/reader-key:revoke', { token: owner });
