@@ -4,14 +4,49 @@
 
 export type Column = { name: string; type: string };
 
+/**
+ * A payload's records as bytes, offered beside its batches to a consumer that parses them
+ * itself (DuckDB reading a JSON body, PostgreSQL's COPY reading CSV). A consumer reads either
+ * the batches or these chunks, never both; the meter counts whichever it took.
+ */
+export type RecordBytes = {
+  chunks: AsyncIterable<Uint8Array>;
+  /** How many records (rows) the chunks held; known once they were read to their end. */
+  count(): number;
+};
+
 /** Typed columns, rows as arrays in column order, in batches. */
-export type RowsPayload = { kind: 'rows'; columns: Column[]; batches: AsyncIterable<unknown[][]> };
+export type RowsPayload = {
+  kind: 'rows';
+  columns: Column[];
+  batches: AsyncIterable<unknown[][]>;
+  /**
+   * The same rows as CSV in COPY's dialect (no header, `,`, NULL an unquoted empty field, text
+   * always quoted, nested values as JSON text), when the producer can write them so (DuckDB).
+   */
+  csv?: RecordBytes;
+};
 /** JSON records (any JSON value each), in batches. */
-export type JsonPayload = { kind: 'json'; batches: AsyncIterable<unknown[]> };
+export type JsonPayload = {
+  kind: 'json';
+  batches: AsyncIterable<unknown[]>;
+  /** The same records as the bytes of one JSON array, when the source has them so (HTTP). */
+  array?: RecordBytes;
+};
 /** CSV text as bytes. */
-export type CsvPayload = { kind: 'csv'; delimiter: string; header: boolean; chunks: AsyncIterable<Uint8Array> };
+export type CsvPayload = {
+  kind: 'csv';
+  delimiter: string;
+  header: boolean;
+  chunks: AsyncIterable<Uint8Array>;
+};
 /** Raw bytes with metadata; bytes never enter run records (the seed's file payload metadata). */
-export type FilePayload = { kind: 'file'; mimeType: string; filename?: string; chunks: AsyncIterable<Uint8Array> };
+export type FilePayload = {
+  kind: 'file';
+  mimeType: string;
+  filename?: string;
+  chunks: AsyncIterable<Uint8Array>;
+};
 export type FormField = { name: string; value: string } | { name: string; file: FilePayload };
 export type FormPayload = { kind: 'form'; encoding: 'urlencoded' | 'multipart'; fields: FormField[] };
 

@@ -1,9 +1,10 @@
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { type CsvExport, csvExport, writeCsv } from './duck-csv';
 import { appendCell, bigintsAsText, duckType, outputConverter, paramValues } from './duck-values';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
@@ -33,6 +34,8 @@ export type TransformOptions = {
   signal: AbortSignal;
   memoryLimit?: string;
   threads?: number;
+  /** The step's log: which way each input and the result take. */
+  log?(level: 'info' | 'warn', message: string): void;
 };
 
 export type TransformOutput = {
@@ -58,6 +61,7 @@ async function loadInput(
   conn: DuckDBConnection,
   input: { slug: string; payload: Payload },
   dir: string,
+  log: NonNullable<TransformOptions['log']>,
 ): Promise<boolean> {
   const { slug, payload } = input;
   const table = ident(slug);
@@ -87,6 +91,24 @@ async function loadInput(
       return false;
     }
     case 'json': {
+      if (payload.array) {
+        // The source's bytes of the records array go to a file as they are, and DuckDB parses
+        // them: no record is decoded in JavaScript on the way.
+        const file = join(dir, `${slug}.records.json`);
+        await writeFile(payload.array.chunks, file);
+        const records = payload.array.count();
+        log(
+          'info',
+          `DuckDB reads the JSON records of ${slug} directly from the source's bytes (${records} records)`,
+        );
+        if (records === 0) await conn.run(`CREATE TABLE ${table} (value JSON)`);
+        else
+          await conn.run(
+            `CREATE TABLE ${table} AS SELECT * FROM read_json_auto(${literal(file)}, format = 'array')`,
+          );
+        return records === 0;
+      }
+      log('info', `the JSON records of ${slug} reach DuckDB one by one (the source offers no JSON bytes)`);
       const file = join(dir, `${slug}.ndjson`);
       let records = 0;
       await writeFile(
@@ -183,16 +205,19 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     ])
       await c.run(setting);
 
+    const log = o.log ?? (() => {});
     let columnless = 0;
     for (const input of o.inputs) {
       if (o.signal.aborted) throw new Canceled();
-      if (await raceAbort(track(loadInput(d, c, input, work)), o.signal)) columnless++;
+      if (await raceAbort(track(loadInput(d, c, input, work, log)), o.signal)) columnless++;
     }
 
     const statements = await c.extractStatements(o.sql);
     if (statements.count !== 1)
       throw new RunError('TRANSFORM_FAILED', `transform ${o.slug}: the SQL must be one statement`, o.slug);
     const params = o.params && Object.keys(o.params).length > 0 ? paramValues(o.params) : undefined;
+    // Checked before the query streams: preparing another statement would end that stream.
+    const exp = await track(csvExport(d, c, o.sql));
     let result: Awaited<ReturnType<DuckDBConnection['stream']>>;
     try {
       result = await track(c.stream(o.sql, params));
@@ -227,7 +252,24 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
         await close();
       }
     }
-    return { payload: { kind: 'rows', columns, batches: batches() }, close };
+    let csv: RowsPayload['csv'];
+    if ('select' in exp) {
+      let rows = 0;
+      const file = join(work, 'result.csv');
+      async function* chunks(): AsyncGenerator<Uint8Array> {
+        try {
+          rows = await track(writeCsv(c, exp as CsvExport, file));
+          log('info', `DuckDB wrote the result as CSV for COPY (${rows} rows)`);
+          for await (const chunk of createReadStream(file)) yield chunk as Buffer;
+        } catch (err) {
+          throw failure(slug, err, signal);
+        } finally {
+          await close();
+        }
+      }
+      csv = { chunks: chunks(), count: () => rows };
+    } else log('info', `the result leaves DuckDB row by row: ${exp.reason}`);
+    return { payload: { kind: 'rows', columns, batches: batches(), ...(csv ? { csv } : {}) }, close };
   } catch (err) {
     await close();
     throw failure(o.slug, err, o.signal);

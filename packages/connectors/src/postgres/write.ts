@@ -8,6 +8,8 @@ import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import type { PgConnection } from './connect';
+import { copyIn } from './copy-in';
+import { csvMisfit, type TargetColumn } from './csv-in';
 import { committedWrite, recordWrite } from './ledger';
 import { openPgSession, type PgSession } from './session';
 
@@ -62,8 +64,6 @@ function withoutValue(err: ConnectorError): ConnectorError {
   return new ConnectorError(err.code, err.message.replace(/:\s*"(?:[^"]|"")*"(?=\s*\(SQLSTATE 22)/, ''));
 }
 
-type TargetColumn = { name: string; type: string; array: boolean };
-
 async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[]> {
   const r = await s.timed(
     s.client.query<{ name: string; type: string; category: string }>(
@@ -73,7 +73,7 @@ async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[
       [table],
     ),
   );
-  return r.rows.map((c) => ({ name: c.name, type: c.type, array: c.category === 'A' }));
+  return r.rows.map((c) => ({ name: c.name, type: c.type, array: c.category === 'A', category: c.category }));
 }
 
 async function copyBatch(s: PgSession, stage: string, cols: string, rows: unknown[][], arrays: boolean[]) {
@@ -98,6 +98,24 @@ async function copyBatch(s: PgSession, stage: string, cols: string, rows: unknow
   const copy = s.client.query(copyStreams.from(`COPY ${stage} (${cols}) FROM STDIN WITH (FORMAT csv)`));
   await s.timed(pipeline(source, copy));
   return bytes;
+}
+
+/**
+ * The stream with its first chunk already in: the producer's work before it (DuckDB writing
+ * the whole result) happens before COPY starts, so the copy's idle bound never counts it.
+ */
+async function started(chunks: AsyncIterable<Uint8Array>): Promise<AsyncIterable<Uint8Array>> {
+  const it = chunks[Symbol.asyncIterator]();
+  const first = await it.next();
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    for (;;) {
+      const next = await it.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  })();
 }
 
 /** The statement that moves the staged rows into the target. */
@@ -187,10 +205,34 @@ export async function writePg(
         ),
       );
     }
-    for await (const batch of plan.rows.batches) {
-      if (batch.length === 0 || names.length === 0) continue;
-      bytes += await copyBatch(s, stage, cols, batch, arrays);
-      rows += batch.length;
+    const csv = plan.rows.csv;
+    const misfit =
+      csv && names.length > 0
+        ? csvMisfit(
+            plan.rows.columns,
+            names.map((n) => byName.get(n)!),
+          )
+        : null;
+    if (csv && names.length > 0 && misfit === null) {
+      // The transform wrote the rows as CSV: they go into one COPY as they are.
+      const idleTimeoutMs = conn.config.statement_timeout_seconds * 1000;
+      const r = await copyIn(s.client, {
+        table: stage,
+        columns: names,
+        format: { kind: 'csv' },
+        chunks: await started(csv.chunks),
+        idleTimeoutMs,
+      });
+      rows = r.rows;
+      bytes = r.bytes;
+      step.log('info', `COPY read the transform's CSV directly (${rows} rows)`);
+    } else {
+      if (csv && misfit) step.log('info', `rows go to COPY one by one: ${misfit}`);
+      for await (const batch of plan.rows.batches) {
+        if (batch.length === 0 || names.length === 0) continue;
+        bytes += await copyBatch(s, stage, cols, batch, arrays);
+        rows += batch.length;
+      }
     }
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
     if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));

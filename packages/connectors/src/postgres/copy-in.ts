@@ -1,0 +1,97 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { quoteIdent } from '../relational/identifiers';
+import { ConnectorError } from '../types';
+import { destroy } from './connect';
+
+// The raw COPY-in writer: bytes already in one of COPY's formats go into a table unchanged, on
+// a client the caller owns and inside the caller's transaction (nothing here commits). Used by
+// the PostgreSQL sink for COPY pass-through from a PostgreSQL source, and by anything else that
+// produces COPY input itself (a DuckDB CSV export, say).
+//
+// One COPY statement carries the whole stream, so the server's statement_timeout is lifted for
+// it (restored afterwards) and replaced by an idle bound: the copy fails with TIMEOUT when no
+// byte moved for `idleTimeoutMs` — a stalled source or a server that stops reading.
+
+export type CopyInFormat =
+  | { kind: 'binary' }
+  | { kind: 'text' }
+  | { kind: 'csv'; header?: boolean; delimiter?: string };
+
+export type CopyInOptions = {
+  /** The target table as SQL, already quoted (e.g. `"public"."orders"` or a temp table name). */
+  table: string;
+  /** Column names in the order the stream carries them; quoted here. */
+  columns: string[];
+  format: CopyInFormat;
+  /**
+   * The bytes, in `format`; read to the end. The client must be inside a transaction (the
+   * lifted statement_timeout is local to it).
+   */
+  chunks: AsyncIterable<Uint8Array> | Readable;
+  /** Fails the copy when no byte moved for this long (default: no bound). */
+  idleTimeoutMs?: number;
+};
+
+export type CopyInResult = {
+  /** Rows the server reports (COPY's command tag). */
+  rows: number;
+  /** Bytes sent. */
+  bytes: number;
+};
+
+function withClause(f: CopyInFormat): string {
+  if (f.kind !== 'csv') return `(FORMAT ${f.kind})`;
+  const opts = ['FORMAT csv'];
+  if (f.header) opts.push('HEADER true');
+  if (f.delimiter && f.delimiter !== ',') opts.push(`DELIMITER '${f.delimiter.replace(/'/g, "''")}'`);
+  return `(${opts.join(', ')})`;
+}
+
+/**
+ * Streams `chunks` into `table (columns)` with `COPY … FROM STDIN`. Resolves with the rows the
+ * server counted and the bytes sent; rejects with the driver's error (the caller maps it) or a
+ * TIMEOUT ConnectorError after an idle stretch, in which case the client is destroyed.
+ */
+export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<CopyInResult> {
+  const cols = opts.columns.map((c) => quoteIdent(c, 'postgres')).join(', ');
+  const before = await client.query<{ t: string }>(
+    "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)",
+  );
+  let bytes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let idle: ConnectorError | null = null;
+  const copy = client.query(
+    copyStreams.from(`COPY ${opts.table} (${cols}) FROM STDIN ${withClause(opts.format)}`),
+  );
+  const arm = () => {
+    if (opts.idleTimeoutMs === undefined) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idle = new ConnectorError(
+        'TIMEOUT',
+        `the copy moved no data for ${Math.round(opts.idleTimeoutMs! / 1000)} s and was stopped`,
+      );
+      copy.destroy(idle);
+      destroy(client);
+    }, opts.idleTimeoutMs);
+  };
+  const source =
+    opts.chunks instanceof Readable ? opts.chunks : Readable.from(opts.chunks, { objectMode: false });
+  source.on('data', (chunk: Uint8Array) => {
+    bytes += chunk.byteLength;
+    arm();
+  });
+  arm();
+  try {
+    await pipeline(source, copy);
+  } catch (err) {
+    throw idle ?? err;
+  } finally {
+    clearTimeout(timer);
+  }
+  await client.query("SELECT set_config('statement_timeout', $1, true)", [before.rows[0].t]);
+  return { rows: copy.rowCount, bytes };
+}
