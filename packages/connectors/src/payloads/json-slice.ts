@@ -46,6 +46,8 @@ export class JsonArraySlicer {
   private keyFrom = 0;
   /** Depth of the records array's elements while it passes through; 0 otherwise. */
   private target = 0;
+  /** Inside the records array, the next value starts an element. */
+  private expectElement = false;
   private emitFrom = 0;
   private captures: Capture[] = [];
   private out: Buffer[] = [];
@@ -99,6 +101,10 @@ export class JsonArraySlicer {
     const n = buf.length;
     let i = 0;
     while (i < n) {
+      if (this.target > 0 && !this.inString && !this.inScalar) {
+        i = this.passRecords(buf, i);
+        continue;
+      }
       if (this.inString) {
         if (this.escape) {
           this.escape = false;
@@ -170,6 +176,71 @@ export class JsonArraySlicer {
     }
   }
 
+  /**
+   * Inside the records array: only brackets, commas between elements and string ends matter,
+   * so this loop skips everything else (strings with indexOf). Returns where it stopped: the
+   * end of the chunk, or just past the array's closing bracket.
+   */
+  private passRecords(buf: Buffer, from: number): number {
+    const n = buf.length;
+    const target = this.target;
+    let d = this.depth;
+    let i = from;
+    while (i < n) {
+      const c = buf[i];
+      if (c === QUOTE) {
+        if (d === target && this.expectElement) {
+          this.records++;
+          this.expectElement = false;
+        }
+        let q = buf.indexOf(QUOTE, i + 1);
+        for (;;) {
+          if (q === -1) break;
+          let k = q - 1;
+          while (k > i && buf[k] === BACKSLASH) k--;
+          if ((q - 1 - k) % 2 === 0) break;
+          q = buf.indexOf(QUOTE, q + 1);
+        }
+        if (q === -1) {
+          // The string goes on in the next chunk; scan() follows it there.
+          let k = n - 1;
+          while (k > i && buf[k] === BACKSLASH) k--;
+          this.escape = (n - 1 - k) % 2 === 1;
+          this.inString = true;
+          this.depth = d;
+          return n;
+        }
+        i = q + 1;
+        continue;
+      }
+      if (c <= 0x20) {
+        i++;
+        continue;
+      }
+      if (c === 0x2c) {
+        if (d === target) this.expectElement = true;
+        i++;
+        continue;
+      }
+      if (d === target && this.expectElement && c !== 0x5d) {
+        this.records++;
+        this.expectElement = false;
+      }
+      if (c === 0x7b || c === 0x5b) d++;
+      else if (c === 0x7d || c === 0x5d) {
+        d--;
+        if (d === target - 1) {
+          this.depth = d;
+          this.valueEnd(buf, i + 1);
+          return i + 1;
+        }
+      }
+      i++;
+    }
+    this.depth = d;
+    return n;
+  }
+
   private endKey(buf: Buffer, end: number) {
     const parts = this.keyParts!;
     parts.push(buf.subarray(this.keyFrom, end));
@@ -193,10 +264,7 @@ export class JsonArraySlicer {
   private valueStart(buf: Buffer, i: number) {
     this.any = true;
     if (this.depth === 0 && this.rootDone) this.fail('more than one value');
-    if (this.target > 0) {
-      if (this.depth === this.target) this.records++;
-      return;
-    }
+    if (this.target > 0) return;
     if (this.depth > this.maxDepth) return;
     if (this.cursorPath && this.pathIs(this.cursorPath))
       this.captures.push({ depth: this.depth, kind: 'cursor', parts: [], from: i });
@@ -205,6 +273,7 @@ export class JsonArraySlicer {
     if (buf[i] === 0x5b) {
       this.target = this.depth + 1;
       this.emitFrom = i;
+      this.expectElement = true;
     } else this.captures.push({ depth: this.depth, kind: 'whole', parts: [], from: i });
   }
 
