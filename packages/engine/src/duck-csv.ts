@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 
 // A transform's result written by DuckDB itself as CSV in the dialect PostgreSQL's COPY reads
@@ -53,7 +56,13 @@ function columnExpr(d: Duck, type: DuckDBType, col: string): { expr: string; tex
   }
 }
 
-export type CsvExport = { select: string; names: string[] };
+export type CsvExport = {
+  select: string;
+  /** Aliases of the columns written as quoted text. */
+  names: string[];
+  /** The result's columns, named as a streamed result names them (`a`, `a:1` for a repeat). */
+  columns: { name: string; type: string }[];
+};
 
 /**
  * The SELECT that writes the result of `sql` as COPY CSV, or the reason it cannot: a column
@@ -92,18 +101,71 @@ export async function csvExport(
     } catch (err) {
       return { reason: `the SQL cannot be wrapped for COPY (${(err as Error).message.split('\n')[0]})` };
     }
-    return { select, names: quoted };
+    const seen = new Map<string, number>();
+    const columns = Array.from({ length: prepared.columnCount }, (_, i) => {
+      const name = prepared.columnName(i);
+      const n = (seen.get(name) ?? 0) + 1;
+      seen.set(name, n);
+      return { name: n > 1 ? `${name}:${n - 1}` : name, type: String(prepared.columnType(i)) };
+    });
+    return { select, names: quoted, columns };
   } finally {
     prepared.destroySync();
   }
 }
 
 /** Runs the export into `file`; resolves with the rows written. */
-export async function writeCsv(conn: DuckDBConnection, exp: CsvExport, file: string): Promise<number> {
+async function writeCsv(
+  conn: DuckDBConnection,
+  exp: CsvExport,
+  file: string,
+  tmpFile: boolean,
+): Promise<number> {
   const literal = `'${file.replace(/'/g, "''")}'`;
   const force = exp.names.length > 0 ? `, FORCE_QUOTE (${exp.names.join(', ')})` : '';
   const r = await conn.runAndReadAll(
-    `COPY (${exp.select}) TO ${literal} (FORMAT csv, HEADER false, DELIMITER ',', QUOTE '"', ESCAPE '"', NULL ''${force})`,
+    `COPY (${exp.select}) TO ${literal} (FORMAT csv, HEADER false, DELIMITER ',', QUOTE '"', ESCAPE '"', NULL ''${force}, USE_TMP_FILE ${tmpFile})`,
   );
   return Number(r.getRows()[0]?.[0] ?? 0);
+}
+
+/**
+ * The export's bytes while DuckDB writes them: through a named pipe beside `path` where the
+ * system has mkfifo (the consumer reads as DuckDB writes), else through the file `path`, read
+ * once it is written. `rows` settles once DuckDB finished; a failure there is the stream's failure.
+ */
+export async function csvOutput(
+  conn: DuckDBConnection,
+  exp: CsvExport,
+  path: string,
+  track: <T>(p: Promise<T>) => Promise<T>,
+): Promise<{ chunks: AsyncIterable<Uint8Array>; rows: Promise<number>; piped: boolean }> {
+  const pipe = `${path}.pipe`;
+  await Promise.all([rm(path, { force: true }), rm(pipe, { force: true })]);
+  const piped = await new Promise<boolean>((resolve) =>
+    execFile('mkfifo', ['-m', '600', pipe], (err) => resolve(!err)),
+  );
+  if (!piped) {
+    const rows = await track(writeCsv(conn, exp, path, false));
+    return { chunks: createReadStream(path), rows: Promise.resolve(rows), piped };
+  }
+  const rows = track(writeCsv(conn, exp, pipe, false));
+  // DuckDB failing before it opened the pipe would leave our reader waiting for a writer:
+  // open and close it as the writer, so the reader sees the end and the failure follows.
+  rows.catch(() =>
+    open(pipe, 'w')
+      .then((fd) => fd.close())
+      .catch(() => {}),
+  );
+  const stream = createReadStream(pipe);
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    try {
+      for await (const chunk of stream) yield chunk as Buffer;
+    } finally {
+      stream.destroy();
+    }
+    // The pipe also ends when DuckDB stops halfway; only its result says it is complete.
+    await rows;
+  }
+  return { chunks: chunks(), rows, piped };
 }

@@ -1,10 +1,10 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { type CsvExport, csvExport, writeCsv } from './duck-csv';
+import { csvExport, csvOutput } from './duck-csv';
 import { appendCell, bigintsAsText, duckType, outputConverter, paramValues } from './duck-values';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
@@ -218,31 +218,39 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     const params = o.params && Object.keys(o.params).length > 0 ? paramValues(o.params) : undefined;
     // Checked before the query streams: preparing another statement would end that stream.
     const exp = await track(csvExport(d, c, o.sql));
-    let result: Awaited<ReturnType<DuckDBConnection['stream']>>;
-    try {
-      result = await track(c.stream(o.sql, params));
-    } catch (err) {
-      // Inputs that all arrived empty (a JSON page without records, an empty CSV) have no
-      // columns, so a query naming columns cannot bind. Nothing came in, so nothing goes out:
-      // an incremental run without new data succeeds instead of failing on its SQL.
-      if (
-        o.inputs.length > 0 &&
-        columnless === o.inputs.length &&
-        /^Binder Error/.test(String((err as Error)?.message))
-      ) {
-        await close();
-        return { payload: { kind: 'rows', columns: [], batches: (async function* () {})() }, close };
+    type Streamed = Awaited<ReturnType<DuckDBConnection['stream']>>;
+    let result: Streamed | null = null;
+    let columns: Column[];
+    if ('select' in exp) {
+      // The query runs only for the shape its consumer takes: streamed rows or DuckDB's CSV.
+      columns = exp.columns;
+    } else {
+      try {
+        result = await track(c.stream(o.sql, params));
+      } catch (err) {
+        // Inputs that all arrived empty (a JSON page without records, an empty CSV) have no
+        // columns, so a query naming columns cannot bind. Nothing came in, so nothing goes out:
+        // an incremental run without new data succeeds instead of failing on its SQL.
+        if (
+          o.inputs.length > 0 &&
+          columnless === o.inputs.length &&
+          /^Binder Error/.test(String((err as Error)?.message))
+        ) {
+          await close();
+          return { payload: { kind: 'rows', columns: [], batches: (async function* () {})() }, close };
+        }
+        throw err;
       }
-      throw err;
+      const names = result.deduplicatedColumnNames();
+      columns = result.columnTypes().map((t, i) => ({ name: names[i], type: String(t) }));
     }
-    const names = result.deduplicatedColumnNames();
-    const columns: Column[] = result.columnTypes().map((t, i) => ({ name: names[i], type: String(t) }));
     const converter = outputConverter(d);
     const { signal, slug } = o;
     async function* batches(): AsyncGenerator<unknown[][]> {
       try {
+        const r = result ?? (await track(c.stream(o.sql, params)));
         for (;;) {
-          const chunk = await track(result.fetchChunk());
+          const chunk = await track(r.fetchChunk());
           if (!chunk || chunk.rowCount === 0) return;
           yield chunk.convertRows(converter);
         }
@@ -255,12 +263,16 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     let csv: RowsPayload['csv'];
     if ('select' in exp) {
       let rows = 0;
-      const file = join(work, 'result.csv');
+      const csvExp = exp;
       async function* chunks(): AsyncGenerator<Uint8Array> {
         try {
-          rows = await track(writeCsv(c, exp as CsvExport, file));
-          log('info', `DuckDB wrote the result as CSV for COPY (${rows} rows)`);
-          for await (const chunk of createReadStream(file)) yield chunk as Buffer;
+          const out = await csvOutput(c, csvExp, join(work, 'result.csv'), track);
+          for await (const chunk of out.chunks) yield chunk;
+          rows = await out.rows;
+          log(
+            'info',
+            `DuckDB wrote the result as CSV for COPY (${rows} rows${out.piped ? ', through a pipe' : ''})`,
+          );
         } catch (err) {
           throw failure(slug, err, signal);
         } finally {

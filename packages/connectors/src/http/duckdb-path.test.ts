@@ -232,6 +232,21 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
     }
   });
 
+  it('fails the transform when DuckDB fails while writing the CSV, and commits nothing', async () => {
+    const h = await harness(
+      spec('broken', { transform: 'SELECT id, CAST(name AS INTEGER) AS n FROM people' }),
+      ports(),
+    );
+    try {
+      await expect(h.run()).rejects.toMatchObject({ code: 'TRANSFORM_FAILED' });
+      expect(h.final('clean')?.state).toBe('failed');
+      expect(h.final('load-broken')?.state).toBe('canceled');
+      expect(await sql(`SELECT to_regclass('broken') AS r`)).toEqual([{ r: null }]);
+    } finally {
+      await h.cleanup();
+    }
+  });
+
   it('cancels while the body is still arriving and commits nothing', async () => {
     const h = await harness(spec('stalled', { path: '/stall' }), ports());
     try {
