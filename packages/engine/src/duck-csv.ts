@@ -114,6 +114,15 @@ export async function csvExport(
   }
 }
 
+/** A fresh named pipe at `path` (anything there is removed first), or null without mkfifo. */
+export async function namedPipe(path: string): Promise<string | null> {
+  await rm(path, { force: true });
+  const made = await new Promise<boolean>((resolve) =>
+    execFile('mkfifo', ['-m', '600', path], (err) => resolve(!err)),
+  );
+  return made ? path : null;
+}
+
 /** Runs the export into `file`; resolves with the rows written. */
 async function writeCsv(
   conn: DuckDBConnection,
@@ -140,12 +149,10 @@ export async function csvOutput(
   path: string,
   track: <T>(p: Promise<T>) => Promise<T>,
 ): Promise<{ chunks: AsyncIterable<Uint8Array>; rows: Promise<number>; piped: boolean }> {
-  const pipe = `${path}.pipe`;
-  await Promise.all([rm(path, { force: true }), rm(pipe, { force: true })]);
-  const piped = await new Promise<boolean>((resolve) =>
-    execFile('mkfifo', ['-m', '600', pipe], (err) => resolve(!err)),
-  );
-  if (!piped) {
+  await rm(path, { force: true });
+  const pipe = await namedPipe(`${path}.pipe`);
+  const piped = pipe !== null;
+  if (pipe === null) {
     const rows = await track(writeCsv(conn, exp, path, false));
     return { chunks: createReadStream(path), rows: Promise.resolve(rows), piped };
   }

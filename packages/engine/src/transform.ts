@@ -1,10 +1,10 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { csvExport, csvOutput } from './duck-csv';
+import { csvExport, csvOutput, namedPipe } from './duck-csv';
 import { appendCell, bigintsAsText, duckType, outputConverter, paramValues } from './duck-values';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
@@ -92,21 +92,48 @@ async function loadInput(
     }
     case 'json': {
       if (payload.array) {
-        // The source's bytes of the records array go to a file as they are, and DuckDB parses
-        // them: no record is decoded in JavaScript on the way.
+        // The source's bytes of the records array go to DuckDB as they arrive (through a named
+        // pipe where the system has mkfifo, else a file), and DuckDB parses them: no record is
+        // decoded in JavaScript on the way.
         const file = join(dir, `${slug}.records.json`);
-        await writeFile(payload.array.chunks, file);
+        const pipe = await namedPipe(`${file}.pipe`);
+        const from = pipe ?? file;
+        const create = `CREATE TABLE ${table} AS SELECT * FROM read_json_auto(${literal(from)}, format = 'array')`;
+        let loaded: PromiseSettledResult<unknown>;
+        if (pipe) {
+          const load = conn.run(create);
+          // DuckDB failing before it opened the pipe would leave the writer waiting for a reader.
+          load.catch(() =>
+            open(pipe, 'r')
+              .then((fd) => fd.close())
+              .catch(() => {}),
+          );
+          const [written, done] = await Promise.allSettled([writeFile(payload.array.chunks, pipe), load]);
+          // The pipe breaks (EPIPE) when DuckDB stopped reading: its error is the one to tell.
+          if (written.status === 'rejected')
+            throw (written.reason as NodeJS.ErrnoException)?.code === 'EPIPE' && done.status === 'rejected'
+              ? done.reason
+              : written.reason;
+          loaded = done;
+        } else {
+          await writeFile(payload.array.chunks, file);
+          loaded = await conn.run(create).then(
+            (value) => ({ status: 'fulfilled' as const, value }),
+            (reason) => ({ status: 'rejected' as const, reason }),
+          );
+        }
         const records = payload.array.count();
         log(
           'info',
           `DuckDB reads the JSON records of ${slug} directly from the source's bytes (${records} records)`,
         );
-        if (records === 0) await conn.run(`CREATE TABLE ${table} (value JSON)`);
-        else
-          await conn.run(
-            `CREATE TABLE ${table} AS SELECT * FROM read_json_auto(${literal(file)}, format = 'array')`,
-          );
-        return records === 0;
+        if (records > 0) {
+          if (loaded.status === 'rejected') throw loaded.reason;
+          return false;
+        }
+        if (loaded.status === 'fulfilled') await conn.run(`DROP TABLE ${table}`);
+        await conn.run(`CREATE TABLE ${table} (value JSON)`);
+        return true;
       }
       log('info', `the JSON records of ${slug} reach DuckDB one by one (the source offers no JSON bytes)`);
       const file = join(dir, `${slug}.ndjson`);
