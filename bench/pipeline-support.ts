@@ -238,30 +238,39 @@ export function person(i: number) {
   };
 }
 
-/** `GET /people` → `{"data": [...]}` with `count` records, generated as the client reads. */
+/**
+ * `GET /people` → `{"data": [...]}` with `count` records. The body is rendered once before the
+ * server listens (as an API with its data at hand would answer), so a run measures Sluice
+ * reading it, not the bench process generating it; it is sent in 64 KiB writes.
+ */
 export async function startJsonServer(count: number): Promise<{ url: string; close(): Promise<void> }> {
+  const parts: Buffer[] = [Buffer.from('{"data":[')];
+  for (let i = 1; i <= count; i += 1000) {
+    const texts: string[] = [];
+    for (let j = i; j <= Math.min(count, i + 999); j++) texts.push(JSON.stringify(person(j)));
+    parts.push(Buffer.from((i === 1 ? '' : ',') + texts.join(',')));
+  }
+  parts.push(Buffer.from(']}'));
+  const body = Buffer.concat(parts);
   const server = http.createServer((req, res) => {
     if (req.url !== '/people') {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    let i = 1;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    let at = 0;
     const pump = () => {
-      while (i <= count) {
-        let text = i === 1 ? '{"data":[' : '';
-        const end = Math.min(count, i + 499);
-        for (; i <= end; i++) text += (i === 1 ? '' : ',') + JSON.stringify(person(i));
-        if (i > count) text += ']}';
-        if (!res.write(text)) {
+      while (at < body.length) {
+        const piece = body.subarray(at, at + 65536);
+        at += piece.length;
+        if (!res.write(piece)) {
           res.once('drain', pump);
           return;
         }
       }
       res.end();
     };
-    if (count === 0) res.end('{"data":[]}');
-    else pump();
+    pump();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;

@@ -166,6 +166,9 @@ async function httpToPg(p: Platform) {
   const server = await startJsonServer(n);
   const csv = path.join(dataDir, 'people.csv');
   try {
+    // pgToPg creates the target data source; without PostgreSQL rows (BENCH_ROWS=0) it is ours.
+    if (!ROWS.some((r) => r > 0))
+      await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
     await p.call('POST', '/organizations/acme/data-sources', {
       type: 'http',
       name: 'people-api',
@@ -213,9 +216,15 @@ async function httpToPg(p: Platform) {
       );
       return rps;
     };
+    // Every row, not only their number: the table's text after the run must be the baseline's.
+    const fingerprint = async () =>
+      (await sql(DST, `select md5(string_agg(t::text, '|' order by id)) as h from people t`))[0].h as string;
     const before = await copyCsv();
+    const expected = await fingerprint();
     await resetTarget(DST, 'people', PEOPLE);
     const s = await sluiceRun(p, 'http-to-pg', n, [DST, 'people'], `http-to-pg-${n}`);
+    if ((await fingerprint()) !== expected) throw new Error('the run loaded different rows than \\copy');
+    console.log('  rows checked: the loaded table is the same as the one \\copy loads');
     const after = await copyCsv();
     const baseline = (before + after) / 2;
     console.log(

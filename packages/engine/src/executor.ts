@@ -221,6 +221,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
         dir: opts.tmpDir,
         signal,
         memoryLimit: opts.transformMemoryLimit,
+        log: (level, message) => log(level, n.step.slug, message),
       });
       close = t.close;
       for (const [i, m] of metered.entries()) await m.finish(inputs[i].drain);

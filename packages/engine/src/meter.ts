@@ -1,4 +1,4 @@
-import type { NativeRows, Payload, RowsPayload } from './payloads';
+import type { NativeRows, Payload, RecordBytes, RowsPayload } from './payloads';
 
 // Wrappers that sit between a step and the payload streams it reads or writes: they count
 // rows and bytes as they pass, notice the end of a stream, stop promptly on abort, and let the
@@ -73,6 +73,11 @@ export class Meter<T> implements AsyncIterable<T> {
     this.ended.catch(() => {});
   }
 
+  /** A consumer asked for the stream (or it was drained). */
+  get isTaken(): boolean {
+    return this.taken;
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<T> {
     if (this.taken) throw new Error('a payload stream can be read only once');
     this.taken = true;
@@ -137,13 +142,43 @@ export type MeterCallbacks = {
   onError?(err: unknown): void;
 };
 
+/** A stream offered in two shapes (batches, or record bytes): the consumer reads one of them. */
+type Either = { main: Meter<unknown>; alt: Meter<unknown> };
+type Slot = Meter<unknown> | Either;
+
+const chosen = (s: Slot): Meter<unknown> => (s instanceof Meter ? s : s.alt.isTaken ? s.alt : s.main);
+
+function endedOf(s: Slot): Promise<void> {
+  if (s instanceof Meter) return s.ended;
+  // Whichever shape the consumer read ends the payload; the other is never read.
+  const p = new Promise<void>((resolve, reject) => {
+    s.main.ended.then(resolve, (err) => !s.alt.isTaken && reject(err));
+    s.alt.ended.then(resolve, (err) => s.alt.isTaken && reject(err));
+  });
+  p.catch(() => {});
+  return p;
+}
+
 /** Wraps every stream of a payload (a form's file fields included). */
 export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
-  const meters: Meter<unknown>[] = [];
+  const slots: Slot[] = [];
+  const meter = <T>(source: AsyncIterable<T>, count?: (item: T) => void): Meter<T> =>
+    new Meter(source, { signal: cb.signal, count, onError: cb.onError });
   const wrap = <T>(source: AsyncIterable<T>, count: (item: T) => void): Meter<T> => {
-    const m = new Meter(source, { signal: cb.signal, count, onError: cb.onError });
-    meters.push(m as Meter<unknown>);
+    const m = meter(source, count);
+    slots.push(m as Meter<unknown>);
     return m;
+  };
+  /** Batches plus their byte shape: rows are counted once the bytes ended, from their count. */
+  const either = <T>(batches: AsyncIterable<T[]>, raw: RecordBytes) => {
+    const main = meter(batches, rowCount as (item: T[]) => void);
+    const alt = meter(raw.chunks);
+    alt.ended.then(
+      () => cb.rows?.(raw.count()),
+      () => {},
+    );
+    slots.push({ main: main as Meter<unknown>, alt: alt as Meter<unknown> });
+    return { batches: main, raw: { chunks: alt, count: raw.count } };
   };
   const rowCount = (batch: unknown[]) => cb.rows?.(batch.length);
   const byteCount = (chunk: Uint8Array) => cb.bytes?.(chunk.byteLength);
@@ -151,10 +186,16 @@ export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
   let payload: Payload;
   switch (p.kind) {
     case 'rows':
-      payload = { ...p, batches: wrap(p.batches, rowCount) };
+      if (p.csv) {
+        const e = either(p.batches, p.csv);
+        payload = { ...p, batches: e.batches, csv: e.raw };
+      } else payload = { ...p, batches: wrap(p.batches, rowCount) };
       break;
     case 'json':
-      payload = { ...p, batches: wrap(p.batches, rowCount) };
+      if (p.array) {
+        const e = either(p.batches, p.array);
+        payload = { ...p, batches: e.batches, array: e.raw };
+      } else payload = { ...p, batches: wrap(p.batches, rowCount) };
       break;
     case 'csv':
       payload = { ...p, chunks: wrap(p.chunks, byteCount) };
@@ -171,14 +212,14 @@ export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
       };
       break;
   }
-  const ended = Promise.all(meters.map((m) => m.ended)).then(() => {});
+  const ended = Promise.all(slots.map(endedOf)).then(() => {});
   ended.catch(() => {});
   return {
     payload,
     ended,
     finish: async (ok) => {
       // One after the other: draining a form's fields in order keeps multipart readers sane.
-      for (const m of meters) await m.finish(ok);
+      for (const s of slots) await chosen(s).finish(ok);
     },
   };
 }

@@ -22,15 +22,37 @@ export type NativeRows = {
   open(format: 'binary' | 'text'): { chunks: AsyncIterable<Uint8Array>; rows(): number };
 };
 
-/** Typed columns, rows as arrays in column order, in batches (or natively, see NativeRows). */
+/**
+ * A payload's records as bytes, offered beside its batches to a consumer that parses them
+ * itself (DuckDB reading a JSON body, PostgreSQL's COPY reading CSV). A consumer reads either
+ * the batches or these chunks, never both; the meter counts whichever it took.
+ */
+export type RecordBytes = {
+  chunks: AsyncIterable<Uint8Array>;
+  /** How many records (rows) the chunks held; known once they were read to their end. */
+  count(): number;
+};
+
+/** Typed columns, rows as arrays in column order, in batches (or natively, see NativeRows, or
+ * as COPY CSV, see `csv`). */
 export type RowsPayload = {
   kind: 'rows';
   columns: Column[];
   batches: AsyncIterable<unknown[][]>;
   native?: NativeRows;
+  /**
+   * The same rows as CSV in COPY's dialect (no header, `,`, NULL an unquoted empty field, text
+   * always quoted, nested values as JSON text), when the producer can write them so (DuckDB).
+   */
+  csv?: RecordBytes;
 };
 /** JSON records (any JSON value each), in batches. */
-export type JsonPayload = { kind: 'json'; batches: AsyncIterable<unknown[]> };
+export type JsonPayload = {
+  kind: 'json';
+  batches: AsyncIterable<unknown[]>;
+  /** The same records as the bytes of one JSON array, when the source has them so (HTTP). */
+  array?: RecordBytes;
+};
 /** CSV text as bytes. */
 export type CsvPayload = {
   kind: 'csv';

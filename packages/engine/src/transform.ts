@@ -1,9 +1,10 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { csvExport, csvOutput, namedPipe } from './duck-csv';
 import { appendCell, bigintsAsText, duckType, outputConverter, paramValues } from './duck-values';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
@@ -33,6 +34,8 @@ export type TransformOptions = {
   signal: AbortSignal;
   memoryLimit?: string;
   threads?: number;
+  /** The step's log: which way each input and the result take. */
+  log?(level: 'info' | 'warn', message: string): void;
 };
 
 export type TransformOutput = {
@@ -58,6 +61,7 @@ async function loadInput(
   conn: DuckDBConnection,
   input: { slug: string; payload: Payload },
   dir: string,
+  log: NonNullable<TransformOptions['log']>,
 ): Promise<boolean> {
   const { slug, payload } = input;
   const table = ident(slug);
@@ -87,6 +91,51 @@ async function loadInput(
       return false;
     }
     case 'json': {
+      if (payload.array) {
+        // The source's bytes of the records array go to DuckDB as they arrive (through a named
+        // pipe where the system has mkfifo, else a file), and DuckDB parses them: no record is
+        // decoded in JavaScript on the way.
+        const file = join(dir, `${slug}.records.json`);
+        const pipe = await namedPipe(`${file}.pipe`);
+        const from = pipe ?? file;
+        const create = `CREATE TABLE ${table} AS SELECT * FROM read_json_auto(${literal(from)}, format = 'array')`;
+        let loaded: PromiseSettledResult<unknown>;
+        if (pipe) {
+          const load = conn.run(create);
+          // DuckDB failing before it opened the pipe would leave the writer waiting for a reader.
+          load.catch(() =>
+            open(pipe, 'r')
+              .then((fd) => fd.close())
+              .catch(() => {}),
+          );
+          const [written, done] = await Promise.allSettled([writeFile(payload.array.chunks, pipe), load]);
+          // The pipe breaks (EPIPE) when DuckDB stopped reading: its error is the one to tell.
+          if (written.status === 'rejected')
+            throw (written.reason as NodeJS.ErrnoException)?.code === 'EPIPE' && done.status === 'rejected'
+              ? done.reason
+              : written.reason;
+          loaded = done;
+        } else {
+          await writeFile(payload.array.chunks, file);
+          loaded = await conn.run(create).then(
+            (value) => ({ status: 'fulfilled' as const, value }),
+            (reason) => ({ status: 'rejected' as const, reason }),
+          );
+        }
+        const records = payload.array.count();
+        log(
+          'info',
+          `DuckDB reads the JSON records of ${slug} directly from the source's bytes (${records} records)`,
+        );
+        if (records > 0) {
+          if (loaded.status === 'rejected') throw loaded.reason;
+          return false;
+        }
+        if (loaded.status === 'fulfilled') await conn.run(`DROP TABLE ${table}`);
+        await conn.run(`CREATE TABLE ${table} (value JSON)`);
+        return true;
+      }
+      log('info', `the JSON records of ${slug} reach DuckDB one by one (the source offers no JSON bytes)`);
       const file = join(dir, `${slug}.ndjson`);
       let records = 0;
       await writeFile(
@@ -183,41 +232,52 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     ])
       await c.run(setting);
 
+    const log = o.log ?? (() => {});
     let columnless = 0;
     for (const input of o.inputs) {
       if (o.signal.aborted) throw new Canceled();
-      if (await raceAbort(track(loadInput(d, c, input, work)), o.signal)) columnless++;
+      if (await raceAbort(track(loadInput(d, c, input, work, log)), o.signal)) columnless++;
     }
 
     const statements = await c.extractStatements(o.sql);
     if (statements.count !== 1)
       throw new RunError('TRANSFORM_FAILED', `transform ${o.slug}: the SQL must be one statement`, o.slug);
     const params = o.params && Object.keys(o.params).length > 0 ? paramValues(o.params) : undefined;
-    let result: Awaited<ReturnType<DuckDBConnection['stream']>>;
-    try {
-      result = await track(c.stream(o.sql, params));
-    } catch (err) {
-      // Inputs that all arrived empty (a JSON page without records, an empty CSV) have no
-      // columns, so a query naming columns cannot bind. Nothing came in, so nothing goes out:
-      // an incremental run without new data succeeds instead of failing on its SQL.
-      if (
-        o.inputs.length > 0 &&
-        columnless === o.inputs.length &&
-        /^Binder Error/.test(String((err as Error)?.message))
-      ) {
-        await close();
-        return { payload: { kind: 'rows', columns: [], batches: (async function* () {})() }, close };
+    // Checked before the query streams: preparing another statement would end that stream.
+    const exp = await track(csvExport(d, c, o.sql));
+    type Streamed = Awaited<ReturnType<DuckDBConnection['stream']>>;
+    let result: Streamed | null = null;
+    let columns: Column[];
+    if ('select' in exp) {
+      // The query runs only for the shape its consumer takes: streamed rows or DuckDB's CSV.
+      columns = exp.columns;
+    } else {
+      try {
+        result = await track(c.stream(o.sql, params));
+      } catch (err) {
+        // Inputs that all arrived empty (a JSON page without records, an empty CSV) have no
+        // columns, so a query naming columns cannot bind. Nothing came in, so nothing goes out:
+        // an incremental run without new data succeeds instead of failing on its SQL.
+        if (
+          o.inputs.length > 0 &&
+          columnless === o.inputs.length &&
+          /^Binder Error/.test(String((err as Error)?.message))
+        ) {
+          await close();
+          return { payload: { kind: 'rows', columns: [], batches: (async function* () {})() }, close };
+        }
+        throw err;
       }
-      throw err;
+      const names = result.deduplicatedColumnNames();
+      columns = result.columnTypes().map((t, i) => ({ name: names[i], type: String(t) }));
     }
-    const names = result.deduplicatedColumnNames();
-    const columns: Column[] = result.columnTypes().map((t, i) => ({ name: names[i], type: String(t) }));
     const converter = outputConverter(d);
     const { signal, slug } = o;
     async function* batches(): AsyncGenerator<unknown[][]> {
       try {
+        const r = result ?? (await track(c.stream(o.sql, params)));
         for (;;) {
-          const chunk = await track(result.fetchChunk());
+          const chunk = await track(r.fetchChunk());
           if (!chunk || chunk.rowCount === 0) return;
           yield chunk.convertRows(converter);
         }
@@ -227,7 +287,28 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
         await close();
       }
     }
-    return { payload: { kind: 'rows', columns, batches: batches() }, close };
+    let csv: RowsPayload['csv'];
+    if ('select' in exp) {
+      let rows = 0;
+      const csvExp = exp;
+      async function* chunks(): AsyncGenerator<Uint8Array> {
+        try {
+          const out = await csvOutput(c, csvExp, join(work, 'result.csv'), track);
+          for await (const chunk of out.chunks) yield chunk;
+          rows = await out.rows;
+          log(
+            'info',
+            `DuckDB wrote the result as CSV for COPY (${rows} rows${out.piped ? ', through a pipe' : ''})`,
+          );
+        } catch (err) {
+          throw failure(slug, err, signal);
+        } finally {
+          await close();
+        }
+      }
+      csv = { chunks: chunks(), count: () => rows };
+    } else log('info', `the result leaves DuckDB row by row: ${exp.reason}`);
+    return { payload: { kind: 'rows', columns, batches: batches(), ...(csv ? { csv } : {}) }, close };
   } catch (err) {
     await close();
     throw failure(o.slug, err, o.signal);

@@ -1,5 +1,6 @@
 import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
 import { dottedPath, JsonRecordScanner, JsonScanError, scanRecords } from '../payloads/json-records';
+import { JsonArraySlicer } from '../payloads/json-slice';
 import { deferred, tracked } from '../payloads/streams';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { forwardsInput, type HttpConn, httpOperationOf, remoteError, renderHttp, signalOf } from './render';
@@ -118,27 +119,44 @@ function jsonOutput(body: AsyncIterable<Buffer>, step: StepContext): SourceOutpu
   const recordsPath = dottedPath(response?.records_path);
   const cursorPath = response?.cursor_path ? dottedPath(response.cursor_path) : null;
   const scanner = new JsonRecordScanner(recordsPath, cursorPath);
+  const slicer = new JsonArraySlicer(recordsPath, cursorPath);
   const ended = deferred<string | null>();
+  const warnings = (found: boolean, cursor: unknown) => {
+    if (!found && recordsPath.length > 0) {
+      step.log('warn', `records_path ${response?.records_path} is not in the response: no records`);
+    }
+    if (cursorPath && cursor === undefined) {
+      step.log('warn', `cursor_path ${response?.cursor_path} is not in the response: the cursor stays`);
+    }
+  };
+  const asRemote = (err: unknown) =>
+    err instanceof JsonScanError ? new ConnectorError('REMOTE_ERROR', err.message) : err;
 
   async function* records(): AsyncGenerator<unknown[]> {
     const seen = { any: false };
     try {
       yield* scanRecords(body, scanner, { batch: JSON_BATCH, seen });
     } catch (err) {
-      if (err instanceof JsonScanError) throw new ConnectorError('REMOTE_ERROR', err.message);
-      throw err;
+      throw asRemote(err);
     }
-    if (seen.any && !scanner.found && recordsPath.length > 0) {
-      step.log('warn', `records_path ${response?.records_path} is not in the response: no records`);
-    }
-    if (cursorPath && scanner.cursor === undefined) {
-      step.log('warn', `cursor_path ${response?.cursor_path} is not in the response: the cursor stays`);
-    }
+    if (seen.any) warnings(scanner.found, scanner.cursor);
   }
-  const batches = tracked(
-    records(),
-    () => ended.resolve(cursorPath ? cursorText(scanner.cursor, step) : null),
-    ended.reject,
-  );
-  return { payload: { kind: 'json', batches }, nextCursor: () => ended.promise };
+  // The other shape: the records array's bytes as they arrived, for a consumer that parses
+  // JSON itself (a DuckDB transform); nothing is decoded here.
+  async function* arrayBytes(): AsyncGenerator<Uint8Array> {
+    try {
+      for await (const chunk of body) yield* slicer.push(chunk);
+      yield* slicer.end();
+    } catch (err) {
+      throw asRemote(err);
+    }
+    if (slicer.any) warnings(slicer.found, slicer.cursor);
+  }
+  const next = (cursor: unknown) => (cursorPath ? cursorText(cursor, step) : null);
+  const batches = tracked(records(), () => ended.resolve(next(scanner.cursor)), ended.reject);
+  const chunks = tracked(arrayBytes(), () => ended.resolve(next(slicer.cursor)), ended.reject);
+  return {
+    payload: { kind: 'json', batches, array: { chunks, count: () => slicer.records } },
+    nextCursor: () => ended.promise,
+  };
 }

@@ -6,6 +6,7 @@ import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import type { PgConnection } from './connect';
 import { copyIn } from './copy-in';
+import { csvMisfit, type TargetColumn } from './csv-in';
 import { committedWrite, recordWrite } from './ledger';
 import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
@@ -65,8 +66,6 @@ function withoutValue(err: ConnectorError): ConnectorError {
   return new ConnectorError(err.code, err.message.replace(/:\s*"(?:[^"]|"")*"(?=\s*\(SQLSTATE 22)/, ''));
 }
 
-type TargetColumn = { name: string; type: string; oid: number; array: boolean };
-
 async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[]> {
   const r = await s.timed(
     s.client.query<{ name: string; type: string; oid: number; category: string }>(
@@ -77,7 +76,13 @@ async function targetColumns(s: PgSession, table: string): Promise<TargetColumn[
       [table],
     ),
   );
-  return r.rows.map((c) => ({ name: c.name, type: c.type, oid: c.oid, array: c.category === 'A' }));
+  return r.rows.map((c) => ({
+    name: c.name,
+    type: c.type,
+    oid: c.oid,
+    array: c.category === 'A',
+    category: c.category,
+  }));
 }
 
 /**
@@ -105,6 +110,24 @@ async function* csvChunks(batches: AsyncIterable<unknown[][]>, arrays: boolean[]
       yield Buffer.from(text);
     }
   }
+}
+
+/**
+ * The stream with its first chunk already in: the producer's work before it (DuckDB writing
+ * the whole result) happens before COPY starts, so the copy's idle bound never counts it.
+ */
+async function started(chunks: AsyncIterable<Uint8Array>): Promise<AsyncIterable<Uint8Array>> {
+  const it = chunks[Symbol.asyncIterator]();
+  const first = await it.next();
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    for (;;) {
+      const next = await it.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  })();
 }
 
 /** The statement that moves the staged rows into the target. */
@@ -195,33 +218,41 @@ export async function writePg(
       );
     }
     const format = passThrough(plan.rows, names, byName);
+    const csv = plan.rows.csv;
+    const misfit =
+      csv && names.length > 0
+        ? csvMisfit(
+            plan.rows.columns,
+            names.map((n) => byName.get(n)!),
+          )
+        : null;
+    // One COPY for all the rows, bounded by the time between two chunks.
+    const copyAll = (kind: 'binary' | 'text' | 'csv', chunks: AsyncIterable<Uint8Array>) =>
+      copyIn(s.client, {
+        table: stage,
+        columns: names,
+        format: { kind },
+        chunks,
+        idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
+      });
+    let done = { rows: 0, bytes: 0 };
     if (names.length === 0) {
       for await (const _ of plan.rows.batches);
     } else if (format) {
-      // COPY's bytes from a PostgreSQL source, untouched: one COPY, bounded by idle time.
+      // COPY's bytes from a PostgreSQL source, untouched.
       step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
-      const copy = plan.rows.native!.open(format);
-      const done = await copyIn(s.client, {
-        table: stage,
-        columns: names,
-        format: { kind: format },
-        chunks: copy.chunks,
-        idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
-      });
-      rows = done.rows;
-      bytes = done.bytes;
+      done = await copyAll(format, plan.rows.native!.open(format).chunks);
+    } else if (csv && misfit === null) {
+      // The transform wrote the rows as CSV: they go into the COPY as they are.
+      done = await copyAll('csv', await started(csv.chunks));
+      step.log('info', `COPY read the transform's CSV directly (${done.rows} rows)`);
     } else {
-      // One COPY for every batch: the server parses a slice while the next one is encoded.
-      const done = await copyIn(s.client, {
-        table: stage,
-        columns: names,
-        format: { kind: 'csv' },
-        chunks: csvChunks(plan.rows.batches, arrays),
-        idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
-      });
-      rows = done.rows;
-      bytes = done.bytes;
+      if (csv && misfit) step.log('info', `rows go to COPY one by one: ${misfit}`);
+      // The server parses a slice while the next one is encoded.
+      done = await copyAll('csv', csvChunks(plan.rows.batches, arrays));
     }
+    rows = done.rows;
+    bytes = done.bytes;
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
     if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
     if (ctx.commitKey) await recordWrite(s, table, ctx.commitKey, { rows, bytes });

@@ -1,0 +1,267 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Ports, RunOutcome } from '@sluice/engine';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { edges, harness } from '../../../engine/src/test-support';
+import { postgres, postgresConfigSchema } from '../postgres/index';
+import { type ConnectorContext, defaultLimits } from '../types';
+import { httpConnector } from './index';
+import { httpConfigSchema, httpCredentialsSchema } from './schemas';
+
+// HTTP JSON → DuckDB transform → PostgreSQL through the executor with the real connectors: a
+// local records API and the PostgreSQL at 127.0.0.1:5432 (scratch database). The HTTP body's
+// records go to DuckDB as bytes and DuckDB's CSV goes into COPY; the same data through the
+// row path (the fallback) must land the same.
+
+const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DB = `sluice_duckpath_${randomBytes(4).toString('hex')}`;
+const TRICKY = 'tab\there\nnew line\r\n"quotes" \'single\' \\backslash\\ \\N ünïcödé 😀, comma';
+
+/** Record i: numbers, text that needs quoting, nested values, nulls. */
+const record = (i: number) => ({
+  id: i,
+  name: i === 2 ? TRICKY : i === 3 ? '' : i === 4 ? '\\.' : `name ${i}`,
+  amount: i * 1.25,
+  tags: { kind: i % 2 ? 'odd' : 'even', list: [i, i + 1] },
+  note: i % 3 === 0 ? null : `note ${i}`,
+  created_at: new Date(Date.UTC(2024, 0, 1) + i * 1_000_123).toISOString(),
+  active: i % 2 === 0,
+});
+
+const sinkSlug = (table: string) => `load-${table.replace(/_/g, '-')}`;
+
+let db: pg.Client;
+const sql = async (text: string, values: unknown[] = []) => (await db.query(text, values)).rows;
+
+describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () => {
+  let server: http.Server;
+  let base: string;
+  const PAGE = 4;
+  const TOTAL = 10;
+  let stallAfter: (() => void) | null = null;
+  const ctx: ConnectorContext = { policy: { allowPrivate: true }, limits: defaultLimits };
+
+  beforeAll(async () => {
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${DB}`);
+    await admin.end();
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${DB}`;
+    db = new pg.Client({ connectionString: url.toString() });
+    await db.connect();
+    server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://peer');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.pathname === '/stall') {
+        res.write('{"data":{"items":[');
+        stallAfter = () => res.destroy();
+        return; // the rest never comes
+      }
+      if (url.pathname === '/empty') return res.end('{"meta":{},"data":{"items":[]}}');
+      // Pages of PAGE records after `after`; the next cursor is in meta.next.
+      const after = Number(url.searchParams.get('after') ?? 0);
+      const items = [];
+      for (let i = after + 1; i <= Math.min(TOTAL, after + PAGE); i++) items.push(record(i));
+      const next = items.length > 0 ? String(after + items.length) : null;
+      res.end(JSON.stringify({ meta: { next }, data: { items } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await db?.end();
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  const ports = (): Ports => {
+    const admin = new URL(ADMIN_URL);
+    const pgConn = {
+      config: postgresConfigSchema.parse({
+        host: admin.hostname,
+        port: Number(admin.port || 5432),
+        database: DB,
+        user: 'postgres',
+        allow_private_hosts: true,
+      }),
+      credentials: { password: 'unused' },
+    };
+    const httpConn = {
+      config: httpConfigSchema.parse({ base_url: base, allow_private_hosts: true }),
+      credentials: httpCredentialsSchema.parse({}),
+    };
+    return {
+      readSource: (step) => httpConnector.read!(httpConn, step, { ...ctx, signal: step.signal }),
+      writeSink: (input, step) =>
+        postgres.write!(pgConn, input, step, {
+          ...ctx,
+          signal: step.signal,
+          commitKey: `${step.runSlug}-${randomBytes(4).toString('hex')}:${step.step.slug}`,
+        }),
+    };
+  };
+
+  const spec = (table: string, opts: { path?: string; transform?: string; twoSinks?: boolean } = {}) => ({
+    steps: [
+      {
+        slug: 'people',
+        kind: 'source',
+        data_source_ref: 'api',
+        operation: {
+          operation_type: 'http',
+          method: 'GET',
+          path: opts.path ?? '/people',
+          query_params: { after: '{{runtime.incremental.lower_bound.cursor}}' },
+        },
+        response: { records_path: 'data.items', cursor_path: 'meta.next' },
+      },
+      {
+        slug: 'clean',
+        kind: 'transform',
+        operation: {
+          operation_type: 'sql',
+          sql: opts.transform ?? 'SELECT id, name, amount, tags, note, created_at, active FROM people',
+        },
+      },
+      ...[table, ...(opts.twoSinks ? [`${table}_copy`] : [])].map((t) => ({
+        slug: sinkSlug(t),
+        kind: 'sink',
+        data_source_ref: 'db',
+        operation: { operation_type: 'sql', write: { table: t, mode: 'insert', create_table: true } },
+      })),
+    ],
+    edges: edges(
+      ['people', 'clean'],
+      ...[table, ...(opts.twoSinks ? [`${table}_copy`] : [])].map(
+        (t) => ['clean', sinkSlug(t)] as [string, string],
+      ),
+    ),
+  });
+
+  const landed = (table: string) =>
+    sql(
+      `SELECT id, name, amount::text AS amount, tags::text AS tags, note, created_at::text AS created_at, active
+         FROM ${table} ORDER BY id`,
+    );
+
+  it('hands the body to DuckDB and its CSV to COPY, page by page with the cursor', async () => {
+    const h = await harness(spec('direct'), ports());
+    try {
+      const cursors: Record<string, string | null> = {};
+      let outcome: RunOutcome | null = null;
+      for (let page = 0; page < 3; page++) {
+        h.reports.length = 0;
+        h.logs.length = 0;
+        outcome = await h.run({ cursors: { ...cursors } });
+        cursors.people = outcome.cursors.people;
+        const rows = Math.min(PAGE, TOTAL - page * PAGE);
+        expect(h.final('people')?.counters).toMatchObject({ rows_out: rows });
+        expect(h.final('clean')?.counters).toMatchObject({ rows_in: rows, rows_out: rows });
+        expect(h.final('load-direct')?.counters).toMatchObject({ rows_in: rows, rows_out: rows });
+        expect(h.final('load-direct')?.counters.bytes_out).toBeGreaterThan(0);
+        const messages = h.logs.map((l) => l.message);
+        expect(messages).toContain(
+          `DuckDB reads the JSON records of people directly from the source's bytes (${rows} records)`,
+        );
+        expect(messages).toContain(`COPY read the transform's CSV directly (${rows} rows)`);
+      }
+      expect(outcome?.cursors.people).toBe(String(TOTAL));
+      const rows = await landed('direct');
+      expect(rows).toHaveLength(TOTAL);
+      expect(rows[1].name).toBe(TRICKY);
+      expect(rows[2]).toMatchObject({ name: '', note: null });
+      expect(rows[3].name).toBe('\\.');
+      expect(JSON.parse(rows[0].tags)).toEqual({ kind: 'odd', list: [1, 2] });
+      expect(rows[0].amount).toBe('1.25');
+      expect(rows[0].created_at).toBe('2024-01-01 00:16:40.123');
+      const ledger = await sql(
+        `SELECT rows FROM sluice_sink_commits WHERE commit_key LIKE '%:load-direct' ORDER BY committed_at`,
+      );
+      expect(ledger).toEqual([{ rows: '4' }, { rows: '4' }, { rows: '2' }]);
+    } finally {
+      await h.cleanup();
+    }
+  });
+
+  it('lands the same rows through the row path, which it takes (and says so) where bytes cannot go', async () => {
+    // Two sinks: the transform's result is spooled, so each sink reads rows. A template in the
+    // SQL keeps DuckDB's CSV out too. Both land what the direct path lands.
+    const viaRows = await harness(
+      spec('rows', {
+        twoSinks: true,
+        transform:
+          "SELECT id, name, amount, tags, note, created_at, active FROM people WHERE {{runtime.run_slug}} <> ''",
+      }),
+      ports(),
+    );
+    const direct = await harness(spec('direct2'), ports());
+    try {
+      for (const h of [viaRows, direct]) {
+        for (let page = 0; page * PAGE < TOTAL; page++)
+          await h.run({ cursors: { people: page === 0 ? null : String(page * PAGE) } });
+      }
+      const messages = viaRows.logs.map((l) => l.message);
+      expect(messages).toContain('the result leaves DuckDB row by row: the SQL has template parameters');
+      expect(messages.some((m) => m.startsWith('COPY read'))).toBe(false);
+      const expected = await landed('direct2');
+      expect(await landed('rows')).toEqual(expected);
+      expect(await landed('rows_copy')).toEqual(expected);
+    } finally {
+      await viaRows.cleanup();
+      await direct.cleanup();
+    }
+  });
+
+  it('writes nothing for a page without records and keeps the cursor', async () => {
+    const h = await harness(spec('empty', { path: '/empty' }), ports());
+    try {
+      const outcome = await h.run({ cursors: { people: '7' } });
+      expect(outcome.cursors.people).toBe('7');
+      expect(h.final('load-empty')?.state).toBe('succeeded');
+      expect(h.final('load-empty')?.counters.rows_out).toBe(0);
+      expect(await sql(`SELECT to_regclass('empty') AS r`)).toEqual([{ r: null }]);
+    } finally {
+      await h.cleanup();
+    }
+  });
+
+  it('fails the transform when DuckDB fails while writing the CSV, and commits nothing', async () => {
+    const h = await harness(
+      spec('broken', { transform: 'SELECT id, CAST(name AS INTEGER) AS n FROM people' }),
+      ports(),
+    );
+    try {
+      await expect(h.run()).rejects.toMatchObject({ code: 'TRANSFORM_FAILED' });
+      expect(h.final('clean')?.state).toBe('failed');
+      expect(h.final('load-broken')?.state).toBe('canceled');
+      expect(await sql(`SELECT to_regclass('broken') AS r`)).toEqual([{ r: null }]);
+    } finally {
+      await h.cleanup();
+    }
+  });
+
+  it('cancels while the body is still arriving and commits nothing', async () => {
+    const h = await harness(spec('stalled', { path: '/stall' }), ports());
+    try {
+      const controller = new AbortController();
+      const run = h.run({ signal: controller.signal });
+      while (!stallAfter) await new Promise((r) => setTimeout(r, 20));
+      controller.abort('stop');
+      await expect(run).rejects.toMatchObject({ code: 'CANCELED' });
+      stallAfter();
+      expect(h.final('people')?.state).toBe('canceled');
+      expect(h.final('load-stalled')?.state).toBe('canceled');
+      expect(await sql(`SELECT to_regclass('stalled') AS r`)).toEqual([{ r: null }]);
+    } finally {
+      stallAfter = null;
+      await h.cleanup();
+    }
+  });
+});

@@ -1,0 +1,27 @@
+import type { Column } from '@sluice/engine';
+
+// Whether rows a transform offers as CSV (DuckDB's COPY dialect, see the engine's duck-csv)
+// can go into the target's columns as they are: the text must mean to PostgreSQL what the row
+// path's values mean. Otherwise the sink reads the batches.
+
+export type TargetColumn = { name: string; type: string; oid: number; array: boolean; category: string };
+
+const TEXTUAL = /^(VARCHAR|JSON|UUID)$|^ENUM/;
+const FRACTIONAL = /^(FLOAT|REAL|DOUBLE|DECIMAL|NUMERIC)/;
+const INTEGER = /^(smallint|integer|bigint)$/;
+
+/** Null when every column fits; otherwise why the rows go row by row. */
+export function csvMisfit(columns: Column[], targets: TargetColumn[]): string | null {
+  for (const [i, c] of columns.entries()) {
+    const t = targets[i];
+    const source = c.type.toUpperCase();
+    if (t.array) return `column ${c.name} is a PostgreSQL array (${t.type})`;
+    if (t.category === 'U' && t.type === 'bytea') return `column ${c.name} is bytea`;
+    if (INTEGER.test(t.type) && FRACTIONAL.test(source))
+      return `column ${c.name} is ${t.type} and its values are ${c.type}`;
+    // Text columns keep the row path's spelling of numbers and times.
+    if (t.category === 'S' && !TEXTUAL.test(source) && !/^(STRUCT|MAP)|\[\d*\]$/.test(source))
+      return `column ${c.name} is ${t.type} and its values are ${c.type}`;
+  }
+  return null;
+}
