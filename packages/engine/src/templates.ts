@@ -22,7 +22,8 @@ export function templateRefs(value: unknown, at: (string | number)[] = []): Temp
               .replace(/\.\[/g, '['),
         });
       }
-    } else if (Array.isArray(v)) v.forEach((x, i) => {
+    } else if (Array.isArray(v))
+      v.forEach((x, i) => {
         walk(x, [...p, i]);
       });
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
