@@ -202,12 +202,15 @@ describe('browser app', { timeout: 180_000 }, () => {
     await page.getByLabel('Type production to change what runs in this protected environment').waitFor();
     // Without the slug the protected environment refuses the change.
     await page.getByLabel('Data source for warehouse').selectOption('warehouse');
+    // Each section shows its own refusal: look in the one acted on.
+    const alertIn = (heading: string) =>
+      page.locator('section').filter({ hasText: heading }).getByRole('alert');
     await expect
-      .poll(() => page.getByRole('alert').textContent())
+      .poll(() => alertIn('Data source bindings').textContent())
       .toMatch(/PROTECTED_ENVIRONMENT_CONFIRMATION_REQUIRED/);
     await page.getByRole('button', { name: /^Deploy / }).click();
     await expect
-      .poll(() => page.getByRole('alert').textContent())
+      .poll(() => alertIn('Validate and deploy').textContent())
       .toMatch(/PROTECTED_ENVIRONMENT_CONFIRMATION_REQUIRED|valid/i);
     await page
       .getByLabel('Type production to change what runs in this protected environment')
