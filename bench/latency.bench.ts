@@ -16,6 +16,8 @@
 //   BENCH_SCALE=1,2,4             worker counts for the runs/min saturation figure ('' skips it)
 //   BENCH_SCALE_RUNS=600          runs queued at once per saturation measurement
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
+//   BENCH_PG_LOG=1                log every statement on the platform database (server log, with
+//                                 its duration) to profile where the time goes
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -213,6 +215,9 @@ async function main() {
       `${CONCURRENCY}; ${RATE} runs/min for ${SECONDS} s; load average ${load()}`,
   );
   for (const db of [STORE, DST]) await createDatabase(db);
+  if (process.env.BENCH_PG_LOG) {
+    await sql('postgres', `alter database ${STORE} set log_min_duration_statement = 0`);
+  }
   let p: Platform | null = null;
   let workers: WorkerProcess[] = [];
   try {
