@@ -21,7 +21,10 @@ describe('queue stop', () => {
 
   beforeAll(async () => {
     fresh = await freshStore();
-    store = await openStore({ databaseUrl: fresh.env.DATABASE_URL, dataDir: fresh.env.SLUICE_DATA_DIR ?? '' });
+    store = await openStore({
+      databaseUrl: fresh.env.DATABASE_URL,
+      dataDir: fresh.env.SLUICE_DATA_DIR ?? '',
+    });
   });
 
   afterAll(async () => {
