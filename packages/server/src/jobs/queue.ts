@@ -24,6 +24,11 @@ export type Queue = {
     data: JobData<N>,
     opts?: EnqueueOptions,
   ): Promise<string | null>;
+  /**
+   * Marks a job done inside `tx` (it commits with the business change); pg-boss's own
+   * completion after the handler then finds nothing left to do.
+   */
+  complete(tx: DbOrTx, name: JobName, jobId: string): Promise<void>;
   work<N extends JobName>(name: N, handler: JobHandler<N>, opts?: { batchSize?: number }): Promise<void>;
   /** Runs before the queue stops (in parallel), e.g. to hand long jobs back before the store closes. */
   onStop(hook: () => Promise<void>): void;
@@ -35,10 +40,13 @@ export function executorFor(db: DbOrTx): SqlExecutor {
   return {
     async executeSql(text, values = []) {
       const parts = text.split(/\$(\d+)/);
-      // drizzle renders an undefined parameter as nothing at all, so pass it as NULL.
-      const chunks: SQL[] = parts.map((part, i) =>
-        i % 2 === 0 ? sql.raw(part) : sql`${values[Number(part) - 1] ?? null}`,
-      );
+      // drizzle renders an undefined parameter as nothing at all, so pass it as NULL; an array
+      // would become a list of parameters, so it goes as one (a PostgreSQL array).
+      const chunks: SQL[] = parts.map((part, i) => {
+        if (i % 2 === 0) return sql.raw(part);
+        const value = values[Number(part) - 1] ?? null;
+        return Array.isArray(value) ? sql`${sql.param(value)}` : sql`${value}`;
+      });
       const res: any = await db.execute(sql.join(chunks, sql.raw('')));
       return { rows: res.rows ?? res };
     },
@@ -168,6 +176,9 @@ export async function openQueue(
         if (!tx) wake(name);
       }
       return id;
+    },
+    async complete(tx, name, jobId) {
+      await boss.complete(name, jobId, null as any, { db: executorFor(tx) } as any);
     },
     async work(name, handler, o = {}) {
       await listen();
