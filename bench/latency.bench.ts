@@ -15,7 +15,11 @@
 //   BENCH_WORKERS=2               worker processes; BENCH_CONCURRENCY=4 runs at once in each
 //   BENCH_SCALE=1,2,4             worker counts for the runs/min saturation figure ('' skips it)
 //   BENCH_SCALE_RUNS=600          runs queued at once per saturation measurement
+//   BENCH_SCALE_ROWS=20000        rows per run of the scale-out rows/s pipeline (PG → PG copy)
+//   BENCH_SCALE_ROW_RUNS=8        such runs queued at once per worker count
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
+//   BENCH_PG_LOG=1                log every statement on the platform database (server log, with
+//                                 its duration) to profile where the time goes
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,6 +45,8 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const SCALE = (process.env.BENCH_SCALE ?? '1,2,4').split(',').filter(Boolean).map(Number);
 const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
+const SCALE_ROWS = Number(process.env.BENCH_SCALE_ROWS ?? 20_000);
+const SCALE_ROW_RUNS = Number(process.env.BENCH_SCALE_ROW_RUNS ?? 8);
 const PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
 const id = `${process.pid}`;
@@ -133,6 +139,7 @@ async function sluiceRuns(
   p: Platform,
   count: number,
   perMinute: number,
+  pipeline = 'tick',
 ): Promise<Lat & { wallMs: number; retries: number }> {
   const sent = new Map<string, number>();
   const gap = perMinute > 0 ? 60_000 / perMinute : 0;
@@ -144,7 +151,7 @@ async function sluiceRuns(
     const t0 = Date.now();
     for (;;) {
       try {
-        await p.call('POST', `${PE}/pipelines/tick:execute`, { run_slug: slug });
+        await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, { run_slug: slug });
         break;
       } catch (err) {
         if (!String(err).includes(': 503 ')) throw err;
@@ -213,10 +220,27 @@ async function main() {
       `${CONCURRENCY}; ${RATE} runs/min for ${SECONDS} s; load average ${load()}`,
   );
   for (const db of [STORE, DST]) await createDatabase(db);
+  if (process.env.BENCH_PG_LOG) {
+    await sql('postgres', `alter database ${STORE} set log_min_duration_statement = 0`);
+  }
   let p: Platform | null = null;
   let workers: WorkerProcess[] = [];
   try {
     await sql(DST, 'create table ticks (n integer)');
+    // The rows/s pipeline: a real copy of SCALE_ROWS rows × 6 columns per run.
+    await sql(
+      DST,
+      `create table src_rows as
+         select i as id, 'name ' || i as name, (i * 7919 % 100000) / 100.0 as amount,
+                timestamptz '2024-01-01' + i * interval '1 second' as created_at, i % 3 = 0 as active,
+                md5(i::text) as note
+           from generate_series(1, ${SCALE_ROWS}) i`,
+    );
+    await sql(
+      DST,
+      `create table copy_rows (id integer, name text, amount numeric, created_at timestamptz,
+                               active boolean, note text)`,
+    );
     p = await openPlatform({
       DATABASE_URL: dbUrl(STORE),
       SLUICE_MASTER_KEY: masterKey,
@@ -244,6 +268,23 @@ async function main() {
         },
       ],
       edges: [{ from: 'one', to: 'load' }],
+    });
+    await deployPipeline(p, 'copy', {
+      steps: [
+        {
+          slug: 'read',
+          kind: 'source',
+          data_source_ref: 'target-db',
+          operation: { operation_type: 'sql', sql: 'SELECT * FROM src_rows' },
+        },
+        {
+          slug: 'write',
+          kind: 'sink',
+          data_source_ref: 'target-db',
+          operation: { operation_type: 'sql', write: { table: 'copy_rows', mode: 'insert' } },
+        },
+      ],
+      edges: [{ from: 'read', to: 'write' }],
     });
 
     let expected = 0;
@@ -284,8 +325,11 @@ async function main() {
     for (const w of workers) await w.stop();
     workers = [];
 
+    let copied = 0;
     if (SCALE.length > 0) {
-      console.log(`\nSaturation: ${SCALE_RUNS} runs queued at once, concurrency ${CONCURRENCY} per worker`);
+      console.log(
+        `\nScale-out: ${SCALE_RUNS} trivial runs queued at once, concurrency ${CONCURRENCY} per worker`,
+      );
       const bare = await bareBaseline(SCALE_RUNS, 0);
       const bareMs = Math.max(...bare.done);
       console.log(
@@ -297,17 +341,26 @@ async function main() {
         const l0 = load();
         const r = await sluiceRuns(p, SCALE_RUNS, 0);
         expected += SCALE_RUNS;
+        const l1 = load();
+        const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
+        copied += SCALE_ROW_RUNS * SCALE_ROWS;
         console.log(
           `  ${n} worker(s): ${((SCALE_RUNS / r.wallMs) * 60_000).toFixed(0)} runs/min ` +
-            `(finished p50 ${fmt(pct(r.done, 50))}), load average ${l0} → ${load()}`,
+            `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1}); ` +
+            `${((SCALE_ROW_RUNS * SCALE_ROWS) / (c.wallMs / 1000)).toFixed(0)} rows/s ` +
+            `(${SCALE_ROW_RUNS} × ${SCALE_ROWS} rows PG → PG, load average ${l1} → ${load()})`,
         );
         for (const w of workers) await w.stop();
         workers = [];
       }
     }
+    const copiedRows = Number((await sql(DST, 'select count(*)::bigint as n from copy_rows'))[0].n);
+    if (copiedRows !== copied) throw new Error(`copy_rows holds ${copiedRows} rows, expected ${copied}`);
     const loaded = await sinkRows();
     if (loaded !== expected) throw new Error(`the sink holds ${loaded} rows, expected ${expected}`);
-    console.log(`\nrows checked: ${loaded} runs, ${loaded} rows in the sink; load average ${load()}`);
+    console.log(
+      `\nrows checked: ${loaded} trivial runs, ${loaded} rows in their sink; ${copiedRows} copied rows; load average ${load()}`,
+    );
   } finally {
     for (const w of workers) await w.stop().catch(() => {});
     await p?.close().catch(() => {});

@@ -1,9 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import { executeRun, RunError } from '@sluice/engine';
-import { eq } from 'drizzle-orm';
 import type { Deps } from '../context';
-import { type ErrorRecord, environments } from '../db/schema/index';
+import type { ErrorRecord } from '../db/schema/index';
 import { randomSuffix } from '../http/fields';
 import { claimRun, renewLease } from '../modules/runs/run-lease.repo';
 import { finishRun, type RunOutcome } from '../modules/runs/run-lifecycle.service';
@@ -44,7 +43,7 @@ export const runPipeline = (deps: Deps): JobHandler<'pipelines.run'> => {
     ]);
   });
 
-  return async ({ runId }) => {
+  return async ({ runId }, job) => {
     if (stopping) {
       // Fetched while shutting down: leave the run queued for another worker.
       await deps.queue.enqueue(null, 'pipelines.run', { runId });
@@ -77,7 +76,8 @@ export const runPipeline = (deps: Deps): JobHandler<'pipelines.run'> => {
         })
         .catch((err) => deps.log.warn({ errCode: err?.code, runId }, 'run heartbeat failed'));
     }, heartbeatMs(leaseSeconds));
-    const timeoutSeconds = await runTimeoutOf(deps, run.environmentId);
+    // The environment's run time limit (read with the claim), or the deployment-wide default (§9).
+    const timeoutSeconds = run.runTimeoutSeconds ?? deps.config.runs.timeoutSeconds;
     const timeout = setTimeout(() => entry.abort('timeout'), timeoutSeconds * 1000);
     const recorder = createRunRecorder(deps, run.id, workerId);
     recorder.log('info', null, `attempt ${run.attempt} started`);
@@ -93,9 +93,13 @@ export const runPipeline = (deps: Deps): JobHandler<'pipelines.run'> => {
       clearTimeout(timeout);
     }
     try {
-      await recorder.flush();
+      const progress = await recorder.settle();
       // A no-op when the lease was taken from this worker (presumed dead and recovered).
-      await finishRun(deps, run.id, workerId, outcome);
+      await finishRun(deps, run.id, workerId, outcome, { progress, jobId: job.id }).catch((err) => {
+        // The lease runs out and the sweep recovers the run; say why it did not end here.
+        deps.log.error({ err, runId }, 'run could not be ended');
+        throw err;
+      });
     } finally {
       active.delete(entry);
       resolveDone();
@@ -145,16 +149,6 @@ async function execute(
   } finally {
     await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => {});
   }
-}
-
-/** The environment's run time limit, or the deployment-wide default (DECISIONS.md §9). */
-async function runTimeoutOf(deps: Deps, environmentId: string): Promise<number> {
-  const [env] = await deps.db
-    .select({ seconds: environments.runTimeoutSeconds })
-    .from(environments)
-    .where(eq(environments.id, environmentId))
-    .limit(1);
-  return env?.seconds ?? deps.config.runs.timeoutSeconds;
 }
 
 function failureOutcome(

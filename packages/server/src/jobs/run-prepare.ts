@@ -65,7 +65,27 @@ async function unsealInput(deps: Deps, run: ClaimedRun): Promise<Record<string, 
   return JSON.parse(plain) as Record<string, unknown>;
 }
 
-export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedRun> {
+/**
+ * Parsed specs and their plans by pipeline and spec hash. A version never changes once stored
+ * (its hash is of its content), so a worker reads and plans it once; frozen, so no run can alter
+ * what the next one gets. Only valid ones are kept; a deleted version is still found here, as a
+ * run queued before the deletion already had it.
+ */
+const planCache = new Map<string, { spec: PipelineSpec; plan: Plan }>();
+const PLAN_CACHE_SIZE = 200;
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<{ spec: PipelineSpec; plan: Plan }> {
+  const key = `${run.pipelineId}:${run.specHash}`;
+  const cached = planCache.get(key);
+  if (cached) return cached;
   const stored = await versionSpec(deps.db, run.pipelineId, run.specHash);
   if (!stored) throw new PrepareError('SPEC_NOT_FOUND', `pipeline version ${run.specHash} no longer exists`);
   const parsed = pipelineSpecSchema.safeParse(stored);
@@ -79,6 +99,14 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       first ? `${first.path}: ${first.message}` : 'the spec has no plan',
     );
   }
+  const entry = deepFreeze({ spec, plan });
+  if (planCache.size >= PLAN_CACHE_SIZE) planCache.delete(planCache.keys().next().value!);
+  planCache.set(key, entry);
+  return entry;
+}
+
+export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedRun> {
+  const { spec, plan } = await specAndPlan(deps, run);
 
   const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId);
   const connections = new Map<string, LoadedConnection>();

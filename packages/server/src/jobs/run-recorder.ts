@@ -1,10 +1,12 @@
 import type { LogLevel, RunObserver, SinkResult, StepReport } from '@sluice/engine';
 import type { Deps } from '../context';
-import { insertLogs, type LogLine, updateStep } from '../modules/runs/run-progress.repo';
+import { insertLogs, type LogLine, type StepUpdate, updateSteps } from '../modules/runs/run-progress.repo';
 
 // Writes what a running attempt reports: step progress at most once a second per step (plus
-// every state change and the final state), log lines in batches. Writes are chained, so they
-// land in the order they were reported.
+// every state change and the final state), log lines in batches. One write is in flight at a
+// time and carries every step changed meanwhile, so writes land in the order they were
+// reported and a burst of changes costs one statement. What is still unwritten when the attempt
+// ends goes into the run's final transaction (`settle`).
 
 const STEP_WRITE_INTERVAL_MS = 1000;
 const LOG_FLUSH_INTERVAL_MS = 500;
@@ -30,13 +32,20 @@ export type RunRecorder = {
    * read lower than that from now on (written at once).
    */
   committed(stepSlug: string, result: SinkResult): void;
-  /** Writes everything still pending; call before the run's final transition. */
-  flush(): Promise<void>;
+  /**
+   * Stops writing and hands back what is still unwritten, for the run's final transaction
+   * (see `writeProgress`); call once, when the attempt has ended.
+   */
+  settle(): Promise<PendingProgress>;
 };
+
+export type PendingProgress = { steps: (StepUpdate & { stepSlug: string })[]; logs: LogLine[] };
 
 export function createRunRecorder(deps: Deps, runId: string, owner: string): RunRecorder {
   const steps = new Map<string, StepEntry>();
   const floors = new Map<string, SinkResult>();
+  const dirty = new Set<string>();
+  let settled = false;
   let chain: Promise<void> = Promise.resolve();
   const enqueueWrite = (write: () => Promise<void>) => {
     chain = chain.then(write).catch((err) => {
@@ -45,24 +54,44 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
     return chain;
   };
 
-  const writeStep = (slug: string) =>
-    enqueueWrite(async () => {
-      const e = steps.get(slug);
-      if (!e) return;
-      e.lastWrite = Date.now();
-      const { report } = e;
-      const floor = floors.get(slug) ?? { rows: 0, bytes: 0 };
-      await updateStep(deps.db, runId, owner, slug, {
-        state: report.state,
-        rowsIn: report.counters.rows_in,
-        rowsOut: Math.max(report.counters.rows_out, floor.rows),
-        bytesIn: report.counters.bytes_in,
-        bytesOut: Math.max(report.counters.bytes_out, floor.bytes),
-        error: report.error ?? null,
-        startedAt: e.startedAt,
-        finishedAt: e.finishedAt,
-      });
+  const snapshot = (slug: string): StepUpdate & { stepSlug: string } => {
+    const e = steps.get(slug)!;
+    const { report } = e;
+    const floor = floors.get(slug) ?? { rows: 0, bytes: 0 };
+    return {
+      stepSlug: slug,
+      state: report.state,
+      rowsIn: report.counters.rows_in,
+      rowsOut: Math.max(report.counters.rows_out, floor.rows),
+      bytesIn: report.counters.bytes_in,
+      bytesOut: Math.max(report.counters.bytes_out, floor.bytes),
+      error: report.error ?? null,
+      startedAt: e.startedAt,
+      finishedAt: e.finishedAt,
+    };
+  };
+  const takeDirty = () => {
+    const updates = [...dirty].map(snapshot);
+    dirty.clear();
+    for (const u of updates) steps.get(u.stepSlug)!.lastWrite = Date.now();
+    return updates;
+  };
+
+  let writing = false;
+  const writeStep = (slug: string) => {
+    if (settled) return;
+    dirty.add(slug);
+    // The write in flight picks this step up when it is done (the latest values, once).
+    if (writing) return;
+    writing = true;
+    void enqueueWrite(async () => {
+      try {
+        while (dirty.size > 0 && !settled) await updateSteps(deps.db, runId, owner, takeDirty());
+      } finally {
+        writing = false;
+      }
     });
+  };
 
   const observer: RunObserver = {
     onStep(report) {
@@ -82,13 +111,13 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
       if (changed || Date.now() - e.lastWrite >= STEP_WRITE_INTERVAL_MS) {
         if (e.timer) clearTimeout(e.timer);
         e.timer = null;
-        void writeStep(report.step);
+        writeStep(report.step);
       } else if (!e.timer) {
         // Counters keep moving: the latest values land within the interval.
         e.timer = setTimeout(
           () => {
             e.timer = null;
-            void writeStep(report.step);
+            writeStep(report.step);
           },
           STEP_WRITE_INTERVAL_MS - (Date.now() - e.lastWrite),
         );
@@ -102,9 +131,10 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
   const flushLogs = () => {
     if (logTimer) clearTimeout(logTimer);
     logTimer = null;
+    if (settled) return;
     const lines = pending;
     pending = [];
-    return enqueueWrite(() => insertLogs(deps.db, runId, lines));
+    void enqueueWrite(() => insertLogs(deps.db, runId, lines));
   };
 
   return {
@@ -130,16 +160,25 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
             }
           : { stepSlug, level, message, at: new Date() },
       );
-      if (pending.length >= 200) void flushLogs();
-      else logTimer ??= setTimeout(() => void flushLogs(), LOG_FLUSH_INTERVAL_MS);
+      if (settled) return;
+      if (pending.length >= 200) flushLogs();
+      else logTimer ??= setTimeout(flushLogs, LOG_FLUSH_INTERVAL_MS);
     },
-    async flush() {
-      for (const [slug, e] of steps) {
+    async settle() {
+      settled = true;
+      if (logTimer) clearTimeout(logTimer);
+      logTimer = null;
+      for (const e of steps.values()) {
         if (e.timer) clearTimeout(e.timer);
         e.timer = null;
-        void writeStep(slug);
       }
-      await flushLogs();
+      // The write in flight lands first (it stops after its statement); the rest is handed back.
+      await chain;
+      // Every step's final values: those written meanwhile are written again, harmlessly.
+      const left = { steps: [...steps.keys()].map(snapshot), logs: pending };
+      pending = [];
+      dirty.clear();
+      return left;
     },
   };
 }

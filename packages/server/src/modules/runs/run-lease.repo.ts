@@ -38,15 +38,17 @@ export async function claimRun(
   runId: string,
   owner: string,
   leaseSeconds: number,
-): Promise<ClaimedRun | null> {
+): Promise<(ClaimedRun & { runTimeoutSeconds: number | null }) | null> {
   const res = await db.execute(sql`
     update pipeline_runs
        set state = 'running', lease_owner = ${owner},
            lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
            heartbeat_at = now(), started_at = coalesce(started_at, now()), updated_at = now()
      where id = ${runId} and state = 'queued'
-    returning ${RUN_COLUMNS}`);
-  return rowsOf<ClaimedRun>(res as Rows<ClaimedRun>)[0] ?? null;
+    returning ${RUN_COLUMNS},
+      (select e.run_timeout_seconds from environments e where e.id = pipeline_runs.environment_id) as "runTimeoutSeconds"`);
+  type Claimed = ClaimedRun & { runTimeoutSeconds: number | null };
+  return rowsOf<Claimed>(res as Rows<Claimed>)[0] ?? null;
 }
 
 export type LeaseStatus = { state: string; cancelRequested: boolean } | null;

@@ -4,7 +4,14 @@ import type { ErrorRecord } from '../../db/schema/index';
 import { recordEvent } from '../events/events.record';
 import { alertRunEnded } from '../notifications/source-alerts';
 import { type ClaimedRun, lockExpiredRuns, lockOwnedRun } from './run-lease.repo';
-import { closeOpenSteps, insertLogs, upsertCheckpoints } from './run-progress.repo';
+import {
+  closeOpenSteps,
+  insertLogs,
+  type LogLine,
+  type StepUpdate,
+  updateSteps,
+  upsertCheckpoints,
+} from './run-progress.repo';
 import { deleteRunInput, updateRun } from './runs.repo';
 
 // Worker-side transitions of a run. Each one follows the same path: lock the run (only while the
@@ -52,11 +59,29 @@ async function endRun(
   await alertRunEnded(tx, deps, run, state, error);
 }
 
+/** What the attempt had not written yet, and the queue job it came with. */
+export type FinishExtras = {
+  progress?: { steps: (StepUpdate & { stepSlug: string })[]; logs: LogLine[] };
+  /** Completed in the same transaction: no separate commit to wait for after the run ended. */
+  jobId?: string;
+};
+
 /** Applies the outcome if `owner` still holds the run; false when the lease was lost meanwhile. */
-export async function finishRun(deps: Deps, runId: string, owner: string, outcome: RunOutcome) {
+export async function finishRun(
+  deps: Deps,
+  runId: string,
+  owner: string,
+  outcome: RunOutcome,
+  extras: FinishExtras = {},
+) {
   return deps.db.transaction(async (tx) => {
     const run = await lockOwnedRun(tx, runId, owner);
     if (!run) return false;
+    if (extras.progress) {
+      await updateSteps(tx, run.id, owner, extras.progress.steps);
+      await insertLogs(tx, run.id, extras.progress.logs);
+    }
+    if (extras.jobId) await deps.queue.complete(tx, 'pipelines.run', extras.jobId);
     // A cancel that arrived while the run was ending still wins over success (the states only
     // lead from canceling to canceled); sinks did commit, so their cursors are kept below.
     const canceling = run.state === 'canceling';

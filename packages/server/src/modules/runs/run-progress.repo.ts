@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, notInArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import {
   type ErrorRecord,
@@ -20,13 +20,38 @@ function planOrderedId(index: number): string {
   return `${index.toString(16).padStart(8, '0')}${randomUUID().slice(8)}`;
 }
 
-/** Every step of the plan as `pending`: the start of an attempt (a recovered run starts over). */
+/**
+ * Every step of the plan as `pending`: the start of an attempt (a recovered or handed-back run
+ * starts over). One upsert (a first attempt has no rows yet) plus a delete of steps outside the
+ * plan, which only ever finds rows of another plan: one commit to wait for instead of two.
+ */
 export async function resetSteps(db: DbOrTx, runId: string, order: string[]) {
-  await db.delete(pipelineRunSteps).where(eq(pipelineRunSteps.runId, runId));
-  if (order.length === 0) return;
+  if (order.length > 0) {
+    await db
+      .insert(pipelineRunSteps)
+      .values(order.map((stepSlug, i) => ({ id: planOrderedId(i), runId, stepSlug, state: 'pending' })))
+      .onConflictDoUpdate({
+        target: [pipelineRunSteps.runId, pipelineRunSteps.stepSlug],
+        set: {
+          state: 'pending',
+          rowsIn: 0,
+          rowsOut: 0,
+          bytesIn: 0,
+          bytesOut: 0,
+          error: null,
+          startedAt: null,
+          finishedAt: null,
+        },
+      });
+  }
   await db
-    .insert(pipelineRunSteps)
-    .values(order.map((stepSlug, i) => ({ id: planOrderedId(i), runId, stepSlug, state: 'pending' })));
+    .delete(pipelineRunSteps)
+    .where(
+      and(
+        eq(pipelineRunSteps.runId, runId),
+        order.length > 0 ? notInArray(pipelineRunSteps.stepSlug, order) : undefined,
+      ),
+    );
 }
 
 export type StepUpdate = {
@@ -40,28 +65,42 @@ export type StepUpdate = {
   finishedAt?: Date;
 };
 
-/** Updates a step while `owner` holds the run: a worker that lost it cannot touch the next attempt. */
-export async function updateStep(db: DbOrTx, runId: string, owner: string, stepSlug: string, u: StepUpdate) {
-  await db
-    .update(pipelineRunSteps)
-    .set({
+/**
+ * Updates steps (one statement for all of them) while `owner` holds the run: a worker that lost
+ * it cannot touch the next attempt.
+ */
+export async function updateSteps(
+  db: DbOrTx,
+  runId: string,
+  owner: string,
+  updates: (StepUpdate & { stepSlug: string })[],
+) {
+  if (updates.length === 0) return;
+  const rows = JSON.stringify(
+    updates.map((u) => ({
+      step_slug: u.stepSlug,
       state: u.state,
-      rowsIn: u.rowsIn,
-      rowsOut: u.rowsOut,
-      bytesIn: u.bytesIn,
-      bytesOut: u.bytesOut,
+      rows_in: u.rowsIn,
+      rows_out: u.rowsOut,
+      bytes_in: u.bytesIn,
+      bytes_out: u.bytesOut,
       error: u.error,
-      // The first report of a step starts it; keep the earliest start and the first finish.
-      startedAt: u.startedAt ? sql`coalesce(${pipelineRunSteps.startedAt}, ${u.startedAt})` : undefined,
-      finishedAt: u.finishedAt ? sql`coalesce(${pipelineRunSteps.finishedAt}, ${u.finishedAt})` : undefined,
-    })
-    .where(
-      and(
-        eq(pipelineRunSteps.runId, runId),
-        eq(pipelineRunSteps.stepSlug, stepSlug),
-        sql`exists (select 1 from pipeline_runs r where r.id = ${runId} and r.lease_owner = ${owner})`,
-      ),
-    );
+      started_at: u.startedAt?.toISOString() ?? null,
+      finished_at: u.finishedAt?.toISOString() ?? null,
+    })),
+  );
+  // The first report of a step starts it; keep the earliest start and the first finish.
+  await db.execute(sql`
+    update pipeline_run_steps s
+       set state = u.state, rows_in = u.rows_in, rows_out = u.rows_out, bytes_in = u.bytes_in,
+           bytes_out = u.bytes_out, error = u.error,
+           started_at = coalesce(s.started_at, u.started_at),
+           finished_at = coalesce(s.finished_at, u.finished_at)
+      from jsonb_to_recordset(${rows}::jsonb) as u(step_slug text, state text, rows_in bigint,
+           rows_out bigint, bytes_in bigint, bytes_out bigint, error jsonb, started_at timestamptz,
+           finished_at timestamptz)
+     where s.run_id = ${runId} and s.step_slug = u.step_slug
+       and exists (select 1 from pipeline_runs r where r.id = ${runId} and r.lease_owner = ${owner})`);
 }
 
 /** Steps an attempt left unfinished end with the run: never started → skipped, started → canceled. */
