@@ -1,0 +1,75 @@
+// Helpers of `npm run bench:memory`: a long-running process started the way a user starts it,
+// awaited until it prints its ready line, then read from /proc/<pid>/status.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { repoRoot } from './pipeline-support';
+
+/** MB (10⁶ bytes) of a `/proc/<pid>/status` field given in kB (VmRSS, VmHWM). */
+export function statusMB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return (Number(m[1]) * 1024) / 1e6;
+}
+
+export type Started = {
+  pid: number;
+  /** Milliseconds from spawn to the ready line. */
+  readyMs: number;
+  stop(): Promise<void>;
+};
+
+/**
+ * Spawns `node <args>` in the repository root with `env` added (SLUICE_* and DATABASE_URL of this
+ * process removed) and resolves once its output contains `ready`; rejects when it exits first.
+ */
+export async function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  ready: string,
+): Promise<Started> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(childEnv)) {
+    if (key.startsWith('SLUICE_') || key === 'DATABASE_URL') delete childEnv[key];
+  }
+  const started = performance.now();
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...childEnv, SLUICE_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c) => {
+    out += c;
+  });
+  child.stderr?.on('data', (c) => {
+    out += c;
+  });
+  const exited = new Promise<void>((r) => child.on('close', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes(ready)) {
+        clearInterval(timer);
+        resolve();
+      } else if (child.exitCode !== null || child.signalCode !== null) {
+        clearInterval(timer);
+        reject(new Error(`${args.join(' ')} exited before it was ready:\n${out}`));
+      }
+    }, 50);
+  });
+  const readyMs = performance.now() - started;
+  return {
+    pid: child.pid!,
+    readyMs,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Resident memory after `settleMs` of rest: VmRSS now and the high-water mark VmHWM. */
+export async function settledMemory(p: Started, settleMs: number) {
+  await new Promise((r) => setTimeout(r, settleMs));
+  return { rssMB: statusMB(p.pid, 'VmRSS'), hwmMB: statusMB(p.pid, 'VmHWM') };
+}

@@ -1,0 +1,260 @@
+// `npm run bench:memory`: resident memory of `sluice serve` and `sluice worker` against bare
+// processes started in the same run. Not a test: it prints figures; docs/benchmarks.md records
+// them and the targets of issue 15 (worker idle < 120 MB, worker peak < 250 MB and flat from 1M
+// to 10M rows, embedded serve idle < 250 MB).
+//
+// Every process is fresh, started as a user starts it (node packages/cli/bin/sluice.mjs …),
+// awaited until it prints that it is running, left alone BENCH_SETTLE_SECONDS, then read from
+// /proc/<pid>/status (VmRSS now, VmHWM the high-water mark since start).
+//
+//   BENCH_SETTLE_SECONDS=5          rest before reading an idle process
+//   BENCH_MEMORY_IDLE=0             skip the idle processes (peaks only)
+//   BENCH_MEMORY_ROWS=1000000       PostgreSQL → PostgreSQL runs whose worker peak is sampled
+//                                   (e.g. 1000000,10000000 for the flatness target; 0 = none)
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { settledMemory, startProcess } from './memory-support';
+import {
+  createDatabase,
+  dbUrl,
+  deployPipeline,
+  dropDatabase,
+  openPlatform,
+  PE,
+  type Platform,
+  pgDataSource,
+  repoRoot,
+  sql,
+  startWorker,
+} from './pipeline-support';
+
+const IDLE = process.env.BENCH_MEMORY_IDLE !== '0';
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_SECONDS ?? 5) * 1000;
+const ROWS = (process.env.BENCH_MEMORY_ROWS ?? '1000000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
+const TARGET = { workerIdle: 120, workerPeak: 250, serveIdle: 250 };
+
+const id = `${process.pid}`;
+const STORE = `sluice_bench_mem_store_${id}`;
+const SERVE = `sluice_bench_mem_serve_${id}`;
+const SRC = `sluice_bench_mem_src_${id}`;
+const DST = `sluice_bench_mem_dst_${id}`;
+const masterKey = crypto.randomBytes(32).toString('base64');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-memory-'));
+const bin = path.join(repoRoot, 'packages/cli/bin/sluice.mjs');
+const load = () => os.loadavg()[0].toFixed(1);
+const mb = (n: number) => `${n.toFixed(0).padStart(4)} MB`;
+
+// The smallest comparable processes: Node doing nothing, and Node with a Fastify route on a pg
+// pool that has connected (what any HTTP service on PostgreSQL holds before its own code).
+const BARE = ['-e', "console.log('ready'); setInterval(() => {}, 1 << 30)"];
+const FASTIFY_PG = [
+  '--input-type=module',
+  '-e',
+  `import Fastify from 'fastify'; import pg from 'pg';
+   const pool = new pg.Pool({ connectionString: process.env.BENCH_DB, max: 10 });
+   await pool.query('select 1');
+   const app = Fastify();
+   app.get('/', async () => (await pool.query('select 1 as ok')).rows);
+   await app.listen({ host: '127.0.0.1', port: 0 });
+   console.log('ready');`,
+];
+
+// Ten columns: ints, a bigint, numerics, text, timestamps, a boolean and a nullable text.
+const COLUMNS = `id integer primary key, qty integer, big bigint, amount numeric(12,2), ratio numeric,
+  name text, email text, created_at timestamptz, updated_at timestamp, active boolean, note text`;
+
+async function measure(label: string, args: string[], env: Record<string, string>, ready: string) {
+  const p = await startProcess(args, env, ready);
+  try {
+    const m = await settledMemory(p, SETTLE_MS);
+    console.log(
+      `  ${label.padEnd(44)} VmRSS ${mb(m.rssMB)}  VmHWM ${mb(m.hwmMB)}  (ready in ${(p.readyMs / 1000).toFixed(1)} s, load ${load()})`,
+    );
+    return m;
+  } finally {
+    await p.stop();
+  }
+}
+
+async function idleFigures() {
+  const pgEnv = { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: tmp };
+  console.log(`Idle processes, ${SETTLE_MS / 1000} s after ready (load average ${load()})`);
+  const bare = await measure('node (bare, baseline)', BARE, {}, 'ready');
+  const fastify = await measure(
+    'node + Fastify + pg pool (baseline)',
+    FASTIFY_PG,
+    { BENCH_DB: dbUrl(STORE) },
+    'ready',
+  );
+  // The worker migrates the platform database on first start; measure the second start.
+  await measure(
+    'sluice worker, PostgreSQL (first start, migrates)',
+    [bin, 'worker'],
+    pgEnv,
+    'worker is running',
+  );
+  const worker = await measure('sluice worker, PostgreSQL', [bin, 'worker'], pgEnv, 'worker is running');
+  const workerSources = await measure(
+    'sluice worker, PostgreSQL, from sources (tsx)',
+    [bin, 'worker'],
+    { ...pgEnv, SLUICE_RUN_SOURCES: '1' },
+    'worker is running',
+  );
+  const addrs = ['--api-addr', '127.0.0.1:0', '--app-addr', '127.0.0.1:0'];
+  const servePg = await measure(
+    'sluice serve, PostgreSQL',
+    [bin, 'serve', ...addrs],
+    { DATABASE_URL: dbUrl(SERVE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: tmp },
+    'Sluice is running',
+  );
+  const dataDir = fs.mkdtempSync(path.join(tmp, 'embedded-'));
+  // First start creates the embedded cluster (initdb); the figure that counts is a later start.
+  await measure(
+    'sluice serve, embedded (first start, initdb)',
+    [bin, 'serve', ...addrs],
+    { SLUICE_DATA_DIR: dataDir },
+    'Sluice is running',
+  );
+  const serve = await measure(
+    'sluice serve, embedded',
+    [bin, 'serve', ...addrs],
+    { SLUICE_DATA_DIR: dataDir },
+    'Sluice is running',
+  );
+
+  console.log('\n  ratios (VmRSS):');
+  console.log(`    worker / bare node            ${(worker.rssMB / bare.rssMB).toFixed(2)}`);
+  console.log(`    worker / Fastify + pg         ${(worker.rssMB / fastify.rssMB).toFixed(2)}`);
+  console.log(`    worker from sources / worker  ${(workerSources.rssMB / worker.rssMB).toFixed(2)}`);
+  console.log(`    serve on PostgreSQL / Fastify + pg ${(servePg.rssMB / fastify.rssMB).toFixed(2)}`);
+  console.log(`    embedded serve / bare node    ${(serve.rssMB / bare.rssMB).toFixed(2)}`);
+  console.log('  targets:');
+  console.log(
+    `    worker idle ${mb(worker.rssMB)} < ${TARGET.workerIdle} MB: ${worker.rssMB < TARGET.workerIdle ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `    embedded serve idle ${mb(serve.rssMB)} < ${TARGET.serveIdle} MB: ${serve.rssMB < TARGET.serveIdle ? 'met' : 'MISSED'}`,
+  );
+}
+
+async function fillSource(n: number) {
+  await sql(SRC, 'drop table if exists src');
+  await sql(SRC, `create table src (${COLUMNS})`);
+  await sql(
+    SRC,
+    `insert into src
+       select i, i % 1000, i::bigint * 1000003, (i % 100000) / 100.0, i / 7.0,
+              'name ' || i, 'user' || i || '@example.com',
+              timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
+              timestamp '2024-01-01 00:00:00' + i * interval '1 minute',
+              i % 2 = 0, case when i % 3 = 0 then null else 'note ' || i end
+         from generate_series(1, $1) i`,
+    [n],
+  );
+  await sql(SRC, 'vacuum analyze src');
+}
+
+/** PostgreSQL → PostgreSQL (10 columns) in a fresh worker: idle, sampled peak and VmHWM. */
+async function peakFigures(p: Platform) {
+  await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
+  await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
+  await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
+  await p.call('POST', '/organizations/acme/data-sources', pgDataSource('source-db', SRC, true));
+  await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
+  await deployPipeline(p, 'pg-to-pg', {
+    steps: [
+      {
+        slug: 'extract',
+        kind: 'source',
+        data_source_ref: 'source-db',
+        operation: { operation_type: 'sql', sql: 'SELECT * FROM src' },
+      },
+      {
+        slug: 'load',
+        kind: 'sink',
+        data_source_ref: 'target-db',
+        operation: { operation_type: 'sql', write: { table: 'dst', mode: 'insert' } },
+      },
+    ],
+    edges: [{ from: 'extract', to: 'load' }],
+  });
+  const peaks: { n: number; peak: number; idle: number }[] = [];
+  for (const n of ROWS) {
+    console.log(
+      `\nWorker peak, PostgreSQL → PostgreSQL, ${n.toLocaleString('en')} rows (load average ${load()})`,
+    );
+    await fillSource(n);
+    await sql(DST, 'drop table if exists dst');
+    await sql(DST, `create table dst (${COLUMNS})`);
+    const worker = await startWorker({
+      DATABASE_URL: dbUrl(STORE),
+      SLUICE_MASTER_KEY: masterKey,
+      SLUICE_DATA_DIR: tmp,
+      SLUICE_QUEUE_POLL_SECONDS: '0.5',
+    });
+    try {
+      worker.sample();
+      const started = performance.now();
+      const queued = await p.call('POST', `${PE}/pipelines/pg-to-pg:execute`, {});
+      let run: any;
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 250));
+        run = await p.call('GET', `${PE}/runs/${queued.slug}`);
+        if (['succeeded', 'failed', 'canceled'].includes(run.state)) break;
+      }
+      const pk = worker.peaks();
+      if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
+      const loaded = Number((await sql(DST, 'select count(*)::bigint as n from dst'))[0].n);
+      if (loaded !== n) throw new Error(`the run loaded ${loaded} rows, expected ${n}`);
+      const peak = Math.max(pk.sampledMB, pk.hwmMB);
+      peaks.push({ n, peak, idle: pk.idleMB });
+      console.log(
+        `  ${n.toLocaleString('en')} rows checked in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+          `worker idle ${mb(pk.idleMB)}, peak sampled ${mb(pk.sampledMB)}, VmHWM ${mb(pk.hwmMB)} ` +
+          `(peak / idle ${(peak / pk.idleMB).toFixed(2)}); target < ${TARGET.workerPeak} MB: ${peak < TARGET.workerPeak ? 'met' : 'MISSED'}`,
+      );
+    } finally {
+      await worker.stop();
+    }
+  }
+  if (peaks.length > 1) {
+    const first = peaks[0];
+    const last = peaks[peaks.length - 1];
+    console.log(
+      `\n  flatness: peak at ${last.n.toLocaleString('en')} rows / peak at ${first.n.toLocaleString('en')} rows = ${(last.peak / first.peak).toFixed(2)}`,
+    );
+  }
+}
+
+async function main() {
+  console.log(
+    `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
+  );
+  for (const db of [STORE, SERVE, SRC, DST]) await createDatabase(db);
+  let p: Platform | null = null;
+  try {
+    if (IDLE) await idleFigures();
+    if (ROWS.length > 0) {
+      p = await openPlatform({
+        DATABASE_URL: dbUrl(STORE),
+        SLUICE_MASTER_KEY: masterKey,
+        SLUICE_DATA_DIR: tmp,
+      });
+      await peakFigures(p);
+    }
+  } finally {
+    await p?.close();
+    for (const db of [STORE, SERVE, SRC, DST]) await dropDatabase(db).catch(() => {});
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();

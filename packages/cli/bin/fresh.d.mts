@@ -1,0 +1,2 @@
+/** Whether packages/cli/dist was compiled from the sources as they are now (see fresh.mjs). */
+export function compiledBuildIsFresh(cliDir: URL): boolean;

@@ -1,0 +1,83 @@
+// Compiles the CLI and the workspace packages it runs (server, engine, connectors, client) into
+// one ES module graph under packages/cli/dist, so `sluice serve` and `sluice worker` start
+// without the TypeScript loader (tsx keeps a second V8 isolate, its transform cache and every
+// module's inline source map resident: about 55 MB). Dependencies in node_modules stay external
+// and load as usual; modules imported with import() stay separate chunks and still load on
+// first use. bin/sluice.mjs runs the build only while dist/inputs.json matches the sources
+// (see bin/fresh.mjs); otherwise it runs the sources through tsx as before.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const cliDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = path.resolve(cliDir, '../..');
+const outdir = path.join(cliDir, 'dist');
+const staging = path.join(cliDir, `.dist-${process.pid}`);
+
+/** Workspace packages are compiled in; everything else (node_modules, node:) stays an import. */
+const workspaceOnly = {
+  name: 'workspace-only',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith('@sluice/') ? undefined : { path: args.path, external: true },
+    );
+    // A module that finds files beside itself (migrations, the web build, package.json) keeps
+    // finding them: its import.meta.url becomes the source file's URL, relative to the chunk.
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      const source = fs.readFileSync(args.path, 'utf8');
+      if (!source.includes('import.meta.url')) return { contents: source, loader: 'ts' };
+      const rel = path.relative(outdir, args.path).split(path.sep).join('/');
+      return {
+        contents: source.replaceAll(
+          'import.meta.url',
+          `new URL(${JSON.stringify(rel)}, import.meta.url).href`,
+        ),
+        loader: 'ts',
+      };
+    });
+  },
+};
+
+fs.rmSync(staging, { recursive: true, force: true });
+let result;
+let inputs;
+try {
+  result = await esbuild.build({
+    entryPoints: { main: path.join(cliDir, 'src/main.ts') },
+    absWorkingDir: repoRoot,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outdir: staging,
+    sourcemap: 'linked',
+    metafile: true,
+    logLevel: 'warning',
+    plugins: [workspaceOnly],
+  });
+
+  // The inputs with their size and modification time: bin/fresh.mjs compares them at start.
+  inputs = {};
+  for (const rel of Object.keys(result.metafile.inputs)) {
+    const file = path.resolve(repoRoot, rel);
+    if (!file.startsWith(repoRoot + path.sep) || file.includes(`${path.sep}node_modules${path.sep}`))
+      continue;
+    const st = fs.statSync(file);
+    inputs[path.relative(cliDir, file)] = [st.size, Math.trunc(st.mtimeMs)];
+  }
+  fs.writeFileSync(path.join(staging, 'inputs.json'), `${JSON.stringify(inputs)}\n`);
+} catch (err) {
+  fs.rmSync(staging, { recursive: true, force: true });
+  throw err;
+}
+
+// Swap in the new build whole, so a process starting meanwhile sees the old or the new one.
+const old = path.join(cliDir, `.dist-old-${process.pid}`);
+if (fs.existsSync(outdir)) fs.renameSync(outdir, old);
+fs.renameSync(staging, outdir);
+fs.rmSync(old, { recursive: true, force: true });
+console.log(
+  `sluice: compiled ${Object.keys(inputs).length} source files into ${path.relative(repoRoot, outdir)}`,
+);
