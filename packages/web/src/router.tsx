@@ -165,6 +165,8 @@ const notificationsRoute = createRoute({
     'lifecycle_state',
     'severity',
     'notification_type',
+    'project_slug',
+    'environment_slug',
     'cursor',
     'direction',
   ] as const),

@@ -17,6 +17,7 @@ import {
 } from '../components/ui';
 import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
+import { useEnvironments, useProjects } from '../lib/hooks';
 
 /**
  * The list refreshes itself every LIVE_MS while the tab is visible (TanStack Query pauses the
@@ -80,6 +81,8 @@ export function NotificationsList() {
   const { org } = useParams({ from: '/authed/o/$org' });
   const search = useSearch({ from: '/authed/o/$org/notifications' }) as Record<string, string | undefined>;
   const navigate = useNavigate();
+  const projects = useProjects(org);
+  const environments = useEnvironments(org);
   const list = useQuery({
     queryKey: ['notifications', org, search],
     queryFn: () =>
@@ -131,6 +134,16 @@ export function NotificationsList() {
         {filter('lifecycle_state', 'State', STATES)}
         {filter('severity', 'Severity', SEVERITIES)}
         {filter('notification_type', 'Type', TYPES)}
+        {filter(
+          'project_slug',
+          'Project',
+          (projects.data?.projects ?? []).map((p) => p.slug),
+        )}
+        {filter(
+          'environment_slug',
+          'Environment',
+          (environments.data?.environments ?? []).map((e) => e.slug),
+        )}
       </div>
       <ErrorNote error={list.error} />
       <Card>
