@@ -98,7 +98,12 @@ export function qualityMeter(rules: QualityRule[]) {
   return { observe, result };
 }
 
-/** The payload as the sink sees it, measured; `end` runs once the last row went through. */
+/**
+ * The payload as the sink sees it, measured; `end` runs once the last row went through. The
+ * byte forms a producer may offer beside the batches (a source's native COPY output, DuckDB's
+ * CSV, an HTTP body's records array) are withheld: the rules need every row, so the sink reads
+ * the batches.
+ */
 function measured(
   payload: Payload,
   meter: ReturnType<typeof qualityMeter>,
@@ -106,8 +111,9 @@ function measured(
 ): Payload {
   if (payload.kind === 'rows') {
     const index = new Map(payload.columns.map((c, i) => [key(c.name), i]));
+    const { native: _native, csv: _csv, ...rows } = payload;
     return {
-      ...payload,
+      ...rows,
       batches: (async function* () {
         for await (const batch of payload.batches) {
           for (const row of batch)
@@ -122,8 +128,9 @@ function measured(
     };
   }
   if (payload.kind === 'json') {
+    const { array: _array, ...json } = payload;
     return {
-      ...payload,
+      ...json,
       batches: (async function* () {
         for await (const batch of payload.batches) {
           for (const rec of batch) {
