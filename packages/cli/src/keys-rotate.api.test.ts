@@ -60,6 +60,7 @@ describe('sluice keys rotate', () => {
         pipeline_run_input: 0,
         organization_oauth_grant: 0,
         oauth_authorization_request: 0,
+        proof_signing_key: 0,
       },
     });
     for (const v of Object.values(values)) expect(r.stdout + r.stderr).not.toContain(v);

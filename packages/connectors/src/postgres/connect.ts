@@ -53,6 +53,11 @@ export function pgError(err: any, conn: PgConnection, values: readonly unknown[]
     default:
       break;
   }
+  // The server shut the session down (a restart or shutdown: 57P01–57P03) or the connection
+  // itself failed (class 08): the connection is gone, not the statement at fault.
+  if (/^57P0[123]$|^08/.test(code)) {
+    return new ConnectorError('CONNECTION_FAILED', `${where(c)} closed the connection unexpectedly`);
+  }
   if (/^[0-9A-Z]{5}$/.test(code) && typeof err.message === 'string') {
     // A server error about the statement (syntax, types, constraints). Only the primary
     // message: `detail` often quotes row values.
