@@ -9,6 +9,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Two test files at a time (vitest's default is one less than the cores: one, here). Most
+    // suites wait on real servers, not the CPU, and every suite owns its databases and ports.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
