@@ -28,6 +28,7 @@ import pg from 'pg';
 import {
   createDatabase,
   dbUrl,
+  deployCopyPipeline,
   deployPipeline,
   dropDatabase,
   openPlatform,
@@ -269,23 +270,12 @@ async function main() {
       ],
       edges: [{ from: 'one', to: 'load' }],
     });
-    await deployPipeline(p, 'copy', {
-      steps: [
-        {
-          slug: 'read',
-          kind: 'source',
-          data_source_ref: 'target-db',
-          operation: { operation_type: 'sql', sql: 'SELECT * FROM src_rows' },
-        },
-        {
-          slug: 'write',
-          kind: 'sink',
-          data_source_ref: 'target-db',
-          operation: { operation_type: 'sql', write: { table: 'copy_rows', mode: 'insert' } },
-        },
-      ],
-      edges: [{ from: 'read', to: 'write' }],
-    });
+    await deployCopyPipeline(
+      p,
+      'copy',
+      { ref: 'target-db', table: 'src_rows' },
+      { ref: 'target-db', table: 'copy_rows' },
+    );
 
     let expected = 0;
     workers = await startWorkers(WORKERS);

@@ -18,7 +18,7 @@ import path from 'node:path';
 import {
   createDatabase,
   dbUrl,
-  deployPipeline,
+  deployCopyPipeline,
   dropDatabase,
   openPlatform,
   type Platform,
@@ -188,23 +188,12 @@ async function bench(p: Platform) {
     credentials: { password: decodeURIComponent(MY.password) },
   });
   await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
-  await deployPipeline(p, 'maria-to-pg', {
-    steps: [
-      {
-        slug: 'extract',
-        kind: 'source',
-        data_source_ref: 'maria',
-        operation: { operation_type: 'sql', sql: 'SELECT * FROM src' },
-      },
-      {
-        slug: 'load',
-        kind: 'sink',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', write: { table: 'dst', mode: 'insert' } },
-      },
-    ],
-    edges: [{ from: 'extract', to: 'load' }],
-  });
+  await deployCopyPipeline(
+    p,
+    'maria-to-pg',
+    { ref: 'maria', table: 'src' },
+    { ref: 'target-db', table: 'dst' },
+  );
   for (const n of ROWS) {
     console.log(`\nMariaDB → PostgreSQL, ${n.toLocaleString('en')} rows (load average ${load()})`);
     fillSource(n);

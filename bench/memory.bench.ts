@@ -19,7 +19,7 @@ import { settledMemory, startProcess } from './memory-support';
 import {
   createDatabase,
   dbUrl,
-  deployPipeline,
+  deployCopyPipeline,
   dropDatabase,
   openPlatform,
   PE,
@@ -166,23 +166,12 @@ async function peakFigures(p: Platform) {
   await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
   await p.call('POST', '/organizations/acme/data-sources', pgDataSource('source-db', SRC, true));
   await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
-  await deployPipeline(p, 'pg-to-pg', {
-    steps: [
-      {
-        slug: 'extract',
-        kind: 'source',
-        data_source_ref: 'source-db',
-        operation: { operation_type: 'sql', sql: 'SELECT * FROM src' },
-      },
-      {
-        slug: 'load',
-        kind: 'sink',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', write: { table: 'dst', mode: 'insert' } },
-      },
-    ],
-    edges: [{ from: 'extract', to: 'load' }],
-  });
+  await deployCopyPipeline(
+    p,
+    'pg-to-pg',
+    { ref: 'source-db', table: 'src' },
+    { ref: 'target-db', table: 'dst' },
+  );
   const peaks: { n: number; peak: number; idle: number }[] = [];
   for (const n of ROWS) {
     console.log(

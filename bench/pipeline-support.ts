@@ -137,6 +137,32 @@ export async function deployPipeline(p: Platform, slug: string, spec: any): Prom
   await p.call('POST', `${pe}/pipelines/${slug}:deploy`, { spec_hash: version.spec_hash });
 }
 
+/** Deploys `slug`: `SELECT * FROM <from>` on one data source, inserted into `<into>` on another. */
+export function deployCopyPipeline(
+  p: Platform,
+  slug: string,
+  source: { ref: string; table: string },
+  sink: { ref: string; table: string },
+): Promise<void> {
+  return deployPipeline(p, slug, {
+    steps: [
+      {
+        slug: 'extract',
+        kind: 'source',
+        data_source_ref: source.ref,
+        operation: { operation_type: 'sql', sql: `SELECT * FROM ${source.table}` },
+      },
+      {
+        slug: 'load',
+        kind: 'sink',
+        data_source_ref: sink.ref,
+        operation: { operation_type: 'sql', write: { table: sink.table, mode: 'insert' } },
+      },
+    ],
+    edges: [{ from: 'extract', to: 'load' }],
+  });
+}
+
 export const PE = '/organizations/acme/projects/bench/environments/bench';
 
 /** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */

@@ -16,6 +16,7 @@ import path from 'node:path';
 import {
   createDatabase,
   dbUrl,
+  deployCopyPipeline,
   deployPipeline,
   dropDatabase,
   openPlatform,
@@ -113,23 +114,12 @@ const sluiceRun = (p: Platform, pipeline: string, n: number, target: [string, st
 async function pgToPg(p: Platform) {
   await p.call('POST', '/organizations/acme/data-sources', pgDataSource('source-db', SRC, true));
   await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
-  await deployPipeline(p, 'pg-to-pg', {
-    steps: [
-      {
-        slug: 'extract',
-        kind: 'source',
-        data_source_ref: 'source-db',
-        operation: { operation_type: 'sql', sql: 'SELECT * FROM src' },
-      },
-      {
-        slug: 'load',
-        kind: 'sink',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', write: { table: 'dst', mode: 'insert' } },
-      },
-    ],
-    edges: [{ from: 'extract', to: 'load' }],
-  });
+  await deployCopyPipeline(
+    p,
+    'pg-to-pg',
+    { ref: 'source-db', table: 'src' },
+    { ref: 'target-db', table: 'dst' },
+  );
   for (const n of ROWS) {
     console.log(`\nPostgreSQL → PostgreSQL, ${n.toLocaleString('en')} rows (load average ${load()})`);
     await fillSource(n);
