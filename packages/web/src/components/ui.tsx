@@ -205,3 +205,23 @@ export function Pager(props: { hasMore: boolean; hasPrev: boolean; onNext: () =>
     </nav>
   );
 }
+
+type CursorPage = { has_more: boolean; next_cursor: string | null; prev_cursor: string | null };
+
+/** The pager of a cursor-paged list: moves by the page's own cursors; nothing until it loaded. */
+export function CursorPager(props: {
+  page: CursorPage | undefined;
+  cursor: string | undefined;
+  go: (to: { cursor?: string; direction: 'next' | 'prev' }) => void;
+}) {
+  const { page, go } = props;
+  if (!page) return null;
+  return (
+    <Pager
+      hasMore={page.has_more}
+      hasPrev={Boolean(props.cursor)}
+      onNext={() => go({ cursor: page.next_cursor ?? undefined, direction: 'next' })}
+      onPrev={() => go({ cursor: page.prev_cursor ?? undefined, direction: 'prev' })}
+    />
+  );
+}

@@ -7,10 +7,10 @@ import {
   Badge,
   Button,
   Card,
+  CursorPager,
   Empty,
   ErrorNote,
   PageHeader,
-  Pager,
   tableClass,
   tdClass,
   thClass,
@@ -156,14 +156,11 @@ export function PoliciesList() {
             </tbody>
           </table>
         )}
-        {list.data && (
-          <Pager
-            hasMore={list.data.has_more}
-            hasPrev={Boolean(search.cursor)}
-            onNext={() => page(list.data.next_cursor, 'next')}
-            onPrev={() => page(list.data.prev_cursor, 'prev')}
-          />
-        )}
+        <CursorPager
+          page={list.data}
+          cursor={search.cursor}
+          go={(to) => page(to.cursor ?? null, to.direction)}
+        />
       </Card>
     </div>
   );

@@ -5,12 +5,12 @@ import { PlacePicker } from '../components/place-picker';
 import {
   Button,
   Card,
+  CursorPager,
   Empty,
   ErrorNote,
   Field,
   Input,
   PageHeader,
-  Pager,
   tableClass,
   tdClass,
   thClass,
@@ -122,14 +122,7 @@ export function ContractsList() {
             </tbody>
           </table>
         )}
-        {list.data && (
-          <Pager
-            hasMore={list.data.has_more}
-            hasPrev={Boolean(search.cursor)}
-            onNext={() => set({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-            onPrev={() => set({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-          />
-        )}
+        <CursorPager page={list.data} cursor={search.cursor} go={set} />
       </Card>
       <Card title="New contract">
         <form

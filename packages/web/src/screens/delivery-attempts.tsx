@@ -4,10 +4,10 @@ import { AlertsNav } from '../components/alerts-nav';
 import {
   Badge,
   Card,
+  CursorPager,
   Empty,
   ErrorNote,
   PageHeader,
-  Pager,
   Select,
   tableClass,
   tdClass,
@@ -219,14 +219,7 @@ export function DeliveryAttempts() {
             </tbody>
           </table>
         )}
-        {!notification_slugs && notifications.data && (
-          <Pager
-            hasMore={notifications.data.has_more}
-            hasPrev={Boolean(search.cursor)}
-            onNext={() => set({ cursor: notifications.data.next_cursor ?? undefined, direction: 'next' })}
-            onPrev={() => set({ cursor: notifications.data.prev_cursor ?? undefined, direction: 'prev' })}
-          />
-        )}
+        {!notification_slugs && <CursorPager page={notifications.data} cursor={search.cursor} go={set} />}
       </Card>
     </div>
   );

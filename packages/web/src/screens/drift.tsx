@@ -4,10 +4,10 @@ import { useState } from 'react';
 import { PlacePicker } from '../components/place-picker';
 import {
   Card,
+  CursorPager,
   Empty,
   ErrorNote,
   PageHeader,
-  Pager,
   Select,
   tableClass,
   tdClass,
@@ -135,14 +135,7 @@ export function DriftList() {
         ) : (
           list.data && <ReportsTable org={org} reports={list.data.reports} showSubject />
         )}
-        {list.data && (
-          <Pager
-            hasMore={list.data.has_more}
-            hasPrev={Boolean(search.cursor)}
-            onNext={() => set({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-            onPrev={() => set({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-          />
-        )}
+        <CursorPager page={list.data} cursor={search.cursor} go={set} />
       </Card>
       {project && <DriftPreviewCard org={org} project={project} />}
     </div>
@@ -235,14 +228,7 @@ export function DataSourceDriftPanel(props: { org: string; ds: string }) {
       ) : (
         list.data && <ReportsTable org={props.org} reports={list.data.reports} />
       )}
-      {list.data && (
-        <Pager
-          hasMore={list.data.has_more}
-          hasPrev={Boolean(cursor.cursor)}
-          onNext={() => setCursor({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-          onPrev={() => setCursor({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-        />
-      )}
+      <CursorPager page={list.data} cursor={cursor.cursor} go={setCursor} />
     </Card>
   );
 }

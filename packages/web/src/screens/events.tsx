@@ -2,11 +2,11 @@ import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import {
   Card,
+  CursorPager,
   Empty,
   ErrorNote,
   Input,
   PageHeader,
-  Pager,
   Select,
   tableClass,
   tdClass,
@@ -197,14 +197,7 @@ function EventList(props: { kind: 'events' | 'audit' }) {
             </tbody>
           </table>
         )}
-        {list.data && (
-          <Pager
-            hasMore={list.data.has_more}
-            hasPrev={Boolean(search.cursor)}
-            onNext={() => set({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-            onPrev={() => set({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-          />
-        )}
+        <CursorPager page={list.data} cursor={search.cursor} go={set} />
       </Card>
     </div>
   );

@@ -6,10 +6,10 @@ import {
   Badge,
   Button,
   Card,
+  CursorPager,
   Empty,
   ErrorNote,
   PageHeader,
-  Pager,
   Select,
   tableClass,
   tdClass,
@@ -192,14 +192,7 @@ export function NotificationsList() {
             </tbody>
           </table>
         )}
-        {list.data && (
-          <Pager
-            hasMore={list.data.has_more}
-            hasPrev={Boolean(search.cursor)}
-            onNext={() => set({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-            onPrev={() => set({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-          />
-        )}
+        <CursorPager page={list.data} cursor={search.cursor} go={set} />
       </Card>
     </div>
   );

@@ -3,7 +3,7 @@ import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ConfirmButton } from '../components/confirm';
 import { RolePicker } from '../components/role-picker';
-import { Card, ErrorNote, Pager, tableClass, tdClass, thClass } from '../components/ui';
+import { Card, CursorPager, ErrorNote, tableClass, tdClass, thClass } from '../components/ui';
 import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
 import { useSession } from '../lib/session';
@@ -111,14 +111,7 @@ export function Members({ org, search, onSearch }: { org: string; search: Settin
           ))}
         </tbody>
       </table>
-      {list.data && (
-        <Pager
-          hasMore={list.data.has_more}
-          hasPrev={Boolean(search.cursor)}
-          onNext={() => onSearch({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-          onPrev={() => onSearch({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-        />
-      )}
+      <CursorPager page={list.data} cursor={search.cursor} go={onSearch} />
     </Card>
   );
 }

@@ -1,6 +1,16 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { Badge, Card, Empty, ErrorNote, Pager, Select, tableClass, tdClass, thClass } from '../components/ui';
+import {
+  Badge,
+  Card,
+  CursorPager,
+  Empty,
+  ErrorNote,
+  Select,
+  tableClass,
+  tdClass,
+  thClass,
+} from '../components/ui';
 import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
 import type { Occurrence } from './trigger-form';
@@ -107,14 +117,7 @@ export function Ledger(props: ListProps) {
           </tbody>
         </table>
       )}
-      {list.data && (
-        <Pager
-          hasMore={list.data.has_more}
-          hasPrev={Boolean(search.cursor)}
-          onNext={() => props.onSearch({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-          onPrev={() => props.onSearch({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-        />
-      )}
+      <CursorPager page={list.data} cursor={search.cursor} go={props.onSearch} />
     </Card>
   );
 }
@@ -162,14 +165,7 @@ export function Deliveries(props: ListProps) {
           </tbody>
         </table>
       )}
-      {list.data && (
-        <Pager
-          hasMore={list.data.has_more}
-          hasPrev={Boolean(search.cursor)}
-          onNext={() => props.onSearch({ cursor: list.data.next_cursor ?? undefined, direction: 'next' })}
-          onPrev={() => props.onSearch({ cursor: list.data.prev_cursor ?? undefined, direction: 'prev' })}
-        />
-      )}
+      <CursorPager page={list.data} cursor={search.cursor} go={props.onSearch} />
     </Card>
   );
 }
