@@ -72,10 +72,21 @@ export function appendCell(d: Duck, ap: DuckDBAppender, v: unknown): void {
 
 const SAFE = 2n ** 53n - 1n;
 
-/** JS values a sink can write: integers as numbers while exact, else text; times as text. */
+/**
+ * JS values a sink can write: integers as numbers while exact, else text; times as text. A JSON
+ * column stays JSON text (its sink writes it as it is), but JSON inside a list, struct or map
+ * (DuckDB reads a mixed-type array as JSON[]) is parsed, so the sink encodes the whole value once
+ * instead of writing a list of JSON strings.
+ */
 export function outputConverter(d: Duck): DuckDBValueConverter<unknown> {
   const T = d.DuckDBTypeId;
-  const conv: DuckDBValueConverter<unknown> = (value, type, c) => {
+  type Value = Parameters<DuckDBValueConverter<unknown>>[0];
+  type Type = Parameters<DuckDBValueConverter<unknown>>[1];
+  const inside: DuckDBValueConverter<unknown> = (value, type) =>
+    value !== null && type.typeId === T.VARCHAR && type.alias === 'JSON'
+      ? JSON.parse(String(value))
+      : convert(value, type, inside);
+  const convert = (value: Value, type: Type, c: DuckDBValueConverter<unknown>): unknown => {
     if (value === null) return null;
     switch (type.typeId) {
       case T.BIGINT:
@@ -96,7 +107,7 @@ export function outputConverter(d: Duck): DuckDBValueConverter<unknown> {
         return d.JSDuckDBValueConverter(value, type, c as DuckDBValueConverter<JS>);
     }
   };
-  return conv;
+  return (value, type) => convert(value, type, inside);
 }
 
 /** Template values as DuckDB parameters: scalars as they are, anything else as JSON text. */

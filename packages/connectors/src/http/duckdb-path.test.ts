@@ -28,6 +28,7 @@ const record = (i: number) => ({
   note: i % 3 === 0 ? null : `note ${i}`,
   created_at: new Date(Date.UTC(2024, 0, 1) + i * 1_000_123).toISOString(),
   active: i % 2 === 0,
+  mixed: [i, `x${i}`, { n: i }],
 });
 
 const sinkSlug = (table: string) => `load-${table.replace(/_/g, '-')}`;
@@ -127,7 +128,7 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
         kind: 'transform',
         operation: {
           operation_type: 'sql',
-          sql: opts.transform ?? 'SELECT id, name, amount, tags, note, created_at, active FROM people',
+          sql: opts.transform ?? 'SELECT id, name, amount, tags, note, created_at, active, mixed FROM people',
         },
       },
       ...[table, ...(opts.twoSinks ? [`${table}_copy`] : [])].map((t) => ({
@@ -147,7 +148,7 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
 
   const landed = (table: string) =>
     sql(
-      `SELECT id, name, amount::text AS amount, tags::text AS tags, note, created_at::text AS created_at, active
+      `SELECT id, name, amount::text AS amount, tags::text AS tags, note, created_at::text AS created_at, active, mixed::text AS mixed
          FROM ${table} ORDER BY id`,
     );
 
@@ -179,6 +180,8 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       expect(rows[2]).toMatchObject({ name: '', note: null });
       expect(rows[3].name).toBe('\\.');
       expect(JSON.parse(rows[0].tags)).toEqual({ kind: 'odd', list: [1, 2] });
+      // A mixed-type list is JSON[] in DuckDB: each element lands as the JSON value it is.
+      expect(JSON.parse(rows[0].mixed)).toEqual([1, 'x1', { n: 1 }]);
       expect(rows[0].amount).toBe('1.25');
       expect(rows[0].created_at).toBe('2024-01-01 00:16:40.123');
       const ledger = await sql(
@@ -197,7 +200,7 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       spec('rows', {
         twoSinks: true,
         transform:
-          "SELECT id, name, amount, tags, note, created_at, active FROM people WHERE {{runtime.run_slug}} <> ''",
+          "SELECT id, name, amount, tags, note, created_at, active, mixed FROM people WHERE {{runtime.run_slug}} <> ''",
       }),
       ports(),
     );
