@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../support/free-port';
 import { createBareRepo } from './git-repos';
 
 const SSHD = '/usr/sbin/sshd';
@@ -94,17 +95,6 @@ export function makeKey(dir: string, name: string, passphrase = ''): SshKey {
     privateKey: fs.readFileSync(file, 'utf8'),
     publicKey: fs.readFileSync(`${file}.pub`, 'utf8').trim(),
   };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, ms: number, exited: () => string | null) {

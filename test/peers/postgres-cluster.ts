@@ -2,11 +2,11 @@
 // start the server without touching the shared system cluster on :5432.
 import { execFile, spawnSync } from 'node:child_process';
 import { chown, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../support/free-port';
 
 const run = promisify(execFile);
 
@@ -34,18 +34,6 @@ async function findBinDir(): Promise<string> {
     .sort((a, b) => Number(b) - Number(a));
   if (versions.length === 0) throw new Error(`No PostgreSQL binaries under ${root}/*/bin`);
   return join(root, versions[0], 'bin');
-}
-
-// Bind port 0, read the port, release it. Racy in theory, fine for a test box.
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 // initdb/postgres refuse to run as root, so every server command runs as the postgres user.

@@ -4,10 +4,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../support/free-port';
 
 const run = promisify(execFile);
 
@@ -42,17 +43,6 @@ async function ensureInstalled(): Promise<void> {
     ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...PACKAGES],
     { env, maxBuffer: 64 * 1024 * 1024 },
   );
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const common = (dir: string, port: number) => `[DEFAULT]

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../support/free-port';
 
 // A real vsftpd (Debian package) on a random loopback port, logging in a real system user
 // through PAM, for the FTP connector suites. `tls: true` starts it with explicit FTPS only
@@ -76,14 +77,6 @@ function ensureUser(): { uid: number; gid: number } {
     `setting the password of ${FTP_USER}`,
   );
   return ids;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 /** Waits for the 220 greeting. */

@@ -1,18 +1,8 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app';
 import { runCli, storeForCli } from '../../../test/support/cli';
+import { freePort } from '../../../test/support/free-port';
 import type { BootstrapResult } from '../../server/src/modules/system/bootstrap';
-
-/** A port that was free a moment ago: nothing listens there. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 // The real CLI in a child process against a real API host listening on a loopback port.
 describe('sluice CLI over HTTP', () => {

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CliProcess, runCli, startCli, storeForCli } from '../../../test/support/cli';
+import { freePort } from '../../../test/support/free-port';
 import { storeKind } from '../../../test/support/stores';
 
 const addresses = /API host: (http:\/\/\S+)\n\s+app host: (http:\/\/\S+)\n/;
@@ -10,15 +10,6 @@ const addresses = /API host: (http:\/\/\S+)\n\s+app host: (http:\/\/\S+)\n/;
 async function health(url: string) {
   const res = await fetch(`${url}/healthz`);
   return { status: res.status, body: await res.json() };
-}
-
-/** A port nothing listens on right now (the kernel's pick, released again). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 // `sluice serve` as a user runs it: free ports, the printed addresses, a second process on the

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import mysqlDriver from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../../test/peers/postgres-cluster';
 import { type SilentTcpServer, startSilentTcpServer } from '../../../../test/peers/silent-tcp';
+import { freePort } from '../../../../test/support/free-port';
 import { egressPolicy } from '../egress';
 import type { SqlPayload } from '../relational/rows';
 import { type ConnectorContext, ConnectorError, defaultLimits, type QueryResult } from '../types';

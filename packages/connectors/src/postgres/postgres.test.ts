@@ -3,12 +3,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  freePort,
-  type PostgresCluster,
-  startPostgresCluster,
-} from '../../../../test/peers/postgres-cluster';
+import { type PostgresCluster, startPostgresCluster } from '../../../../test/peers/postgres-cluster';
 import { type SilentTcpServer, startSilentTcpServer } from '../../../../test/peers/silent-tcp';
+import { freePort } from '../../../../test/support/free-port';
 import { egressPolicy } from '../egress';
 import type { SqlPayload } from '../relational/rows';
 import { type ConnectorContext, ConnectorError, defaultLimits, type QueryResult } from '../types';

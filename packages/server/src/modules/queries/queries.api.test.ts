@@ -3,9 +3,9 @@ import { eq } from 'drizzle-orm';
 import mysqlDriver from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../../../test/peers/postgres-cluster';
 import { type SilentTcpServer, startSilentTcpServer } from '../../../../../test/peers/silent-tcp';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
+import { freePort } from '../../../../../test/support/free-port';
 import { dataSources, organizations, queries } from '../../db/schema/index';
 
 // Saved queries over HTTP against the real PostgreSQL (127.0.0.1:5432, trust) and MariaDB
