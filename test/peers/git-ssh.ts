@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { aptInstallSync } from '../support/apt';
 import { freePort } from '../support/free-port';
 import { createBareRepo } from './git-repos';
 
@@ -37,21 +38,7 @@ function run(cmd: string, args: string[]) {
 }
 
 export function ensureSshd() {
-  if (fs.existsSync(SSHD)) return;
-  try {
-    run('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update']);
-  } catch {
-    // Another process may hold the lists lock while it updates them: the install still works.
-  }
-  run('apt-get', [
-    '-o',
-    'DPkg::Lock::Timeout=600',
-    'install',
-    '-y',
-    '--no-install-recommends',
-    'openssh-server',
-  ]);
-  if (!fs.existsSync(SSHD)) throw new Error(`openssh-server installed but ${SSHD} is missing`);
+  aptInstallSync(['openssh-server'], [SSHD]);
 }
 
 /** Retries a command that may meet another suite's lock on /etc/passwd or /etc/shadow. */

@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { aptInstall } from '../support/apt';
 import { freePort } from '../support/free-port';
 
 const run = promisify(execFile);
@@ -33,17 +34,6 @@ const BINARIES = [
   '/usr/bin/swift-object-server',
   '/usr/bin/memcached',
 ];
-
-async function ensureInstalled(): Promise<void> {
-  if (BINARIES.every((b) => existsSync(b))) return;
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  await run('apt-get', ['update'], { env, maxBuffer: 64 * 1024 * 1024 });
-  await run(
-    'apt-get',
-    ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...PACKAGES],
-    { env, maxBuffer: 64 * 1024 * 1024 },
-  );
-}
 
 const common = (dir: string, port: number) => `[DEFAULT]
 bind_ip = 127.0.0.1
@@ -157,7 +147,7 @@ async function waitHealthy(
 
 /** Starts the whole Swift cluster; ~3-5 s once installed. */
 export async function startSwiftS3(opts: { secretAccessKey?: string } = {}): Promise<SwiftS3Peer> {
-  await ensureInstalled();
+  await aptInstall(PACKAGES, BINARIES);
   const dir = await mkdtemp(join(tmpdir(), 'sluice-swift-'));
   await mkdir(join(dir, 'srv', 'd1'), { recursive: true });
   await writeFile(join(dir, 'swift.conf'), SWIFT_CONF);

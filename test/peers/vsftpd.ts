@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { aptInstallSync } from '../support/apt';
 import { freePort } from '../support/free-port';
 
 // A real vsftpd (Debian package) on a random loopback port, logging in a real system user
@@ -29,14 +30,7 @@ export type VsftpdPeer = {
 };
 
 function ensureInstalled(): void {
-  if (fs.existsSync('/usr/sbin/vsftpd')) return;
-  // Other sessions may run apt at the same time: wait for the lock rather than fail.
-  execFileSync('apt-get', ['update'], { stdio: 'ignore' });
-  execFileSync(
-    'apt-get',
-    ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'vsftpd'],
-    { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } },
-  );
+  aptInstallSync(['vsftpd'], ['/usr/sbin/vsftpd']);
 }
 
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
