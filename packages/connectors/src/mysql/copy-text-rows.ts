@@ -108,6 +108,30 @@ export class CopyTextRows {
     if (n > this.out.length) this.out = Buffer.allocUnsafe(n);
   }
 
+  /**
+   * Whether the row's COPY text is its packet with each one-byte length turned into a tab: no
+   * NULL, no value of 251 bytes or more, no bytes column, nothing to escape.
+   */
+  private verbatim(buf: Buffer, start: number, end: number): boolean {
+    const kinds = this.kinds;
+    let p = start;
+    for (let c = 0; c < kinds.length; c++) {
+      if (p >= end) return false;
+      const len = buf[p++];
+      if (len >= 0xfb) return false;
+      const kind = kinds[c];
+      if (kind === BYTES) return false;
+      if (kind === TEXT) {
+        for (let i = p, e = p + len; i < e; i++) {
+          const b = buf[i];
+          if (b === 0x5c || (b < 0x0e && (b === 0x09 || b === 0x0a || b === 0x0d))) return false;
+        }
+      }
+      p += len;
+    }
+    return p === end;
+  }
+
   /** One row packet's payload, buf[start, end): length-encoded values, one per column. */
   packet(buf: Buffer, start: number, end: number): void {
     const kinds = this.kinds;
@@ -116,6 +140,17 @@ export class CopyTextRows {
     this.room(2 * (end - start) + 3 * width + 1);
     const out = this.out;
     let pos = this.pos;
+    if (this.cursor === null && width > 0 && this.verbatim(buf, start, end)) {
+      // The common row: one copy, then the length bytes (one before each value) become tabs.
+      buf.copy(out, pos, start + 1, end);
+      for (let p = start + 1 + buf[start]; p < end; p += 1 + buf[p]) out[pos + (p - start - 1)] = 0x09;
+      pos += end - start - 1;
+      out[pos++] = 0x0a;
+      this.pos = pos;
+      this.rows++;
+      if (pos >= this.chunkSize) this.flush();
+      return;
+    }
     let p = start;
     for (let c = 0; c < width; c++) {
       if (c > 0) out[pos++] = 0x09;

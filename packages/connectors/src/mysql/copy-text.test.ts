@@ -192,7 +192,14 @@ describe('COPY text from MySQL rows', () => {
   });
 
   it('writes the same text from the wire as from mysql2 rows, for every type', async () => {
-    for (const sql of ['SELECT * FROM every ORDER BY id', 'SELECT * FROM zero']) {
+    const counts: Record<string, number> = {
+      'SELECT * FROM every ORDER BY id': 3,
+      'SELECT * FROM zero': 1,
+      // Rows copied verbatim and, every 7th, escaped value by value.
+      'SELECT id, v, id * 2 AS twice, IF(id % 3 = 0, NULL, id) AS n FROM seq WHERE id <= 2000 ORDER BY id': 2000,
+      'SELECT id, v, id * 2 AS twice FROM seq ORDER BY id': 30_000,
+    };
+    for (const [sql, count] of Object.entries(counts)) {
       const out = await mysql.read!(myConnection(), source(sql), ctx);
       const p = out.payload as Extract<Payload, { kind: 'rows' }>;
       expect(p.csv?.format).toBe('text');
@@ -203,7 +210,7 @@ describe('COPY text from MySQL rows', () => {
           .map((line) => line.split('\t').map((v, i) => (FLOATS.includes(i) && v !== '\\N' ? Number(v) : v)));
       const wire = await text(p.csv!.chunks);
       expect(cells(wire)).toEqual(cells(await fromRows(sql)));
-      expect(p.csv!.count()).toBe(sql.includes('every') ? 3 : 1);
+      expect(p.csv!.count()).toBe(count);
     }
     const out = await mysql.read!(myConnection(), source('SELECT * FROM every WHERE id = 1'), ctx);
     const line = (await text((out.payload as Extract<Payload, { kind: 'rows' }>).csv!.chunks)).split('\t');
@@ -280,6 +287,28 @@ describe('COPY text from MySQL rows', () => {
     expect((await pgc.query('SELECT f, dbl FROM floats')).rows).toEqual([
       { f: '1.5e+38', dbl: '-1.25e-300' },
     ]);
+  });
+
+  it('streams COPY text with backpressure: the server waits while chunks are downstream', async () => {
+    const out = await mysql.read!(
+      myConnection(),
+      source("SELECT seq AS id, REPEAT('x', 200) AS pad, SYSDATE(6) AS at FROM seq_1_to_100000"),
+      ctx,
+    );
+    const csv = (out.payload as Extract<Payload, { kind: 'rows' }>).csv!;
+    const time = (line: string) => Date.parse(line.split('\t')[2].replace(' ', 'T').slice(0, 23));
+    let first = '';
+    let last = '';
+    let n = 0;
+    for await (const chunk of csv.chunks) {
+      const lines = Buffer.from(chunk).toString().split('\n');
+      if (n++ === 0) first = lines[0];
+      last = lines[lines.length - 2];
+      if (n <= 2) await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(csv.count()).toBe(100_000);
+    // Without the pause the server would be done long before the consumer's two seconds.
+    expect(time(last) - time(first)).toBeGreaterThanOrEqual(1500);
   });
 
   it('follows cursor_column through COPY text', async () => {
