@@ -175,7 +175,8 @@ export class ResultStream {
     const chunk = this.chunks.shift();
     if (chunk === undefined) return null;
     this.queuedBytes -= chunk.length;
-    if (this.queuedBytes < AHEAD_BYTES) this.resume();
+    // Half drained before the socket reads again: one pause per few chunks, not per chunk.
+    if (this.queuedBytes <= AHEAD_BYTES / 2) this.resume();
     return chunk;
   }
 }
