@@ -311,6 +311,24 @@ describe('COPY text from MySQL rows', () => {
     expect(time(last) - time(first)).toBeGreaterThanOrEqual(1500);
   });
 
+  it('fails a zero date the way the row path does, and loads nothing', async () => {
+    await pgc.query('CREATE TABLE zero (id int primary key, dt date, dtm timestamp)');
+    const codes: string[] = [];
+    for (const text of [true, false]) {
+      const out = await mysql.read!(myConnection(), source('SELECT * FROM zero'), ctx);
+      const p = out.payload as Extract<Payload, { kind: 'rows' }>;
+      const payload = text ? p : { ...p, csv: undefined };
+      const err = await postgres.write!(pgConnection(), payload, sink('zero'), ctx).then(
+        () => null,
+        (e) => e,
+      );
+      codes.push(err?.code);
+      expect(err?.message).not.toContain('0000-00-00');
+    }
+    expect(codes).toEqual(['QUERY_FAILED', 'QUERY_FAILED']);
+    expect((await pgc.query('SELECT count(*)::int AS n FROM zero')).rows[0].n).toBe(0);
+  });
+
   it('follows cursor_column through COPY text', async () => {
     const step = source('SELECT id, v FROM seq WHERE id <= 100', { cursor_column: 'id' });
     const out = await mysql.read!(myConnection(), step, ctx);

@@ -84,6 +84,8 @@ export async function readMysql(
             textCursor && index !== null ? { index, see: (v) => textCursor.observe([[v]]) } : null,
           ),
       );
+      if (!stream.raw)
+        step.log('info', 'this mysql2 has no row handler to take over: its rows are encoded as COPY text');
       for (;;) {
         await session.timed(stream.ready());
         const chunk = stream.takeChunk();
