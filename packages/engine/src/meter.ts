@@ -188,7 +188,7 @@ export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
     case 'rows':
       if (p.csv) {
         const e = either(p.batches, p.csv);
-        payload = { ...p, batches: e.batches, csv: e.raw };
+        payload = { ...p, batches: e.batches, csv: { ...p.csv, ...e.raw } };
       } else payload = { ...p, batches: wrap(p.batches, rowCount) };
       break;
     case 'json':

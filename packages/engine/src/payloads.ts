@@ -41,10 +41,12 @@ export type RowsPayload = {
   batches: AsyncIterable<unknown[][]>;
   native?: NativeRows;
   /**
-   * The same rows as CSV in COPY's dialect (no header, `,`, NULL an unquoted empty field, text
-   * always quoted, nested values as JSON text), when the producer can write them so (DuckDB).
+   * The same rows as PostgreSQL COPY input, when the producer can write them so: `csv` (the
+   * default) is COPY's CSV dialect (no header, `,`, NULL an unquoted empty field, text always
+   * quoted, nested values as JSON text; DuckDB); `text` is COPY's text format (tab-separated,
+   * backslash escapes, NULL `\N`; each value the text the row's value has; MySQL/MariaDB).
    */
-  csv?: RecordBytes;
+  csv?: RecordBytes & { format?: 'csv' | 'text' };
 };
 /** JSON records (any JSON value each), in batches. */
 export type JsonPayload = {

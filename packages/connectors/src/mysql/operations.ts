@@ -23,6 +23,8 @@ export type Field = {
   name: string;
   columnType: number;
   characterSet: number;
+  /** Node's name of the column's character set (mysql2's, e.g. `utf8`, `binary`). */
+  encoding?: string;
   extendedTypeName?: string;
   extendedFormat?: string;
 };

@@ -1,99 +1,21 @@
-import type { Column, SourceOutput, StepContext } from '@sluice/engine';
-import type mysql from 'mysql2';
-import { deferred } from '../payloads/streams';
-import { type CursorTracker, cursorTracker, rowsOutput } from '../relational/cursor';
+import type { Column, RowsPayload, SourceOutput, StepContext } from '@sluice/engine';
+import { deferred, tracked } from '../payloads/streams';
+import { type CursorTracker, cursorIndex, cursorTracker, rowsOutput } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
+import { CopyTextRows, copyTextKinds } from './copy-text-rows';
 import { type Field, typeName } from './operations';
+import { ResultStream } from './result-stream';
 import { openMysqlSession } from './session';
 
-// A pipeline source on MySQL/MariaDB: the query runs as a prepared statement (templates
-// bound) in a read-only transaction, and its rows are taken in batches as the payload is
-// read. When a batch is waiting downstream the socket is paused, so the server blocks
-// instead of filling our memory. The whole statement is bounded by the server's statement
-// limit (statement_timeout_seconds), as MySQL has no per-fetch limit.
-
-const BATCH = 5000;
-/** Rows queued before the socket is paused: the next batch arrives while one is downstream. */
-const AHEAD = 2 * BATCH;
-
-/** Rows of one streamed result, handed out in batches with backpressure on the socket. */
-class RowStream {
-  private queue: unknown[][] = [];
-  private ended = false;
-  private failure: unknown = null;
-  private paused = false;
-  private wake: (() => void) | null = null;
-  private hasFields = false;
-  readonly fields = deferred<Field[] | null>();
-
-  constructor(
-    private readonly connection: mysql.Connection,
-    sql: string,
-    values: unknown[],
-  ) {
-    // Without templates the text protocol: no prepare round trip, and mysql2 parses text rows
-    // markedly faster than binary ones (FLOAT then reads as the server prints it, 1.1, not as
-    // the nearest double of the single-precision value). Templates are bound server-side.
-    const cmd =
-      values.length === 0
-        ? connection.query({ sql, rowsAsArray: true })
-        : connection.execute({ sql, values: values as any[], rowsAsArray: true });
-    cmd.on('fields', (fields: Field[]) => {
-      if (this.hasFields) return;
-      this.hasFields = true;
-      this.fields.resolve(fields);
-    });
-    cmd.on('result', (row: unknown) => {
-      if (!this.hasFields) return; // the OK packet of a statement without rows
-      this.queue.push(row as unknown[]);
-      if (this.queue.length >= AHEAD && !this.paused) {
-        this.paused = true;
-        connection.pause();
-      }
-      this.notify();
-    });
-    cmd.on('end', () => {
-      this.ended = true;
-      this.fields.resolve(null);
-      this.notify();
-    });
-    cmd.on('error', (err: unknown) => {
-      this.failure = err;
-      this.ended = true;
-      this.fields.reject(err);
-      this.notify();
-    });
-  }
-
-  private notify() {
-    const w = this.wake;
-    this.wake = null;
-    w?.();
-  }
-
-  /** Resolves once a batch is ready or the result ended. */
-  async ready(): Promise<void> {
-    while (!this.ended && this.queue.length < BATCH) {
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
-    }
-  }
-
-  /** The next batch (after `ready`), or null at the end. */
-  take(): unknown[][] | null {
-    if (this.failure) throw this.failure;
-    if (this.queue.length === 0) return null;
-    const batch = this.queue.splice(0, BATCH);
-    if (this.paused && this.queue.length < AHEAD) {
-      this.paused = false;
-      this.connection.resume();
-    }
-    return batch;
-  }
-}
+// A pipeline source on MySQL/MariaDB: the query runs in a read-only transaction (as a
+// prepared statement when it has templates), and its rows are taken as the payload is read:
+// in batches, or, for a consumer that reads COPY text (the PostgreSQL sink), as COPY text
+// written straight from the wire (copy-text-rows.ts, `RowsPayload.csv` with format text).
+// Templated queries and columns that text cannot carry as the row path would keep the rows
+// only. The whole statement is bounded by the server's statement limit
+// (statement_timeout_seconds), as MySQL has no per-fetch limit.
 
 export async function readMysql(
   conn: MysqlConnection,
@@ -102,14 +24,15 @@ export async function readMysql(
 ): Promise<SourceOutput> {
   const query = sourceQuery(step, 'mysql');
   const session = await openMysqlSession(conn, ctx, signalOf(step, ctx), { readOnly: true });
-  let stream: RowStream;
+  let stream: ResultStream;
   let columns: Column[];
+  let fields: Field[];
   let cursor: CursorTracker | null;
   try {
     await session.timed(queryMysql(session.connection, 'START TRANSACTION READ ONLY'));
-    stream = new RowStream(session.connection, query.text, query.values);
-    const fields = await session.timed(stream.fields.promise);
-    columns = (fields ?? []).map((f) => ({ name: f.name, type: typeName(f) }));
+    stream = new ResultStream(session.connection, query.text, query.values);
+    fields = (await session.timed(stream.fields.promise)) ?? [];
+    columns = fields.map((f) => ({ name: f.name, type: typeName(f) }));
     cursor = cursorTracker(step, columns);
   } catch (err) {
     await session.close(true);
@@ -119,6 +42,7 @@ export async function readMysql(
   async function* batches(): AsyncGenerator<unknown[][]> {
     let complete = false;
     try {
+      stream.asRows();
       for (;;) {
         await session.timed(stream.ready());
         const batch = stream.take();
@@ -133,5 +57,59 @@ export async function readMysql(
       await session.close(!complete);
     }
   }
-  return rowsOutput(columns, batches(), cursor);
+  const output = rowsOutput(columns, batches(), cursor);
+  const kinds = query.values.length > 0 ? { reason: 'the query has templates' } : copyTextKinds(fields);
+  if (columns.length === 0) return output;
+  if ('reason' in kinds) {
+    step.log('info', `rows are not offered as COPY text: ${kinds.reason}`);
+    return output;
+  }
+
+  // The same rows as COPY text, for a consumer that takes them so instead of the batches.
+  const columnKinds = kinds.kinds;
+  let encoder: CopyTextRows | null = null;
+  const index = cursorIndex(step, columns);
+  // The cursor sees its column's text, as the batches' tracker would see the value.
+  const textCursor = index === null ? null : cursorTracker(step, [columns[index]]);
+  const ended = deferred<string | null>();
+  async function* text(): AsyncGenerator<Uint8Array> {
+    let complete = false;
+    try {
+      encoder = stream.asText(
+        (onChunk) =>
+          new CopyTextRows(
+            columnKinds,
+            onChunk,
+            undefined,
+            textCursor && index !== null ? { index, see: (v) => textCursor.observe([[v]]) } : null,
+          ),
+      );
+      if (!stream.raw)
+        step.log('info', 'this mysql2 has no row handler to take over: its rows are encoded as COPY text');
+      for (;;) {
+        await session.timed(stream.ready());
+        const chunk = stream.takeChunk();
+        if (chunk === null) break;
+        yield chunk;
+      }
+      await session.timed(queryMysql(session.connection, 'COMMIT'));
+      complete = true;
+    } catch (err) {
+      throw session.error(err, query.values);
+    } finally {
+      await session.close(!complete);
+    }
+  }
+  const used = () => encoder !== null;
+  return {
+    payload: {
+      ...(output.payload as RowsPayload),
+      csv: {
+        format: 'text',
+        chunks: tracked(text(), () => ended.resolve(textCursor?.value() ?? null), ended.reject),
+        count: () => encoder?.rows ?? 0,
+      },
+    },
+    nextCursor: () => (used() ? ended.promise : output.nextCursor()),
+  };
 }

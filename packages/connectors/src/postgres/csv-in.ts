@@ -1,8 +1,9 @@
 import type { Column } from '@sluice/engine';
 
-// Whether rows a transform offers as CSV (DuckDB's COPY dialect, see the engine's duck-csv)
-// can go into the target's columns as they are: the text must mean to PostgreSQL what the row
-// path's values mean. Otherwise the sink reads the batches.
+// Whether rows offered as COPY input (`RowsPayload.csv`: CSV from a transform, DuckDB's COPY
+// dialect, see the engine's duck-csv; text from a MySQL source) can go into the target's
+// columns as they are: the text must mean to PostgreSQL what the row path's values mean.
+// Otherwise the sink reads the batches.
 
 export type TargetColumn = { name: string; type: string; oid: number; array: boolean; category: string };
 
@@ -21,6 +22,22 @@ export function csvMisfit(columns: Column[], targets: TargetColumn[]): string | 
       return `column ${c.name} is ${t.type} and its values are ${c.type}`;
     // Text columns keep the row path's spelling of numbers and times.
     if (t.category === 'S' && !TEXTUAL.test(source) && !/^(STRUCT|MAP)|\[\d*\]$/.test(source))
+      return `column ${c.name} is ${t.type} and its values are ${c.type}`;
+  }
+  return null;
+}
+
+const FLOATING = /^(float|double|real)/i;
+
+/**
+ * The same for COPY text from a MySQL/MariaDB source, whose values are the server's text: the
+ * row path lands that text too, except for floating-point numbers, which it reads as numbers
+ * and prints again (1e20 as 100000000000000000000): the same number, another text.
+ */
+export function copyTextMisfit(columns: Column[], targets: TargetColumn[]): string | null {
+  for (const [i, c] of columns.entries()) {
+    const t = targets[i];
+    if (t.category === 'S' && FLOATING.test(c.type))
       return `column ${c.name} is ${t.type} and its values are ${c.type}`;
   }
   return null;

@@ -6,7 +6,7 @@ import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import type { PgConnection } from './connect';
 import { copyIn } from './copy-in';
-import { csvMisfit, type TargetColumn } from './csv-in';
+import { copyTextMisfit, csvMisfit, type TargetColumn } from './csv-in';
 import { committedWrite, recordWrite } from './ledger';
 import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
@@ -219,9 +219,10 @@ export async function writePg(
     }
     const format = passThrough(plan.rows, names, byName);
     const csv = plan.rows.csv;
+    const textual = csv?.format === 'text';
     const misfit =
       csv && names.length > 0
-        ? csvMisfit(
+        ? (textual ? copyTextMisfit : csvMisfit)(
             plan.rows.columns,
             names.map((n) => byName.get(n)!),
           )
@@ -242,6 +243,10 @@ export async function writePg(
       // COPY's bytes from a PostgreSQL source, untouched.
       step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
       done = await copyAll(format, plan.rows.native!.open(format).chunks);
+    } else if (csv && misfit === null && textual) {
+      // The source wrote its rows as COPY text: they go into the COPY as they are.
+      done = await copyAll('text', await started(csv.chunks));
+      step.log('info', `COPY read the source's rows as COPY text directly (${done.rows} rows)`);
     } else if (csv && misfit === null) {
       // The transform wrote the rows as CSV: they go into the COPY as they are.
       done = await copyAll('csv', await started(csv.chunks));
