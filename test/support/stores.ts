@@ -3,7 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 
 // Each suite gets its own database, copied from a template that was migrated once per run:
-// PGlite's first start costs seconds and ~850 MB, a copy of its directory costs milliseconds.
+// PGlite's first start costs seconds and ~650 MB (initdb), a copy of its directory costs milliseconds.
 export type TestStoreKind = 'pglite' | 'postgres';
 
 export const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -33,7 +33,8 @@ export async function openStoreRuntime(
   try {
     return await server.openRuntime(config, opts);
   } catch (err) {
-    if (err instanceof server.DataDirLockedError) throw new CliError(ExitCode.storeUnavailable, err.message);
+    if (err instanceof server.DataDirLockedError || err instanceof server.DataDirVersionError)
+      throw new CliError(ExitCode.storeUnavailable, err.message);
     const e = err as Error & { code?: string };
     throw new CliError(
       ExitCode.storeUnavailable,

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import v8 from 'node:v8';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './lock';
+import { openPgliteCluster } from './pglite';
 import * as schema from './schema/index';
 
 export type Schema = typeof schema;
@@ -151,15 +151,8 @@ async function openPglite(dataDir: string): Promise<Store> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock: DataDirLock = acquireDataDirLock(dir);
   try {
-    // PGlite's WebAssembly is compiled by V8's baseline compiler only: the optimizing tier keeps
-    // a second copy of the hot code and its compile work resident (60–130 MB), and on this
-    // query mix it used more CPU, not less (docs/benchmarks.md, Memory). Set before the module
-    // compiles; it applies to WebAssembly compiled afterwards in this process.
-    v8.setFlagsFromString('--liftoff-only');
-    // Loaded only for the embedded store: a process on PostgreSQL never needs PGlite.
-    const { PGlite } = await import('@electric-sql/pglite');
+    const client = await openPgliteCluster(dir);
     const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
-    const client = await PGlite.create(path.join(dir, 'pgdata'));
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     return {
       kind: 'pglite',

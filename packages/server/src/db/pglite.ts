@@ -1,0 +1,123 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import type { PGlite } from '@electric-sql/pglite';
+
+/** The PostgreSQL major version inside the PGlite we ship (0.4.x: PostgreSQL 17). */
+export const PG_MAJOR = '17';
+
+/**
+ * The data directory was written by another PostgreSQL major version (an older or newer sluice
+ * release); opening it would fail or damage it.
+ */
+export class DataDirVersionError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly found: string,
+  ) {
+    super(
+      found
+        ? `the embedded store in ${dir} was created by PostgreSQL ${found}; this sluice runs ` +
+            `PostgreSQL ${PG_MAJOR} and leaves it untouched: open it with the sluice release that ` +
+            'created it (export what you need), or point SLUICE_DATA_DIR at a new directory'
+        : `the embedded store in ${dir} has a pgdata folder that is not a PostgreSQL data directory ` +
+            '(no PG_VERSION); sluice leaves it untouched: move it aside to start a new store',
+    );
+  }
+}
+
+/**
+ * Server settings on PostgreSQL's command line (they win over postgresql.conf). PGlite's own
+ * defaults are sized for a server (shared_buffers=128MB and more); one embedded connection needs
+ * a fraction of that, and every buffer PostgreSQL touches stays resident in the WebAssembly
+ * memory (docs/benchmarks.md, Memory).
+ */
+const MEMORY_SETTINGS = [
+  'shared_buffers=16MB',
+  'max_connections=10',
+  'wal_buffers=512kB',
+  'temp_buffers=2MB',
+  'work_mem=4MB',
+  'maintenance_work_mem=16MB',
+];
+
+async function startParams(): Promise<string[]> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  return [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((s) => ['-c', s])];
+}
+
+/**
+ * PGlite 0.3 kept its tables in `template1` and 0.4 defaults to `postgres`: naming it keeps the
+ * data of existing directories (and new ones are laid out the same way).
+ */
+const DATABASE = 'template1';
+
+/** The major version a data directory was created by ('' when it has none: not a cluster yet). */
+function pgVersion(pgdata: string): string {
+  try {
+    return fs.readFileSync(path.join(pgdata, 'PG_VERSION'), 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw err;
+  }
+}
+
+/**
+ * Runs initdb in a child process into `pgdata.partial-<pid>` and renames it into place once
+ * complete, so a crash leaves no half-made cluster where the store looks for one. The caller
+ * holds the data directory lock: any other partial directory is a leftover.
+ */
+async function createCluster(dir: string, pgdata: string, params: string[]): Promise<void> {
+  for (const name of fs.readdirSync(dir)) {
+    if (name.startsWith('pgdata.partial-')) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+  const partial = path.join(dir, `pgdata.partial-${process.pid}`);
+  const script = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
+  const child = spawn(process.execPath, ['--liftoff-only', script, partial, JSON.stringify(params)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    if (stderr.length < 8_000) stderr += s;
+  });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (c, signal) => resolve(signal ? null : c));
+  });
+  if (code !== 0 || pgVersion(partial) !== PG_MAJOR) {
+    fs.rmSync(partial, { recursive: true, force: true });
+    throw new Error(
+      `creating the embedded store in ${dir} failed: ${stderr.trim() || `initdb exited ${code}`}`,
+    );
+  }
+  // An empty pgdata (made by hand, or by an interrupted older release) gives way.
+  fs.rmSync(pgdata, { recursive: true, force: true });
+  fs.renameSync(partial, pgdata);
+}
+
+/**
+ * Opens (creating on first start) the PostgreSQL cluster in `<dir>/pgdata`. The caller holds
+ * the data directory lock.
+ */
+export async function openPgliteCluster(dir: string): Promise<PGlite> {
+  // PGlite's WebAssembly is compiled by V8's baseline compiler only: the optimizing tier keeps
+  // a second copy of the hot code and its compile work resident (60–130 MB), and on this
+  // query mix it used more CPU, not less (docs/benchmarks.md, Memory). Set before the module
+  // compiles; it applies to WebAssembly compiled afterwards in this process.
+  v8.setFlagsFromString('--liftoff-only');
+  const pgdata = path.join(dir, 'pgdata');
+  const params = await startParams();
+  const version = pgVersion(pgdata);
+  if (version === '') {
+    const leftovers = fs.existsSync(pgdata) ? fs.readdirSync(pgdata) : [];
+    if (leftovers.length > 0) throw new DataDirVersionError(dir, '');
+    await createCluster(dir, pgdata, params);
+  } else if (version !== PG_MAJOR) {
+    throw new DataDirVersionError(dir, version);
+  }
+  // Loaded only for the embedded store: a process on PostgreSQL never needs PGlite.
+  const { PGlite } = await import('@electric-sql/pglite');
+  return PGlite.create(pgdata, { database: DATABASE, startParams: params });
+}
