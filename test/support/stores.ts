@@ -1,6 +1,5 @@
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 
 // Each suite gets its own database, copied from a template that was migrated once per run:
 // PGlite's first start costs seconds and ~650 MB (initdb), a copy of its directory costs milliseconds.

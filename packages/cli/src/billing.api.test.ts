@@ -31,13 +31,21 @@ describe('sluice billing', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('NOT_FOUND');
 
-    const set = await cli(['billing', 'set', '--org', 'acme', '-f', '-'], boot.api_key, JSON.stringify(profile));
+    const set = await cli(
+      ['billing', 'set', '--org', 'acme', '-f', '-'],
+      boot.api_key,
+      JSON.stringify(profile),
+    );
     expect(set.code).toBe(0);
     expect(set.stderr).toBe('billing profile created\n');
     expect(set.stdout).toContain('10115 Berlin');
 
     const got = await cli(['billing', 'get', '--org', 'acme', '--json'], boot.api_key);
-    expect(JSON.parse(got.stdout)).toMatchObject({ ...profile, owner_type: 'organization', owner_slug: 'acme' });
+    expect(JSON.parse(got.stdout)).toMatchObject({
+      ...profile,
+      owner_type: 'organization',
+      owner_slug: 'acme',
+    });
 
     const mine = await cli(
       ['billing', 'set', '-f', '-', '--json'],

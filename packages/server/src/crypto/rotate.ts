@@ -85,7 +85,9 @@ async function resealProofKeys(db: Db, keyring: Keyring, kid: string): Promise<n
       await tx
         .update(proofSigningKeys)
         .set({ kid: sealed.kid, sealedPrivateKey: sealed.ciphertext })
-        .where(and(eq(proofSigningKeys.keyid, r.keyid), eq(proofSigningKeys.sealedPrivateKey, r.sealedPrivateKey)));
+        .where(
+          and(eq(proofSigningKeys.keyid, r.keyid), eq(proofSigningKeys.sealedPrivateKey, r.sealedPrivateKey)),
+        );
     }
     return rows.length;
   });

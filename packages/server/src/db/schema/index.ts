@@ -7,5 +7,5 @@ export * from './identity';
 export * from './oauth';
 export * from './organizations';
 export * from './pipelines';
-export * from './triggers';
 export * from './proof';
+export * from './triggers';
