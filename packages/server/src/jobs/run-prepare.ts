@@ -173,7 +173,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
           `the ${c.definition.type} connector cannot be a pipeline source`,
         );
       }
-      return c.definition.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal });
+      return c.definition.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal, sessions: deps.sessions });
     },
     async writeSink(payload, ctx) {
       const c = connectionOf(ctx.step.slug);
@@ -186,6 +186,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       return c.definition.write(c.connection, payload, ctx, {
         ...c.ctx,
         signal: ctx.signal,
+        sessions: deps.sessions,
         commitKey: commitKeyOf(ctx.step.slug),
       });
     },
@@ -199,6 +200,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       const r = await c.definition.committedWrites(c.connection, step, `${run.id}:${step.slug}:`, {
         ...c.ctx,
         signal,
+        sessions: deps.sessions,
       });
       if (r) found[step.slug] = r;
     }
