@@ -56,6 +56,8 @@ function leafTexts(value: unknown, out: string[] = []): string[] {
 }
 
 async function unsealInput(deps: Deps, run: ClaimedRun): Promise<Record<string, unknown>> {
+  // Executed without input: nothing was sealed (older runs sealed `{}`).
+  if (run.inputKeys.length === 0) return {};
   const row = await findRunInput(deps.db, run.id);
   if (!row) {
     if (run.inputKeys.length === 0) return {};
