@@ -191,16 +191,18 @@ async function counters(workers: WorkerProcess[]): Promise<Counters> {
 }
 
 /** What a phase cost per run; the statistics collector lags a little, so it waits first. */
-async function reportCost(before: Counters, workers: WorkerProcess[], runs: number) {
+async function costPerRun(before: Counters, workers: WorkerProcess[], runs: number): Promise<string> {
   await sleep(1500);
   const after = await counters(workers);
   const per = (k: keyof Counters) => ((after[k] - before[k]) / runs).toFixed(k.endsWith('CpuMs') ? 1 : 2);
-  console.log(
+  return (
     `  per run: ${per('statements')} statements, ${per('platformCommits')} platform commits, ` +
-      `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
-      `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process`,
+    `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
+    `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process`
   );
 }
+const reportCost = async (before: Counters, workers: WorkerProcess[], runs: number) =>
+  console.log(await costPerRun(before, workers, runs));
 
 let seq = 0;
 /** In-flight execute requests at most (a client keeps to its pool, as the API host does). */
@@ -410,7 +412,7 @@ async function main() {
         const r = await sluiceRuns(p, SCALE_RUNS, 0);
         expected += SCALE_RUNS;
         const l1 = load();
-        await reportCost(scaleBefore, workers, SCALE_RUNS);
+        const cost = await costPerRun(scaleBefore, workers, SCALE_RUNS);
         const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
         copied += SCALE_ROW_RUNS * SCALE_ROWS;
         console.log(
@@ -419,6 +421,7 @@ async function main() {
             `${((SCALE_ROW_RUNS * SCALE_ROWS) / (c.wallMs / 1000)).toFixed(0)} rows/s ` +
             `(${SCALE_ROW_RUNS} × ${SCALE_ROWS} rows PG → PG, load average ${l1} → ${load()})`,
         );
+        console.log(cost);
         for (const w of workers) await w.stop();
         workers = [];
       }
