@@ -20,11 +20,17 @@
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
 //   BENCH_PG_LOG=1                log every statement on the platform database (server log, with
 //                                 its duration) to profile where the time goes
+//
+// Beside the latencies each phase prints its cost per run: statements sent through `pg` (by the
+// API in this process and by the workers: statement-counter.mjs), committed transactions on the
+// platform and the data database and new data-database sessions (pg_stat_database deltas), and
+// CPU time of the workers and of this process (API + load generator).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import './statement-counter.mjs';
 import {
   createDatabase,
   dbUrl,
@@ -55,6 +61,9 @@ const STORE = `sluice_bench_lat_store_${id}`;
 const DST = `sluice_bench_lat_dst_${id}`;
 const masterKey = crypto.randomBytes(32).toString('base64');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-latency-'));
+const statsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-latency-stats-'));
+process.env.BENCH_STATS_DIR = statsDir;
+const COUNTER = ['--import', new URL('./statement-counter.mjs', import.meta.url).href];
 const load = () =>
   os
     .loadavg()
@@ -92,14 +101,18 @@ async function bareBaseline(count: number, perMinute: number): Promise<Lat> {
   const sent = new Map<number, number>();
   const lat: Lat = { running: [], done: [] };
   let finished = 0;
-  listener.on('notification', async (msg) => {
+  // One statement at a time on the taker (pg deprecates queueing a query behind another).
+  let taking = Promise.resolve();
+  listener.on('notification', (msg) => {
     const jobId = Number(msg.payload);
-    await taker.query(`update bare_jobs set state = 'running', taken_at = now() where id = $1`, [jobId]);
-    const running = Date.now() - sent.get(jobId)!;
-    await taker.query(`update bare_jobs set state = 'done' where id = $1`, [jobId]);
-    lat.running.push(running);
-    lat.done.push(Date.now() - sent.get(jobId)!);
-    finished++;
+    taking = taking.then(async () => {
+      await taker.query(`update bare_jobs set state = 'running', taken_at = now() where id = $1`, [jobId]);
+      const running = Date.now() - sent.get(jobId)!;
+      await taker.query(`update bare_jobs set state = 'done' where id = $1`, [jobId]);
+      lat.running.push(running);
+      lat.done.push(Date.now() - sent.get(jobId)!);
+      finished++;
+    });
   });
   await listener.query('listen bare_jobs');
   const gap = perMinute > 0 ? 60_000 / perMinute : 0;
@@ -125,9 +138,71 @@ async function bareBaseline(count: number, perMinute: number): Promise<Lat> {
 async function startWorkers(n: number): Promise<WorkerProcess[]> {
   const env = { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
   return Promise.all(
-    Array.from({ length: n }, () => startWorker(env, PROF, ['--concurrency', String(CONCURRENCY)])),
+    Array.from({ length: n }, () =>
+      startWorker(env, [...COUNTER, ...PROF], ['--concurrency', String(CONCURRENCY)]),
+    ),
   );
 }
+
+type Counters = {
+  statements: number;
+  platformCommits: number;
+  dataCommits: number;
+  dataSessions: number;
+  workerCpuMs: number;
+  ownCpuMs: number;
+};
+
+/** CPU time (user + system) of a process, from /proc. */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+async function counters(workers: WorkerProcess[]): Promise<Counters> {
+  let statements = (globalThis as { __benchStatements?: { statements: number } }).__benchStatements!
+    .statements;
+  for (const f of fs.readdirSync(statsDir)) {
+    try {
+      statements += JSON.parse(fs.readFileSync(path.join(statsDir, f), 'utf8')).statements;
+    } catch {
+      // being written
+    }
+  }
+  const rows = await sql(
+    'postgres',
+    'select datname, xact_commit, sessions from pg_stat_database where datname = any($1)',
+    [[STORE, DST]],
+  );
+  const of = (db: string) => rows.find((r) => r.datname === db) ?? { xact_commit: 0, sessions: 0 };
+  const own = process.cpuUsage();
+  return {
+    statements,
+    platformCommits: Number(of(STORE).xact_commit),
+    dataCommits: Number(of(DST).xact_commit),
+    dataSessions: Number(of(DST).sessions),
+    workerCpuMs: workers.reduce((sum, w) => sum + cpuMsOf(w.pid), 0),
+    ownCpuMs: (own.user + own.system) / 1000,
+  };
+}
+
+/** What a phase cost per run; the statistics collector lags a little, so it waits first. */
+async function costPerRun(before: Counters, workers: WorkerProcess[], runs: number): Promise<string> {
+  await sleep(1500);
+  const after = await counters(workers);
+  const per = (k: keyof Counters) => ((after[k] - before[k]) / runs).toFixed(k.endsWith('CpuMs') ? 1 : 2);
+  return (
+    `  per run: ${per('statements')} statements, ${per('platformCommits')} platform commits, ` +
+    `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
+    `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process`
+  );
+}
+const reportCost = async (before: Counters, workers: WorkerProcess[], runs: number) =>
+  console.log(await costPerRun(before, workers, runs));
 
 let seq = 0;
 /** In-flight execute requests at most (a client keeps to its pool, as the API host does). */
@@ -284,6 +359,7 @@ async function main() {
     const bareSeq = await bareBaseline(20, 120);
     report('bare insert+NOTIFY → listener', bareSeq);
     const seqRuns: Lat = { running: [], done: [], api: [] };
+    const seqBefore = await counters(workers);
     for (let i = 0; i < 20; i++) {
       const r = await sluiceRuns(p, 1, 0);
       seqRuns.running.push(...r.running);
@@ -293,14 +369,17 @@ async function main() {
     }
     expected += 20;
     report('Sluice', seqRuns);
+    await reportCost(seqBefore, workers, 20);
 
     const count = Math.round((RATE / 60) * SECONDS);
     console.log(`\n${RATE} runs/min for ${SECONDS} s, ${count} runs (load average ${load()})`);
     const bareRate = await bareBaseline(count, RATE);
     report('bare insert+NOTIFY → listener', bareRate);
+    const ratedBefore = await counters(workers);
     const rated = await sluiceRuns(p, count, RATE);
     expected += count;
     report('Sluice', rated);
+    await reportCost(ratedBefore, workers, count);
     const p50 = pct(rated.running, 50);
     const p99 = pct(rated.done, 99);
     console.log(
@@ -329,9 +408,11 @@ async function main() {
         workers = await startWorkers(n);
         await sleep(1000);
         const l0 = load();
+        const scaleBefore = await counters(workers);
         const r = await sluiceRuns(p, SCALE_RUNS, 0);
         expected += SCALE_RUNS;
         const l1 = load();
+        const cost = await costPerRun(scaleBefore, workers, SCALE_RUNS);
         const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
         copied += SCALE_ROW_RUNS * SCALE_ROWS;
         console.log(
@@ -340,6 +421,7 @@ async function main() {
             `${((SCALE_ROW_RUNS * SCALE_ROWS) / (c.wallMs / 1000)).toFixed(0)} rows/s ` +
             `(${SCALE_ROW_RUNS} × ${SCALE_ROWS} rows PG → PG, load average ${l1} → ${load()})`,
         );
+        console.log(cost);
         for (const w of workers) await w.stop();
         workers = [];
       }
@@ -356,6 +438,7 @@ async function main() {
     await p?.close().catch(() => {});
     for (const db of [STORE, DST]) await dropDatabase(db).catch(() => {});
     fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(statsDir, { recursive: true, force: true });
   }
 }
 

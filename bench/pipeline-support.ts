@@ -27,7 +27,8 @@ export function dbUrl(database: string): string {
 }
 
 export async function sql<T = any>(database: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: dbUrl(database) });
+  // Named, so statement-counter.mjs leaves the bench's own statements out of a run's cost.
+  const c = new pg.Client({ connectionString: dbUrl(database), application_name: 'sluice-bench' });
   await c.connect();
   try {
     return (await c.query(text, values as any[])).rows as T[];

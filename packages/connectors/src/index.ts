@@ -1,3 +1,4 @@
 export * from './egress';
 export * from './registry';
+export * from './session-pool';
 export * from './types';

@@ -1,6 +1,7 @@
 import type { Payload, SinkResult, SourceOutput, Step, StepContext } from '@sluice/engine';
 import type { z } from 'zod';
 import type { EgressPolicy } from './egress';
+import type { SessionPool } from './session-pool';
 
 // The contract every connector folder implements (ARCHITECTURE.md "Connectors are data").
 // Connectors know nothing of HTTP routes or our database: the server hands them a decrypted
@@ -99,6 +100,11 @@ export type ConnectorContext = {
    * records it in its own transaction and, finding it already there, writes nothing again.
    */
   commitKey?: string;
+  /**
+   * Pipeline runs on a worker: relational sessions are taken from and handed back to this
+   * process's pool (session-pool.ts) instead of being opened and closed per step.
+   */
+  sessions?: SessionPool;
 };
 
 /** A data source as a connector sees it: validated config and decrypted credentials. */

@@ -1,3 +1,4 @@
+import type { SessionPool } from '@sluice/connectors';
 import type { Logger } from 'pino';
 import type { Keyring } from './crypto/keyring';
 import type { Db, Store } from './db/client';
@@ -15,6 +16,8 @@ export type Deps = {
   mailer: Mailer;
   keyring: Keyring;
   log: Logger;
+  /** A worker's pool of data sessions for pipeline runs (absent outside workers). */
+  sessions?: SessionPool;
   /** Wall clock for alert windows and throttles; tests inject one instead of sleeping. */
   clock?: () => Date;
 };

@@ -20,7 +20,14 @@ export function workerCommand(program: Command) {
     .option('--concurrency <n>', 'jobs this process runs at once per queue', count, 1)
     .action(async (opts: { concurrency: number }) => {
       const server = await loadServer();
-      const config = await configFrom();
+      const configured = await configFrom();
+      // A worker's own statements are short (claim, heartbeats, progress, the final
+      // transaction): a few connections beyond its run slots serve them, and the rest of
+      // SLUICE_DB_POOL_SIZE stays free on a server that many workers share.
+      const config = {
+        ...configured,
+        dbPoolSize: Math.min(configured.dbPoolSize, Math.max(4, opts.concurrency + 2)),
+      };
       const rt = await openStoreRuntime(config);
       try {
         await server.startWorker(rt.deps, { concurrency: opts.concurrency });

@@ -101,6 +101,16 @@ async function limitStatementTime(connection: mysql.Connection, seconds: number)
   }
 }
 
+/** The session settings every new (or reset) session gets. */
+export async function prepareMysqlSession(
+  connection: mysql.Connection,
+  conn: MysqlConnection,
+  readOnly: boolean,
+): Promise<void> {
+  await limitStatementTime(connection, conn.config.statement_timeout_seconds);
+  if (readOnly) await queryMysql(connection, 'SET SESSION TRANSACTION READ ONLY');
+}
+
 /**
  * Resolves the host through the egress guard and opens the socket to the checked address
  * (the configured name stays the TLS server name), within connect_timeout_seconds. The
@@ -162,8 +172,7 @@ export async function connectMysql(
       connection.once('connect', () => resolve());
       connection.once('error', reject);
     });
-    await limitStatementTime(connection, c.statement_timeout_seconds);
-    if (opts.readOnly) await queryMysql(connection, 'SET SESSION TRANSACTION READ ONLY');
+    await prepareMysqlSession(connection, conn, opts.readOnly === true);
   } catch (err) {
     destroyMysql(connection);
     throw mysqlError(err, conn);

@@ -56,6 +56,9 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 /** NOTIFY channel of new jobs; the payload is the queue's name. */
 export const JOBS_CHANNEL = 'sluice_jobs';
 
+/** Slots of a queue beyond its first poll this many times less often (they are woken instead). */
+const SPARE_POLL_FACTOR = 15;
+
 /** How long a stopping queue waits for handlers still running before pg-boss fails their jobs. */
 const HANDLER_WAIT_MS = 12_000;
 
@@ -183,11 +186,19 @@ export async function openQueue(
     async work(name, handler, o = {}) {
       await listen();
       const slot: WorkerSlot = { id: '', busy: false };
+      // One slot per queue polls at the configured interval; the others are woken (NOTIFY, a job
+      // found by a sibling, their own last job done) and poll only rarely, as a last resort.
+      const first = (slots.get(name) ?? []).length === 0;
       slot.id = await boss.work(
         name,
-        { pollingIntervalSeconds: opts.pollSeconds, batchSize: o.batchSize ?? 1 },
+        {
+          pollingIntervalSeconds: first ? opts.pollSeconds : opts.pollSeconds * SPARE_POLL_FACTOR,
+          batchSize: o.batchSize ?? 1,
+        },
         async (jobs) => {
           slot.busy = true;
+          // Without notifications nobody else learns that work is waiting: pass the word on.
+          if (!unlisten) wake(name);
           const done = (async () => {
             for (const job of jobs) {
               const data = jobCatalog[name].schema.parse(job.data) as JobData<typeof name>;

@@ -56,6 +56,8 @@ function leafTexts(value: unknown, out: string[] = []): string[] {
 }
 
 async function unsealInput(deps: Deps, run: ClaimedRun): Promise<Record<string, unknown>> {
+  // Executed without input: nothing was sealed (older runs sealed `{}`).
+  if (run.inputKeys.length === 0) return {};
   const row = await findRunInput(deps.db, run.id);
   if (!row) {
     if (run.inputKeys.length === 0) return {};
@@ -173,7 +175,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
           `the ${c.definition.type} connector cannot be a pipeline source`,
         );
       }
-      return c.definition.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal });
+      return c.definition.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal, sessions: deps.sessions });
     },
     async writeSink(payload, ctx) {
       const c = connectionOf(ctx.step.slug);
@@ -186,6 +188,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       return c.definition.write(c.connection, payload, ctx, {
         ...c.ctx,
         signal: ctx.signal,
+        sessions: deps.sessions,
         commitKey: commitKeyOf(ctx.step.slug),
       });
     },
@@ -199,6 +202,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       const r = await c.definition.committedWrites(c.connection, step, `${run.id}:${step.slug}:`, {
         ...c.ctx,
         signal,
+        sessions: deps.sessions,
       });
       if (r) found[step.slug] = r;
     }

@@ -2,13 +2,15 @@ import type { LogLevel, RunObserver, SinkResult, StepReport } from '@sluice/engi
 import type { Deps } from '../context';
 import { insertLogs, type LogLine, type StepUpdate, updateSteps } from '../modules/runs/run-progress.repo';
 
-// Writes what a running attempt reports: step progress at most once a second per step (plus
-// every state change and the final state), log lines in batches. One write is in flight at a
-// time and carries every step changed meanwhile, so writes land in the order they were
-// reported and a burst of changes costs one statement. What is still unwritten when the attempt
-// ends goes into the run's final transaction (`settle`).
+// Writes what a running attempt reports: step progress at most once a second per step, state
+// changes within STATE_WRITE_DELAY_MS (gathered: the steps of a short run change state several
+// times within a few milliseconds), log lines in batches. One write is in flight at a time and
+// carries every step changed meanwhile, so writes land in the order they were reported and a
+// burst of changes costs one statement. What is still unwritten when the attempt ends goes into
+// the run's final transaction (`settle`), so the final state is always written, with the end.
 
 const STEP_WRITE_INTERVAL_MS = 1000;
+const STATE_WRITE_DELAY_MS = 250;
 const LOG_FLUSH_INTERVAL_MS = 500;
 /** Lines one attempt may keep; a chatty source must not fill the store. */
 const MAX_LOG_LINES = 10_000;
@@ -77,6 +79,9 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
     return updates;
   };
 
+  // Steps whose state changed, written together when the state timer fires.
+  const soon = new Set<string>();
+  let stateTimer: NodeJS.Timeout | null = null;
   let writing = false;
   const writeStep = (slug: string) => {
     if (settled) return;
@@ -108,7 +113,18 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
       steps.set(report.step, e);
       const changed = e.lastState !== report.state;
       e.lastState = report.state;
-      if (changed || Date.now() - e.lastWrite >= STEP_WRITE_INTERVAL_MS) {
+      if (changed) {
+        if (e.timer) clearTimeout(e.timer);
+        e.timer = null;
+        soon.add(report.step);
+        stateTimer ??= setTimeout(() => {
+          stateTimer = null;
+          for (const slug of soon) writeStep(slug);
+          soon.clear();
+        }, STATE_WRITE_DELAY_MS);
+      } else if (soon.has(report.step)) {
+        // Its state change is about to be written, with these counters.
+      } else if (Date.now() - e.lastWrite >= STEP_WRITE_INTERVAL_MS) {
         if (e.timer) clearTimeout(e.timer);
         e.timer = null;
         writeStep(report.step);
@@ -146,6 +162,9 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
         state: 'pending',
         counters: { rows_in: 0, rows_out: result.rows, bytes_in: 0, bytes_out: result.bytes },
       });
+      // Not delayed: should this attempt be lost too, the rows stay reported.
+      soon.delete(stepSlug);
+      writeStep(stepSlug);
     },
     log(level, stepSlug, message) {
       if (kept > MAX_LOG_LINES) return;
@@ -172,6 +191,9 @@ export function createRunRecorder(deps: Deps, runId: string, owner: string): Run
         if (e.timer) clearTimeout(e.timer);
         e.timer = null;
       }
+      if (stateTimer) clearTimeout(stateTimer);
+      stateTimer = null;
+      soon.clear();
       // The write in flight lands first (it stops after its statement); the rest is handed back.
       await chain;
       // Every step's final values: those written meanwhile are written again, harmlessly.

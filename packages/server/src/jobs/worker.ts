@@ -1,3 +1,4 @@
+import { createSessionPool } from '@sluice/connectors';
 import type { Deps } from '../context';
 import { deliverAlert } from './alert-deliver';
 import { testAlertDestination } from './alert-destination-test';
@@ -27,9 +28,15 @@ const handlers: { [N in JobName]: (deps: Deps) => JobHandler<N> } = {
 };
 
 /** Starts consuming every queue of the catalog in this process. */
-export async function startWorker(deps: Deps, opts: { concurrency?: number } = {}) {
+export async function startWorker(baseDeps: Deps, opts: { concurrency?: number } = {}) {
+  const concurrency = opts.concurrency ?? 1;
+  // Data sessions of pipeline runs outlive a run (session-pool.ts); enough idle ones for every
+  // run slot's source and sink, closed when the queue stops (those still in use as they return).
+  const sessions = createSessionPool({ maxIdle: 2 * concurrency + 2 });
+  const deps: Deps = { ...baseDeps, sessions };
+  deps.queue.onStop(() => sessions.close());
   for (const name of Object.keys(handlers) as JobName[]) {
-    for (let i = 0; i < (opts.concurrency ?? 1); i++) {
+    for (let i = 0; i < concurrency; i++) {
       await deps.queue.work(name, handlers[name](deps) as JobHandler<typeof name>);
     }
   }

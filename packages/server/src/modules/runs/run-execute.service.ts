@@ -8,7 +8,7 @@ import { assertProtectedConfirmation } from '../environments/protected';
 import { recordEvent } from '../events/events.record';
 import { findActiveDeployment } from '../pipelines/deployments.service';
 import * as repo from './runs.repo';
-import { type PeSlugs, resolvePlace, runResource } from './runs.service';
+import { type PeSlugs, resolvePlace, runResource, toRun } from './runs.service';
 
 export const RUN_INPUT_KIND = 'pipeline_run_input';
 
@@ -95,19 +95,23 @@ export async function executePipeline(
       throw conflict(`run slug ${slug} is already taken`);
     }
 
-    const inputId = randomUUID();
-    const sealed = await deps.keyring.encrypt(
-      tx,
-      JSON.stringify(input),
-      runInputBinding(scope.org.id, inputId),
-    );
-    await repo.insertRunInput(tx, {
-      id: inputId,
-      organizationId: scope.org.id,
-      runId: inserted.id,
-      kid: sealed.kid,
-      ciphertext: sealed.ciphertext,
-    });
+    // Values only: a run without input has nothing to seal (its input_keys are empty, and the
+    // worker reads no input row for it).
+    if (inserted.inputKeys.length > 0) {
+      const inputId = randomUUID();
+      const sealed = await deps.keyring.encrypt(
+        tx,
+        JSON.stringify(input),
+        runInputBinding(scope.org.id, inputId),
+      );
+      await repo.insertRunInput(tx, {
+        id: inputId,
+        organizationId: scope.org.id,
+        runId: inserted.id,
+        kid: sealed.kid,
+        ciphertext: sealed.ciphertext,
+      });
+    }
     await deps.queue.enqueue(tx, 'pipelines.run', { runId: inserted.id });
     await recordEvent(tx, eventSource(scope, ctx), {
       entityType: 'pipeline_run',
@@ -120,8 +124,9 @@ export async function executePipeline(
         input_keys: Object.keys(input).sort(),
       },
     });
-    const run = await repo.findRunById(tx, inserted.id);
-    return { created: true, run: await runResource(tx, run!) };
+    // Just inserted, in this transaction: no step rows yet, and the slugs are at hand.
+    const run = { ...inserted, pipelineSlug: pipeline.slug, environmentSlug: environment.slug };
+    return { created: true, run: toRun(run, []) };
   });
 }
 

@@ -5,14 +5,14 @@ import { recordEvent } from '../events/events.record';
 import { alertRunEnded } from '../notifications/source-alerts';
 import { type ClaimedRun, lockExpiredRuns, lockOwnedRun } from './run-lease.repo';
 import {
-  closeOpenSteps,
+  endRunRows,
   insertLogs,
   type LogLine,
   type StepUpdate,
   updateSteps,
   upsertCheckpoints,
 } from './run-progress.repo';
-import { deleteRunInput, updateRun } from './runs.repo';
+import { updateRun } from './runs.repo';
 
 // Worker-side transitions of a run. Each one follows the same path: lock the run (only while the
 // lease is still ours) → check its state → write the new state → record the event, in one
@@ -44,16 +44,9 @@ async function endRun(
   state: 'succeeded' | 'failed' | 'canceled',
   error: ErrorRecord | null,
 ) {
-  await updateRun(tx, run.id, {
-    state,
-    error,
-    finishedAt: new Date(),
-    leaseOwner: null,
-    leaseExpiresAt: null,
-  });
-  await closeOpenSteps(tx, run.id);
-  // The seed: input values are not stored; they lived sealed only while the run could still use them.
-  await deleteRunInput(tx, run.id);
+  // Terminal state, steps still open closed, and (the seed: input values are not stored; they
+  // lived sealed only while the run could still use them) the sealed input deleted.
+  await endRunRows(tx, run.id, state, error);
   await recordRunEvent(tx, run, { state, error_code: error?.code ?? null });
   // Failed after its retries -> pipeline_run_failed; the next success resolves it (+ recovered).
   await alertRunEnded(tx, deps, run, state, error);

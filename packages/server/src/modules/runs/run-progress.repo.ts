@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, notInArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import {
   type ErrorRecord,
@@ -22,36 +22,26 @@ function planOrderedId(index: number): string {
 
 /**
  * Every step of the plan as `pending`: the start of an attempt (a recovered or handed-back run
- * starts over). One upsert (a first attempt has no rows yet) plus a delete of steps outside the
- * plan, which only ever finds rows of another plan: one commit to wait for instead of two.
+ * starts over). One statement: an upsert (a first attempt has no rows yet) with a delete of steps
+ * outside the plan, which only ever finds rows of another plan.
  */
 export async function resetSteps(db: DbOrTx, runId: string, order: string[]) {
-  if (order.length > 0) {
-    await db
-      .insert(pipelineRunSteps)
-      .values(order.map((stepSlug, i) => ({ id: planOrderedId(i), runId, stepSlug, state: 'pending' })))
-      .onConflictDoUpdate({
-        target: [pipelineRunSteps.runId, pipelineRunSteps.stepSlug],
-        set: {
-          state: 'pending',
-          rowsIn: 0,
-          rowsOut: 0,
-          bytesIn: 0,
-          bytesOut: 0,
-          error: null,
-          startedAt: null,
-          finishedAt: null,
-        },
-      });
+  if (order.length === 0) {
+    await db.delete(pipelineRunSteps).where(eq(pipelineRunSteps.runId, runId));
+    return;
   }
-  await db
-    .delete(pipelineRunSteps)
-    .where(
-      and(
-        eq(pipelineRunSteps.runId, runId),
-        order.length > 0 ? notInArray(pipelineRunSteps.stepSlug, order) : undefined,
-      ),
-    );
+  const ids = order.map((_, i) => planOrderedId(i));
+  await db.execute(sql`
+    with gone as (
+      delete from pipeline_run_steps
+       where run_id = ${runId}::uuid and step_slug <> all(${sql.param(order)}::text[])
+    )
+    insert into pipeline_run_steps (id, run_id, step_slug, state)
+    select s.id::uuid, ${runId}::uuid, s.slug, 'pending'
+      from unnest(${sql.param(ids)}::text[], ${sql.param(order)}::text[]) as s(id, slug)
+    on conflict (run_id, step_slug) do update
+       set state = 'pending', rows_in = 0, rows_out = 0, bytes_in = 0, bytes_out = 0, error = null,
+           started_at = null, finished_at = null`);
 }
 
 export type StepUpdate = {
@@ -114,6 +104,34 @@ export async function closeOpenSteps(db: DbOrTx, runId: string) {
     .where(and(eq(pipelineRunSteps.runId, runId), sql`${pipelineRunSteps.state} in ('pending', 'running')`));
 }
 
+/**
+ * A run's terminal rows in one statement: the run's state (lease released), its steps still
+ * pending (skipped) or running (canceled), and its sealed input deleted.
+ */
+export async function endRunRows(
+  tx: DbOrTx,
+  runId: string,
+  state: 'succeeded' | 'failed' | 'canceled',
+  error: ErrorRecord | null,
+) {
+  const now = new Date().toISOString();
+  await tx.execute(sql`
+    with ended as (
+      update pipeline_runs
+         set state = ${state}, error = ${error === null ? null : JSON.stringify(error)}::jsonb,
+             finished_at = ${now}::timestamptz, lease_owner = null, lease_expires_at = null,
+             updated_at = ${now}::timestamptz
+       where id = ${runId}::uuid
+    ),
+    closed as (
+      update pipeline_run_steps
+         set state = case when state = 'pending' then 'skipped' else 'canceled' end,
+             finished_at = case when state = 'pending' then null else ${now}::timestamptz end
+       where run_id = ${runId}::uuid and state in ('pending', 'running')
+    )
+    delete from pipeline_run_inputs where run_id = ${runId}::uuid`);
+}
+
 export type LogLine = { stepSlug: string | null; level: string; message: string; at: Date };
 
 /**
@@ -123,11 +141,21 @@ export type LogLine = { stepSlug: string | null; level: string; message: string;
  */
 export async function insertLogs(db: DbOrTx, runId: string, lines: LogLine[]) {
   if (lines.length === 0) return;
-  const [{ last }] = await db
-    .select({ last: sql<number>`coalesce(max(${pipelineRunLogs.seq}), 0)::int` })
-    .from(pipelineRunLogs)
-    .where(eq(pipelineRunLogs.runId, runId));
-  await db.insert(pipelineRunLogs).values(lines.map((l, i) => ({ runId, seq: Number(last) + i + 1, ...l })));
+  // One statement: the numbering reads the run's last line in the same statement.
+  const rows = lines.map((l, i) => ({
+    n: i + 1,
+    step_slug: l.stepSlug,
+    level: l.level,
+    message: l.message,
+    at: l.at.toISOString(),
+  }));
+  await db.execute(sql`
+    insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
+    select ${runId}::uuid, last.seq + l.n, l.step_slug, l.level, l.message, l.at
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+             as l(n int, step_slug text, level text, message text, at timestamptz),
+           (select coalesce(max(seq), 0) as seq from pipeline_run_logs where run_id = ${runId}::uuid) as last
+     order by l.n`);
 }
 
 export type CheckpointRow = {

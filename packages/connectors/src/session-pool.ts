@@ -1,0 +1,225 @@
+import { createHash } from 'node:crypto';
+import type { EgressPolicy } from './egress';
+
+// Data sessions kept open between pipeline runs of one worker process. Opening a PostgreSQL or
+// MySQL session costs a DNS check, a TCP (and TLS) handshake, authentication and a backend
+// process on the server: more than a trivial run's own work. A session goes back to the pool only
+// when it ended cleanly (no error, no open transaction) and its kind's reset (DISCARD ALL,
+// COM_RESET_CONNECTION) succeeded, so the next run starts from the same state as a new session.
+//
+// Sessions are keyed by a hash of everything that shaped them: the connector's config, the
+// decrypted credentials, the read-only flag and the egress policy. The key is a SHA-256 digest,
+// so no secret is kept in a map key or ever printed. A reused session skips the egress check of
+// the host's addresses at connect: they were checked when it was opened, and maxAgeMs bounds how
+// long that check stands.
+
+export type SessionKind<T> = {
+  /** Opens a new session (egress check, connect, session settings). */
+  open(): Promise<T>;
+  /** Brings a session that ended cleanly back to a new session's state; throws if it cannot. */
+  reset(session: T): Promise<void>;
+  /** Ends the session; never throws. */
+  close(session: T): Promise<void>;
+  /** Calls back once when the server or the network ends the session (watched while idle). */
+  onGone(session: T, gone: () => void): void;
+};
+
+export type SessionLease<T> = {
+  session: T;
+  /** True when the session came from the pool rather than being opened for this lease. */
+  reused: boolean;
+  /** Hands the session back: kept for reuse when `reusable`, else closed. */
+  release(reusable: boolean): Promise<void>;
+};
+
+export type SessionPoolOptions = {
+  /** Idle sessions kept across all keys (the oldest is closed beyond it). */
+  maxIdle: number;
+  /** An idle session is closed after this long (15 s). */
+  idleMs?: number;
+  /** A session is not reused once this old (5 min). */
+  maxAgeMs?: number;
+};
+
+export type SessionPoolStats = { opened: number; reused: number; closed: number; idle: number };
+
+export type SessionPool = {
+  acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>>;
+  stats(): SessionPoolStats;
+  /** Closes the idle sessions; sessions still leased are closed when they come back. */
+  close(): Promise<void>;
+};
+
+/** What a session is opened with; only its digest is kept. */
+export type SessionIdentity = {
+  type: string;
+  config: unknown;
+  credentials: unknown;
+  readOnly: boolean;
+  policy: EgressPolicy;
+};
+
+type Entry = {
+  key: string;
+  session: unknown;
+  kind: SessionKind<unknown>;
+  born: number;
+  idleSince: number;
+  idle: boolean;
+  timer: NodeJS.Timeout | null;
+  gone: boolean;
+};
+
+/** JSON with sorted keys, so the same config always hashes the same. */
+function stable(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
+  const keys = Object.keys(value as object).sort();
+  return `{${keys
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${stable((value as Record<string, unknown>)[k])}`)
+    .join(',')}}`;
+}
+
+// A custom resolver (tests, operators) is part of the policy: sessions opened through different
+// resolvers are not interchangeable. Functions are told apart by identity.
+const resolverIds = new WeakMap<object, number>();
+let nextResolverId = 1;
+function resolverId(fn: unknown): number {
+  if (typeof fn !== 'function') return 0;
+  let id = resolverIds.get(fn);
+  if (id === undefined) {
+    id = nextResolverId++;
+    resolverIds.set(fn, id);
+  }
+  return id;
+}
+
+export function sessionKey(identity: SessionIdentity): string {
+  const { policy } = identity;
+  return createHash('sha256')
+    .update(
+      stable({
+        type: identity.type,
+        config: identity.config,
+        credentials: identity.credentials,
+        readOnly: identity.readOnly,
+        policy: {
+          allowPrivate: policy.allowPrivate,
+          allowCidrs: policy.allowCidrs ?? [],
+          lookup: resolverId(policy.lookup),
+        },
+      }),
+    )
+    .digest('hex');
+}
+
+/** How long a reset may take before the session is dropped instead. */
+const RESET_TIMEOUT_MS = 2000;
+
+export function createSessionPool(opts: SessionPoolOptions): SessionPool {
+  const idleMs = opts.idleMs ?? 15_000;
+  const maxAgeMs = opts.maxAgeMs ?? 5 * 60_000;
+  // Idle entries per key, most recently returned last; `order` is every idle entry by return time.
+  const idle = new Map<string, Entry[]>();
+  const order = new Set<Entry>();
+  let closed = false;
+  const counts = { opened: 0, reused: 0, closed: 0 };
+
+  const unidle = (e: Entry) => {
+    e.idle = false;
+    if (e.timer) clearTimeout(e.timer);
+    e.timer = null;
+    order.delete(e);
+    const list = idle.get(e.key);
+    if (!list) return;
+    const i = list.indexOf(e);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) idle.delete(e.key);
+  };
+  const drop = async (e: Entry) => {
+    if (e.idle) unidle(e);
+    counts.closed++;
+    await e.kind.close(e.session).catch(() => {});
+  };
+
+  return {
+    async acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>> {
+      const key = sessionKey(identity);
+      let entry: Entry | null = null;
+      const list = idle.get(key);
+      while (!closed && list && list.length > 0) {
+        const e = list[list.length - 1];
+        unidle(e);
+        if (!e.gone && Date.now() - e.born < maxAgeMs) {
+          entry = e;
+          break;
+        }
+        void drop(e);
+      }
+      const reused = entry !== null;
+      if (entry) counts.reused++;
+      else {
+        const session = await kind.open();
+        counts.opened++;
+        const e: Entry = {
+          key,
+          session,
+          kind: kind as SessionKind<unknown>,
+          born: Date.now(),
+          idleSince: 0,
+          idle: false,
+          timer: null,
+          gone: false,
+        };
+        kind.onGone(session, () => {
+          e.gone = true;
+          if (e.idle) void drop(e);
+        });
+        entry = e;
+      }
+      const e = entry;
+      let released = false;
+      return {
+        session: e.session as T,
+        reused,
+        async release(reusable) {
+          if (released) return;
+          released = true;
+          const keep = reusable && !closed && !e.gone && Date.now() - e.born < maxAgeMs;
+          if (!keep) return drop(e);
+          let timer: NodeJS.Timeout | undefined;
+          const ok = await Promise.race([
+            e.kind.reset(e.session).then(
+              () => true,
+              () => false,
+            ),
+            new Promise<boolean>((r) => {
+              timer = setTimeout(() => r(false), RESET_TIMEOUT_MS);
+            }),
+          ]);
+          clearTimeout(timer);
+          if (!ok || closed || e.gone) return drop(e);
+          e.idle = true;
+          e.idleSince = Date.now();
+          const same = idle.get(key) ?? [];
+          same.push(e);
+          idle.set(key, same);
+          order.add(e);
+          e.timer = setTimeout(() => void drop(e), idleMs);
+          e.timer.unref();
+          // Over the bound: the session idle the longest goes.
+          while (order.size > opts.maxIdle) {
+            const oldest = order.values().next().value as Entry;
+            await drop(oldest);
+          }
+        },
+      };
+    },
+    stats: () => ({ ...counts, idle: order.size }),
+    async close() {
+      closed = true;
+      await Promise.all([...order].map(drop));
+    },
+  };
+}
