@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from './context';
 import { installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
@@ -13,6 +13,7 @@ import { createOpenApiTransform } from './http/openapi-transform';
 import { installRateLimit } from './http/rate-limit';
 import { OneLinePerRequest } from './http/request-log';
 import { type RouteInfo, routeMatcher } from './http/route-table';
+import { responseSerializerCompiler } from './http/serializer';
 import { modules } from './modules/index';
 
 export type App = FastifyInstance & { routeTable: RouteInfo[] };
@@ -36,7 +37,7 @@ export async function buildApp(deps: Deps): Promise<App> {
     ...frameworkErrorOptions(),
   }) as unknown as App;
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler({ check: config.checkResponses }));
 
   const routeTable: RouteInfo[] = [];
   app.routeTable = routeTable;
