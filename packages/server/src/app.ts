@@ -6,7 +6,7 @@ import type { Deps } from './context';
 import { installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { installJsonBody } from './http/json-body';
-import { requestSerializer } from './http/logging';
+import { LazyChildLogger, requestLineLogger, requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
 import { installNoStore } from './http/no-store';
 import { createOpenApiTransform } from './http/openapi-transform';
@@ -31,7 +31,9 @@ export async function buildApp(deps: Deps): Promise<App> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : randomUUID();
     },
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(requestLineLogger(deps.log).child({ host: 'api' })),
+    childLoggerFactory: (logger, bindings, opts) =>
+      new LazyChildLogger(logger as any, bindings, opts) as unknown as typeof logger,
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     ...frameworkErrorOptions(),
