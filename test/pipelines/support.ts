@@ -172,6 +172,7 @@ export async function scratchRuntime(
     SLUICE_DATA_DIR: dataDir,
     SLUICE_MASTER_KEY: randomBytes(32).toString('base64'),
     SLUICE_QUEUE_POLL_SECONDS: '0.5',
+    SLUICE_CHECK_RESPONSES: '1',
     ...opts.env,
   };
   let captured = '';

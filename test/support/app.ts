@@ -33,6 +33,7 @@ export async function startTestApp(
   const config = parseConfig({
     SLUICE_LOG_LEVEL: 'info',
     SLUICE_QUEUE_POLL_SECONDS: '0.5',
+    SLUICE_CHECK_RESPONSES: '1',
     SLUICE_API_ADDR: '127.0.0.1:0',
     SLUICE_MASTER_KEY: randomBytes(32).toString('base64'),
     ...store.env,

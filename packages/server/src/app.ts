@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from './context';
 import { installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { installJsonBody } from './http/json-body';
-import { requestSerializer } from './http/logging';
+import { LazyChildLogger, requestLineLogger, requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
 import { installNoStore } from './http/no-store';
 import { createOpenApiTransform } from './http/openapi-transform';
 import { installRateLimit } from './http/rate-limit';
 import { OneLinePerRequest } from './http/request-log';
 import { type RouteInfo, routeMatcher } from './http/route-table';
+import { responseSerializerCompiler } from './http/serializer';
 import { modules } from './modules/index';
 
 export type App = FastifyInstance & { routeTable: RouteInfo[] };
@@ -30,13 +31,15 @@ export async function buildApp(deps: Deps): Promise<App> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : randomUUID();
     },
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(requestLineLogger(deps.log).child({ host: 'api' })),
+    childLoggerFactory: (logger, bindings, opts) =>
+      new LazyChildLogger(logger as any, bindings, opts) as unknown as typeof logger,
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     ...frameworkErrorOptions(),
   }) as unknown as App;
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler({ check: config.checkResponses }));
 
   const routeTable: RouteInfo[] = [];
   app.routeTable = routeTable;

@@ -26,6 +26,9 @@ export const configSchema = z.object({
   SLUICE_RATE_LIMIT_PUBLIC: intFrom(20),
   SLUICE_RATE_LIMIT_WINDOW_MS: intFrom(60_000),
   SLUICE_BODY_LIMIT_BYTES: intFrom(1024 * 1024),
+  // Every response also validated with zod and its fast serialization compared with
+  // JSON.stringify's (a difference answers 500): on in the test harness, off in production.
+  SLUICE_CHECK_RESPONSES: z.enum(['0', '1', 'false', 'true']).default('0'),
   SLUICE_INVITATION_TTL_HOURS: intFrom(24 * 7),
   SLUICE_VERIFICATION_TTL_HOURS: intFrom(48),
   SLUICE_DB_POOL_SIZE: intFrom(10),
@@ -87,6 +90,8 @@ export type Config = {
   logLevel: ParsedEnv['SLUICE_LOG_LEVEL'];
   rateLimit: { perToken: number; publicPerAddress: number; windowMs: number };
   bodyLimitBytes: number;
+  /** SLUICE_CHECK_RESPONSES: zod-validate every response and compare the serializers' bytes. */
+  checkResponses: boolean;
   invitationTtlHours: number;
   verificationTtlHours: number;
   dbPoolSize: number;
@@ -159,6 +164,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       windowMs: e.SLUICE_RATE_LIMIT_WINDOW_MS,
     },
     bodyLimitBytes: e.SLUICE_BODY_LIMIT_BYTES,
+    checkResponses: e.SLUICE_CHECK_RESPONSES === '1' || e.SLUICE_CHECK_RESPONSES === 'true',
     invitationTtlHours: e.SLUICE_INVITATION_TTL_HOURS,
     verificationTtlHours: e.SLUICE_VERIFICATION_TTL_HOURS,
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,

@@ -5,7 +5,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Deps } from '../context';
 import { frameworkErrorOptions, installErrorHandling } from '../http/error-handler';
 import { AppError, errorBody } from '../http/errors';
-import { requestSerializer } from '../http/logging';
+import { requestLineLogger, requestSerializer } from '../http/logging';
 import { installRateLimit } from '../http/rate-limit';
 import { OneLinePerRequest } from '../http/request-log';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
@@ -22,7 +22,7 @@ import { serveWebApp } from './static-files';
 export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log.child({ host: 'app' }, { serializers: { req: requestSerializer as any } }),
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(requestLineLogger(deps.log).child({ host: 'app' })),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: false,

@@ -1,17 +1,42 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { requestSerializer } from './logging';
 
 /**
  * One line per request, written when it is answered: the request fields (path, query names,
  * address, id), the status and the response time together. Fastify's default writes two (one
  * on arrival, one on completion), doubling the serialization and redaction work per request.
+ *
+ * A completed request's line holds whitelisted fields only (requestSerializer's, the status and
+ * the time), so it goes through `lineLog`, a logger without redaction paths. A failed request's
+ * line carries the error and keeps the request's own (redacting) logger.
  */
 export class OneLinePerRequest extends LogController {
+  readonly #lineLog: Logger;
+
+  constructor(lineLog: Logger) {
+    super();
+    this.#lineLog = lineLog;
+  }
+
   override incomingRequest() {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
     if (this.isLogDisabled(request)) return;
-    const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
-    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
-    else reply.log.info(fields, 'request completed');
+    if (error) {
+      const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
+      reply.log.error({ ...fields, err: error }, 'request errored');
+      return;
+    }
+    if (!this.#lineLog.isLevelEnabled('info')) return;
+    this.#lineLog.info(
+      {
+        reqId: request.id,
+        req: requestSerializer(request),
+        res: { statusCode: reply.statusCode },
+        responseTime: reply.elapsedTime,
+      },
+      'request completed',
+    );
   }
 }
