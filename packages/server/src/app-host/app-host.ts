@@ -10,7 +10,6 @@ import { installRateLimit } from '../http/rate-limit';
 import { OneLinePerRequest } from '../http/request-log';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
 import { registerBff } from './bff';
-import { placeholderPage } from './placeholder-page';
 import { setSecurityHeaders } from './security-headers';
 import { sessionRoutes } from './session.routes';
 import { serveWebApp } from './static-files';

@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import {
-  type ErrorRecord,
-  pipelineCheckpoints,
-  pipelineRunLogs,
-  pipelineRunSteps,
-  pipelineRuns,
-} from '../../db/schema/index';
+import { type ErrorRecord, pipelineCheckpoints, pipelineRunSteps, pipelineRuns } from '../../db/schema/index';
 
 // What a run leaves behind while it works: per-step progress, log lines, and (on success only)
 // the checkpoint cursors.
