@@ -33,7 +33,11 @@ export async function startWorker(baseDeps: Deps, opts: { concurrency?: number }
   // Data sessions of pipeline runs outlive a run (session-pool.ts); enough idle ones for every
   // run slot's source and sink, closed when the queue stops (those still in use as they return).
   const sessions = createSessionPool({ maxIdle: 2 * concurrency + 2 });
-  const deps: Deps = { ...baseDeps, sessions };
+  // A view of the caller's deps, not a copy: what is set on them later (a test's injected clock,
+  // say) reaches the handlers too.
+  const deps: Deps = new Proxy(baseDeps, {
+    get: (target, prop, receiver) => (prop === 'sessions' ? sessions : Reflect.get(target, prop, receiver)),
+  });
   deps.queue.onStop(() => sessions.close());
   for (const name of Object.keys(handlers) as JobName[]) {
     for (let i = 0; i < concurrency; i++) {
