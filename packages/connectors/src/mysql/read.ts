@@ -39,15 +39,16 @@ export async function readMysql(
     throw session.error(err, query.values);
   }
 
-  async function* batches(): AsyncGenerator<unknown[][]> {
+  /** The result in the shape `begin` chose, then COMMIT; the session closes either way. */
+  async function* drain<T>(begin: () => void, take: () => T | null): AsyncGenerator<T> {
     let complete = false;
     try {
-      stream.asRows();
+      begin();
       for (;;) {
         await session.timed(stream.ready());
-        const batch = stream.take();
-        if (batch === null) break;
-        yield batch;
+        const next = take();
+        if (next === null) break;
+        yield next;
       }
       await session.timed(queryMysql(session.connection, 'COMMIT'));
       complete = true;
@@ -57,7 +58,11 @@ export async function readMysql(
       await session.close(!complete);
     }
   }
-  const output = rowsOutput(columns, batches(), cursor);
+  const batches = drain(
+    () => stream.asRows(),
+    () => stream.take(),
+  );
+  const output = rowsOutput(columns, batches, cursor);
   const kinds = query.values.length > 0 ? { reason: 'the query has templates' } : copyTextKinds(fields);
   if (columns.length === 0) return output;
   if ('reason' in kinds) {
@@ -72,34 +77,20 @@ export async function readMysql(
   // The cursor sees its column's text, as the batches' tracker would see the value.
   const textCursor = index === null ? null : cursorTracker(step, [columns[index]]);
   const ended = deferred<string | null>();
-  async function* text(): AsyncGenerator<Uint8Array> {
-    let complete = false;
-    try {
-      encoder = stream.asText(
-        (onChunk) =>
-          new CopyTextRows(
-            columnKinds,
-            onChunk,
-            undefined,
-            textCursor && index !== null ? { index, see: (v) => textCursor.observe([[v]]) } : null,
-          ),
-      );
-      if (!stream.raw)
-        step.log('info', 'this mysql2 has no row handler to take over: its rows are encoded as COPY text');
-      for (;;) {
-        await session.timed(stream.ready());
-        const chunk = stream.takeChunk();
-        if (chunk === null) break;
-        yield chunk;
-      }
-      await session.timed(queryMysql(session.connection, 'COMMIT'));
-      complete = true;
-    } catch (err) {
-      throw session.error(err, query.values);
-    } finally {
-      await session.close(!complete);
-    }
-  }
+  const begin = () => {
+    encoder = stream.asText(
+      (onChunk) =>
+        new CopyTextRows(
+          columnKinds,
+          onChunk,
+          undefined,
+          textCursor && index !== null ? { index, see: (v) => textCursor.observe([[v]]) } : null,
+        ),
+    );
+    if (!stream.raw)
+      step.log('info', 'this mysql2 has no row handler to take over: its rows are encoded as COPY text');
+  };
+  const text = () => drain(begin, () => stream.takeChunk());
   const used = () => encoder !== null;
   return {
     payload: {
