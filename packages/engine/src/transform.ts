@@ -1,11 +1,9 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { csvExport, csvOutput, namedPipe } from './duck-csv';
-import { appendCell, bigintsAsText, duckType, outputConverter, paramValues } from './duck-values';
+import { csvExport, csvOutput } from './duck-csv';
+import { type LoadInput, literal, stageInput } from './duck-inputs';
+import { outputConverter, paramValues } from './duck-values';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
 import { RunError } from './run-error';
@@ -33,6 +31,7 @@ export type TransformOptions = {
   dir: string;
   signal: AbortSignal;
   memoryLimit?: string;
+  /** Threads that load the inputs (the query itself runs on one). */
   threads?: number;
   /** The step's log: which way each input and the result take. */
   log?(level: 'info' | 'warn', message: string): void;
@@ -44,145 +43,6 @@ export type TransformOutput = {
   close(): Promise<void>;
 };
 
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
-
-async function writeFile(source: AsyncIterable<string | Uint8Array>, file: string) {
-  await pipeline(Readable.from(source, { objectMode: false }), createWriteStream(file));
-}
-
-async function* ndjson(batches: AsyncIterable<unknown[]>) {
-  for await (const b of batches)
-    if (b.length > 0) yield `${b.map((r) => JSON.stringify(r, bigintsAsText)).join('\n')}\n`;
-}
-
-async function loadInput(
-  d: Duck,
-  conn: DuckDBConnection,
-  input: { slug: string; payload: Payload },
-  dir: string,
-  log: NonNullable<TransformOptions['log']>,
-): Promise<boolean> {
-  const { slug, payload } = input;
-  const table = ident(slug);
-  switch (payload.kind) {
-    case 'rows': {
-      if (payload.columns.length === 0) {
-        await conn.run(`CREATE TABLE ${table} (value VARCHAR)`);
-        for await (const _ of payload.batches) {
-        }
-        return true;
-      }
-      const cols = payload.columns.map((c) => `${ident(c.name)} ${duckType(c.type)}`).join(', ');
-      await conn.run(`CREATE TABLE ${table} (${cols})`);
-      const ap = await conn.createAppender(slug);
-      const width = payload.columns.length;
-      try {
-        for await (const batch of payload.batches) {
-          for (const row of batch) {
-            for (let i = 0; i < width; i++) appendCell(d, ap, row[i]);
-            ap.endRow();
-          }
-        }
-        ap.flushSync();
-      } finally {
-        ap.closeSync();
-      }
-      return false;
-    }
-    case 'json': {
-      if (payload.array) {
-        // The source's bytes of the records array go to DuckDB as they arrive (through a named
-        // pipe where the system has mkfifo, else a file), and DuckDB parses them: no record is
-        // decoded in JavaScript on the way.
-        const file = join(dir, `${slug}.records.json`);
-        const pipe = await namedPipe(`${file}.pipe`);
-        const from = pipe ?? file;
-        const create = `CREATE TABLE ${table} AS SELECT * FROM read_json_auto(${literal(from)}, format = 'array')`;
-        let loaded: PromiseSettledResult<unknown>;
-        if (pipe) {
-          const load = conn.run(create);
-          // DuckDB failing before it opened the pipe would leave the writer waiting for a reader.
-          load.catch(() =>
-            open(pipe, 'r')
-              .then((fd) => fd.close())
-              .catch(() => {}),
-          );
-          const [written, done] = await Promise.allSettled([writeFile(payload.array.chunks, pipe), load]);
-          // The pipe breaks (EPIPE) when DuckDB stopped reading: its error is the one to tell.
-          if (written.status === 'rejected')
-            throw (written.reason as NodeJS.ErrnoException)?.code === 'EPIPE' && done.status === 'rejected'
-              ? done.reason
-              : written.reason;
-          loaded = done;
-        } else {
-          await writeFile(payload.array.chunks, file);
-          loaded = await conn.run(create).then(
-            (value) => ({ status: 'fulfilled' as const, value }),
-            (reason) => ({ status: 'rejected' as const, reason }),
-          );
-        }
-        const records = payload.array.count();
-        log(
-          'info',
-          `DuckDB reads the JSON records of ${slug} directly from the source's bytes (${records} records)`,
-        );
-        if (records > 0) {
-          if (loaded.status === 'rejected') throw loaded.reason;
-          return false;
-        }
-        if (loaded.status === 'fulfilled') await conn.run(`DROP TABLE ${table}`);
-        await conn.run(`CREATE TABLE ${table} (value JSON)`);
-        return true;
-      }
-      log('info', `the JSON records of ${slug} reach DuckDB one by one (the source offers no JSON bytes)`);
-      const file = join(dir, `${slug}.ndjson`);
-      let records = 0;
-      await writeFile(
-        ndjson(
-          (async function* () {
-            for await (const b of payload.batches) {
-              records += b.length;
-              yield b;
-            }
-          })(),
-        ),
-        file,
-      );
-      if (records === 0) await conn.run(`CREATE TABLE ${table} (value JSON)`);
-      else
-        await conn.run(
-          `CREATE TABLE ${table} AS SELECT * FROM read_json_auto(${literal(file)}, format = 'newline_delimited')`,
-        );
-      return records === 0;
-    }
-    case 'csv': {
-      const file = join(dir, `${slug}.csv`);
-      let bytes = 0;
-      await writeFile(
-        (async function* () {
-          for await (const c of payload.chunks) {
-            bytes += c.byteLength;
-            yield c;
-          }
-        })(),
-        file,
-      );
-      if (bytes === 0) await conn.run(`CREATE TABLE ${table} (value VARCHAR)`);
-      else
-        await conn.run(
-          `CREATE TABLE ${table} AS SELECT * FROM read_csv_auto(${literal(file)}, delim = ${literal(payload.delimiter)}, header = ${payload.header})`,
-        );
-      return bytes === 0;
-    }
-    default:
-      throw new RunError(
-        'TRANSFORM_FAILED',
-        `input ${slug} is a ${payload.kind} payload; a transform reads rows, JSON or CSV`,
-      );
-  }
-}
-
 const failure = (slug: string, err: unknown, signal: AbortSignal): Error => {
   if (err instanceof Canceled || err instanceof RunError) return err;
   if (signal.aborted) return new Canceled();
@@ -192,9 +52,12 @@ const failure = (slug: string, err: unknown, signal: AbortSignal): Error => {
 
 /** Loads the inputs, starts the query and hands back its result as a rows stream. */
 export async function openTransform(o: TransformOptions): Promise<TransformOutput> {
-  const d = await duck();
   const work = join(o.dir, `transform-${o.slug}`);
   await mkdir(join(work, 'spill'), { recursive: true });
+  const log = o.log ?? (() => {});
+  // The inputs' bytes go to files while DuckDB starts; a failure counts where it is awaited.
+  const staged = o.inputs.map((input) => stageInput(input, work, log));
+  for (const s of staged) s.catch(() => {});
   let instance: DuckDBInstance | null = null;
   let conn: DuckDBConnection | null = null;
   // The native call in flight: the database is closed only once it has returned.
@@ -214,6 +77,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       instance?.closeSync();
     })());
   try {
+    const d = await duck();
     instance = await d.DuckDBInstance.create(':memory:', {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
@@ -228,16 +92,22 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       `SET TimeZone = 'UTC'`,
       `SET allowed_directories = [${literal(`${work}/`)}]`,
       'SET enable_external_access = false',
-      'SET lock_configuration = true',
     ])
       await c.run(setting);
 
-    const log = o.log ?? (() => {});
     let columnless = 0;
-    for (const input of o.inputs) {
+    for (const stage of staged) {
       if (o.signal.aborted) throw new Canceled();
-      if (await raceAbort(track(loadInput(d, c, input, work, log)), o.signal)) columnless++;
+      const load: LoadInput = await raceAbort(stage, o.signal);
+      if (await raceAbort(track(load(d, c)), o.signal)) columnless++;
     }
+    // The inputs load with every thread; the query runs on one. Its consumer (a COPY into the
+    // target, or rows converted here) needs a core of its own, and DuckDB keeps the result's
+    // order across threads by holding its output back until a large first batch is complete,
+    // so a consumer would wait idle instead of starting with the first row. Locked before any
+    // user SQL reaches DuckDB.
+    await c.run('SET threads = 1');
+    await c.run('SET lock_configuration = true');
 
     const statements = await c.extractStatements(o.sql);
     if (statements.count !== 1)
