@@ -228,6 +228,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
       out = meterPayload(t.payload, {
         signal,
         rows: (k) => bump(n, 'rows_out', k),
+        bytes: (k) => bump(n, 'bytes_out', k),
         onError: (err) => fail(n, err),
       });
       await distribute(n, out);

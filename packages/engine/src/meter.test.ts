@@ -80,3 +80,45 @@ describe('meterPayload with native rows', () => {
     expect(log).toEqual(['native closed']);
   });
 });
+
+describe('meterPayload with rows offered as CSV bytes', () => {
+  const payload = (): RowsPayload => ({
+    kind: 'rows',
+    columns: [{ name: 'id', type: 'integer' }],
+    batches: (async function* () {
+      yield [[1], [2], [3]];
+    })(),
+    csv: {
+      chunks: (async function* () {
+        yield new TextEncoder().encode('1\n2\n');
+        yield new TextEncoder().encode('3\n');
+      })(),
+      count: () => 3,
+    },
+  });
+
+  it('counts the bytes the consumer reads and the rows at their end', async () => {
+    const counted = { rows: 0, bytes: 0 };
+    const m = meterPayload(payload(), {
+      signal: new AbortController().signal,
+      rows: (n) => (counted.rows += n),
+      bytes: (n) => (counted.bytes += n),
+    });
+    if (m.payload.kind !== 'rows' || !m.payload.csv) throw new Error('csv form lost');
+    for await (const _ of m.payload.csv.chunks);
+    await m.ended;
+    expect(counted).toEqual({ rows: 3, bytes: 6 });
+  });
+
+  it('counts rows and no bytes when the consumer reads the batches', async () => {
+    const counted = { rows: 0, bytes: 0 };
+    const m = meterPayload(payload(), {
+      signal: new AbortController().signal,
+      rows: (n) => (counted.rows += n),
+      bytes: (n) => (counted.bytes += n),
+    });
+    for await (const _ of (m.payload as RowsPayload).batches);
+    await m.ended;
+    expect(counted).toEqual({ rows: 3, bytes: 0 });
+  });
+});

@@ -169,10 +169,13 @@ export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
     slots.push(m as Meter<unknown>);
     return m;
   };
-  /** Batches plus their byte shape: rows are counted once the bytes ended, from their count. */
+  /**
+   * Batches plus their byte shape: the bytes are counted as they pass, the rows once the bytes
+   * ended, from their count.
+   */
   const either = <T>(batches: AsyncIterable<T[]>, raw: RecordBytes) => {
     const main = meter(batches, rowCount as (item: T[]) => void);
-    const alt = meter(raw.chunks);
+    const alt = meter(raw.chunks, byteCount);
     alt.ended.then(
       () => cb.rows?.(raw.count()),
       () => {},

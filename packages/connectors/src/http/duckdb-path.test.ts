@@ -167,6 +167,12 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
         expect(h.final('clean')?.counters).toMatchObject({ rows_in: rows, rows_out: rows });
         expect(h.final('load-direct')?.counters).toMatchObject({ rows_in: rows, rows_out: rows });
         expect(h.final('load-direct')?.counters.bytes_out).toBeGreaterThan(0);
+        // The bytes handed on count as they pass: the records' JSON and the transform's CSV.
+        const handed = (slug: string) => h.final(slug)?.counters;
+        expect(handed('people')?.bytes_out).toBeGreaterThan(rows * 20);
+        expect(handed('clean')?.bytes_in).toBe(handed('people')?.bytes_out);
+        expect(handed('clean')?.bytes_out).toBeGreaterThan(rows * 10);
+        expect(handed('load-direct')?.bytes_in).toBe(handed('clean')?.bytes_out);
         const messages = h.logs.map((l) => l.message);
         expect(messages).toContain(
           `DuckDB reads the JSON records of people directly from the source's bytes (${rows} records)`,
