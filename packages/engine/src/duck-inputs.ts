@@ -87,7 +87,7 @@ export async function stageInput(
         // The source's bytes of the records array, one record per line: DuckDB reads a regular
         // file of lines with all its threads (an array, or a pipe, it reads with one only).
         const file = join(dir, `${slug}.records.ndjson`);
-        await writeFile(arrayLines(payload.array.chunks), file);
+        await writeFile(arrayLines(payload.array.chunks, `the records array of ${slug}`), file);
         const records = payload.array.count();
         log(
           'info',

@@ -53,3 +53,23 @@ describe('JsonArrayLines', () => {
     expect(input.equals(copy)).toBe(true);
   });
 });
+
+describe('JsonArrayLines refuses what DuckDB would skip', () => {
+  for (const [text, why] of [
+    ['[{"a":1},,{"a":2}]', 'an element missing before a comma'],
+    ['[,1]', 'an element missing before a comma'],
+    ['[{"a":1},]', 'a comma after the last element'],
+    ['[1, 2 ,\n ]', 'a comma after the last element'],
+  ]) {
+    it(`${JSON.stringify(text)}: ${why}`, () => {
+      expect(() => new JsonArrayLines('the records array of people').push(Buffer.from(text))).toThrow(
+        `the records array of people is not valid JSON (${why})`,
+      );
+    });
+  }
+
+  it('still takes an empty array and commas inside elements', () => {
+    expect(() => new JsonArrayLines().push(Buffer.from('[ ]'))).not.toThrow();
+    expect(() => new JsonArrayLines().push(Buffer.from('[[1,2],{"a":[3,4]},"x,y"]'))).not.toThrow();
+  });
+});

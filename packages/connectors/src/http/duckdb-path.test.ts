@@ -62,6 +62,11 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
         return; // the rest never comes
       }
       if (url.pathname === '/empty') return res.end('{"meta":{},"data":{"items":[]}}');
+      // A hole between two records: not JSON, though DuckDB would skip the blank line it makes.
+      if (url.pathname === '/hole')
+        return res.end(
+          `{"meta":{},"data":{"items":[${JSON.stringify(record(1))},,${JSON.stringify(record(2))}]}}`,
+        );
       // Pages of PAGE records after `after`; the next cursor is in meta.next.
       const after = Number(url.searchParams.get('after') ?? 0);
       const items = [];
@@ -251,6 +256,21 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       expect(h.final('clean')?.state).toBe('failed');
       expect(h.final('load-broken')?.state).toBe('canceled');
       expect(await sql(`SELECT to_regclass('broken') AS r`)).toEqual([{ r: null }]);
+    } finally {
+      await h.cleanup();
+    }
+  });
+
+  it('fails on a records array with an element missing, and commits nothing', async () => {
+    const h = await harness(spec('holed', { path: '/hole' }), ports());
+    try {
+      await expect(h.run()).rejects.toMatchObject({ code: 'TRANSFORM_FAILED' });
+      const failed = h.final('clean');
+      expect(failed?.state).toBe('failed');
+      expect(JSON.stringify(failed?.error)).toContain(
+        'the records array of people is not valid JSON (an element missing before a comma)',
+      );
+      expect(await sql(`SELECT to_regclass('holed') AS r`)).toEqual([{ r: null }]);
     } finally {
       await h.cleanup();
     }
