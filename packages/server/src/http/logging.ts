@@ -104,16 +104,36 @@ export class LazyChildLogger {
 // A token pasted into a path (`/api-keys/slc_key_…`) is still a token: its format says so.
 const TOKEN_IN_PATH = /slc_(pat|key)_[0-9A-Za-z]+/g;
 
+/**
+ * The names of a query string's parameters, decoded as URLSearchParams decodes them; a query
+ * without `%` or `+` needs no decoding, so it is split by hand (this runs on every request).
+ */
+function queryKeys(query: string): string[] {
+  if (query.includes('%') || query.includes('+')) return [...new URLSearchParams(query).keys()];
+  const keys: string[] = [];
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    keys.push(eq === -1 ? part : part.slice(0, eq));
+  }
+  return keys;
+}
+
+// A token pasted where a name goes is masked like one in the path.
+const masked = (text: string) =>
+  text.includes('slc_') ? text.replace(TOKEN_IN_PATH, 'slc_$1_[redacted]') : text;
+
 /** Request lines carry the path and the names of query parameters, never their values. */
 export function requestSerializer(req: { method: string; url: string; id: string; ip?: string }) {
-  const q = req.url.indexOf('?');
-  const path = (q === -1 ? req.url : req.url.slice(0, q)).replace(TOKEN_IN_PATH, 'slc_$1_[redacted]');
-  const queryKeys = q === -1 ? undefined : [...new URLSearchParams(req.url.slice(q + 1)).keys()];
+  const url = req.url;
+  const q = url.indexOf('?');
+  const path = masked(q === -1 ? url : url.slice(0, q));
+  if (q === -1) return { id: req.id, method: req.method, path, ip: req.ip };
   return {
     id: req.id,
     method: req.method,
     path,
-    ...(queryKeys ? { query_keys: queryKeys } : {}),
+    query_keys: queryKeys(url.slice(q + 1)).map(masked),
     ip: req.ip,
   };
 }

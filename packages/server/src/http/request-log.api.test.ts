@@ -56,4 +56,17 @@ describe('request log line', { timeout: 60_000 }, () => {
     expect(mine[0].req.path).toBe('/organizations/acme/api-keys/slc_key_[redacted]');
     expect(t.logs()).not.toContain(owner);
   });
+
+  it('masks a token pasted as a query parameter name, and decodes names as URLSearchParams does', async () => {
+    const id = '2d9a4e3c-b5f6-4e77-8c3a-7b2f5e4d3c21';
+    const res = await t.call('GET', `/organizations/acme/events?${owner}=1&limit=2&a%20b=3&c+d&&`, {
+      token: owner,
+      headers: { 'x-request-id': id },
+    });
+    expect(res.statusCode).toBeGreaterThanOrEqual(200);
+    const mine = lines().filter((l) => l.reqId === id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0].req.query_keys).toEqual(['slc_key_[redacted]', 'limit', 'a b', 'c d']);
+    expect(t.logs()).not.toContain(owner);
+  });
 });
