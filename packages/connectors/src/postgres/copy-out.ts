@@ -6,6 +6,7 @@ import { cursorIndex, cursorTracker } from '../relational/cursor';
 import { quoteIdent } from '../relational/identifiers';
 import { sourceQuery } from '../relational/pipeline';
 import type { CompiledStatement } from '../relational/placeholders';
+import { CopyBinaryMax } from './copy-binary-max';
 import type { PgSession } from './session';
 
 // The PostgreSQL source's native form: `COPY (query) TO STDOUT` on the source's own session
@@ -13,11 +14,22 @@ import type { PgSession } from './session';
 // batches for a PostgreSQL sink to pass through untouched. COPY takes no bound parameters, so
 // the query's templates go into its text as literals cast to the very types PostgreSQL infers
 // for them as parameters (asked with PREPARE). With a cursor_column, the next cursor is the
-// column's max() over the same query in the same snapshot, fed through the same tracker as the
-// batches' values; only types whose SQL order is the tracker's order qualify.
+// greatest value of the column: read from the binary stream as it passes where the column is an
+// integer, date or timestamp (copy-binary-max.ts), else the column's max() over the same query
+// in the same snapshot. Either way PostgreSQL prints the value and it goes through the same
+// tracker as the batches' values; only types whose SQL order is the tracker's order qualify.
 
 /** smallint, integer, bigint, numeric, date, timestamp, timestamptz. */
 const CURSOR_TYPES = new Set([21, 23, 20, 1700, 1082, 1114, 1184]);
+/** The cursor types whose binary form orders as a signed integer, with their SQL names. */
+const SCANNED = new Map([
+  [21, 'int2'],
+  [23, 'int4'],
+  [20, 'int8'],
+  [1082, 'date'],
+  [1114, 'timestamp'],
+  [1184, 'timestamptz'],
+]);
 const PREPARED = 'sluice_copy_source';
 
 /**
@@ -73,18 +85,42 @@ export function pgNativeRows(
         ),
       );
       const copy = client.query(copyStreams.to(`COPY ${text} TO STDOUT (FORMAT ${format})`));
-      for await (const chunk of copy) yield chunk as Uint8Array;
+      const cast = index === null || format !== 'binary' ? undefined : SCANNED.get(fields[index].dataTypeID);
+      const scan = cast && index !== null ? new CopyBinaryMax(index) : null;
+      for await (const chunk of copy) {
+        scan?.push(chunk as Uint8Array);
+        yield chunk as Uint8Array;
+      }
       rows = copy.rowCount;
       await timed(client.query("SELECT set_config('statement_timeout', $1, true)", [saved.rows[0].t]));
       let next: string | null = null;
       if (index !== null) {
-        const name = quoteIdent(columns[index].name, 'postgres');
-        const r = await timed(
-          client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM ${text} q`, rowMode: 'array' }),
-        );
+        let greatest: unknown;
+        if (scan && !scan.failed && scan.complete) {
+          // The binary value goes back as a binary parameter: PostgreSQL prints it as max() would.
+          const bytes = scan.max();
+          greatest =
+            bytes === null
+              ? null
+              : (
+                  await timed(
+                    client.query<unknown[]>({
+                      text: `SELECT $1::${cast}`,
+                      values: [bytes],
+                      rowMode: 'array',
+                    }),
+                  )
+                ).rows[0][0];
+        } else {
+          const name = quoteIdent(columns[index].name, 'postgres');
+          const r = await timed(
+            client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM ${text} q`, rowMode: 'array' }),
+          );
+          greatest = r.rows[0][0];
+        }
         const tracker = cursorTracker(step, columns)!;
         const row: unknown[] = columns.map(() => null);
-        row[index] = r.rows[0][0];
+        row[index] = greatest;
         tracker.observe([row]);
         next = tracker.value();
       }

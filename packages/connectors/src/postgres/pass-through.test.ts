@@ -182,6 +182,31 @@ describe('postgres → postgres pass-through', () => {
     expect(await out.nextCursor()).toBe('200000');
   });
 
+  it('takes the cursor from the rows it copied, without running the query again', async () => {
+    await sql(DST, 'CREATE TABLE t5b (id int, seen timestamptz, n bigint)');
+    // clock_timestamp() moves on every call: a second run of the query for max() would answer a
+    // later time than any row copied.
+    const from = source(
+      'SELECT id, clock_timestamp() AS seen, id::bigint * 1000000007 AS n FROM big WHERE id <= 50000',
+      { cursor_column: 'seen' },
+    );
+    const out = await postgres.read!(connection(SRC), from, ctx);
+    const to = sink({ table: 't5b', mode: 'insert' });
+    const result = await postgres.write!(connection(DST), out.payload, to, ctx);
+    expect(passedThrough(to)).toContain('(binary)');
+    expect(result.rows).toBe(50000);
+    const [{ latest }] = await sql(DST, 'SELECT max(seen) AS latest FROM t5b');
+    const cursor = await out.nextCursor();
+    expect(new Date(cursor!).getTime()).toBe((latest as Date).getTime());
+    expect(cursor).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+[+-]\d{2}/);
+
+    const byNumber = source('SELECT id, h FROM big WHERE id <= 1234', { cursor_column: 'id' });
+    const again = await postgres.read!(connection(SRC), byNumber, ctx);
+    await sql(DST, 'CREATE TABLE t5c (id int, h text)');
+    await postgres.write!(connection(DST), again.payload, sink({ table: 't5c', mode: 'insert' }), ctx);
+    expect(await again.nextCursor()).toBe('1234');
+  });
+
   it('commits nothing when the run is canceled mid-copy', async () => {
     await sql(DST, 'CREATE TABLE t6 (id int, h text)');
     const from = source('SELECT id, h FROM big');

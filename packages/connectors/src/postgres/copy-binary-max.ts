@@ -1,0 +1,180 @@
+// The greatest value of one column in a binary COPY stream, found while the stream passes: the
+// pass-through's incremental cursor without running the query a second time for its max().
+// Only for columns whose binary form is a big-endian signed integer in SQL order: smallint,
+// integer, bigint, date (days) and timestamp / timestamptz (microseconds; ±infinity are the
+// extreme values, as in SQL). NULLs are skipped, as max() skips them. Fields are skipped by their
+// length, so a row costs a few integer reads; nothing else is decoded.
+
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+const HEADER = 19; // signature (11), flags (4), header extension length (4)
+
+type State = 'header' | 'extension' | 'count' | 'length' | 'data' | 'end';
+
+export class CopyBinaryMax {
+  /** Something in the stream was not as expected: the caller must ask the database instead. */
+  failed = false;
+  private state: State = 'header';
+  private readonly scratch = Buffer.alloc(HEADER);
+  private have = 0;
+  private skip = 0;
+  private fields = 0;
+  private field = 0;
+  private capturing = false;
+  private width = 0;
+  private found = false;
+  private hi = 0;
+  private lo = 0;
+
+  constructor(private readonly column: number) {}
+
+  /** The greatest value's bytes (its binary form), or null when every value was NULL. */
+  max(): Buffer | null {
+    if (!this.found) return null;
+    const out = Buffer.alloc(this.width);
+    if (this.width === 8) {
+      out.writeInt32BE(this.hi, 0);
+      out.writeUInt32BE(this.lo, 4);
+    } else out.writeIntBE(this.hi, 0, this.width);
+    return out;
+  }
+
+  /** Whether the stream reached its trailer. */
+  get complete(): boolean {
+    return this.state === 'end';
+  }
+
+  push(buf: Uint8Array): void {
+    if (this.failed || this.state === 'end') return;
+    const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    const n = b.length;
+    let i = 0;
+    while (i < n) {
+      switch (this.state) {
+        case 'header': {
+          i = this.gather(b, i, HEADER);
+          if (i < 0) return;
+          if (!this.scratch.subarray(0, 11).equals(SIGNATURE)) {
+            this.failed = true;
+            return;
+          }
+          this.skip = this.scratch.readUInt32BE(15);
+          this.state = this.skip > 0 ? 'extension' : 'count';
+          break;
+        }
+        case 'extension': {
+          const take = Math.min(this.skip, n - i);
+          i += take;
+          this.skip -= take;
+          if (this.skip === 0) this.state = 'count';
+          break;
+        }
+        case 'count': {
+          let count: number;
+          if (this.have === 0 && n - i >= 2) {
+            count = b.readInt16BE(i);
+            i += 2;
+          } else {
+            i = this.gather(b, i, 2);
+            if (i < 0) return;
+            count = this.scratch.readInt16BE(0);
+          }
+          if (count === -1) {
+            this.state = 'end';
+            return;
+          }
+          if (count <= this.column) {
+            this.failed = true;
+            return;
+          }
+          this.fields = count;
+          this.field = 0;
+          this.state = 'length';
+          break;
+        }
+        case 'length': {
+          let length: number;
+          if (this.have === 0 && n - i >= 4) {
+            length = b.readInt32BE(i);
+            i += 4;
+          } else {
+            i = this.gather(b, i, 4);
+            if (i < 0) return;
+            length = this.scratch.readInt32BE(0);
+          }
+          if (length === -1) {
+            this.nextField();
+            break;
+          }
+          this.capturing = this.field === this.column;
+          if (this.capturing && length !== 2 && length !== 4 && length !== 8) {
+            this.failed = true;
+            return;
+          }
+          this.skip = length;
+          this.state = 'data';
+          if (this.capturing && this.have === 0 && n - i >= length) {
+            this.consider(b, i, length);
+            i += length;
+            this.skip = 0;
+            this.nextField();
+          }
+          break;
+        }
+        case 'data': {
+          if (this.capturing) {
+            // The value runs over the chunk's end: gather it, then compare.
+            const width = this.have + this.skip;
+            i = this.gather(b, i, width);
+            if (i < 0) {
+              this.skip = width - this.have;
+              return;
+            }
+            this.consider(this.scratch, 0, width);
+          } else {
+            const take = Math.min(this.skip, n - i);
+            i += take;
+            this.skip -= take;
+            if (this.skip > 0) return;
+          }
+          this.skip = 0;
+          this.nextField();
+          break;
+        }
+      }
+    }
+  }
+
+  private nextField() {
+    this.capturing = false;
+    this.field++;
+    this.state = this.field === this.fields ? 'count' : 'length';
+  }
+
+  /**
+   * Copies bytes from `b` at `i` into the scratch buffer until it holds `k`; returns where
+   * reading stopped once it does (the scratch then restarts empty), or -1 when `b` ran out first.
+   */
+  private gather(b: Buffer, i: number, k: number): number {
+    const take = Math.min(k - this.have, b.length - i);
+    b.copy(this.scratch, this.have, i, i + take);
+    this.have += take;
+    if (this.have < k) return -1;
+    this.have = 0;
+    return i + take;
+  }
+
+  private consider(b: Buffer, at: number, width: number) {
+    let hi: number;
+    let lo = 0;
+    if (width === 8) {
+      hi = b.readInt32BE(at);
+      lo = b.readUInt32BE(at + 4);
+    } else hi = b.readIntBE(at, width);
+    if (!this.found || hi > this.hi || (hi === this.hi && lo > this.lo)) {
+      this.found = true;
+      this.hi = hi;
+      this.lo = lo;
+      this.width = width;
+    }
+  }
+}
