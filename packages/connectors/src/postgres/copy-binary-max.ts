@@ -69,6 +69,12 @@ export class CopyBinaryMax {
           break;
         }
         case 'count': {
+          if (this.have === 0) {
+            // Whole tuples inside this chunk go the short way; the first one that runs over the
+            // chunk's end (or the trailer) goes through the states below.
+            i = this.tuples(b, i);
+            if (this.failed || i >= n) return;
+          }
           let count: number;
           if (this.have === 0 && n - i >= 2) {
             count = b.readInt16BE(i);
@@ -142,6 +148,45 @@ export class CopyBinaryMax {
         }
       }
     }
+  }
+
+  /** Reads every tuple that lies wholly in `b` from `at`; returns where the first other one starts. */
+  private tuples(b: Buffer, at: number): number {
+    const n = b.length;
+    const column = this.column;
+    let i = at;
+    while (n - i >= 2) {
+      const count = b.readInt16BE(i);
+      if (count === -1) return i;
+      if (count <= column) {
+        this.failed = true;
+        return i;
+      }
+      let j = i + 2;
+      let valueAt = -1;
+      let width = -1;
+      for (let f = 0; f < count; f++) {
+        if (n - j < 4) return i;
+        const length = b.readInt32BE(j);
+        j += 4;
+        if (length === -1) continue;
+        if (f === column) {
+          valueAt = j;
+          width = length;
+        }
+        j += length;
+        if (j > n) return i;
+      }
+      if (width !== -1) {
+        if (width !== 2 && width !== 4 && width !== 8) {
+          this.failed = true;
+          return i;
+        }
+        this.consider(b, valueAt, width);
+      }
+      i = j;
+    }
+    return i;
   }
 
   private nextField() {
