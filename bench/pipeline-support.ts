@@ -142,7 +142,7 @@ export async function deployPipeline(p: Platform, slug: string, spec: any): Prom
 export function deployCopyPipeline(
   p: Platform,
   slug: string,
-  source: { ref: string; table: string },
+  source: { ref: string; table: string; cursorColumn?: string },
   sink: { ref: string; table: string },
 ): Promise<void> {
   return deployPipeline(p, slug, {
@@ -151,7 +151,11 @@ export function deployCopyPipeline(
         slug: 'extract',
         kind: 'source',
         data_source_ref: source.ref,
-        operation: { operation_type: 'sql', sql: `SELECT * FROM ${source.table}` },
+        operation: {
+          operation_type: 'sql',
+          sql: `SELECT * FROM ${source.table}`,
+          ...(source.cursorColumn ? { cursor_column: source.cursorColumn } : {}),
+        },
       },
       {
         slug: 'load',

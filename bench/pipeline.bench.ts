@@ -5,7 +5,8 @@
 // creates data sources, pushes, binds, validates, deploys and executes; a fresh `sluice worker`
 // process per run claims and executes it, and its resident memory is sampled every 100 ms.
 //
-//   BENCH_ROWS=1000000,5000000   PostgreSQL → PostgreSQL row counts (peak RSS must stay flat)
+//   BENCH_ROWS=1000000,5000000   PostgreSQL → PostgreSQL row counts (peak RSS must stay flat); each
+//                                runs twice: a plain copy, and with cursor_column (incremental source)
 //   BENCH_HTTP_ROWS=300000       HTTP JSON → DuckDB → PostgreSQL records (one response: the 50 MiB
 //                                response bound of DECISIONS §9 caps it near 450,000 records)
 //   BENCH_CPU_PROF=dir           write a V8 CPU profile of each worker into dir
@@ -120,6 +121,13 @@ async function pgToPg(p: Platform) {
     { ref: 'source-db', table: 'src' },
     { ref: 'target-db', table: 'dst' },
   );
+  // The same copy as an incremental source: the next cursor is the greatest created_at.
+  await deployCopyPipeline(
+    p,
+    'pg-to-pg-cursor',
+    { ref: 'source-db', table: 'src', cursorColumn: 'created_at' },
+    { ref: 'target-db', table: 'dst' },
+  );
   for (const n of ROWS) {
     console.log(`\nPostgreSQL → PostgreSQL, ${n.toLocaleString('en')} rows (load average ${load()})`);
     await fillSource(n);
@@ -129,11 +137,18 @@ async function pgToPg(p: Platform) {
     const [want, got] = [await checksum(SRC, 'src'), await checksum(DST, 'dst')];
     if (want !== got) throw new Error(`the target's rows differ from the source's: ${got} ≠ ${want}`);
     console.log(`  rows checked: count and sum(hashtext(row)) equal to the source's (${got})`);
+    const between = await copyBaseline(n);
+    console.log(`  with cursor_column created_at (the next cursor is its greatest value):`);
+    await resetTarget(DST, 'dst', COLUMNS);
+    const c = await sluiceRun(p, 'pg-to-pg-cursor', n, [DST, 'dst'], `pg-to-pg-cursor-${n}`);
+    if ((await checksum(DST, 'dst')) !== want)
+      throw new Error("the cursor run's rows differ from the source's");
     const after = await copyBaseline(n);
-    const baseline = (before + after) / 2;
+    const baseline = (before + between) / 2;
+    const cursorBaseline = (between + after) / 2;
     console.log(
-      `  ratio to COPY (mean of before/after): execute→finished ${(s.wallRps / baseline).toFixed(2)}, ` +
-        `run clock ${(s.rps / baseline).toFixed(2)}`,
+      `  ratio to COPY (mean of the runs around it): execute→finished ${(s.wallRps / baseline).toFixed(2)}, ` +
+        `run clock ${(s.rps / baseline).toFixed(2)}; with cursor_column ${(c.wallRps / cursorBaseline).toFixed(2)}`,
     );
     results.push({
       label: 'PostgreSQL → PostgreSQL',
@@ -142,6 +157,14 @@ async function pgToPg(p: Platform) {
       baseline,
       baselineLabel: 'psql COPY → psql COPY',
       rss: `${s.peakMB.toFixed(0)} MB`,
+    });
+    results.push({
+      label: 'PostgreSQL → PostgreSQL, cursor_column',
+      rows: n,
+      rps: c.wallRps,
+      baseline: cursorBaseline,
+      baselineLabel: 'psql COPY → psql COPY',
+      rss: `${c.peakMB.toFixed(0)} MB`,
     });
   }
   await sql(SRC, 'drop table if exists src');
