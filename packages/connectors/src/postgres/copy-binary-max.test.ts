@@ -16,9 +16,31 @@ const QUERY = `SELECT g AS id,
   CASE WHEN g = 1500 THEN timestamp 'infinity' ELSE timestamp '1999-12-31 23:59:59' + (g % 1000 - 500) * interval '1 day 1 second' END AS ts,
   timestamptz '1960-06-01 12:00:00+02' + g * interval '1 minute 1.5 second' AS tz,
   CASE WHEN g % 3 = 0 THEN NULL ELSE repeat('x', g % 70000) END AS t,
-  NULL::int8 AS nothing
+  NULL::int8 AS nothing,
+  CASE WHEN g % 11 = 0 THEN NULL ELSE ((g * 7919 % 20001) - 10000)::numeric / 7 END AS n,
+  g::numeric * 10::numeric ^ 30 + g::numeric / 1000 AS nbig,
+  CASE g WHEN 5 THEN 'NaN'::numeric WHEN 6 THEN 'Infinity' WHEN 7 THEN '-Infinity' ELSE g::numeric / 1000 END AS nnan,
+  CASE g WHEN 6 THEN 'Infinity'::numeric ELSE -g END AS ninf,
+  -(g::numeric) / 3 AS nneg,
+  CASE WHEN g = 10 THEN 5.50 WHEN g = 20 THEN 5.5 WHEN g = 2500 THEN 5.500 ELSE 1 END AS ntie,
+  CASE WHEN g % 2 = 0 THEN 0 ELSE -g END::numeric AS nzero
   FROM generate_series(1, 3000) g`;
-const COLUMNS = ['s', 'i', 'b', 'd', 'ts', 'tz', 'nothing'] as const;
+const COLUMNS = [
+  's',
+  'i',
+  'b',
+  'd',
+  'ts',
+  'tz',
+  'nothing',
+  'n',
+  'nbig',
+  'nnan',
+  'ninf',
+  'nneg',
+  'ntie',
+  'nzero',
+] as const;
 const CAST: Record<(typeof COLUMNS)[number], string> = {
   s: 'int2',
   i: 'int4',
@@ -27,12 +49,19 @@ const CAST: Record<(typeof COLUMNS)[number], string> = {
   ts: 'timestamp',
   tz: 'timestamptz',
   nothing: 'int8',
+  n: 'numeric',
+  nbig: 'numeric',
+  nnan: 'numeric',
+  ninf: 'numeric',
+  nneg: 'numeric',
+  ntie: 'numeric',
+  nzero: 'numeric',
 };
 
 describe('CopyBinaryMax', () => {
   let client: pg.Client;
   let stream: Buffer;
-  const names = ['id', 's', 'i', 'b', 'd', 'ts', 'tz', 't', 'nothing'];
+  const names = ['id', 's', 'i', 'b', 'd', 'ts', 'tz', 't', ...COLUMNS.slice(6)];
 
   beforeAll(async () => {
     client = new pg.Client({ connectionString: ADMIN_URL });
@@ -52,7 +81,10 @@ describe('CopyBinaryMax', () => {
     it(`finds max(${column}) at every chunk size`, async () => {
       const want = (await client.query(`SELECT max(${column})::text AS v FROM (${QUERY}) q`)).rows[0].v;
       for (const size of [stream.length, 1, 2, 3, 5, 7, 64, 1000, 65536]) {
-        const scan = new CopyBinaryMax(names.indexOf(column));
+        const scan = new CopyBinaryMax(
+          names.indexOf(column),
+          CAST[column] === 'numeric' ? 'numeric' : 'integer',
+        );
         for (let at = 0; at < stream.length; at += size) scan.push(stream.subarray(at, at + size));
         expect(scan.failed).toBe(false);
         expect(scan.complete).toBe(true);

@@ -1,9 +1,13 @@
 // The greatest value of one column in a binary COPY stream, found while the stream passes: the
 // pass-through's incremental cursor without running the query a second time for its max().
-// Only for columns whose binary form is a big-endian signed integer in SQL order: smallint,
-// integer, bigint, date (days) and timestamp / timestamptz (microseconds; ±infinity are the
-// extreme values, as in SQL). NULLs are skipped, as max() skips them. Fields are skipped by their
-// length, so a row costs a few integer reads; nothing else is decoded.
+// 'integer' columns are those whose binary form is a big-endian signed integer in SQL order:
+// smallint, integer, bigint, date (days) and timestamp / timestamptz (microseconds; ±infinity
+// are the extreme values, as in SQL). 'numeric' columns are compared in numeric's own binary
+// form (base-10000 digits with a weight and a sign; -Infinity < negatives < 0 < positives <
+// Infinity < NaN, as PostgreSQL orders them). NULLs are skipped, as max() skips them. Fields are
+// skipped by their length, so a row costs a few integer reads; nothing else is decoded.
+
+export type ScannedKind = 'integer' | 'numeric';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const HEADER = 19; // signature (11), flags (4), header extension length (4)
@@ -14,7 +18,7 @@ export class CopyBinaryMax {
   /** Something in the stream was not as expected: the caller must ask the database instead. */
   failed = false;
   private state: State = 'header';
-  private readonly scratch = Buffer.alloc(HEADER);
+  private scratch = Buffer.alloc(HEADER);
   private have = 0;
   private skip = 0;
   private fields = 0;
@@ -24,12 +28,17 @@ export class CopyBinaryMax {
   private found = false;
   private hi = 0;
   private lo = 0;
+  private best: Buffer | null = null;
 
-  constructor(private readonly column: number) {}
+  constructor(
+    private readonly column: number,
+    private readonly kind: ScannedKind = 'integer',
+  ) {}
 
   /** The greatest value's bytes (its binary form), or null when every value was NULL. */
   max(): Buffer | null {
     if (!this.found) return null;
+    if (this.kind === 'numeric') return this.best;
     const out = Buffer.alloc(this.width);
     if (this.width === 8) {
       out.writeInt32BE(this.hi, 0);
@@ -112,7 +121,7 @@ export class CopyBinaryMax {
             break;
           }
           this.capturing = this.field === this.column;
-          if (this.capturing && length !== 2 && length !== 4 && length !== 8) {
+          if (this.capturing && !this.fits(length)) {
             this.failed = true;
             return;
           }
@@ -178,7 +187,7 @@ export class CopyBinaryMax {
         if (j > n) return i;
       }
       if (width !== -1) {
-        if (width !== 2 && width !== 4 && width !== 8) {
+        if (!this.fits(width)) {
           this.failed = true;
           return i;
         }
@@ -200,6 +209,11 @@ export class CopyBinaryMax {
    * reading stopped once it does (the scratch then restarts empty), or -1 when `b` ran out first.
    */
   private gather(b: Buffer, i: number, k: number): number {
+    if (k > this.scratch.length) {
+      const grown = Buffer.alloc(k);
+      this.scratch.copy(grown, 0, 0, this.have);
+      this.scratch = grown;
+    }
     const take = Math.min(k - this.have, b.length - i);
     b.copy(this.scratch, this.have, i, i + take);
     this.have += take;
@@ -208,7 +222,25 @@ export class CopyBinaryMax {
     return i + take;
   }
 
+  /** Whether a value of this many bytes is one this scanner compares. */
+  private fits(width: number): boolean {
+    if (this.kind === 'integer') return width === 2 || width === 4 || width === 8;
+    return width >= 8 && width % 2 === 0;
+  }
+
   private consider(b: Buffer, at: number, width: number) {
+    if (this.kind === 'numeric') {
+      if (8 + 2 * b.readInt16BE(at) !== width) {
+        this.failed = true;
+        return;
+      }
+      // Ties take the later value, as PostgreSQL's numeric max() does (1.5 and 1.50 print apart).
+      if (!this.found || compareNumeric(b, at, this.best!, 0) >= 0) {
+        this.found = true;
+        this.best = Buffer.from(b.subarray(at, at + width));
+      }
+      return;
+    }
     let hi: number;
     let lo = 0;
     if (width === 8) {
@@ -222,4 +254,53 @@ export class CopyBinaryMax {
       this.width = width;
     }
   }
+}
+
+const NAN = 0xc000;
+const PLUS_INFINITY = 0xd000;
+const MINUS_INFINITY = 0xf000;
+const NEGATIVE = 0x4000;
+
+/** Where a numeric stands: -2 -Infinity, -1 negative, 0 zero, 1 positive, 2 Infinity, 3 NaN. */
+function classOf(b: Buffer, at: number): number {
+  const sign = b.readUInt16BE(at + 4);
+  if (sign === NAN) return 3;
+  if (sign === PLUS_INFINITY) return 2;
+  if (sign === MINUS_INFINITY) return -2;
+  const digits = b.readInt16BE(at);
+  let zero = true;
+  for (let d = 0; d < digits && zero; d++) zero = b.readInt16BE(at + 8 + 2 * d) === 0;
+  if (zero) return 0;
+  return sign === NEGATIVE ? -1 : 1;
+}
+
+/** The magnitude's digits without leading or trailing zero digits, and the first one's weight. */
+function digitsOf(b: Buffer, at: number): { from: number; to: number; weight: number } {
+  let from = 0;
+  let to = b.readInt16BE(at);
+  let weight = b.readInt16BE(at + 2);
+  const digit = (d: number) => b.readInt16BE(at + 8 + 2 * d);
+  while (from < to && digit(from) === 0) {
+    from++;
+    weight--;
+  }
+  while (to > from && digit(to - 1) === 0) to--;
+  return { from, to, weight };
+}
+
+/** Compares two numerics in binary form: negative, zero or positive, as PostgreSQL orders them. */
+export function compareNumeric(a: Buffer, aAt: number, b: Buffer, bAt: number): number {
+  const ca = classOf(a, aAt);
+  const cb = classOf(b, bAt);
+  if (ca !== cb) return ca - cb;
+  if (ca !== 1 && ca !== -1) return 0;
+  const da = digitsOf(a, aAt);
+  const db = digitsOf(b, bAt);
+  let order = da.weight - db.weight;
+  for (let k = 0; order === 0 && (da.from + k < da.to || db.from + k < db.to); k++) {
+    const x = da.from + k < da.to ? a.readInt16BE(aAt + 8 + 2 * (da.from + k)) : 0;
+    const y = db.from + k < db.to ? b.readInt16BE(bAt + 8 + 2 * (db.from + k)) : 0;
+    order = x - y;
+  }
+  return ca === 1 ? order : -order;
 }

@@ -6,7 +6,7 @@ import { cursorIndex, cursorTracker } from '../relational/cursor';
 import { quoteIdent } from '../relational/identifiers';
 import { sourceQuery } from '../relational/pipeline';
 import type { CompiledStatement } from '../relational/placeholders';
-import { CopyBinaryMax } from './copy-binary-max';
+import { CopyBinaryMax, type ScannedKind } from './copy-binary-max';
 import type { PgSession } from './session';
 
 // The PostgreSQL source's native form: `COPY (query) TO STDOUT` on the source's own session
@@ -14,21 +14,21 @@ import type { PgSession } from './session';
 // batches for a PostgreSQL sink to pass through untouched. COPY takes no bound parameters, so
 // the query's templates go into its text as literals cast to the very types PostgreSQL infers
 // for them as parameters (asked with PREPARE). With a cursor_column, the next cursor is the
-// greatest value of the column: read from the binary stream as it passes where the column is an
-// integer, date or timestamp (copy-binary-max.ts), else the column's max() over the same query
-// in the same snapshot. Either way PostgreSQL prints the value and it goes through the same
+// greatest value of the column: read from the binary stream as it passes (copy-binary-max.ts),
+// or, for a text COPY, the column's max() over the same query in the same snapshot. Either way PostgreSQL prints the value and it goes through the same
 // tracker as the batches' values; only types whose SQL order is the tracker's order qualify.
 
 /** smallint, integer, bigint, numeric, date, timestamp, timestamptz. */
 const CURSOR_TYPES = new Set([21, 23, 20, 1700, 1082, 1114, 1184]);
-/** The cursor types whose binary form orders as a signed integer, with their SQL names. */
-const SCANNED = new Map([
-  [21, 'int2'],
-  [23, 'int4'],
-  [20, 'int8'],
-  [1082, 'date'],
-  [1114, 'timestamp'],
-  [1184, 'timestamptz'],
+/** The cursor types read from the binary stream: how they compare, and their SQL names. */
+const SCANNED = new Map<number, { kind: ScannedKind; cast: string }>([
+  [21, { kind: 'integer', cast: 'int2' }],
+  [23, { kind: 'integer', cast: 'int4' }],
+  [20, { kind: 'integer', cast: 'int8' }],
+  [1082, { kind: 'integer', cast: 'date' }],
+  [1114, { kind: 'integer', cast: 'timestamp' }],
+  [1184, { kind: 'integer', cast: 'timestamptz' }],
+  [1700, { kind: 'numeric', cast: 'numeric' }],
 ]);
 const PREPARED = 'sluice_copy_source';
 
@@ -85,8 +85,9 @@ export function pgNativeRows(
         ),
       );
       const copy = client.query(copyStreams.to(`COPY ${text} TO STDOUT (FORMAT ${format})`));
-      const cast = index === null || format !== 'binary' ? undefined : SCANNED.get(fields[index].dataTypeID);
-      const scan = cast && index !== null ? new CopyBinaryMax(index) : null;
+      const scanned =
+        index === null || format !== 'binary' ? undefined : SCANNED.get(fields[index].dataTypeID);
+      const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;
       for await (const chunk of copy) {
         scan?.push(chunk as Uint8Array);
         yield chunk as Uint8Array;
@@ -105,7 +106,7 @@ export function pgNativeRows(
               : (
                   await timed(
                     client.query<unknown[]>({
-                      text: `SELECT $1::${cast}`,
+                      text: `SELECT $1::${scanned!.cast}`,
                       values: [bytes],
                       rowMode: 'array',
                     }),

@@ -205,6 +205,17 @@ describe('postgres → postgres pass-through', () => {
     await sql(DST, 'CREATE TABLE t5c (id int, h text)');
     await postgres.write!(connection(DST), again.payload, sink({ table: 't5c', mode: 'insert' }), ctx);
     expect(await again.nextCursor()).toBe('1234');
+
+    const byNumeric = source('SELECT id, id::numeric / 7 AS n FROM big WHERE id <= 777', {
+      cursor_column: 'n',
+    });
+    const third = await postgres.read!(connection(SRC), byNumeric, ctx);
+    await sql(DST, 'CREATE TABLE t5d (id int, n numeric)');
+    const t5d = sink({ table: 't5d', mode: 'insert' });
+    await postgres.write!(connection(DST), third.payload, t5d, ctx);
+    expect(passedThrough(t5d)).toContain('(binary)');
+    const [{ want }] = await sql(SRC, 'SELECT max(id::numeric / 7)::text AS want FROM big WHERE id <= 777');
+    expect(await third.nextCursor()).toBe(want);
   });
 
   it('commits nothing when the run is canceled mid-copy', async () => {
