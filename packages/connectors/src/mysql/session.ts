@@ -1,7 +1,7 @@
 import type mysql from 'mysql2';
-import { withDeadline } from '../relational/errors';
+import { openRunSession } from '../relational/run-session';
 import type { SessionKind } from '../session-pool';
-import { type ConnectorContext, ConnectorError } from '../types';
+import type { ConnectorContext, ConnectorError } from '../types';
 import {
   closeMysql,
   connectMysql,
@@ -11,9 +11,7 @@ import {
   prepareMysqlSession,
 } from './connect';
 
-// One pipeline session: opened through the egress guard (or taken from the worker's session
-// pool), torn down when the run's signal aborts, every wait on the server under the client-side
-// deadline (the server's own statement limit applies first).
+// One pipeline session on MySQL/MariaDB (its life: relational/run-session.ts).
 
 export type MysqlSession = {
   connection: mysql.Connection;
@@ -59,64 +57,33 @@ export async function openMysqlSession(
   opts: { readOnly?: boolean } = {},
 ): Promise<MysqlSession> {
   const readOnly = opts.readOnly === true;
-  const connectCtx = { ...ctx, signal };
-  const lease = ctx.sessions
-    ? await ctx.sessions.acquire(
-        { type: 'mysql', config: conn.config, credentials: conn.credentials, readOnly, policy: ctx.policy },
-        mysqlKind(conn, connectCtx, readOnly),
-      )
-    : null;
-  const connection = lease ? lease.session : await connectMysql(conn, connectCtx, { readOnly });
-  // A session that saw an error, a deadline or an abort is not handed to another run.
-  let broken = false;
-  const abort = () => {
-    broken = true;
-    destroyMysql(connection);
-  };
-  if (signal.aborted) abort();
-  else signal.addEventListener('abort', abort, { once: true });
-  const c = conn.config;
-  let closed = false;
   // The readers and writers close a session politely only after COMMIT or ROLLBACK (a read
   // that stopped early closes abruptly); should one still be open, the reset rolls it back.
-  const timed = <T>(work: Promise<T>) =>
-    withDeadline(
-      work,
-      c.statement_timeout_seconds * 1000 + 2000,
-      () => {
-        broken = true;
-        destroyMysql(connection);
-      },
-      () =>
-        new ConnectorError(
-          'TIMEOUT',
-          `a statement did not finish within statement_timeout_seconds (${c.statement_timeout_seconds})`,
-        ),
-    );
+  const run = await openRunSession({
+    ctx,
+    signal,
+    identity: {
+      type: 'mysql',
+      config: conn.config,
+      credentials: conn.credentials,
+      readOnly,
+      policy: ctx.policy,
+    },
+    kind: mysqlKind(conn, { ...ctx, signal }, readOnly),
+    destroy: destroyMysql,
+    statementTimeoutSeconds: conn.config.statement_timeout_seconds,
+  });
+  const connection = run.session;
   return {
     connection,
-    timed,
+    timed: run.timed,
     execute: (sql, values) =>
-      timed(
+      run.timed(
         new Promise((resolve, reject) => {
           connection.execute(sql, values as any[], (err, rows) => (err ? reject(err) : resolve(rows as any)));
         }),
       ),
-    error: (err, values = []) => {
-      broken = true;
-      return signal.aborted
-        ? new ConnectorError('TIMEOUT', 'the run was canceled')
-        : mysqlError(err, conn, values);
-    },
-    close: async (abrupt = false) => {
-      if (closed) return;
-      closed = true;
-      signal.removeEventListener('abort', abort);
-      if (abrupt) {
-        destroyMysql(connection);
-        await lease?.release(false);
-      } else if (lease) await lease.release(!broken && !signal.aborted);
-      else await closeMysql(connection);
-    },
+    error: (err, values = []) => run.error(err, (e) => mysqlError(e, conn, values)),
+    close: run.close,
   };
 }

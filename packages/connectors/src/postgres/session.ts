@@ -1,13 +1,10 @@
 import type pg from 'pg';
-import { withDeadline } from '../relational/errors';
+import { openRunSession } from '../relational/run-session';
 import type { SessionKind } from '../session-pool';
-import { type ConnectorContext, ConnectorError } from '../types';
+import type { ConnectorContext, ConnectorError } from '../types';
 import { closePg, connectPg, destroy, type PgConnection, pgError } from './connect';
 
-// One pipeline session: opened through the egress guard (or taken from the worker's session
-// pool), torn down when the run's signal aborts, every statement under the client-side deadline
-// (the server's statement_timeout cancels first; the deadline covers a server that stops
-// answering).
+// One pipeline session on PostgreSQL (its life: relational/run-session.ts).
 
 export type PgSession = {
   client: pg.Client;
@@ -47,58 +44,25 @@ export async function openPgSession(
   opts: { readOnly?: boolean } = {},
 ): Promise<PgSession> {
   const readOnly = opts.readOnly === true;
-  const connectCtx = { ...ctx, signal };
-  const lease = ctx.sessions
-    ? await ctx.sessions.acquire(
-        {
-          type: 'postgres',
-          config: conn.config,
-          credentials: conn.credentials,
-          readOnly,
-          policy: ctx.policy,
-        },
-        pgKind(conn, connectCtx, readOnly),
-      )
-    : null;
-  const client = lease ? lease.session : await connectPg(conn, connectCtx, { readOnly });
-  // A session that saw an error, a deadline or an abort is not handed to another run.
-  let broken = false;
-  const abort = () => {
-    broken = true;
-    destroy(client);
-  };
-  if (signal.aborted) abort();
-  else signal.addEventListener('abort', abort, { once: true });
-  const c = conn.config;
-  let closed = false;
+  const run = await openRunSession({
+    ctx,
+    signal,
+    identity: {
+      type: 'postgres',
+      config: conn.config,
+      credentials: conn.credentials,
+      readOnly,
+      policy: ctx.policy,
+    },
+    kind: pgKind(conn, { ...ctx, signal }, readOnly),
+    destroy,
+    idle: (client) => client.getTransactionStatus() === 'I',
+    statementTimeoutSeconds: conn.config.statement_timeout_seconds,
+  });
   return {
-    client,
-    timed: (work) =>
-      withDeadline(
-        work,
-        c.statement_timeout_seconds * 1000 + 2000,
-        () => {
-          broken = true;
-          destroy(client);
-        },
-        () =>
-          new ConnectorError(
-            'TIMEOUT',
-            `a statement did not finish within statement_timeout_seconds (${c.statement_timeout_seconds})`,
-          ),
-      ),
-    error: (err, values = []) => {
-      broken = true;
-      return signal.aborted
-        ? new ConnectorError('TIMEOUT', 'the run was canceled')
-        : pgError(err, conn, values);
-    },
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      signal.removeEventListener('abort', abort);
-      if (!lease) return closePg(client);
-      await lease.release(!broken && !signal.aborted && client.getTransactionStatus() === 'I');
-    },
+    client: run.session,
+    timed: run.timed,
+    error: (err, values = []) => run.error(err, (e) => pgError(e, conn, values)),
+    close: () => run.close(),
   };
 }
