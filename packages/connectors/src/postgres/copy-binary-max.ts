@@ -31,6 +31,8 @@ export class CopyBinaryMax {
   private hi = 0;
   private lo = 0;
   private best: Buffer | null = null;
+  /** The integer `int` read last. */
+  private value = 0;
 
   constructor(
     private readonly column: number,
@@ -86,15 +88,9 @@ export class CopyBinaryMax {
             i = this.tuples(b, i);
             if (this.failed || i >= n) return;
           }
-          let count: number;
-          if (this.have === 0 && n - i >= 2) {
-            count = b.readInt16BE(i);
-            i += 2;
-          } else {
-            i = this.gather(b, i, 2);
-            if (i < 0) return;
-            count = this.scratch.readInt16BE(0);
-          }
+          i = this.int(b, i, 2);
+          if (i < 0) return;
+          const count = this.value;
           if (count === -1) {
             this.state = 'end';
             return;
@@ -109,15 +105,9 @@ export class CopyBinaryMax {
           break;
         }
         case 'length': {
-          let length: number;
-          if (this.have === 0 && n - i >= 4) {
-            length = b.readInt32BE(i);
-            i += 4;
-          } else {
-            i = this.gather(b, i, 4);
-            if (i < 0) return;
-            length = this.scratch.readInt32BE(0);
-          }
+          i = this.int(b, i, 4);
+          if (i < 0) return;
+          const length = this.value;
           if (length === -1) {
             this.nextField();
             break;
@@ -204,6 +194,20 @@ export class CopyBinaryMax {
     this.capturing = false;
     this.field++;
     this.state = this.field === this.fields ? 'count' : 'length';
+  }
+
+  /**
+   * Reads a big-endian signed integer of `width` bytes at `i` into `value`, from `b` itself or
+   * gathered across chunks; returns where reading stopped, or -1 when `b` ran out first.
+   */
+  private int(b: Buffer, i: number, width: 2 | 4): number {
+    if (this.have === 0 && b.length - i >= width) {
+      this.value = b.readIntBE(i, width);
+      return i + width;
+    }
+    const j = this.gather(b, i, width);
+    if (j >= 0) this.value = this.scratch.readIntBE(0, width);
+    return j;
   }
 
   /**
