@@ -45,6 +45,7 @@ import {
   startWorker,
   type WorkerProcess,
 } from './pipeline-support';
+import { runCost } from './run-cost';
 
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 3000);
@@ -144,65 +145,7 @@ async function startWorkers(n: number): Promise<WorkerProcess[]> {
   );
 }
 
-type Counters = {
-  statements: number;
-  platformCommits: number;
-  dataCommits: number;
-  dataSessions: number;
-  workerCpuMs: number;
-  ownCpuMs: number;
-};
-
-/** CPU time (user + system) of a process, from /proc. */
-function cpuMsOf(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-async function counters(workers: WorkerProcess[]): Promise<Counters> {
-  let statements = (globalThis as { __benchStatements?: { statements: number } }).__benchStatements!
-    .statements;
-  for (const f of fs.readdirSync(statsDir)) {
-    try {
-      statements += JSON.parse(fs.readFileSync(path.join(statsDir, f), 'utf8')).statements;
-    } catch {
-      // being written
-    }
-  }
-  const rows = await sql(
-    'postgres',
-    'select datname, xact_commit, sessions from pg_stat_database where datname = any($1)',
-    [[STORE, DST]],
-  );
-  const of = (db: string) => rows.find((r) => r.datname === db) ?? { xact_commit: 0, sessions: 0 };
-  const own = process.cpuUsage();
-  return {
-    statements,
-    platformCommits: Number(of(STORE).xact_commit),
-    dataCommits: Number(of(DST).xact_commit),
-    dataSessions: Number(of(DST).sessions),
-    workerCpuMs: workers.reduce((sum, w) => sum + cpuMsOf(w.pid), 0),
-    ownCpuMs: (own.user + own.system) / 1000,
-  };
-}
-
-/** What a phase cost per run; the statistics collector lags a little, so it waits first. */
-async function costPerRun(before: Counters, workers: WorkerProcess[], runs: number): Promise<string> {
-  await sleep(1500);
-  const after = await counters(workers);
-  const per = (k: keyof Counters) => ((after[k] - before[k]) / runs).toFixed(k.endsWith('CpuMs') ? 1 : 2);
-  return (
-    `  per run: ${per('statements')} statements, ${per('platformCommits')} platform commits, ` +
-    `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
-    `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process`
-  );
-}
-const reportCost = async (before: Counters, workers: WorkerProcess[], runs: number) =>
-  console.log(await costPerRun(before, workers, runs));
+const { counters, costPerRun, reportCost } = runCost({ statsDir, platformDb: STORE, dataDb: DST });
 
 let seq = 0;
 /** In-flight execute requests at most (a client keeps to its pool, as the API host does). */
