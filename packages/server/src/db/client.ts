@@ -7,6 +7,7 @@ import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './lock';
 import { openPgliteCluster } from './pglite';
 import * as schema from './schema/index';
+import { parseTimestamptz } from './timestamptz';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -57,6 +58,14 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    // Raw queries (store.prepared, executeSql) read timestamptz with a faster parser that gives
+    // the same Date; the ORM's queries set their own parsers per query.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary'
+          ? parseTimestamptz
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
   });
   // An idle client losing its server emits 'error' on the pool; without a listener the
   // process would die when the database restarts.

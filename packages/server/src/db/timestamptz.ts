@@ -1,0 +1,86 @@
+import pg from 'pg';
+
+/** The driver's own text parser for timestamptz (postgres-date): the reference and the fallback. */
+const driverParse = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (
+  text: string,
+) => Date | number | null;
+
+/** The digits of text[at, at + count) as a number, or -1 when one of them is not a digit. */
+function digits(text: string, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (!(d >= 0 && d <= 9)) return -1; // past the end, charCodeAt gives NaN
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+const at = (text: string, i: number, ch: number) => text.charCodeAt(i) === ch;
+const DASH = 45;
+const COLON = 58;
+const SPACE = 32;
+const DOT = 46;
+const PLUS = 43;
+
+/**
+ * timestamptz text as the driver should read it: the fast path below, or the driver's own parser
+ * for anything that is not the common shape.
+ */
+export function parseTimestamptz(text: string): Date | number | null {
+  return readIsoTimestamptz(text) ?? driverParse(text);
+}
+
+/**
+ * timestamptz text as PostgreSQL writes it with DateStyle ISO (`2026-11-26 06:43:12.123456+00`,
+ * `… +05:30`, `… -03:30:15` for a local mean time) into a Date, the same Date the driver's
+ * parser makes (fractions past the millisecond are cut off, as there). Read by character
+ * position: the driver's regular expressions cost more than the rest of a list page's row
+ * parsing. Null for anything else (years before 100 or after 9999, BC, infinity, another
+ * DateStyle, malformed text).
+ */
+export function readIsoTimestamptz(text: string): Date | null {
+  const n = text.length;
+  if (
+    n < 22 ||
+    !at(text, 4, DASH) ||
+    !at(text, 7, DASH) ||
+    !at(text, 10, SPACE) ||
+    !at(text, 13, COLON) ||
+    !at(text, 16, COLON)
+  ) {
+    return null;
+  }
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  const hour = digits(text, 11, 2);
+  const minute = digits(text, 14, 2);
+  const second = digits(text, 17, 2);
+  if (year < 100 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) {
+    return null;
+  }
+  let i = 19;
+  let ms = 0;
+  if (at(text, i, DOT)) {
+    const from = ++i;
+    while (i < n && i - from < 6 && digits(text, i, 1) >= 0) i++;
+    if (i === from) return null;
+    // Milliseconds are the first three digits of the fraction, padded: .1 is 100 ms.
+    for (let k = 0; k < 3; k++) ms = ms * 10 + (from + k < i ? text.charCodeAt(from + k) - 48 : 0);
+  }
+  const sign = at(text, i, PLUS) ? 1 : at(text, i, DASH) ? -1 : 0;
+  const hours = digits(text, i + 1, 2);
+  if (sign === 0 || hours < 0) return null;
+  let offset = hours * 3600;
+  i += 3;
+  // Then :MM and :SS, each only when there.
+  for (let unit = 60; i < n && unit >= 1; unit /= 60) {
+    const part = at(text, i, COLON) ? digits(text, i + 1, 2) : -1;
+    if (part < 0) return null;
+    offset += part * unit;
+    i += 3;
+  }
+  if (i !== n) return null;
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms) - sign * offset * 1000);
+}
