@@ -31,7 +31,13 @@ export const configSchema = z.object({
   SLUICE_CHECK_RESPONSES: z.enum(['0', '1', 'false', 'true']).default('0'),
   SLUICE_INVITATION_TTL_HOURS: intFrom(24 * 7),
   SLUICE_VERIFICATION_TTL_HOURS: intFrom(48),
-  SLUICE_DB_POOL_SIZE: intFrom(10),
+  // At least two: the startup migration holds one connection (its advisory lock) and migrates
+  // on another; with one it would wait for itself until the pool's timeout.
+  SLUICE_DB_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(2, 'must be at least 2 (the startup migration uses two connections)')
+    .default(10),
   SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).default(2),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
