@@ -161,6 +161,8 @@ async function sluice(label: string, env: Record<string, string>): Promise<Figur
     SLUICE_API_ADDR: '127.0.0.1:0',
     // The default 600 per minute per token would turn the run into a 429 benchmark.
     SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
+    // The pool size (default 10) may be set for the run; the ceiling's pool takes the same size.
+    ...(process.env.SLUICE_DB_POOL_SIZE ? { SLUICE_DB_POOL_SIZE: process.env.SLUICE_DB_POOL_SIZE } : {}),
     ...env,
   });
   const rt = await openRuntime(config, { logStream: sink, supervise: false });
@@ -223,7 +225,8 @@ async function main() {
   const cpus = os.cpus();
   console.log(
     `node ${process.version}, ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
-      `${CONNECTIONS} connections, ${DURATION} s per run; load average ${os.loadavg()[0].toFixed(1)}\n`,
+      `${CONNECTIONS} connections, ${DURATION} s per run, database pool ${process.env.SLUICE_DB_POOL_SIZE ?? 'default (10)'}; ` +
+      `load average ${os.loadavg()[0].toFixed(1)}\n`,
   );
   const results: Figures[] = ONLY_POSTGRES ? [] : [await bare()];
   if (!ONLY_POSTGRES) {

@@ -117,8 +117,6 @@ export async function paginate<T>(opts: PaginateOptions<T>): Promise<Page<T>> {
   const backwards = query.direction === 'prev';
   // Walking back means reading in the opposite order and reversing the page afterwards.
   const ascending = (query.order === 'asc') !== backwards;
-  const dir = ascending ? sql`asc` : sql`desc`;
-  const orderBy = [sql`${sort.column} ${dir}`, sql`${opts.tiebreak} ${dir}`];
 
   let where: SQL | undefined;
   if (query.cursor) {
@@ -128,7 +126,15 @@ export async function paginate<T>(opts: PaginateOptions<T>): Promise<Page<T>> {
     where = sql`(${sort.column}, ${opts.tiebreak}) ${cmp} (${value}, ${c.id}::text)`;
   }
 
-  const rows = await opts.fetch({ where, orderBy, limit: query.limit + 1 });
+  const rows = await opts.fetch({
+    where,
+    // Built when read: a fetch on a prepared statement of its own never needs the fragments.
+    get orderBy() {
+      const dir = ascending ? sql`asc` : sql`desc`;
+      return [sql`${sort.column} ${dir}`, sql`${opts.tiebreak} ${dir}`];
+    },
+    limit: query.limit + 1,
+  });
   return pageOf(rows, query, (row) => {
     const k = opts.keyOf(row);
     return encodeCursor(sort.kind, k.value, k.id);

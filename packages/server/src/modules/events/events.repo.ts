@@ -45,7 +45,8 @@ export async function listEvents(
     query,
     sorts: { event_occurred_at: { column: events.occurredAt, kind: 'timestamp' } },
     tiebreak: events.slug,
-    fetch: ({ where, orderBy, limit }) => {
+    fetch: (args) => {
+      const { where, limit } = args;
       const plain =
         !where &&
         query.order === 'desc' &&
@@ -67,7 +68,7 @@ export async function listEvents(
             where,
           ),
         )
-        .orderBy(...orderBy)
+        .orderBy(...args.orderBy)
         .limit(limit);
     },
     keyOf: (r) => ({ value: r.occurredAt, id: r.slug }),
