@@ -3,6 +3,7 @@ import type { Principal } from '../../context';
 import type { Db, Store } from '../../db/client';
 import { apiKeys, personalAccessTokens, users } from '../../db/schema/index';
 import { hashToken, parseToken, type TokenKind } from '../../http/tokens';
+import { lookupKey } from './key-lookup';
 
 const TOUCH_EVERY_MS = 60_000;
 
@@ -28,21 +29,6 @@ function prepare(db: Db) {
       .prepare('sluice_auth_pat'),
   };
 }
-
-// An API key request's whole standing in one read: the key, its organization, and the stored
-// permissions of its role when that is a custom role (null for built-in roles, whose
-// permissions are code). Raw SQL on a named prepared statement: this runs on every request, and
-// the ORM's query building and row mapping cost more than the query itself. Never cached: a
-// revoked key is refused on its next request, on every API host.
-const KEY_SQL = `select k.id, k.slug, k.organization_id, k.role, k.can_manage_api_keys,
-       k.expires_at, k.revoked_at, k.last_used_at,
-       o.slug as org_slug, o.name as org_name, o.event_log_retention_days,
-       r.permissions as role_permissions
-  from api_keys k
-  join organizations o on o.id = k.organization_id
-  left join roles r on r.organization_id = k.organization_id and r.slug = k.role
- where k.token_hash = $1
- limit 1`;
 
 const prepared = new WeakMap<Db, ReturnType<typeof prepare>>();
 function statements(db: Db) {
@@ -87,11 +73,11 @@ export async function resolvePrincipal(
       tokenId: row.id,
     };
   }
-  const {
-    rows: [key],
-  } = await store.prepared('sluice_auth_key', KEY_SQL, [hash]);
+  const key = await lookupKey(store, hash);
   if (!key || key.revoked_at || (key.expires_at && key.expires_at <= now)) return null;
   if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() > TOUCH_EVERY_MS) {
+    // The requests of one lookup batch share the row: the first of them writes the touch.
+    key.last_used_at = now;
     await db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.id));
   }
   return {
