@@ -371,6 +371,53 @@ describe('browser app', { timeout: 180_000 }, () => {
     ]);
   });
 
+  it('keeps following a fast tail on a slow tab, and stops when the reader scrolls up', async () => {
+    const [run] = await storeQuery(
+      `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, trigger,
+         started_at, lease_owner, lease_expires_at, heartbeat_at, created_at, updated_at)
+       select organization_id, pipeline_id, environment_id, 'slow-tab', spec_hash, 'running', 'api',
+         now(), 'browser-test', now() + interval '1 hour', now(), now(), now()
+       from pipeline_runs where slug = 'bulk-1' returning id`,
+    );
+    const lines = (from: number, count: number) =>
+      storeQuery(
+        `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
+         select $1, g, 'load', 'info', 'fast ' || g from generate_series($2::int, $3::int) g`,
+        [run.id, from, from + count - 1],
+      );
+    await lines(1, 200);
+    await page.goto(`${base}/o/acme/runs/web/staging/slow-tab`);
+    await page.getByText('fast 200', { exact: true }).waitFor();
+    // A tab ten times slower than this machine: batches land between a scroll to the end and
+    // its scroll event. Before the fix the view stopped following after a few of them.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 10 });
+    try {
+      for (let i = 0; i < 10; i++) {
+        await lines(201 + i * 100, 100);
+        await page.waitForTimeout(150);
+      }
+      await page.getByText('fast 1200', { exact: true }).waitFor();
+    } finally {
+      await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+    }
+    // Scrolled up by the reader, the view stays where it is while lines keep coming.
+    const scroller = page.getByTestId('log-scroller');
+    await scroller.evaluate((el) => el.scrollBy({ top: -400 }));
+    const top = await scroller.evaluate((el) => el.scrollTop);
+    await lines(1201, 100);
+    await page.waitForTimeout(1500); // two stream polls
+    expect(await scroller.evaluate((el) => el.scrollTop)).toBe(top);
+    expect(await page.getByText('fast 1300', { exact: true }).isVisible()).toBe(false);
+    // Back at the end, it follows again.
+    await scroller.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+    await lines(1301, 100);
+    await page.getByText('fast 1400', { exact: true }).waitFor();
+    await storeQuery(`update pipeline_runs set state = 'canceled', finished_at = now() where id = $1`, [
+      run.id,
+    ]);
+  });
+
   it('lists a raised notification, opens it, acknowledges and resolves it from its page', async () => {
     const [org] = await storeQuery(`select id from organizations where slug = 'acme'`);
     // Raised through the server's own path, as the worker does for a failed connection test.

@@ -43,6 +43,7 @@ export function LogView(props: {
   }, []);
   const [selected, setSelected] = useState<number | null>(target);
   const follow = useRef(target === null);
+  const lastTop = useRef(0);
 
   useEffect(() => {
     let live = true;
@@ -174,8 +175,13 @@ export function LogView(props: {
         {...scrollRegion}
         aria-label="Log lines"
         onScroll={(e) => {
+          // Following stops only when the reader scrolls up, and starts again at the end. Lines
+          // that arrive between a scroll to the end and its scroll event (a slow or busy tab)
+          // leave the view short of the end without anyone scrolling up.
           const el = e.currentTarget;
-          follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < LINE * 2;
+          if (el.scrollHeight - el.scrollTop - el.clientHeight < LINE * 2) follow.current = true;
+          else if (el.scrollTop < lastTop.current) follow.current = false;
+          lastTop.current = el.scrollTop;
         }}
         className="h-96 overflow-auto rounded-md border border-slate-200 bg-slate-950 font-mono text-xs text-slate-100 dark:border-slate-800"
       >
