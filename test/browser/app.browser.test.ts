@@ -39,6 +39,18 @@ describe('browser app', { timeout: 180_000 }, () => {
       await c.end();
     }
   };
+  /** A run of the bulk pipeline, running under a lease of an hour, for the log-tail tests. */
+  const runningRun = async (slug: string) => {
+    const [run] = await storeQuery(
+      `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, trigger,
+         started_at, lease_owner, lease_expires_at, heartbeat_at, created_at, updated_at)
+       select organization_id, pipeline_id, environment_id, $1, spec_hash, 'running', 'api',
+         now(), 'browser-test', now() + interval '1 hour', now(), now(), now()
+       from pipeline_runs where slug = 'bulk-1' returning id`,
+      [slug],
+    );
+    return run as { id: string };
+  };
 
   /** The first link in a mail to `to` matching `link`: no SMTP is configured, so mail goes to the log. */
   const mailedLink = async (to: string, link: RegExp) => {
@@ -322,13 +334,7 @@ describe('browser app', { timeout: 180_000 }, () => {
   });
 
   it('tails a log of 100,000 lines without keeping the tab busy', async () => {
-    const [run] = await storeQuery(
-      `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, trigger,
-         started_at, lease_owner, lease_expires_at, heartbeat_at, created_at, updated_at)
-       select organization_id, pipeline_id, environment_id, 'long-tail', spec_hash, 'running', 'api',
-         now(), 'browser-test', now() + interval '1 hour', now(), now(), now()
-       from pipeline_runs where slug = 'bulk-1' returning id`,
-    );
+    const run = await runningRun('long-tail');
     await storeQuery(
       `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
        select $1, g, 'extract', (array['debug','info','warn','error'])[1 + g % 4], 'line ' || g || ' of the long log'
@@ -372,13 +378,7 @@ describe('browser app', { timeout: 180_000 }, () => {
   });
 
   it('keeps following a fast tail on a slow tab, and stops when the reader scrolls up', async () => {
-    const [run] = await storeQuery(
-      `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, trigger,
-         started_at, lease_owner, lease_expires_at, heartbeat_at, created_at, updated_at)
-       select organization_id, pipeline_id, environment_id, 'slow-tab', spec_hash, 'running', 'api',
-         now(), 'browser-test', now() + interval '1 hour', now(), now(), now()
-       from pipeline_runs where slug = 'bulk-1' returning id`,
-    );
+    const run = await runningRun('slow-tab');
     const lines = (from: number, count: number) =>
       storeQuery(
         `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
