@@ -15,13 +15,15 @@ import type { PgSession } from './session';
 // the query's templates go into its text as literals cast to the very types PostgreSQL infers
 // for them as parameters (asked with PREPARE). With a cursor_column, the next cursor is the
 // greatest value of the column: read from the binary stream as it passes (copy-binary-max.ts),
-// or, for a text COPY, the column's max() over the same query in the same snapshot. Either way PostgreSQL prints the value and it goes through the same
-// tracker as the batches' values; only types whose SQL order is the tracker's order qualify.
+// or, for a text COPY, the column's max() over the same query in the same snapshot. Either way
+// PostgreSQL prints the value and it goes through the same tracker as the batches' values; only
+// types whose SQL order is the tracker's order qualify.
 
-/** smallint, integer, bigint, numeric, date, timestamp, timestamptz. */
-const CURSOR_TYPES = new Set([21, 23, 20, 1700, 1082, 1114, 1184]);
-/** The cursor types read from the binary stream: how they compare, and their SQL names. */
-const SCANNED = new Map<number, { kind: ScannedKind; cast: string }>([
+/**
+ * The cursor column types this path takes (smallint, integer, bigint, date, timestamp,
+ * timestamptz, numeric): how their binary values compare, and their SQL names.
+ */
+const CURSOR_TYPES = new Map<number, { kind: ScannedKind; cast: string }>([
   [21, { kind: 'integer', cast: 'int2' }],
   [23, { kind: 'integer', cast: 'int4' }],
   [20, { kind: 'integer', cast: 'int8' }],
@@ -86,7 +88,7 @@ export function pgNativeRows(
       );
       const copy = client.query(copyStreams.to(`COPY ${text} TO STDOUT (FORMAT ${format})`));
       const scanned =
-        index === null || format !== 'binary' ? undefined : SCANNED.get(fields[index].dataTypeID);
+        index === null || format !== 'binary' ? undefined : CURSOR_TYPES.get(fields[index].dataTypeID);
       const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;
       for await (const chunk of copy) {
         scan?.push(chunk as Uint8Array);
