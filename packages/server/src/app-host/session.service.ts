@@ -15,10 +15,19 @@ export const signInFailed = () =>
   new AppError('UNAUTHENTICATED', 'the email address or password is incorrect');
 export const notSignedIn = () => new AppError('UNAUTHENTICATED', 'sign in first');
 
-/** Checks the password and, when it is right, stores a new session; the secret goes to the cookie. */
-export async function signIn(ctx: Ctx, input: SignInInput, previousCookie?: string) {
+/**
+ * Checks the password and, when it is right, stores a new session; the secret goes to the cookie.
+ * The session the browser held before ends whatever the outcome; onEnded hears of it.
+ */
+export async function signIn(
+  ctx: Ctx,
+  input: SignInInput,
+  previousCookie?: string,
+  onEnded?: (sessionId: string) => void,
+) {
   const db = ctx.deps.db;
-  await signOut(ctx, previousCookie);
+  const ended = await signOut(ctx, previousCookie);
+  if (ended) onEnded?.(ended);
   const user = await users.findUserByEmail(db, input.email.trim().toLowerCase());
   const ok = await checkPassword(user?.passwordHash ?? null, input.password);
   if (!user) throw signInFailed();
@@ -52,18 +61,22 @@ export async function currentSession(ctx: Ctx, cookie: string | undefined) {
   return { ...found, secret };
 }
 
-/** Deletes the cookie's session, so a copy of the cookie stops working too. */
-export async function signOut(ctx: Ctx, cookie: string | undefined): Promise<void> {
+/**
+ * Deletes the cookie's session, so a copy of the cookie stops working too; answers its id when
+ * this call ended it.
+ */
+export async function signOut(ctx: Ctx, cookie: string | undefined): Promise<string | null> {
   const found = await currentSession(ctx, cookie);
-  if (!found) return;
+  if (!found) return null;
   const { session, user } = found;
-  await ctx.deps.db.transaction(async (tx) => {
-    if (!(await sessions.deleteSession(tx, session.id))) return;
+  return ctx.deps.db.transaction(async (tx) => {
+    if (!(await sessions.deleteSession(tx, session.id))) return null;
     await recordAccountEvent(
       tx,
       user,
       { actor: { type: 'user', slug: user.slug }, requestId: ctx.requestId },
       { action: 'read', securityOnly: true, metadata: { outcome: 'sign_out' } },
     );
+    return session.id;
   });
 }
