@@ -11,7 +11,10 @@ import type { Permission } from '../modules/roles/permissions';
  * The app closes its EventSource on `end` instead of reconnecting.
  */
 export type EndReason =
+  /** Signed out on this app host (or signed in again over the session): ended at once. */
   | 'signed_out'
+  /** Found deleted by a re-check: signed out on another app host, password changed, account deleted. */
+  | 'session_ended'
   | 'session_expired'
   | 'access_revoked'
   | 'run_finished'
@@ -78,7 +81,7 @@ async function standingOf(
 ): Promise<EndReason | null> {
   // On the app host the principal's token is the session (bff.ts).
   const session = await sessionStanding(deps.db, principal.tokenId);
-  if (!session) return 'signed_out';
+  if (!session) return 'session_ended';
   if (session.expired) return 'session_expired';
   const scope = await resolveScope(deps.db, principal, orgSlug);
   if (!scope?.permissions.has(permission)) return 'access_revoked';

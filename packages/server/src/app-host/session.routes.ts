@@ -57,8 +57,7 @@ export function sessionRoutes(app: TypedApp, deps: Deps, streams: StreamRegistry
     handler: async (req, reply) => {
       const found = await currentSession(ctx(req), req.cookies[cookieName]);
       if (found) requireCsrfToken(req, found.secret);
-      const ended = await signOut(ctx(req), req.cookies[cookieName]);
-      if (ended) endStreams(ended);
+      await signOut(ctx(req), req.cookies[cookieName], endStreams);
       return reply
         .clearCookie(cookieName, cookieOptions)
         .header('clear-site-data', '"cache", "storage"')

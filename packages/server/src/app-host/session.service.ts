@@ -26,8 +26,7 @@ export async function signIn(
   onEnded?: (sessionId: string) => void,
 ) {
   const db = ctx.deps.db;
-  const ended = await signOut(ctx, previousCookie);
-  if (ended) onEnded?.(ended);
+  await signOut(ctx, previousCookie, onEnded);
   const user = await users.findUserByEmail(db, input.email.trim().toLowerCase());
   const ok = await checkPassword(user?.passwordHash ?? null, input.password);
   if (!user) throw signInFailed();
@@ -62,21 +61,26 @@ export async function currentSession(ctx: Ctx, cookie: string | undefined) {
 }
 
 /**
- * Deletes the cookie's session, so a copy of the cookie stops working too; answers its id when
- * this call ended it.
+ * Deletes the cookie's session, so a copy of the cookie stops working too. onEnded hears of it
+ * before the deletion commits, so whatever it ends is ended before anyone else can see the
+ * session gone (the app host's streams: their own re-check would give another reason).
  */
-export async function signOut(ctx: Ctx, cookie: string | undefined): Promise<string | null> {
+export async function signOut(
+  ctx: Ctx,
+  cookie: string | undefined,
+  onEnded?: (sessionId: string) => void,
+): Promise<void> {
   const found = await currentSession(ctx, cookie);
-  if (!found) return null;
+  if (!found) return;
   const { session, user } = found;
-  return ctx.deps.db.transaction(async (tx) => {
-    if (!(await sessions.deleteSession(tx, session.id))) return null;
+  await ctx.deps.db.transaction(async (tx) => {
+    if (!(await sessions.deleteSession(tx, session.id))) return;
+    onEnded?.(session.id);
     await recordAccountEvent(
       tx,
       user,
       { actor: { type: 'user', slug: user.slug }, requestId: ctx.requestId },
       { action: 'read', securityOnly: true, metadata: { outcome: 'sign_out' } },
     );
-    return session.id;
   });
 }
