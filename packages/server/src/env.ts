@@ -26,7 +26,7 @@ export const configSchema = z.object({
   SLUICE_RATE_LIMIT_PUBLIC: intFrom(20),
   SLUICE_RATE_LIMIT_WINDOW_MS: intFrom(60_000),
   SLUICE_BODY_LIMIT_BYTES: intFrom(1024 * 1024),
-  // App-host event streams (docs/operations.md "Rate limits and bounds"): how many may be open
+  // App-host event streams (docs/operations.md "Event streams on the app host"): how many may be open
   // per browser session and per user, and how often an open one re-checks its session and access.
   SLUICE_STREAMS_PER_SESSION: intFrom(8),
   SLUICE_STREAMS_PER_USER: intFrom(16),

@@ -5,9 +5,9 @@ import { installAuth } from '../http/auth';
 import { installJsonBody } from '../http/json-body';
 import { modules } from '../modules/index';
 import { requireCsrfToken, requireSameOrigin } from './csrf';
+import type { StreamRegistry } from './event-stream';
 import { currentSession } from './session.service';
 import { sessionCookieName } from './session-cookie';
-import type { StreamRegistry } from './event-stream';
 import { streamRoutes } from './streams.routes';
 
 /**

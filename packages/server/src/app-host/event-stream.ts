@@ -7,7 +7,7 @@ import { resolveScope } from '../modules/organizations/scope';
 import type { Permission } from '../modules/roles/permissions';
 
 /**
- * Why the server ended a stream: the data of its last event, `end` (docs/app.md "Event streams").
+ * Why the server ended a stream: the data of its last event, `end` (docs/operations.md "Event streams on the app host").
  * The app closes its EventSource on `end` instead of reconnecting.
  */
 export type EndReason =
@@ -27,15 +27,15 @@ export type StreamRegistry = ReturnType<typeof streamRegistry>;
 /**
  * The event streams open on this app host, by session and by user: it caps how many each may hold
  * and lets sign-out end a session's streams at once. Other app hosts learn of a sign-out from
- * their own re-check (docs/operations.md "Rate limits and bounds").
+ * their own re-check (docs/operations.md "Event streams on the app host").
  */
 export function streamRegistry(caps: { perSession: number; perUser: number; recheckMs: number }) {
   const bySession = new Map<string, Set<OpenStream>>();
   const byUser = new Map<string, Set<OpenStream>>();
   const put = (m: Map<string, Set<OpenStream>>, key: string, s: OpenStream) => {
-    let set = m.get(key);
-    if (!set) m.set(key, (set = new Set()));
+    const set = m.get(key) ?? new Set<OpenStream>();
     set.add(s);
+    m.set(key, set);
   };
   const drop = (m: Map<string, Set<OpenStream>>, key: string, s: OpenStream) => {
     const set = m.get(key);
@@ -120,7 +120,9 @@ export function openEventStream(
   let timer: NodeJS.Timeout | undefined;
   const sleepers = new Set<() => void>();
   const write = (event: string, data: unknown, id?: string | number) =>
-    reply.raw.write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    reply.raw.write(
+      `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`,
+    );
   const close = () => {
     if (!open) return;
     open = false;

@@ -13,15 +13,14 @@ import { buildAppHost } from './app-host';
 const PE = '/api/organizations/acme/projects/logs/environments/dev';
 
 // An app host's event streams last only as long as their session and the member's read access,
-// and each session and user may hold only so many (docs/operations.md "Rate limits and bounds").
+// and each session and user may hold only so many (docs/operations.md "Event streams on the app host").
 // Real HTTP connections: a stream never ends by itself, so light-my-request cannot hold one.
 describe('app host event streams end with their session', { timeout: 60_000 }, () => {
   let t: TestApp;
   let host: FastifyInstance;
   let base: string;
   let ownerKey: string;
-  const api = (method: string, url: string, body?: unknown) =>
-    t.call(method, url, { token: ownerKey, body });
+  const api = (method: string, url: string, body?: unknown) => t.call(method, url, { token: ownerKey, body });
 
   /** A new member of acme with a browser session on `on`. */
   const member = async (role: string, on = host) => {
@@ -71,7 +70,12 @@ describe('app host event streams end with their session', { timeout: 60_000 }, (
     await ok('POST', '/organizations/acme/projects/logs/pipelines', { slug: 'pl', name: 'Pl' });
     const spec = {
       steps: [
-        { slug: 'src', kind: 'source', data_source_ref: 'db', operation: { operation_type: 'sql', sql: 'select 1' } },
+        {
+          slug: 'src',
+          kind: 'source',
+          data_source_ref: 'db',
+          operation: { operation_type: 'sql', sql: 'select 1' },
+        },
       ],
     };
     const version = await ok('POST', '/organizations/acme/projects/logs/pipelines/pl/versions', { spec });
@@ -167,7 +171,11 @@ describe('app host event streams end with their session', { timeout: 60_000 }, (
     expect((await runs.waitFor('end')).data).toEqual({ reason: 'access_revoked' });
     expect((await log.waitFor('end')).data).toEqual({ reason: 'access_revoked' });
     // The session itself goes on: only this organization's streams ended.
-    const who = await host.inject({ method: 'GET', url: '/session', cookies: { sluice_session: hal.cookie } });
+    const who = await host.inject({
+      method: 'GET',
+      url: '/session',
+      cookies: { sluice_session: hal.cookie },
+    });
     expect(who.statusCode).toBe(200);
   });
 
@@ -235,7 +243,10 @@ describe('app host event streams end with their session', { timeout: 60_000 }, (
 
     // Closing a stream (the tab goes away) gives its slot back.
     first.close();
-    const reopened = await retry(() => stream(tab), (s) => s.status === 200);
+    const reopened = await retry(
+      () => stream(tab),
+      (s) => s.status === 200,
+    );
     expect(reopened.status).toBe(200);
     await reopened.waitFor('runs');
     // Signing out gives back every slot of the session: the user may open streams on a new one.
