@@ -9,7 +9,10 @@ export type SseClient = {
   headers: http.IncomingHttpHeaders;
   /** Every event received so far, in order. */
   events: SseEvent[];
-  /** The first event with this name, received already or still to come; rejects when the stream ends without it or after timeoutMs. */
+  /**
+   * The first event with this name, received already or still to come; rejects when the stream
+   * ends without it or after timeoutMs.
+   */
   waitFor(event: string, timeoutMs?: number): Promise<SseEvent>;
   /** Resolves when the server has closed the stream. */
   closed: Promise<void>;

@@ -7,8 +7,8 @@ import { resolveScope } from '../modules/organizations/scope';
 import type { Permission } from '../modules/roles/permissions';
 
 /**
- * Why the server ended a stream: the data of its last event, `end` (docs/operations.md "Event streams on the app host").
- * The app closes its EventSource on `end` instead of reconnecting.
+ * Why the server ended a stream: the data of its last event, `end` (docs/operations.md "Event
+ * streams on the app host"). The app closes its EventSource on `end` instead of reconnecting.
  */
 export type EndReason =
   /** Signed out on this app host (or signed in again over the session): ended at once. */
