@@ -14,4 +14,19 @@ describe('configuration', () => {
     );
     expect(() => parseConfig({ SLUICE_DB_POOL_SIZE: 'ten' })).toThrow(/SLUICE_DB_POOL_SIZE/);
   });
+
+  it('caps app-host event streams at 8 per session and 16 per user, re-checked every 5 s by default', () => {
+    expect(parseConfig({}).streams).toEqual({ perSession: 8, perUser: 16, recheckMs: 5000 });
+    expect(
+      parseConfig({
+        SLUICE_STREAMS_PER_SESSION: '2',
+        SLUICE_STREAMS_PER_USER: '3',
+        SLUICE_STREAM_RECHECK_SECONDS: '0.25',
+      }).streams,
+    ).toEqual({ perSession: 2, perUser: 3, recheckMs: 250 });
+    expect(() => parseConfig({ SLUICE_STREAM_RECHECK_SECONDS: '0' })).toThrow(
+      /SLUICE_STREAM_RECHECK_SECONDS/,
+    );
+    expect(() => parseConfig({ SLUICE_STREAMS_PER_SESSION: '0' })).toThrow(/SLUICE_STREAMS_PER_SESSION/);
+  });
 });

@@ -26,6 +26,11 @@ export const configSchema = z.object({
   SLUICE_RATE_LIMIT_PUBLIC: intFrom(20),
   SLUICE_RATE_LIMIT_WINDOW_MS: intFrom(60_000),
   SLUICE_BODY_LIMIT_BYTES: intFrom(1024 * 1024),
+  // App-host event streams (docs/operations.md "Event streams on the app host"): how many may be open
+  // per browser session and per user, and how often an open one re-checks its session and access.
+  SLUICE_STREAMS_PER_SESSION: intFrom(8),
+  SLUICE_STREAMS_PER_USER: intFrom(16),
+  SLUICE_STREAM_RECHECK_SECONDS: z.coerce.number().min(0.05).max(60).default(5),
   // Every response also validated with zod and its fast serialization compared with
   // JSON.stringify's (a difference answers 500): on in the test harness, off in production.
   SLUICE_CHECK_RESPONSES: z.enum(['0', '1', 'false', 'true']).default('0'),
@@ -96,6 +101,8 @@ export type Config = {
   logLevel: ParsedEnv['SLUICE_LOG_LEVEL'];
   rateLimit: { perToken: number; publicPerAddress: number; windowMs: number };
   bodyLimitBytes: number;
+  /** App-host event streams: caps on open streams, and the interval of their access re-check. */
+  streams: { perSession: number; perUser: number; recheckMs: number };
   /** SLUICE_CHECK_RESPONSES: zod-validate every response and compare the serializers' bytes. */
   checkResponses: boolean;
   invitationTtlHours: number;
@@ -170,6 +177,11 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       windowMs: e.SLUICE_RATE_LIMIT_WINDOW_MS,
     },
     bodyLimitBytes: e.SLUICE_BODY_LIMIT_BYTES,
+    streams: {
+      perSession: e.SLUICE_STREAMS_PER_SESSION,
+      perUser: e.SLUICE_STREAMS_PER_USER,
+      recheckMs: Math.round(e.SLUICE_STREAM_RECHECK_SECONDS * 1000),
+    },
     checkResponses: e.SLUICE_CHECK_RESPONSES === '1' || e.SLUICE_CHECK_RESPONSES === 'true',
     invitationTtlHours: e.SLUICE_INVITATION_TTL_HOURS,
     verificationTtlHours: e.SLUICE_VERIFICATION_TTL_HOURS,

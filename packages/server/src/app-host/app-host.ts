@@ -10,6 +10,7 @@ import { installRateLimit } from '../http/rate-limit';
 import { OneLinePerRequest } from '../http/request-log';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
 import { registerBff } from './bff';
+import { streamRegistry } from './event-stream';
 import { setSecurityHeaders } from './security-headers';
 import { sessionRoutes } from './session.routes';
 import { serveWebApp } from './static-files';
@@ -56,9 +57,13 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   app.decorateRequest('principal', null);
   app.decorateRequest('scope', null);
 
+  // The event streams open on this host: capped per session and user, ended by sign-out, and
+  // ended before the server closes so that no open stream holds the shutdown.
+  const streams = streamRegistry(deps.config.streams);
+  app.addHook('preClose', async () => streams.endAll('shutting_down'));
   const typed = app.withTypeProvider<ZodTypeProvider>();
-  sessionRoutes(typed, deps);
-  await registerBff(app, deps);
+  sessionRoutes(typed, deps, streams);
+  await registerBff(app, deps, streams);
   app.get('/healthz', { config: { rateLimit: false } }, async () => ({ status: 'ok' }));
   serveWebApp(app, deps.config);
   return app;

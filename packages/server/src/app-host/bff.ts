@@ -5,6 +5,7 @@ import { installAuth } from '../http/auth';
 import { installJsonBody } from '../http/json-body';
 import { modules } from '../modules/index';
 import { requireCsrfToken, requireSameOrigin } from './csrf';
+import type { StreamRegistry } from './event-stream';
 import { currentSession } from './session.service';
 import { sessionCookieName } from './session-cookie';
 import { streamRoutes } from './streams.routes';
@@ -14,7 +15,7 @@ import { streamRoutes } from './streams.routes';
  * under /api on the app host. Only who the caller is changes: the session cookie instead of a
  * bearer token, and every state change must be same-origin and carry the session's CSRF token.
  */
-export async function registerBff(app: FastifyInstance, deps: Deps) {
+export async function registerBff(app: FastifyInstance, deps: Deps, streams: StreamRegistry) {
   const cookieName = sessionCookieName(deps.config);
   await app.register(
     async (api) => {
@@ -36,7 +37,7 @@ export async function registerBff(app: FastifyInstance, deps: Deps) {
       });
       const typed = api.withTypeProvider<ZodTypeProvider>();
       for (const register of modules) await register(typed, deps);
-      streamRoutes(typed, deps);
+      streamRoutes(typed, deps, streams);
     },
     { prefix: '/api' },
   );

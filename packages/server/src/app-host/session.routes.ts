@@ -8,15 +8,18 @@ import { createPatBody, patWithTokenSchema } from '../modules/identity/pats.sche
 import { createPat } from '../modules/identity/pats.service';
 import { toUser } from '../modules/identity/users.service';
 import { requireCsrfToken, requireSameOrigin } from './csrf';
+import type { StreamRegistry } from './event-stream';
 import { sessionSchema, signInBody } from './session.schemas';
 import { currentSession, notSignedIn, signIn, signOut } from './session.service';
 import { csrfTokenOf, SESSION_TTL_SECONDS, sessionCookieName, sessionCookieOptions } from './session-cookie';
 
 /** Sign-in, sign-out and who-am-I for the browser, plus minting the first personal access token. */
-export function sessionRoutes(app: TypedApp, deps: Deps) {
+export function sessionRoutes(app: TypedApp, deps: Deps, streams: StreamRegistry) {
   const ctx = (req: { id: string }) => ({ deps, requestId: req.id });
   const cookieOptions = sessionCookieOptions(deps.config);
   const cookieName = sessionCookieName(deps.config);
+  // A session that ends here takes its open event streams on this host with it, at once.
+  const endStreams = (sessionId: string) => streams.endSession(sessionId, 'signed_out');
 
   // Same-origin for every state change here, sign-in included (login CSRF).
   app.addHook('onRequest', async (req) => {
@@ -35,7 +38,7 @@ export function sessionRoutes(app: TypedApp, deps: Deps) {
     schema: { body: signInBody, response: { 201: sessionSchema, ...errorResponses } },
     handler: async (req, reply) => {
       // A new session every time, and the one the browser held before is ended: no fixation.
-      const { secret, session } = await signIn(ctx(req), req.body, req.cookies[cookieName]);
+      const { secret, session } = await signIn(ctx(req), req.body, req.cookies[cookieName], endStreams);
       reply.setCookie(cookieName, secret, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
       return reply.status(201).send({ ...session, csrf_token: csrfTokenOf(secret) });
     },
@@ -54,7 +57,7 @@ export function sessionRoutes(app: TypedApp, deps: Deps) {
     handler: async (req, reply) => {
       const found = await currentSession(ctx(req), req.cookies[cookieName]);
       if (found) requireCsrfToken(req, found.secret);
-      await signOut(ctx(req), req.cookies[cookieName]);
+      await signOut(ctx(req), req.cookies[cookieName], endStreams);
       return reply
         .clearCookie(cookieName, cookieOptions)
         .header('clear-site-data', '"cache", "storage"')

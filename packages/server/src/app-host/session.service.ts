@@ -15,10 +15,18 @@ export const signInFailed = () =>
   new AppError('UNAUTHENTICATED', 'the email address or password is incorrect');
 export const notSignedIn = () => new AppError('UNAUTHENTICATED', 'sign in first');
 
-/** Checks the password and, when it is right, stores a new session; the secret goes to the cookie. */
-export async function signIn(ctx: Ctx, input: SignInInput, previousCookie?: string) {
+/**
+ * Checks the password and, when it is right, stores a new session; the secret goes to the cookie.
+ * The session the browser held before ends whatever the outcome; onEnded hears of it.
+ */
+export async function signIn(
+  ctx: Ctx,
+  input: SignInInput,
+  previousCookie?: string,
+  onEnded?: (sessionId: string) => void,
+) {
   const db = ctx.deps.db;
-  await signOut(ctx, previousCookie);
+  await signOut(ctx, previousCookie, onEnded);
   const user = await users.findUserByEmail(db, input.email.trim().toLowerCase());
   const ok = await checkPassword(user?.passwordHash ?? null, input.password);
   if (!user) throw signInFailed();
@@ -52,13 +60,22 @@ export async function currentSession(ctx: Ctx, cookie: string | undefined) {
   return { ...found, secret };
 }
 
-/** Deletes the cookie's session, so a copy of the cookie stops working too. */
-export async function signOut(ctx: Ctx, cookie: string | undefined): Promise<void> {
+/**
+ * Deletes the cookie's session, so a copy of the cookie stops working too. onEnded hears of it
+ * before the deletion commits, so whatever it ends is ended before anyone else can see the
+ * session gone (the app host's streams: their own re-check would give another reason).
+ */
+export async function signOut(
+  ctx: Ctx,
+  cookie: string | undefined,
+  onEnded?: (sessionId: string) => void,
+): Promise<void> {
   const found = await currentSession(ctx, cookie);
   if (!found) return;
   const { session, user } = found;
   await ctx.deps.db.transaction(async (tx) => {
     if (!(await sessions.deleteSession(tx, session.id))) return;
+    onEnded?.(session.id);
     await recordAccountEvent(
       tx,
       user,

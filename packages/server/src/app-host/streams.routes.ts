@@ -13,42 +13,13 @@ import {
   terminalRunStates,
 } from '../modules/runs/runs.schemas';
 import * as svc from '../modules/runs/runs.service';
+import { openEventStream, type StreamRegistry } from './event-stream';
 
 const pe = '/organizations/:organization/projects/:project/environments/:environment';
 const POLL_MS = 700;
 const LOG_BATCH = 100;
-
-/**
- * Server-sent events for the browser: the live run list and a run's log tail. They read through
- * the same services as the JSON routes; the stream only remembers what it already sent, so a
- * reconnecting browser resumes from Last-Event-ID instead of downloading the log again.
- */
-function openStream(req: FastifyRequest, reply: FastifyReply) {
-  reply.hijack();
-  reply.raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': req.id,
-  });
-  let open = true;
-  req.raw.on('close', () => {
-    open = false;
-  });
-  const send = (event: string, data: unknown, id?: string | number) => {
-    if (!open) return;
-    reply.raw.write(
-      `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`,
-    );
-  };
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  const close = () => {
-    if (open) reply.raw.end();
-    open = false;
-  };
-  return { send, sleep, close, isOpen: () => open };
-}
+// What every stream (and the log download) needs, when it opens and for as long as it lasts.
+const READ = 'pipelines.read';
 
 const runsStreamQuery = z
   .object({
@@ -63,11 +34,19 @@ const logStreamQuery = z
   })
   .strict();
 
-export function streamRoutes(app: TypedApp, deps: Deps) {
+/**
+ * Server-sent events for the browser: the live run list and a run's log tail. They read through
+ * the same services as the JSON routes; the stream only remembers what it already sent, so a
+ * reconnecting browser resumes from Last-Event-ID instead of downloading the log again. Each
+ * stream lasts only as long as its session and the member's read access (event-stream.ts).
+ */
+export function streamRoutes(app: TypedApp, deps: Deps, registry: StreamRegistry) {
   const ctx = (req: { id: string }) => ({ deps, requestId: req.id });
+  const open = (req: FastifyRequest, reply: FastifyReply) =>
+    openEventStream(req, reply, { deps, registry, orgSlug: scopeOf(req).org.slug, permission: READ });
 
   app.get(`${pe}/runs-stream`, {
-    config: access.org('pipelines.read'),
+    config: access.org(READ),
     schema: { hide: true, params: runsEnvParams, querystring: runsStreamQuery },
     handler: async (req, reply) => {
       const scope = scopeOf(req);
@@ -78,7 +57,7 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
         order: 'desc',
         direction: 'next',
       });
-      const s = openStream(req, reply);
+      const s = open(req, reply);
       const seen = new Map<string, string>();
       while (s.isOpen()) {
         try {
@@ -95,8 +74,8 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
             seen.set(r.slug, json);
             return true;
           });
-          if (changed.length > 0) s.send('runs', changed);
-          else s.send('ping', {});
+          if (changed.length > 0) await s.send('runs', changed);
+          else await s.send('ping', {});
         } catch (err) {
           req.log.warn({ err }, 'run list stream ended');
           s.close();
@@ -108,7 +87,7 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
   });
 
   app.get(`${pe}/runs/:run_slug/log-stream`, {
-    config: access.org('pipelines.read'),
+    config: access.org(READ),
     schema: { hide: true, params: runParams, querystring: logStreamQuery },
     handler: async (req, reply) => {
       const scope = scopeOf(req);
@@ -116,7 +95,7 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
       let after = Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (req.query.after_id ?? 0);
       // An unknown run is a plain 404, before the stream opens.
       await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
-      const s = openStream(req, reply);
+      const s = open(req, reply);
       let runJson = '';
       while (s.isOpen()) {
         try {
@@ -124,7 +103,7 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
           const json = JSON.stringify(run);
           if (json !== runJson) {
             runJson = json;
-            s.send('run', run);
+            await s.send('run', run);
           }
           // Drain everything written so far, a batch per event, then wait for more.
           for (;;) {
@@ -137,15 +116,14 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
             });
             if (page.items.length === 0) break;
             after = page.items[page.items.length - 1].seq;
-            s.send('logs', page.items, after);
-            if (!page.has_more || !s.isOpen()) break;
+            if (!(await s.send('logs', page.items, after)) || !page.has_more) break;
           }
+          if (!s.isOpen()) return;
           if (terminalRunStates.includes(run.state as RunState)) {
-            s.send('end', { state: run.state });
-            s.close();
+            s.end('run_finished', { state: run.state });
             return;
           }
-          s.send('ping', {});
+          await s.send('ping', {});
         } catch (err) {
           req.log.warn({ err }, 'log stream ended');
           s.close();
@@ -158,7 +136,7 @@ export function streamRoutes(app: TypedApp, deps: Deps) {
 
   // The whole log as text, read page by page so a long log never sits in memory at once.
   app.get(`${pe}/runs/:run_slug/log-download`, {
-    config: access.org('pipelines.read'),
+    config: access.org(READ),
     schema: { hide: true, params: runParams },
     handler: async (req, reply) => {
       const scope = scopeOf(req);

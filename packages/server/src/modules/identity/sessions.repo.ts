@@ -55,6 +55,19 @@ export async function touchSession(db: DbOrTx, id: string): Promise<void> {
     );
 }
 
+/**
+ * Whether a session still exists and whether it has expired, by the database clock; null once it
+ * is deleted (signed out, password changed, account deleted, replaced by a new sign-in).
+ */
+export async function sessionStanding(db: DbOrTx, id: string): Promise<{ expired: boolean } | null> {
+  const [row] = await db
+    .select({ expired: sql<boolean>`(${sessions.expiresAt} <= now())` })
+    .from(sessions)
+    .where(eq(sessions.id, id))
+    .limit(1);
+  return row ?? null;
+}
+
 export async function deleteSession(db: DbOrTx, id: string): Promise<boolean> {
   const rows = await db.delete(sessions).where(eq(sessions.id, id)).returning({ id: sessions.id });
   return rows.length > 0;
