@@ -85,7 +85,7 @@ describe('hostile request bodies', () => {
     await t?.close();
   });
 
-  const routes = () => [
+  const routes = (): { name: string; url: string; headers: Record<string, string> }[] => [
     { name: 'API sign-up (public)', url: `${apiUrl}/users`, headers: {} },
     {
       name: 'API project create (private)',
