@@ -83,7 +83,16 @@ describe('parseJsonBody', () => {
   });
 
   it('refuses text that is not JSON and prototype keys', () => {
-    for (const t of ['{', '{"a":1,}', '[1 2]', '{"a" 1}', '"\\x"', '{"\\q":1}', 'nul']) {
+    for (const t of [
+      '{',
+      '{"a":1,}',
+      '[1 2]',
+      '{"a" 1}',
+      '"\\x"',
+      '{"\\q":1}',
+      'nul',
+      '{"a":"\\u12","a":1}',
+    ]) {
       expect(issueOf(t), t).toMatchObject({ code: 'invalid_json', path: '(body)' });
     }
     expect(parse('{"__proto__":{"x":1}}').ok).toBe(false);

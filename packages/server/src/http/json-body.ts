@@ -67,7 +67,7 @@ type ScanResult = { issue: ValidationIssue } | { end: string } | null;
  * crossed, the first key repeated in its object and the first lone UTF-16 surrogate escape, each
  * with its path. It trusts `JSON.parse` to judge the grammar afterwards: on text that is not JSON
  * it still ends in linear time. Otherwise `end` is the path where the text stops (`(body)` for
- * complete JSON; inside a cut-off string, that string's); null means a key that is no JSON string.
+ * complete JSON; inside a cut-off string, that string's); null means a string that is not JSON.
  */
 function scan(text: string, limits: BodyLimits): ScanResult {
   const stack: Frame[] = [];
@@ -109,6 +109,7 @@ function scan(text: string, limits: BodyLimits): ScanResult {
           continue;
         }
         const unit = hex4(text, j + 2);
+        if (unit < 0) return null; // not a JSON escape: JSON.parse refuses the body
         if (unit >= 0xd800 && unit <= 0xdbff) {
           // A high surrogate is a character only with the low one right after it.
           if (text.charCodeAt(j + 6) === BACKSLASH && text.charCodeAt(j + 7) === LOWER_U) {
