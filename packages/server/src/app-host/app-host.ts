@@ -5,6 +5,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Deps } from '../context';
 import { frameworkErrorOptions, installErrorHandling } from '../http/error-handler';
 import { AppError, errorBody } from '../http/errors';
+import { installJsonBody } from '../http/json-body';
 import { requestLineLogger, requestSerializer } from '../http/logging';
 import { installRateLimit } from '../http/rate-limit';
 import { OneLinePerRequest } from '../http/request-log';
@@ -50,6 +51,8 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
     }
   });
   installErrorHandling(app, { allowedMethods: routeMatcher(routeTable) });
+  // The API host's body parser for every route here (sign-in and the /api mount alike).
+  installJsonBody(app);
   // Bearer requests are already refused, so the per-token limit falls back to per address here.
   await installRateLimit(app, deps.config);
   await app.register(cookie);

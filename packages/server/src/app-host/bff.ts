@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps, Principal } from '../context';
 import { installAuth } from '../http/auth';
-import { installJsonBody } from '../http/json-body';
 import { modules } from '../modules/index';
 import { requireCsrfToken, requireSameOrigin } from './csrf';
 import type { StreamRegistry } from './event-stream';
@@ -14,12 +13,12 @@ import { streamRoutes } from './streams.routes';
  * The backend-for-frontend: every API module's routes, with the same schemas and services, mounted
  * under /api on the app host. Only who the caller is changes: the session cookie instead of a
  * bearer token, and every state change must be same-origin and carry the session's CSRF token.
+ * Bodies are parsed by the app host's JSON parser, the API host's (http/json-body.ts).
  */
 export async function registerBff(app: FastifyInstance, deps: Deps, streams: StreamRegistry) {
   const cookieName = sessionCookieName(deps.config);
   await app.register(
     async (api) => {
-      installJsonBody(api);
       api.addHook('onRequest', async (req) => requireSameOrigin(req, deps.config));
       installAuth(api, deps, async (req): Promise<Principal | null> => {
         const found = await currentSession({ deps, requestId: req.id }, req.cookies[cookieName]);
