@@ -114,11 +114,14 @@ describe('every operation answers only what the OpenAPI document says', () => {
       const query: string[] = [];
       for (const p of op.params) {
         if (p.in === 'path') {
-          const v = r.params?.[p.name] ?? known[p.name] ?? String(await generate(p.schema ?? { type: 'string' }));
+          const v =
+            r.params?.[p.name] ?? known[p.name] ?? String(await generate(p.schema ?? { type: 'string' }));
           url = url.replace(`{${p.name}}`, encodeURIComponent(v || 'x'));
         } else if (p.in === 'query' && p.required) {
           const v = await generate(p.schema ?? { type: 'string' });
-          query.push(`${encodeURIComponent(p.name)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`);
+          query.push(
+            `${encodeURIComponent(p.name)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`,
+          );
         }
       }
       if (query.length > 0) url += `?${query.join('&')}`;
@@ -130,8 +133,11 @@ describe('every operation answers only what the OpenAPI document says', () => {
       await new Promise((resolve) => setImmediate(resolve));
       const res = await t.app.inject({ method: op.method as any, url, headers, payload: r.body });
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-      if (res.statusCode >= 500) failures.push(`${res.statusCode} ${op.method} ${url}: ${res.body.slice(0, 300)}`);
-      failures.push(...check.check(op.method, op.path, res).map((f) => `${f} [${op.method} ${url.slice(0, 160)}]`));
+      if (res.statusCode >= 500)
+        failures.push(`${res.statusCode} ${op.method} ${url}: ${res.body.slice(0, 300)}`);
+      failures.push(
+        ...check.check(op.method, op.path, res).map((f) => `${f} [${op.method} ${url.slice(0, 160)}]`),
+      );
       return res;
     }
 
@@ -176,7 +182,8 @@ describe('every operation answers only what the OpenAPI document says', () => {
     // The traffic reached handlers, not only the validators.
     const ok = [...statuses].filter(([s]) => s < 300).reduce((n, [, c]) => n + c, 0);
     expect(ok).toBeGreaterThan(20);
-    for (const s of [400, 401, 403, 404, 413, 415]) expect(statuses.get(s) ?? 0, `status ${s}`).toBeGreaterThan(0);
+    for (const s of [400, 401, 403, 404, 413, 415])
+      expect(statuses.get(s) ?? 0, `status ${s}`).toBeGreaterThan(0);
     expect(check.seen.size).toBe(ops.length);
     expect(sent).toBeGreaterThan(ops.length * 5);
   });

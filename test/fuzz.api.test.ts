@@ -174,7 +174,9 @@ describe('fuzzing every operation of the OpenAPI document', () => {
   afterAll(() => t?.close());
 
   // The vitest projects do not inherit a longer timeout; on a busy machine this takes minutes.
-  it('answers every generated and hostile request without a 5xx, in the wrapper', { timeout: 300_000 }, async () => {
+  it('answers every generated and hostile request without a 5xx, in the wrapper', {
+    timeout: 300_000,
+  }, async () => {
     const ops = operationsOf(doc);
     expect(ops.length).toBeGreaterThan(50);
     const rnd = prng(SEED);

@@ -7,7 +7,14 @@ import type { Response as InjectResponse } from 'light-my-request';
 // suites (test/conformance.api.test.ts, test/fuzz.api.test.ts).
 
 // Framing headers every HTTP/1.1 answer may carry; everything else is the API's and documented.
-const FRAMING = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+const FRAMING = new Set([
+  'content-type',
+  'content-length',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
 
 export type Conformance = {
   /** Failures (empty when the answer is what the document says) for `METHOD /path/{template}`. */
@@ -22,7 +29,10 @@ export function conformance(doc: any): Conformance {
   const seen = new Map<string, Set<number>>();
   const resolve = (x: any) =>
     typeof x?.$ref === 'string'
-      ? x.$ref.split('/').slice(1).reduce((at: any, k: string) => at?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
+      ? x.$ref
+          .split('/')
+          .slice(1)
+          .reduce((at: any, k: string) => at?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
       : x;
 
   return {
@@ -35,7 +45,9 @@ export function conformance(doc: any): Conformance {
       if (!seen.has(key)) seen.set(key, new Set());
       seen.get(key)!.add(status);
       const where = `${key} → ${status}`;
-      const response = resolve(op.responses?.[String(status)] ?? op.responses?.[`${String(status)[0]}XX`] ?? op.responses?.default);
+      const response = resolve(
+        op.responses?.[String(status)] ?? op.responses?.[`${String(status)[0]}XX`] ?? op.responses?.default,
+      );
       if (!response) return [`${where}: status not in the document (${res.body.slice(0, 200)})`];
       const failures: string[] = [];
       const declared = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()));
@@ -48,7 +60,9 @@ export function conformance(doc: any): Conformance {
         if (res.body !== '') failures.push(`${where}: a body where the document has none`);
         return failures;
       }
-      const type = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+      const type = String(res.headers['content-type'] ?? '')
+        .split(';')[0]
+        .trim();
       if (!(type in content)) {
         failures.push(`${where}: content-type ${type || '(none)'} not in the document`);
         return failures;

@@ -36,7 +36,13 @@ function pgCode(err: any): string | undefined {
   return err.cause ? pgCode(err.cause) : undefined;
 }
 
-type RawIssue = { path: PropertyKey[]; code: string; message: string; keys?: string[]; errors?: RawIssue[][] };
+type RawIssue = {
+  path: PropertyKey[];
+  code: string;
+  message: string;
+  keys?: string[];
+  errors?: RawIssue[][];
+};
 
 /**
  * A union (`oneOf`) that matched no member: the member the fields sent fit best (fewest refused
@@ -62,7 +68,8 @@ function flatten(v: any): { segments: string[]; code: string; message: string; k
     .filter(Boolean);
   const errors: RawIssue[][] | undefined = v.keyword === 'invalid_union' ? v.params?.errors : undefined;
   const member = errors ? unionMember(errors) : null;
-  if (!member) return [{ segments, code: String(v.keyword ?? 'invalid'), message: v.message, keys: v.params?.keys }];
+  if (!member)
+    return [{ segments, code: String(v.keyword ?? 'invalid'), message: v.message, keys: v.params?.keys }];
   return member.map((i) => ({
     segments: [...segments, ...i.path.map(String)],
     code: i.code,

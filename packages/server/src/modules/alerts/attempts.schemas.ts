@@ -62,10 +62,7 @@ export const bulkAttemptsQuery = z
   .object({
     notification_slugs: z
       .string()
-      .regex(
-        SLUG_LIST_PATTERN,
-        'must be 1 to 50 slugs (^[a-z0-9]+(?:-[a-z0-9]+)*$ each) separated by commas',
-      )
+      .regex(SLUG_LIST_PATTERN, 'must be 1 to 50 slugs (^[a-z0-9]+(?:-[a-z0-9]+)*$ each) separated by commas')
       .transform((v) => v.split(','))
       .pipe(z.array(slugSchema).min(1).max(50))
       .describe('1 to 50 notification slugs, comma separated.'),

@@ -300,7 +300,10 @@ describe('bindings, validation and deployment', () => {
       ]);
     }
     // A body that picks one member gets that member's field errors.
-    const wrongType = await call('POST', `${staging}/pipeline-validation`, { pipeline_slug: 'orders', spec: 3 });
+    const wrongType = await call('POST', `${staging}/pipeline-validation`, {
+      pipeline_slug: 'orders',
+      spec: 3,
+    });
     expect(wrongType.statusCode).toBe(400);
     expect(wrongType.json().error.validation_errors.map((e: any) => e.path)).toEqual(['spec']);
     const noSlug = await call('POST', `${staging}/pipeline-validation`, { spec_hash: v1 });

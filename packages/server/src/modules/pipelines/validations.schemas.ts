@@ -39,16 +39,16 @@ export const validateBody = z
       z
         .object({
           pipeline_slug: pipelineSlugField,
-          spec_hash: specHashParam.describe('A pushed version: its full hash or a unique prefix (7+ characters).'),
+          spec_hash: specHashParam.describe(
+            'A pushed version: its full hash or a unique prefix (7+ characters).',
+          ),
         })
         .strict()
         .describe('Validate a pushed version.'),
       z
         .object({
           pipeline_slug: pipelineSlugField,
-          spec: z
-            .record(z.string(), z.unknown())
-            .describe('A draft spec, checked without being pushed.'),
+          spec: z.record(z.string(), z.unknown()).describe('A draft spec, checked without being pushed.'),
         })
         .strict()
         .describe('Validate a draft spec.'),

@@ -85,14 +85,22 @@ describe('pipeline triggers', () => {
       webhook: {},
     });
     expect(both.statusCode).toBe(400);
-    expect(both.json().error.validation_errors[0]).toMatchObject({ code: 'unknown_field', message: 'unknown field(s): webhook' });
+    expect(both.json().error.validation_errors[0]).toMatchObject({
+      code: 'unknown_field',
+      message: 'unknown field(s): webhook',
+    });
     const crossed = await call('POST', base, {
       name: 'x',
       kind: 'webhook',
       schedule: { cron: '0 * * * *', time_zone: 'UTC' },
     });
     expect(crossed.statusCode).toBe(400);
-    expect(crossed.json().error.validation_errors.map((e: any) => e.path).sort()).toEqual(['(root)', 'webhook']);
+    expect(
+      crossed
+        .json()
+        .error.validation_errors.map((e: any) => e.path)
+        .sort(),
+    ).toEqual(['(root)', 'webhook']);
     const unknownKind = await call('POST', base, { name: 'x', kind: 'cron' });
     expect(unknownKind.statusCode).toBe(400);
     expect(unknownKind.json().error.validation_errors[0].path).toBe('kind');
