@@ -86,6 +86,49 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('lists on every operation the statuses and headers the plumbing answers', () => {
+    for (const { key, op } of operations()) {
+      const codes = Object.keys(op.responses);
+      const isPublic = op.security.length === 0;
+      const hasBody = /^(POST|PUT|PATCH|DELETE) /.test(key);
+      const expected = ['400', '408', '429', '431', '503'];
+      if (!isPublic) expected.push('401', '403');
+      if (key.includes('{')) expected.push('404');
+      if (hasBody) expected.push('413', '415');
+      expect(codes, key).toEqual(expect.arrayContaining(expected));
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        expect(Object.keys(response.headers ?? {}), `${key} ${status}`).toEqual(
+          expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'Cache-Control']),
+        );
+        if (status === '429') expect(response.headers['Retry-After'], key).toBeTruthy();
+      }
+    }
+    expect(Object.keys(doc.components.headers).sort()).toEqual([
+      'Cache-Control',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+      'X-Request-Id',
+    ]);
+  });
+
+  it('marks a request body required only where the server needs one', () => {
+    const optional = operations()
+      .filter(({ op }) => op.requestBody && op.requestBody.required === false)
+      .map(({ key }) => key.replace(/^(\w+) \/organizations\/\{organization\}/, '$1 …'));
+    expect(optional.sort()).toEqual(
+      [
+        'DELETE …/environments/{environment}',
+        'POST …/data-sources/{data_source}/oauth:authorize',
+        'POST …/environments/{environment}:purge',
+        'POST …/projects/{project}/environments/{environment}/pipelines/{pipeline}/triggers/{pipeline_trigger_slug}:rotate-secret',
+        'POST …/projects/{project}/environments/{environment}/pipelines/{pipeline}:execute',
+        'PUT …/projects/{project}/environments/{environment}',
+      ].sort(),
+    );
+  });
+
   it("gives every list the seed's list shape: has_more, next_cursor and prev_cursor beside the array", () => {
     const resolve = (schema: any): any =>
       schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').pop()]) : schema;

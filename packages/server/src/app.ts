@@ -9,7 +9,7 @@ import { installJsonBody } from './http/json-body';
 import { LazyChildLogger, requestLineLogger, requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
 import { installNoStore } from './http/no-store';
-import { createOpenApiTransform } from './http/openapi-transform';
+import { createOpenApiTransform, transformOpenApiDocument } from './http/openapi-transform';
 import { installRateLimit } from './http/rate-limit';
 import { OneLinePerRequest } from './http/request-log';
 import { type RouteInfo, routeMatcher } from './http/route-table';
@@ -80,6 +80,7 @@ export async function buildApp(deps: Deps): Promise<App> {
       security: [{ bearer: [] }],
     },
     transform: createOpenApiTransform(),
+    transformObject: transformOpenApiDocument as any,
   });
 
   const typed = app.withTypeProvider<ZodTypeProvider>();

@@ -54,10 +54,11 @@ export function pipelinesValidateCommand(pipelines: Command) {
         '/organizations/{organization}/projects/{project}/environments/{environment}/pipeline-validation',
         {
           params: { path: peOf(opts) },
-          body: {
-            pipeline_slug: opts.pipeline,
-            ...(spec !== undefined ? { spec } : { spec_hash: opts.specHash }),
-          },
+          // Exactly one of spec and spec_hash (checked above; the body is a oneOf).
+          body:
+            spec !== undefined
+              ? { pipeline_slug: opts.pipeline, spec }
+              : { pipeline_slug: opts.pipeline, spec_hash: opts.specHash ?? '' },
         },
       ),
     );

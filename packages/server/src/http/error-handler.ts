@@ -36,20 +36,60 @@ function pgCode(err: any): string | undefined {
   return err.cause ? pgCode(err.cause) : undefined;
 }
 
+type RawIssue = {
+  path: PropertyKey[];
+  code: string;
+  message: string;
+  keys?: string[];
+  errors?: RawIssue[][];
+};
+
+/**
+ * A union (`oneOf`) that matched no member: the member the fields sent fit best (fewest refused
+ * or missing fields) gives the precise field errors; on a tie the union's own message, which
+ * states the rule ("send exactly one of …").
+ */
+function unionMember(errors: RawIssue[][]): RawIssue[] | null {
+  const misfit = (issues: RawIssue[]) =>
+    issues.filter(
+      (i) =>
+        i.code === 'unrecognized_keys' ||
+        i.code === 'invalid_union' ||
+        (i.code === 'invalid_type' && /received undefined$/.test(i.message)),
+    ).length;
+  const scores = errors.map(misfit);
+  const best = Math.min(...scores);
+  return scores.filter((n) => n === best).length === 1 ? errors[scores.indexOf(best)] : null;
+}
+
+function flatten(v: any): { segments: string[]; code: string; message: string; keys?: string[] }[] {
+  const segments = String(v.instancePath ?? '')
+    .split('/')
+    .filter(Boolean);
+  const errors: RawIssue[][] | undefined = v.keyword === 'invalid_union' ? v.params?.errors : undefined;
+  const member = errors ? unionMember(errors) : null;
+  if (!member)
+    return [{ segments, code: String(v.keyword ?? 'invalid'), message: v.message, keys: v.params?.keys }];
+  return member.map((i) => ({
+    segments: [...segments, ...i.path.map(String)],
+    code: i.code,
+    message: i.message,
+    keys: i.keys,
+  }));
+}
+
 /** Zod issues as reported by fastify-type-provider-zod, turned into our field-level errors. */
 function validationIssues(err: FastifyError): ValidationIssue[] {
   const ctx = (err as any).validationContext as string | undefined;
-  return (err.validation ?? []).map((v: any) => {
-    const segments = String(v.instancePath ?? '')
-      .split('/')
-      .filter(Boolean);
+  return (err.validation ?? []).flatMap(flatten).map((v) => {
+    const segments = v.segments;
     const base = ctx && ctx !== 'body' ? ctx : '';
     const path = [base, ...segments].filter(Boolean).join('.') || '(root)';
-    let code = String(v.keyword ?? 'invalid');
+    let code = v.code;
     let message = String(v.message ?? 'invalid value');
     if (code === 'unrecognized_keys') {
       code = 'unknown_field';
-      const keys: string[] = Array.isArray(v.params?.keys) ? v.params.keys : [];
+      const keys: string[] = Array.isArray(v.keys) ? v.keys : [];
       message = `unknown field(s): ${keys.join(', ')}`;
     }
     return { path, code, message };

@@ -49,6 +49,8 @@ export const orgParams = z.object({ organization: orgSlugParam }).strict();
 
 /**
  * A path segment `:<param>:<verb>` (the seed's colon actions, `/keys/{slug}:rotate`).
- * find-my-way needs the parameter constrained to tell `:rotate` from `:revoke` apart.
+ * find-my-way needs the parameter constrained to tell `:rotate` from `:revoke` apart. The
+ * constraint takes any (decoded) segment text, so a malformed slug reaches the route's params schema and is
+ * 400 `VALIDATION_FAILED` as on `GET /keys/{slug}`, not a 405 from a route that did not match.
  */
-export const withVerb = (param: string, verb: string) => `:${param}(^[a-z0-9-]+)::${verb}`;
+export const withVerb = (param: string, verb: string) => `:${param}(^[\\s\\S]+)::${verb}`;

@@ -1,5 +1,7 @@
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
+import type { ZodType } from 'zod';
 import type { Access } from './access';
+import { commonResponses } from './openapi';
 
 // Routes the OpenAPI document leaves out: the document itself and the operations endpoints.
 export const hiddenRoutes = ['/openapi.json', '/healthz', '/readyz', '/metrics'];
@@ -54,19 +56,33 @@ function isListResponse(schema: unknown): boolean {
   return Boolean(shape && 'has_more' in shape);
 }
 
+// Marks an operation whose body may be left out; the document transform turns it into
+// `requestBody.required: false` (@fastify/swagger marks every body required).
+const OPTIONAL_BODY = 'x-sluice-optional-body';
+
 /**
  * createJsonSchemaTransform plus what the route table knows: each operation gets an
- * operationId (unique; the path parameters break a tie) and its security, `[]` when public.
+ * operationId (unique; the path parameters break a tie), its security (`[]` when public), and
+ * the error statuses the plumbing can answer for it (`commonResponses`).
  */
 export function createOpenApiTransform() {
   const base = createJsonSchemaTransform({ skipList: hiddenRoutes });
   const taken = new Map<string, string>();
   return (input: Parameters<typeof base>[0] & { route?: any }) => {
-    const out = base(input);
-    const schema = out.schema as Record<string, any> | undefined;
-    if (!schema || schema.hide) return out;
     const route = input.route ?? {};
     const method = String(Array.isArray(route.method) ? route.method[0] : (route.method ?? 'get'));
+    const access: Access | undefined = route.config?.access;
+    const declared = input.schema as Record<string, any> | undefined;
+    const withCommon =
+      declared && !declared.hide
+        ? {
+            ...declared,
+            response: { ...commonResponses({ method, url: input.url, access }), ...declared.response },
+          }
+        : declared;
+    const out = base({ ...input, schema: withCommon as typeof input.schema });
+    const schema = out.schema as Record<string, any> | undefined;
+    if (!schema || schema.hide) return out;
     const key = `${method} ${input.url}`;
     let id = schema.operationId ?? taken.get(key);
     if (!id) {
@@ -79,8 +95,55 @@ export function createOpenApiTransform() {
       if ([...taken.values()].includes(id)) id += `By${params.map(pascal).join('And')}`;
       taken.set(key, id);
     }
-    const access: Access | undefined = route.config?.access;
     const security = access?.kind === 'public' ? [] : [{ bearer: [] }];
-    return { ...out, schema: { ...schema, operationId: id, security } };
+    // A body schema that accepts "no body" (an empty request is no body: docs/api-conventions.md).
+    const body = declared?.body as ZodType | undefined;
+    const optionalBody = body ? body.safeParse(undefined).success : false;
+    return {
+      ...out,
+      schema: { ...schema, operationId: id, security, ...(optionalBody ? { [OPTIONAL_BODY]: true } : {}) },
+    };
   };
+}
+
+const header = (description: string, schema: Record<string, unknown>) => ({ description, schema });
+
+/** Response headers the plumbing may set on any answer (components.headers). */
+export const responseHeaders = {
+  'X-Request-Id': header('Correlation id of the request; repeated as `error.request_id`.', {
+    type: 'string',
+  }),
+  'RateLimit-Limit': header('Requests allowed in the current window (rate limit).', { type: 'string' }),
+  'RateLimit-Remaining': header('Requests left in the current window.', { type: 'string' }),
+  'RateLimit-Reset': header('Seconds until the current window ends.', { type: 'string' }),
+  'Retry-After': header('Seconds to wait before retrying (with 429).', { type: 'string' }),
+  'Cache-Control': header('`no-store` on answers of operations that can carry a token or secret.', {
+    type: 'string',
+  }),
+} as const;
+
+/**
+ * The whole-document pass after every operation is built: optional bodies lose `required`, and
+ * every response names the headers the plumbing may add (by reference, to keep it small).
+ */
+export function transformOpenApiDocument({ openapiObject }: { openapiObject: Record<string, any> }) {
+  const doc = openapiObject;
+  doc.components = { ...doc.components, headers: { ...doc.components?.headers, ...responseHeaders } };
+  for (const item of Object.values<Record<string, any>>(doc.paths ?? {})) {
+    for (const op of Object.values<Record<string, any>>(item)) {
+      if (!op || typeof op !== 'object' || !op.responses) continue;
+      if (op[OPTIONAL_BODY]) {
+        delete op[OPTIONAL_BODY];
+        if (op.requestBody) op.requestBody.required = false;
+      }
+      for (const [status, response] of Object.entries<Record<string, any>>(op.responses)) {
+        const names = Object.keys(responseHeaders).filter((h) => h !== 'Retry-After' || status === '429');
+        response.headers = {
+          ...Object.fromEntries(names.map((h) => [h, { $ref: `#/components/headers/${h}` }])),
+          ...response.headers,
+        };
+      }
+    }
+  }
+  return doc;
 }

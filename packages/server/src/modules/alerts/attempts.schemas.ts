@@ -55,10 +55,14 @@ export const attemptSorts = ['alert_delivery_attempt_created_at'] as const;
 export const listAttemptsQuery = listQuerySchema(attemptSorts);
 export const attemptListSchema = listResponseSchema('alert_delivery_attempts', attemptSchema);
 
+// The comma-separated list as one pattern, so the document states the item rule too.
+const SLUG_LIST_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:,[a-z0-9]+(?:-[a-z0-9]+)*){0,49}$/;
+
 export const bulkAttemptsQuery = z
   .object({
     notification_slugs: z
       .string()
+      .regex(SLUG_LIST_PATTERN, 'must be 1 to 50 slugs (^[a-z0-9]+(?:-[a-z0-9]+)*$ each) separated by commas')
       .transform((v) => v.split(','))
       .pipe(z.array(slugSchema).min(1).max(50))
       .describe('1 to 50 notification slugs, comma separated.'),

@@ -3,7 +3,7 @@ import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { orgParams, withVerb } from '../../http/fields';
-import { errorResponses, noContent } from '../../http/openapi';
+import { errorResponses, errorResponsesFor, noContent } from '../../http/openapi';
 import * as s from './destinations.schemas';
 import * as svc from './destinations.service';
 
@@ -89,7 +89,11 @@ export function destinationsRoutes(app: TypedApp, deps: Deps) {
       tags,
       summary: 'Send one test message (202; 422 EMAIL_NOT_CONFIGURED without SMTP; no records)',
       params: s.destinationParams,
-      response: { 202: s.destinationTestResultSchema, ...errorResponses },
+      response: {
+        202: s.destinationTestResultSchema,
+        ...errorResponses,
+        ...errorResponsesFor('EMAIL_NOT_CONFIGURED'),
+      },
     },
     handler: async (req, reply) =>
       reply

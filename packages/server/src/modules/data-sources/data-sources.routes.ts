@@ -3,7 +3,7 @@ import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { orgParams } from '../../http/fields';
-import { errorResponses, errorSchema, noContent } from '../../http/openapi';
+import { errorResponses, errorResponsesFor, errorSchema, noContent } from '../../http/openapi';
 import * as checks from './data-sources.checks';
 import * as s from './data-sources.schemas';
 import * as svc from './data-sources.service';
@@ -136,7 +136,11 @@ export function dataSourcesRoutes(app: TypedApp, deps: Deps) {
       summary: 'List the branches of a git-compatible data source (asks the remote)',
       operationId: 'listDataSourceBranches',
       params: s.dataSourceParams,
-      response: { 200: s.branchListSchema, ...withUnsupported },
+      response: {
+        200: s.branchListSchema,
+        ...withUnsupported,
+        ...errorResponsesFor('PRIVATE_HOST_BLOCKED', 'REMOTE_FAILED'),
+      },
     },
     handler: async (req) => checks.listBranches(ctx(req), scopeOf(req), req.params.data_source),
   });

@@ -287,10 +287,27 @@ describe('bindings, validation and deployment', () => {
     expect((await validate(staging, { spec })).spec_hash).toBe(v1);
     expect((await call('GET', `${pipeline}/versions`)).json().versions).toHaveLength(1);
 
+    // Exactly one of spec_hash and spec: the body is a oneOf, and its message says the rule.
     for (const body of [{}, { spec_hash: v1, spec }]) {
       const res = await call('POST', `${staging}/pipeline-validation`, { pipeline_slug: 'orders', ...body });
       expect(res.statusCode).toBe(400);
+      expect(res.json().error.validation_errors).toEqual([
+        {
+          path: '(root)',
+          code: 'invalid_union',
+          message: 'send exactly one of spec_hash (a pushed version) and spec (a draft)',
+        },
+      ]);
     }
+    // A body that picks one member gets that member's field errors.
+    const wrongType = await call('POST', `${staging}/pipeline-validation`, {
+      pipeline_slug: 'orders',
+      spec: 3,
+    });
+    expect(wrongType.statusCode).toBe(400);
+    expect(wrongType.json().error.validation_errors.map((e: any) => e.path)).toEqual(['spec']);
+    const noSlug = await call('POST', `${staging}/pipeline-validation`, { spec_hash: v1 });
+    expect(noSlug.json().error.validation_errors.map((e: any) => e.path)).toEqual(['pipeline_slug']);
     const missing = await call('POST', `${staging}/pipeline-validation`, {
       pipeline_slug: 'nope',
       spec_hash: v1,

@@ -29,17 +29,32 @@ export const validationSchema = z
   })
   .describe('A stored validation of a pipeline spec against one environment.');
 
+const pipelineSlugField = slugSchema.describe('The pipeline to validate.');
+
+// Exactly one of `spec_hash` (a pushed version) and `spec` (a draft): two members, each refusing
+// the other field, so the document states the rule as `oneOf`.
 export const validateBody = z
-  .object({
-    pipeline_slug: slugSchema,
-    spec_hash: specHashParam
-      .optional()
-      .describe('A pushed version: its full hash or a unique prefix (7+ characters).'),
-    spec: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe('A draft spec, checked without being pushed. Send exactly one of spec_hash and spec.'),
-  })
-  .strict();
+  .xor(
+    [
+      z
+        .object({
+          pipeline_slug: pipelineSlugField,
+          spec_hash: specHashParam.describe(
+            'A pushed version: its full hash or a unique prefix (7+ characters).',
+          ),
+        })
+        .strict()
+        .describe('Validate a pushed version.'),
+      z
+        .object({
+          pipeline_slug: pipelineSlugField,
+          spec: z.record(z.string(), z.unknown()).describe('A draft spec, checked without being pushed.'),
+        })
+        .strict()
+        .describe('Validate a draft spec.'),
+    ],
+    { error: 'send exactly one of spec_hash (a pushed version) and spec (a draft)' },
+  )
+  .describe('Send exactly one of spec_hash and spec.');
 
 export const validationParams = peParams.extend({ validation_slug: slugSchema }).strict();

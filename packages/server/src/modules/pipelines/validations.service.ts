@@ -1,6 +1,6 @@
 import { type Finding, pipelineSpecSchema, specHash } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
-import { notFound, validationFailed } from '../../http/errors';
+import { notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
 import { recordEvent } from '../events/events.record';
 import { findPipeline } from './pipelines.repo';
@@ -21,6 +21,7 @@ export function toValidation(pipelineSlug: string, environmentSlug: string, r: r
   };
 }
 
+/** The validateBody union: exactly one of spec_hash and spec (the schema enforces it). */
 type ValidateInput = { pipeline_slug: string; spec_hash?: string; spec?: Record<string, unknown> };
 
 /**
@@ -34,14 +35,6 @@ export async function validate(
   environmentSlug: string,
   input: ValidateInput,
 ) {
-  if ((input.spec_hash === undefined) === (input.spec === undefined))
-    throw validationFailed([
-      {
-        path: input.spec ? 'spec_hash' : 'spec',
-        code: 'exactly_one',
-        message: 'send exactly one of spec_hash (a pushed version) and spec (a draft)',
-      },
-    ]);
   const db = ctx.deps.db;
   const place = await requirePlace(db, scope, projectSlug, environmentSlug);
   const pipeline = await findPipeline(db, place.project.id, input.pipeline_slug);

@@ -2,7 +2,7 @@ import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
-import { errorResponses } from '../../http/openapi';
+import { errorResponses, errorResponsesFor } from '../../http/openapi';
 import { onePage } from '../../http/pagination';
 import * as s from './proof.schemas';
 import { listPublicKeys } from './proof-keys';
@@ -49,7 +49,12 @@ export function proofRoutes(app: TypedApp, deps: Deps) {
         '201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id.',
       params: s.dsParams,
       body: s.putSettingsBody,
-      response: { 200: s.settingsSchema, 201: s.settingsSchema, ...errorResponses },
+      response: {
+        200: s.settingsSchema,
+        201: s.settingsSchema,
+        ...errorResponses,
+        ...errorResponsesFor('PRIVATE_HOST_BLOCKED'),
+      },
     },
     handler: async (req, reply) => {
       const out = await settings.putSettings(ctx(req), scopeOf(req), req.params.data_source, req.body);

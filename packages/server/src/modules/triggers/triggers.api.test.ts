@@ -76,6 +76,34 @@ describe('pipeline triggers', () => {
     expect(zone.json().error.validation_errors[0].path).toBe('schedule.time_zone');
     const none = await call('POST', base, { name: 'x', kind: 'schedule' });
     expect(none.statusCode).toBe(400);
+    // `kind` picks the member of the body's union (the document's oneOf): its fields are checked.
+    expect(none.json().error.validation_errors[0].path).toBe('schedule');
+    const both = await call('POST', base, {
+      name: 'x',
+      kind: 'schedule',
+      schedule: { cron: '0 * * * *', time_zone: 'UTC' },
+      webhook: {},
+    });
+    expect(both.statusCode).toBe(400);
+    expect(both.json().error.validation_errors[0]).toMatchObject({
+      code: 'unknown_field',
+      message: 'unknown field(s): webhook',
+    });
+    const crossed = await call('POST', base, {
+      name: 'x',
+      kind: 'webhook',
+      schedule: { cron: '0 * * * *', time_zone: 'UTC' },
+    });
+    expect(crossed.statusCode).toBe(400);
+    expect(
+      crossed
+        .json()
+        .error.validation_errors.map((e: any) => e.path)
+        .sort(),
+    ).toEqual(['(root)', 'webhook']);
+    const unknownKind = await call('POST', base, { name: 'x', kind: 'cron' });
+    expect(unknownKind.statusCode).toBe(400);
+    expect(unknownKind.json().error.validation_errors[0].path).toBe('kind');
     expect((await call('GET', `${base}/bad`)).statusCode).toBe(404);
   });
 

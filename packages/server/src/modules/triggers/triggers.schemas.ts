@@ -130,22 +130,39 @@ const common = {
   pause_note: z.string().max(2000).nullable().describe('Why it is paused (shown with the trigger).'),
 };
 
+const createCommon = {
+  slug: slugSchema
+    .optional()
+    .describe('Optional slug; webhook slugs are unique in the deployment (409 if taken).'),
+  name: common.name,
+  description: common.description.optional(),
+  enabled: common.enabled.optional(),
+  paused: common.paused.optional(),
+  pause_note: common.pause_note.optional(),
+  protected_environment_confirmation: confirmationField,
+};
+
+// `kind` picks the member: a schedule trigger carries `schedule` and no `webhook`, a webhook
+// trigger the reverse (an unknown field is 400 like every other).
 export const createTriggerBody = z
-  .object({
-    slug: slugSchema
-      .optional()
-      .describe('Optional slug; webhook slugs are unique in the deployment (409 if taken).'),
-    name: common.name,
-    kind: z.enum(triggerKinds).describe('schedule or webhook.'),
-    description: common.description.optional(),
-    enabled: common.enabled.optional(),
-    paused: common.paused.optional(),
-    pause_note: common.pause_note.optional(),
-    schedule: scheduleInput.optional(),
-    webhook: webhookInput.optional(),
-    protected_environment_confirmation: confirmationField,
-  })
-  .strict()
+  .discriminatedUnion('kind', [
+    z
+      .object({
+        ...createCommon,
+        kind: z.literal('schedule').describe('A trigger that fires on a cron schedule.'),
+        schedule: scheduleInput,
+      })
+      .strict()
+      .describe('A new schedule trigger.'),
+    z
+      .object({
+        ...createCommon,
+        kind: z.literal('webhook').describe('A trigger that fires on a signed webhook delivery.'),
+        webhook: webhookInput,
+      })
+      .strict()
+      .describe('A new webhook trigger.'),
+  ])
   .describe('A new trigger: `schedule` for kind schedule, `webhook` for kind webhook.');
 
 export const updateTriggerBody = z

@@ -61,7 +61,7 @@ export async function requireTrigger(db: DbOrTx, tp: repo.TriggerPlace, slug: st
   return row;
 }
 
-function specOf(x: NonNullable<CreateBody['schedule']>): ScheduleSpec {
+function specOf(x: z.infer<typeof s.scheduleInput>): ScheduleSpec {
   return {
     cron: x.cron,
     timeZone: x.time_zone,
@@ -114,18 +114,9 @@ export async function createTrigger(
   confirmation: string | null,
 ) {
   const { deps } = ctx;
-  if (body.kind === 'schedule' && (!body.schedule || body.webhook)) {
-    throw validationFailed([
-      { path: 'schedule', code: 'required', message: 'kind schedule needs `schedule` and no `webhook`' },
-    ]);
-  }
-  if (body.kind === 'webhook' && (!body.webhook || body.schedule)) {
-    throw validationFailed([
-      { path: 'webhook', code: 'required', message: 'kind webhook needs `webhook` and no `schedule`' },
-    ]);
-  }
   const now = new Date();
-  const spec = body.schedule ? specOf(body.schedule) : null;
+  const sched = body.kind === 'schedule' ? body.schedule : undefined;
+  const spec = sched ? specOf(sched) : null;
   if (spec) checkOrThrow(spec, now);
   return deps.db.transaction(async (tx) => {
     const { tp, names, environment } = await lockResolve(tx, scope, pe);
@@ -141,7 +132,6 @@ export async function createTrigger(
     if (body.slug && (await repo.slugTaken(tx, scope.org.id, slug)))
       throw conflict(`trigger slug ${slug} is already taken`);
     const id = randomUUID();
-    const sched = body.schedule;
     const row = await repo.insertTrigger(tx, {
       id,
       ...tp,
@@ -162,7 +152,7 @@ export async function createTrigger(
       startAt: spec?.startAt ?? null,
       endAt: spec?.endAt ?? null,
       cursorNominalAt: spec ? now : null,
-      inputMapping: body.webhook?.input_mapping ?? null,
+      inputMapping: body.kind === 'webhook' ? (body.webhook.input_mapping ?? null) : null,
     });
     if (!row) throw conflict(`trigger slug ${slug} is already taken`);
     const withNext = spec

@@ -1,0 +1,93 @@
+import Ajv2020 from 'ajv/dist/2020';
+import type { Response as InjectResponse } from 'light-my-request';
+
+// Checks one answer against the OpenAPI document the server serves: the status must be listed
+// for the operation, every header beyond HTTP framing must be declared for that status, and the
+// body must validate against that status's schema (a 204 has none). Used by the generated-traffic
+// suites (test/conformance.api.test.ts, test/fuzz.api.test.ts).
+
+// Framing headers every HTTP/1.1 answer may carry; everything else is the API's and documented.
+const FRAMING = new Set([
+  'content-type',
+  'content-length',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
+
+export type Conformance = {
+  /** Failures (empty when the answer is what the document says) for `METHOD /path/{template}`. */
+  check(method: string, path: string, res: InjectResponse): string[];
+  /** Statuses seen per operation, for coverage assertions. */
+  seen: Map<string, Set<number>>;
+};
+
+export function conformance(doc: any): Conformance {
+  const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+  const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+  const seen = new Map<string, Set<number>>();
+  const resolve = (x: any) =>
+    typeof x?.$ref === 'string'
+      ? x.$ref
+          .split('/')
+          .slice(1)
+          .reduce((at: any, k: string) => at?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
+      : x;
+
+  return {
+    seen,
+    check(method, path, res) {
+      const key = `${method.toUpperCase()} ${path}`;
+      const op = doc.paths?.[path]?.[method.toLowerCase()];
+      if (!op) return [`${key}: not an operation of the document`];
+      const status = res.statusCode;
+      if (!seen.has(key)) seen.set(key, new Set());
+      seen.get(key)!.add(status);
+      const where = `${key} → ${status}`;
+      const response = resolve(
+        op.responses?.[String(status)] ?? op.responses?.[`${String(status)[0]}XX`] ?? op.responses?.default,
+      );
+      if (!response) return [`${where}: status not in the document (${res.body.slice(0, 200)})`];
+      const failures: string[] = [];
+      const declared = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()));
+      for (const h of Object.keys(res.headers)) {
+        if (!FRAMING.has(h) && !declared.has(h)) failures.push(`${where}: header ${h} not in the document`);
+      }
+      const content = response.content ?? {};
+      const schema = content['application/json']?.schema;
+      if (status === 204 || !response.content) {
+        if (res.body !== '') failures.push(`${where}: a body where the document has none`);
+        return failures;
+      }
+      const type = String(res.headers['content-type'] ?? '')
+        .split(';')[0]
+        .trim();
+      if (!(type in content)) {
+        failures.push(`${where}: content-type ${type || '(none)'} not in the document`);
+        return failures;
+      }
+      if (type !== 'application/json' || !schema) return failures;
+      let body: unknown;
+      try {
+        body = res.json();
+      } catch {
+        failures.push(`${where}: body is not JSON`);
+        return failures;
+      }
+      // Keyed by the schema itself: the error wrapper is one schema under ~1,800 responses.
+      const id = JSON.stringify(schema);
+      let validate = compiled.get(id);
+      if (!validate) {
+        validate = ajv.compile(schema);
+        compiled.set(id, validate);
+      }
+      if (!validate(body)) {
+        failures.push(
+          `${where}: body does not match the schema: ${ajv.errorsText(validate.errors)} (${res.body.slice(0, 200)})`,
+        );
+      }
+      return failures;
+    },
+  };
+}
