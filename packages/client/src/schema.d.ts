@@ -22407,7 +22407,7 @@ export interface operations {
                         type: string;
                         /** @description True when the execution succeeded (status `succeeded`). */
                         success: boolean;
-                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        /** @description The same value as `result`, under the name the connector docs give results (FTP: operation, format, rows, column_names, …). */
                         payload: {
                             [key: string]: unknown;
                         } | null;
@@ -22696,7 +22696,7 @@ export interface operations {
                             type: string;
                             /** @description True when the execution succeeded (status `succeeded`). */
                             success: boolean;
-                            /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                            /** @description The same value as `result`, under the name the connector docs give results (FTP: operation, format, rows, column_names, …). */
                             payload: {
                                 [key: string]: unknown;
                             } | null;
@@ -22954,7 +22954,7 @@ export interface operations {
                         type: string;
                         /** @description True when the execution succeeded (status `succeeded`). */
                         success: boolean;
-                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        /** @description The same value as `result`, under the name the connector docs give results (FTP: operation, format, rows, column_names, …). */
                         payload: {
                             [key: string]: unknown;
                         } | null;
@@ -40878,7 +40878,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A drift impact report (DECISIONS.md §12). */
+            /** @description A drift impact report (docs/drift-and-contracts.md). */
             200: {
                 headers: {
                     [name: string]: unknown;
