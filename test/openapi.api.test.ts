@@ -86,7 +86,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it("gives every list the shape of docs/api-conventions.md: has_more and both cursors beside it", () => {
+  it('gives every list the shape of docs/api-conventions.md: has_more and both cursors beside it', () => {
     const resolve = (schema: any): any =>
       schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').pop()]) : schema;
     const lists: string[] = [];
