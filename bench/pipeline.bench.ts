@@ -8,7 +8,7 @@
 //   BENCH_ROWS=1000000,5000000   PostgreSQL → PostgreSQL row counts (peak RSS must stay flat); each
 //                                runs twice: a plain copy, and with cursor_column (incremental source)
 //   BENCH_HTTP_ROWS=300000       HTTP JSON → DuckDB → PostgreSQL records (one response: the 50 MiB
-//                                response bound of DECISIONS §9 caps it near 450,000 records)
+//                                response bound of docs/connectors/http.md caps it near 450,000)
 //   BENCH_CPU_PROF=dir           write a V8 CPU profile of each worker into dir
 import crypto from 'node:crypto';
 import fs from 'node:fs';

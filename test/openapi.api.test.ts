@@ -129,7 +129,7 @@ describe('OpenAPI document', () => {
     );
   });
 
-  it("gives every list the seed's list shape: has_more, next_cursor and prev_cursor beside the array", () => {
+  it('gives every list the shape of docs/api-conventions.md: has_more and both cursors beside it', () => {
     const resolve = (schema: any): any =>
       schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').pop()]) : schema;
     const lists: string[] = [];
@@ -143,7 +143,7 @@ describe('OpenAPI document', () => {
       );
       // A list answers one array, and either pages (takes `limit`) or names it after its path
       // (`GET …/roles` → `roles`). A document that merely holds arrays is not one: proof settings'
-      // `targets`, alert-policy source metadata's `sources` and `source_refs` (the seed's shape).
+      // `targets`, alert-policy source metadata's `sources` and `source_refs` (docs/alerting.md).
       if (arrays.length !== 1) continue;
       const pages = (op.parameters ?? []).some((p: any) => p.in === 'query' && p.name === 'limit');
       const named = key.split('/').pop()!.replaceAll('-', '_') === arrays[0];

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../packages/server/src/http/tokens';
 import { startTestApp, type TestApp } from './support/app';
 
-// DECISIONS.md §9 with a limit of 5 per token, so the window fills in a few requests.
+// docs/api-conventions.md#rate-limits with a limit of 5 per token, so the window fills in a few
+// requests.
 describe('rate limits', () => {
   let t: TestApp;
   let owner: string;

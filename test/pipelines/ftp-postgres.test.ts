@@ -119,7 +119,7 @@ describe('FTP ⇄ PostgreSQL through the API', () => {
       200,
     );
     expect(JSON.stringify(exec)).toContain('"column_names":["id","label","amount"]');
-    // The seed's FTP result fields on the common envelope.
+    // The FTP result fields of docs/connectors/ftp.md on the common envelope.
     expect(exec).toMatchObject({
       result_type: 'ftp',
       type: 'ftp',

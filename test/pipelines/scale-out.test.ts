@@ -20,9 +20,9 @@ import {
 // Scale-out on one PostgreSQL store: two API hosts (`sluice serve --no-worker`) and three
 // `sluice worker` processes. 200 runs go in through both hosts alternately; one worker is
 // SIGKILLed while it holds a run. Every run succeeds, each attempt of a run is held by one
-// worker only and reads its source once, the killed worker's runs are recovered (attempt 2,
-// DECISIONS §5), and neither the run input nor the secret sent as a header shows up in any
-// process's output, API answer or the store.
+// worker only and reads its source once, the killed worker's runs are recovered (attempt 2, see
+// docs/runs.md#workers-leases-and-recovery), and neither the run input nor the secret sent as a
+// header shows up in any process's output, API answer or the store.
 
 const id = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const STORE_DB = `sluice_so_${id}`;

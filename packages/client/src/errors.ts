@@ -1,4 +1,4 @@
-// The API's one error envelope (DECISIONS.md §6), as the client surfaces it.
+// The API's one error envelope (docs/api-conventions.md#errors), as the client surfaces it.
 export type ValidationIssue = { path: string; code: string; message: string };
 
 export type ErrorEnvelope = {

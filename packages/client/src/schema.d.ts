@@ -34170,7 +34170,7 @@ export interface operations {
                         type: string;
                         /** @description True when the execution succeeded (status `succeeded`). */
                         success: boolean;
-                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        /** @description The same value as `result`, under the name the connector docs give results (FTP: operation, format, rows, column_names, …). */
                         payload: {
                             [key: string]: unknown;
                         } | null;
@@ -34629,7 +34629,7 @@ export interface operations {
                             type: string;
                             /** @description True when the execution succeeded (status `succeeded`). */
                             success: boolean;
-                            /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                            /** @description The same value as `result`, under the name the connector docs give results (FTP: operation, format, rows, column_names, …). */
                             payload: {
                                 [key: string]: unknown;
                             } | null;
@@ -34990,7 +34990,7 @@ export interface operations {
                         type: string;
                         /** @description True when the execution succeeded (status `succeeded`). */
                         success: boolean;
-                        /** @description The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …). */
+                        /** @description The same value as `result`, under the name the connector docs give results (FTP: operation, format, rows, column_names, …). */
                         payload: {
                             [key: string]: unknown;
                         } | null;
@@ -61801,7 +61801,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A drift impact report (DECISIONS.md §12). */
+            /** @description A drift impact report (docs/drift-and-contracts.md). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -3,9 +3,9 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
 
-// The SSRF guard (DECISIONS.md §1). Every connector resolves and checks every address it
-// connects to through here: after DNS resolution, on every redirect hop (each hop opens its
-// connection through the same guarded connector), and it connects to the very address it
+// The SSRF guard (docs/operations.md#deployment-mode). Every connector resolves and checks every
+// address it connects to through here: after DNS resolution, on every redirect hop (each hop opens
+// its connection through the same guarded connector), and it connects to the very address it
 // checked, so a DNS answer that changes between check and connect cannot slip through.
 
 export type LookupAll = (host: string) => Promise<{ address: string; family: number }[]>;

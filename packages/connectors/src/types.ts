@@ -24,7 +24,7 @@ export const dataSourceTypes = [
 ] as const;
 export type DataSourceType = (typeof dataSourceTypes)[number];
 
-/** Execution result types of the seed's query execution. */
+/** A query execution's `result_type` (OpenAPI operation `executeQueries`). */
 export type ResultType = 'sql' | 'mongodb' | 'http' | 'object_rows' | 'ftp' | 'git' | 's3' | 'workspace_file';
 
 export type ConnectorErrorCode =
@@ -63,7 +63,9 @@ export class ConnectorError extends Error {
   }
 }
 
-/** Bounds of DECISIONS.md §9 and the seed, passed in so deployments can change them. */
+/**
+ * Bounds of docs/connectors/http.md and of query results, passed in so deployments can change them.
+ */
 export type ConnectorLimits = {
   maxResponseBytes: number; // HTTP response, 50 MiB
   maxRedirects: number; // 5
@@ -115,7 +117,7 @@ export type Connection<C = Record<string, unknown>, K = Record<string, unknown>>
 
 export type Column = { name: string; type: string };
 
-/** What schema import stores in `data_source.schema` (shapes from the seed). */
+/** What schema import stores in `data_source.schema` (field `schema` of OpenAPI `getDataSources`). */
 export type SchemaDocument =
   | {
       schema_type: 'relational';

@@ -26,7 +26,7 @@ export function canonicalJson(value: unknown): string {
   }
 }
 
-/** spec_hash: SHA-256 of the canonical JSON, lowercase hex (DECISIONS.md §4). */
+/** spec_hash: SHA-256 of the canonical JSON, lowercase hex (docs/pipeline-spec.md#versions). */
 export function specHash(spec: unknown): string {
   return createHash('sha256').update(canonicalJson(spec)).digest('hex');
 }

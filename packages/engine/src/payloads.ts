@@ -1,6 +1,6 @@
-// What flows between steps (DECISIONS.md §4): rows, JSON, CSV, files and forms, always as
-// async streams so no step holds a whole dataset in memory. A payload is consumed once; the
-// executor spools it when more than one step reads it.
+// What flows between steps (docs/pipeline-spec.md#payloads): rows, JSON, CSV, files and forms,
+// always as async streams so no step holds a whole dataset in memory. A payload is consumed once;
+// the executor spools it when more than one step reads it.
 
 export type Column = { name: string; type: string };
 
@@ -62,7 +62,7 @@ export type CsvPayload = {
   header: boolean;
   chunks: AsyncIterable<Uint8Array>;
 };
-/** Raw bytes with metadata; bytes never enter run records (the seed's file payload metadata). */
+/** Raw bytes with metadata; bytes never enter run records (docs/pipeline-spec.md#payloads). */
 export type FilePayload = {
   kind: 'file';
   mimeType: string;

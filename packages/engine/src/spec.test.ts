@@ -64,7 +64,7 @@ describe('canonical JSON (RFC 8785)', () => {
 });
 
 describe('planning', () => {
-  it('orders the DECISIONS example and derives its refs', () => {
+  it('orders the example spec and derives its refs', () => {
     const spec = parse(example);
     const { findings, plan } = planSpec(spec);
     expect(findings.filter((f) => f.severity === 'error')).toEqual([]);

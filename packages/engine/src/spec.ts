@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-// The pipeline specification (DECISIONS.md §4): steps, edges and declared inputs. A version is
-// this document, immutable, addressed by the SHA-256 of its canonical JSON.
+// The pipeline specification (docs/pipeline-spec.md#the-spec): steps, edges and declared inputs. A
+// version is this document, immutable, addressed by the SHA-256 of its canonical JSON.
 
 const slug = z
   .string()

@@ -62,7 +62,8 @@ export async function startApi(rt: Runtime, opts: { worker?: boolean } = {}): Pr
   const { host, port } = rt.deps.config.api;
   const apiUrl = await api.listen({ host, port });
   if (opts.worker !== false) await startWorker(rt.deps);
-  // API-only hosts tick too (DECISIONS.md §11); the ticker starts once per process.
+  // API-only hosts tick too (docs/triggers.md#how-it-fires-exactly-once); the ticker starts once
+  // per process.
   startTriggerTicker(rt.deps);
   return {
     api,

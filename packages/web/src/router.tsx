@@ -187,7 +187,7 @@ const settingsRoute = createRoute({
   component: lazyRouteComponent(() => import('./screens/settings'), 'Settings'),
 });
 
-// Alerting (DECISIONS §10): policies, destinations and the delivery attempts across notifications.
+// Alerting (docs/alerting.md): policies, destinations and the delivery attempts across notifications.
 const alertPoliciesRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: '/alerts/policies',

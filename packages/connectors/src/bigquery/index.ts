@@ -5,7 +5,7 @@ import type { BigQueryConnection } from './client';
 import { type BigQueryStatement, executeBigQuery, importBigQuerySchema, testBigQuery } from './operations';
 import { readBigQuery, writeBigQuery } from './pipeline';
 
-// The seed's cloud-warehouse connector ("the one whose config names a project").
+// The cloud-warehouse connector whose config names a project (docs/connectors/bigquery.md).
 
 const int64 = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, hostField, portField, secretField, timeoutSecondsField } from '../fields';
 
-// The seed's FTP shapes (service-api.md "FTP connector"), exact: config, write-only
+// The FTP shapes of docs/connectors/ftp.md, exact: config, write-only
 // credentials, the saved-query statement, and the pipeline operation built from it.
 
 export const ftpConfigSchema = z

@@ -132,7 +132,7 @@ describe('HTTP connector', () => {
   });
 
   describe('schemas', () => {
-    it('applies the seed defaults and rejects credentials in URLs', () => {
+    it('applies the documented defaults and rejects credentials in URLs', () => {
       expect(httpConfigSchema.parse({ base_url: 'https://api.example.com' })).toEqual({
         base_url: 'https://api.example.com',
         health_path: '/',

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField, secretField, timeoutSecondsField } from '../fields';
 
-// The seed's HTTP connector shapes ("Connector configuration shapes": config, credentials,
-// operation statement) as zod schemas; the server validates requests with these.
+// The HTTP connector shapes of docs/connectors/http.md (config, credentials, operation
+// statement) as zod schemas; the server validates requests with these.
 
 /** A path below base_url: never an absolute URL, never a scheme-relative `//host`. */
 const relativePath = (what: string) =>

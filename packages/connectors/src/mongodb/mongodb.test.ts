@@ -168,8 +168,8 @@ describe('mongodb hosts announced by the server', () => {
 });
 
 describe('mongodb members announced by a hostile seed', () => {
-  // The seed is reachable (the operator allowlists 127.0.0.1); the member it announces,
-  // 127.0.0.2, is not. A listener there proves that no socket ever reaches it.
+  // The host in the connection string is reachable (the operator allowlists 127.0.0.1); the
+  // member it announces, 127.0.0.2, is not. A listener there proves that no socket ever reaches it.
   const policy = { allowPrivate: false, allowCidrs: ['127.0.0.1/32'] };
   const ctx: ConnectorContext = { policy, limits: defaultLimits };
 

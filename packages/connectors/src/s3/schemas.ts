@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField, secretField, timeoutSecondsField } from '../fields';
 
-// Shapes of the S3 connector: config and write-only credentials (the seed's), the saved-query
-// statement and the pipeline operation (`operation_type: s3`).
+// Shapes of the S3 connector: config and write-only credentials (docs/connectors/s3.md), the
+// saved-query statement and the pipeline operation (`operation_type: s3`).
 
 export const s3ConfigSchema = z
   .object({

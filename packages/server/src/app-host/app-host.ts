@@ -17,8 +17,9 @@ import { sessionRoutes } from './session.routes';
 import { serveWebApp } from './static-files';
 
 /**
- * The browser host: cookie sessions only. API tokens never belong here (DECISIONS.md §1), so a
- * request carrying one is refused before anything else looks at it, and the token is not logged.
+ * The browser host: cookie sessions only. API tokens never belong here
+ * (docs/api-conventions.md#tokens), so a request carrying one is refused before anything else looks
+ * at it, and the token is not logged.
  */
 export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({

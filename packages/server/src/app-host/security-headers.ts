@@ -1,9 +1,10 @@
 import type { FastifyReply } from 'fastify';
 
 // Headers every app-host response carries, errors included: the browser app loads only its own
-// scripts (DECISIONS.md §15: CSP script-src 'self'), is never framed (clickjacking), and
-// responses are never sniffed into another type. Inline styles stay allowed for the built app
-// (the DAG and virtual lists position by style attribute); the same policy as the app's files.
+// scripts (docs/app.md#backend-for-frontend-session-and-csrf: CSP script-src 'self'), is never
+// framed (clickjacking), and responses are never sniffed into another type. Inline styles stay
+// allowed for the built app (the DAG and virtual lists position by style attribute); the same
+// policy as the app's files.
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",

@@ -22,7 +22,10 @@ const overHttps = (config: Config) => config.publicUrl.startsWith('https:');
 export const sessionCookieName = (config: Config) =>
   overHttps(config) ? '__Host-sluice_session' : 'sluice_session';
 
-/** HttpOnly; SameSite=Lax so a link from chat or mail arrives signed in (DECISIONS.md §15). */
+/**
+ * HttpOnly; SameSite=Lax so a link from chat or mail arrives signed in
+ * (docs/app.md#backend-for-frontend-session-and-csrf).
+ */
 export const sessionCookieOptions = (config: Config) => ({
   httpOnly: true,
   sameSite: 'lax' as const,

@@ -1,12 +1,12 @@
 import { AppError } from './errors';
 
 /**
- * The per-address budget for requests that have not proven who they are (DECISIONS.md §9):
- * no bearer token, or one that did not resolve. It runs inside the authentication hook, before
- * the token lookup, so neither a flood of anonymous requests nor a stream of invented tokens
- * (a valid checksum costs nothing to compute) is answered 401 forever, and an address over its
- * budget costs no database lookup at all. Fixed windows, kept in process like the per-token
- * counters.
+ * The per-address budget for requests that have not proven who they are
+ * (docs/operations.md#rate-limits-and-bounds): no bearer token, or one that did not resolve. It
+ * runs inside the authentication hook, before the token lookup, so neither a flood of anonymous
+ * requests nor a stream of invented tokens (a valid checksum costs nothing to compute) is answered
+ * 401 forever, and an address over its budget costs no database lookup at all. Fixed windows, kept
+ * in process like the per-token counters.
  */
 export type AddressBudget = {
   /** Counts one unauthenticated request; throws RATE_LIMITED once the window's budget is spent. */

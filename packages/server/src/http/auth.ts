@@ -102,8 +102,8 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolve?: Principa
     if (access?.kind !== 'org' || !req.principal) return;
     const orgSlug = (req.params as Record<string, string> | undefined)?.organization;
     if (!orgSlug) throw notFound('organization');
-    // The seed bounds the path value to 100 characters: longer is a malformed request (400), and
-    // says nothing about which organizations exist.
+    // The path value is at most 100 characters (docs/api-conventions.md#slugs): longer is a malformed
+    // request (400), and says nothing about which organizations exist.
     if (orgSlug.length > 100) {
       throw validationFailed([
         {

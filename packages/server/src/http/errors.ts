@@ -1,4 +1,4 @@
-// One error type, one code→status table, one envelope (DECISIONS.md §6).
+// One error type, one code→status table, one envelope (docs/api-conventions.md#errors).
 export const errorStatus = {
   VALIDATION_FAILED: 400,
   ENTITY_NAME_INVALID: 400,

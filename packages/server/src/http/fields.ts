@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
-// Shared field schemas of the seed's common value types.
+// Shared field schemas of the common value types (docs/api-conventions.md).
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 export const slugSchema = z
@@ -43,14 +43,15 @@ export function randomSlug(prefix: string, length = 16): string {
   return `${prefix}-${randomSuffix(length)}`;
 }
 
-/** The `{organization}` path value: the seed allows any 1–100 character string here. */
+/** The `{organization}` path value: any 1–100 characters (docs/api-conventions.md#slugs). */
 export const orgSlugParam = z.string().min(1).max(100).describe('Organization slug.');
 export const orgParams = z.object({ organization: orgSlugParam }).strict();
 
 /**
- * A path segment `:<param>:<verb>` (the seed's colon actions, `/keys/{slug}:rotate`).
+ * A path segment `:<param>:<verb>` (colon actions, `/keys/{slug}:rotate`; docs/api-conventions.md).
  * find-my-way needs the parameter constrained to tell `:rotate` from `:revoke` apart. The
- * constraint takes any (decoded) segment text, so a malformed slug reaches the route's params schema and is
- * 400 `VALIDATION_FAILED` as on `GET /keys/{slug}`, not a 405 from a route that did not match.
+ * constraint takes any (decoded) segment text, so a malformed slug reaches the route's params
+ * schema and is 400 `VALIDATION_FAILED` as on `GET /keys/{slug}`, not a 405 from a route that did
+ * not match.
  */
 export const withVerb = (param: string, verb: string) => `:${param}(^[\\s\\S]+)::${verb}`;

@@ -2,8 +2,9 @@ import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { validationFailed } from './errors';
 
-// The seed's list contract: limit 1–100 (default 20), cursor "<sort value>_<identifier>",
-// order asc|desc (default desc), direction next|prev (default next), only listed sort_by values.
+// The list contract (docs/api-conventions.md#lists-and-pagination): limit 1–100 (default 20),
+// cursor "<sort value>_<identifier>", order asc|desc (default desc), direction next|prev (default
+// next), only listed sort_by values.
 
 export function listQuerySchema<const S extends readonly [string, ...string[]]>(sortBy: S) {
   return z

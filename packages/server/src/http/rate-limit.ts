@@ -5,9 +5,9 @@ import { bearerFacts } from './auth';
 import { AppError } from './errors';
 
 /**
- * Per token for authenticated calls, per address otherwise (DECISIONS.md §9). Only a
- * well-formed token (valid checksum) gets a bucket of its own: a client inventing a new bearer
- * string per request still counts against its address.
+ * Per token for authenticated calls, per address otherwise (docs/api-conventions.md#rate-limits).
+ * Only a well-formed token (valid checksum) gets a bucket of its own: a client inventing a new
+ * bearer string per request still counts against its address.
  */
 function keyOf(req: FastifyRequest): string {
   const facts = bearerFacts(req);

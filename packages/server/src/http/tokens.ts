@@ -1,7 +1,8 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-// Token format (DECISIONS.md §3): `slc_pat_` or `slc_key_`, 32 random bytes in base62, and a
-// 6-character base62 CRC32 of the body, so secret scanners (and we) can reject typos offline.
+// Token format (docs/api-conventions.md#tokens): `slc_pat_` or `slc_key_`, 32 random bytes in
+// base62, and a 6-character base62 CRC32 of the body, so secret scanners (and we) can reject typos
+// offline.
 export type TokenKind = 'pat' | 'key';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

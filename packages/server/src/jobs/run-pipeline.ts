@@ -76,7 +76,8 @@ export const runPipeline = (deps: Deps): JobHandler<'pipelines.run'> => {
         })
         .catch((err) => deps.log.warn({ errCode: err?.code, runId }, 'run heartbeat failed'));
     }, heartbeatMs(leaseSeconds));
-    // The environment's run time limit (read with the claim), or the deployment-wide default (§9).
+    // The environment's run time limit (read with the claim), or the deployment-wide default
+    // (docs/runs.md#states).
     const timeoutSeconds = run.runTimeoutSeconds ?? deps.config.runs.timeoutSeconds;
     const timeout = setTimeout(() => entry.abort('timeout'), timeoutSeconds * 1000);
     const recorder = createRunRecorder(deps, run.id, workerId);

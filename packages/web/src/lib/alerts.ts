@@ -2,8 +2,9 @@ import { useQuery } from '@tanstack/react-query';
 import type { paths } from '../../../client/src/schema';
 import { api, type Page } from './api';
 
-// The §10 vocabulary. The lists are written out for the pickers, and the compiler holds them to
-// the API: `satisfies` fails when the generated client (the OpenAPI document) disagrees.
+// The alerting vocabulary (docs/alerting.md). The lists are written out for the pickers, and the
+// compiler holds them to the API: `satisfies` fails when the generated client (the OpenAPI
+// document) disagrees.
 type PolicyBody = NonNullable<
   paths['/organizations/{organization}/alert-policies']['post']['requestBody']
 >['content']['application/json'];

@@ -26,7 +26,8 @@ import { useEnvironments, useProjects } from '../lib/hooks';
  */
 const LIVE_MS = 10_000;
 
-// The §10 vocabulary; the server validates, these only fill the filter pickers.
+// The notification vocabulary (docs/alerting.md#notifications); the server validates, these only
+// fill the filter pickers.
 const STATES = ['open', 'acknowledged', 'resolved'];
 const SEVERITIES = ['info', 'warning', 'error', 'critical'];
 const TYPES = [

@@ -14,7 +14,7 @@ import {
 import { id, timestamps, ts } from './columns';
 import { organizations } from './organizations';
 
-// Alerting (DECISIONS.md §10): notifications (one per organization and dedup key), the source
+// Alerting (docs/alerting.md): notifications (one per organization and dedup key), the source
 // events each one counted, destinations, policies, the per-destination send gates that make a
 // send decision claimable by exactly one worker, and one delivery attempt row per try.
 

@@ -5,7 +5,7 @@ import { dataSources, projects } from './connections';
 import { organizations } from './organizations';
 import { pipelines } from './pipelines';
 
-// Drift impact reports and data contracts (DECISIONS.md §12).
+// Drift impact reports and data contracts (docs/drift-and-contracts.md).
 
 const orgRef = () =>
   uuid('organization_id')

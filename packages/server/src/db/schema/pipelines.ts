@@ -158,7 +158,7 @@ export const pipelineRuns = pgTable(
     triggerKey: text('trigger_key'),
     inputKeys: jsonb('input_keys').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     error: jsonb('error').$type<ErrorRecord | null>(),
-    /** Quality metrics measured at contracted sinks (DECISIONS.md §12). */
+    /** Quality metrics measured at contracted sinks (docs/drift-and-contracts.md#contracts). */
     contractChecks: jsonb('contract_checks')
       .$type<Record<string, unknown>[]>()
       .notNull()
@@ -181,7 +181,7 @@ export const pipelineRuns = pgTable(
   ],
 );
 
-/** A run's input values, sealed, only until the run ends (the seed: values are not stored). */
+/** A run's input values, sealed, only until the run ends (docs/runs.md#executing). */
 export const pipelineRunInputs = pgTable('pipeline_run_inputs', {
   id: id(),
   organizationId: orgRef(),

@@ -3,7 +3,7 @@ import { id, timestamps, ts } from './columns';
 import { dataSources } from './connections';
 import { organizations } from './organizations';
 
-// Proof for git-backed data sources (docs/proof.md, DECISIONS §13). Observations and receipts
+// Proof for git-backed data sources (docs/proof.md). Observations and receipts
 // are immutable once finished: nothing updates them but the observation job's one result.
 
 const orgRef = () =>

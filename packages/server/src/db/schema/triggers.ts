@@ -15,7 +15,7 @@ import { environments } from './connections';
 import { organizations } from './organizations';
 import { pipelineRuns, pipelines } from './pipelines';
 
-// Pipeline triggers (DECISIONS.md §11): schedules fired by the tick, webhooks fired by signed
+// Pipeline triggers (docs/triggers.md): schedules fired by the tick, webhooks fired by signed
 // deliveries. The occurrence ledger and the delivery list are the "why did / didn't it fire".
 
 export const pipelineTriggers = pgTable(

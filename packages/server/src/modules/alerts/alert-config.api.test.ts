@@ -3,8 +3,8 @@ import { type SmtpPeer, startSmtpPeer } from '../../../../../test/peers/smtp';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
 import { waitUntil } from '../../../../../test/support/runs';
 
-// Destinations and policies through the API: validation, the seed's scope rules, destinations
-// that must exist, delete refused while in use, source metadata, and :test.
+// Destinations and policies through the API: validation, the scope rules (docs/alerting.md),
+// destinations that must exist, delete refused while in use, source metadata, and :test.
 
 const org = '/organizations/acme';
 

@@ -279,7 +279,7 @@ describe('alert delivery', () => {
     }
   });
 
-  it('reads recent attempts in bulk, bounded as the seed says', async () => {
+  it('reads recent attempts in bulk, bounded as docs/alerting.md says', async () => {
     const list = (await call('GET', `${org}/notifications?limit=100`)).json().notifications;
     const slugs = list.map((n: any) => n.slug).slice(0, 3);
     const res = await call(

@@ -1,5 +1,5 @@
-// Which policies a notification matches (DECISIONS.md §10): every enabled policy whose scope and
-// non-null filters all match fires; no first-match-wins.
+// Which policies a notification matches (docs/alerting.md#policies-and-matching): every enabled
+// policy whose scope and non-null filters all match fires; no first-match-wins.
 
 export type MatchableNotification = {
   notificationType: string;

@@ -1,7 +1,8 @@
 import type { SendOutcome } from '../../mail/alert-transport';
 
-// provider_response_metadata is an allowlist (DECISIONS.md §10): only these keys, built here from
-// what the transport reported, never the raw reply object, credentials or bodies.
+// provider_response_metadata is an allowlist (docs/alerting.md#delivery-attempts-and-retries): only
+// these keys, built here from what the transport reported, never the raw reply object, credentials
+// or bodies.
 
 const TOKENISH = /[A-Za-z0-9+/=_-]{20,}/g;
 

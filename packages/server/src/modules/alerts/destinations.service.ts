@@ -22,8 +22,8 @@ export function toDestination(r: repo.DestinationRow) {
   };
 }
 
-// Destinations have no entity type of their own in the seed's event vocabulary; their events are
-// recorded on the organization with the destination named in the metadata.
+// Destinations have no entity type of their own (docs/api-conventions.md#events); their events
+// are recorded on the organization with the destination named in the metadata.
 const destinationEvent = (slug: string, action: 'create' | 'update' | 'delete', extra = {}) => ({
   entityType: 'organization' as const,
   entitySlug: null,

@@ -49,7 +49,7 @@ export function toPolicy(r: repo.PolicyWithDestinations) {
   };
 }
 
-/** The seed's three scope rules; every violation is reported, not just the first. */
+/** The three scope rules of docs/alerting.md#policies-and-matching; every violation is reported. */
 export function scopeIssues(
   scope: string,
   project: string | null,

@@ -27,7 +27,7 @@ export function toApiKey(r: repo.ApiKeyRow) {
   };
 }
 
-/** An API key manages keys only when its own flag says so (DECISIONS.md §3). */
+/** An API key manages keys only when its own flag says so (docs/api-conventions.md#tokens). */
 function assertMayManage(scope: Scope) {
   if (scope.principal.type === 'api_key' && !scope.principal.canManageApiKeys) {
     throw forbidden('this API key may not manage API keys (can_manage_api_keys is false)');

@@ -26,7 +26,7 @@ const valid = () => ({
 type Body = ReturnType<typeof valid>;
 const email = (n: number) => `${'a'.repeat(n - '@b.example'.length)}@b.example`;
 
-// Every bound of the seed: the value at the edge is accepted, one past it is refused.
+// Every bound of docs/billing.md#fields: the value at the edge is accepted, one past it is refused.
 const edges: { field: string; ok: (b: Body) => void; over: (b: Body) => void }[] = [
   {
     field: 'billing_name',

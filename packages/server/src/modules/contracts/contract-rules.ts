@@ -4,11 +4,11 @@ import type { ContractColumnRecord, QualityRule } from '../../db/schema/index';
 import type { Change } from '../drift/schema-diff';
 import { classifyTypeChange, nameKey, normalizeType } from '../drift/schema-normalize';
 
-// Revisions of a data contract (DECISIONS.md §12): immutable, addressed by a digest, diffed
-// against the revision they are based on with datacontract-cli's rules (ERROR → breaking,
-// WARNING → warning, INFO → safe): a removed column, a changed type, a column that became
-// required or unique, and a quality rule added or tightened are breaking (existing data or
-// readers may not satisfy them); an added column and a loosened rule are safe.
+// Revisions of a data contract (docs/drift-and-contracts.md#contracts): immutable, addressed by a
+// digest, diffed against the revision they are based on with datacontract-cli's rules (ERROR →
+// breaking, WARNING → warning, INFO → safe): a removed column, a changed type, a column that became
+// required or unique, and a quality rule added or tightened are breaking (existing data or readers
+// may not satisfy them); an added column and a loosened rule are safe.
 
 export type RevisionContent = {
   compatibility: 'backward' | 'none';

@@ -5,9 +5,9 @@ import { contractProblems } from '../drift/impact';
 import { sinkInputs } from '../drift/outputs';
 import { latestContracts, ofPipeline } from './contracts.repo';
 
-// Validation's "contracts still hold" (DECISIONS.md §4, §12): each contracted sink's computed
-// input, dry-bound over the stored schemas of the bound data sources, against the latest
-// revision. A broken promise is an error (CONTRACT_BROKEN); an input that cannot be computed
+// Validation's "contracts still hold" (docs/drift-and-contracts.md#contracts): each contracted
+// sink's computed input, dry-bound over the stored schemas of the bound data sources, against the
+// latest revision. A broken promise is an error (CONTRACT_BROKEN); an input that cannot be computed
 // (a source kind without a schema, say) is a warning (CONTRACT_NOT_CHECKED).
 
 export async function contractFindings(

@@ -102,7 +102,8 @@ export async function createContract(
       stepSlug: input.target.step_slug,
     });
     await recordEvent(tx, eventSource(scope, ctx), {
-      // The seed's entity types have no contract: the event is on the pipeline whose sink it covers.
+      // No entity type for contracts: the event is on their pipeline
+      // (docs/api-conventions.md#events).
       entityType: 'pipeline',
       entitySlug: pipeline.slug,
       action: 'create',

@@ -5,10 +5,10 @@ import type { DbOrTx } from '../../db/client';
 import { pipelineRuns, type QualityRule } from '../../db/schema/index';
 import { latestContracts, ofPipeline } from './contracts.repo';
 
-// Quality metrics of contracted sinks (DECISIONS.md §12), measured as rows stream into the
-// sink. The verdict is taken when the stream ends, before the connector commits: a broken rule
-// throws from the stream, so the sink's transaction rolls back and nothing is written, and the
-// step fails with CONTRACT_VIOLATED. Every measurement is recorded on the run.
+// Quality metrics of contracted sinks (docs/drift-and-contracts.md#contracts), measured as rows
+// stream into the sink. The verdict is taken when the stream ends, before the connector commits: a
+// broken rule throws from the stream, so the sink's transaction rolls back and nothing is written,
+// and the step fails with CONTRACT_VIOLATED. Every measurement is recorded on the run.
 
 export type MetricResult = {
   metric: QualityRule['metric'];

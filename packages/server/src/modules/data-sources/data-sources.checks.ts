@@ -42,8 +42,8 @@ export async function testConnection(ctx: Ctx, scope: Scope, slug: string) {
       testError: failure?.message ?? null,
       touch: false,
     });
-    // The credential's state follows the remote system's verdict (DECISIONS §5), unless the
-    // credentials changed while the test ran.
+    // The credential's state follows the remote system's verdict, unless the credentials changed
+    // while the test ran (docs/api-conventions.md#data-source-credentials).
     const credential = await repo.currentCredential(tx, current.id);
     if (credential && current.connectionRevision === row.connectionRevision) {
       if (failure?.code === 'AUTHENTICATION_FAILED' && credential.status === 'active') {

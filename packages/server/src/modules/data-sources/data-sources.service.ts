@@ -69,7 +69,10 @@ function issuesAt(prefix: string, error: z.ZodError): ValidationIssue[] {
   }));
 }
 
-/** Hosted deployments never reach private networks, whatever a data source asks for (DECISIONS §1). */
+/**
+ * Hosted deployments never reach private networks, whatever a data source asks for
+ * (docs/operations.md#deployment-mode).
+ */
 function assertEgressAllowed(ctx: Ctx, config: unknown) {
   if (ctx.deps.config.deployment === 'hosted' && allowsPrivateHosts(config)) {
     throw validationFailed([
@@ -176,7 +179,7 @@ export async function createDataSource(ctx: Ctx, scope: Scope, input: CreateData
       input.credentials !== undefined
         ? await storeCredentials(ctx, tx, row, input.credentials)
         : provider
-          ? // OAuth kinds start `pending` until the authorization completes (DECISIONS §5).
+          ? // OAuth kinds start `pending` until authorized (docs/oauth.md#credential-states).
             await repo.insertCredential(tx, {
               organizationId: row.organizationId,
               dataSourceId: row.id,
@@ -189,7 +192,8 @@ export async function createDataSource(ctx: Ctx, scope: Scope, input: CreateData
       entityType: 'data_source',
       entitySlug: slug,
       action: 'create',
-      // Writing credentials is security-relevant (DECISIONS §7); metadata never holds them.
+      // Writing credentials is security-relevant (docs/api-conventions.md#events); metadata never
+      // holds them.
       security: input.credentials !== undefined,
       metadata: {
         type: input.type,
@@ -267,7 +271,8 @@ export async function updateDataSource(ctx: Ctx, scope: Scope, slug: string, inp
       entityType: 'data_source',
       entitySlug: slug,
       action: 'update',
-      // A credential write is security-relevant (DECISIONS §7); the metadata names no value.
+      // A credential write is security-relevant (docs/api-conventions.md#events); the metadata
+      // names no value.
       security: credentials !== undefined,
       metadata: {
         fields,

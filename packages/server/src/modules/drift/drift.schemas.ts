@@ -60,7 +60,7 @@ export const reportSchema = previewSchema
     created_at: timestampSchema,
     superseded_at: timestampSchema.nullable().describe('When a newer report superseded this one, or null.'),
   })
-  .describe('A drift impact report (DECISIONS.md §12).');
+  .describe('A drift impact report (docs/drift-and-contracts.md).');
 
 export const reportSorts = ['drift_report_created_at'] as const;
 export const listReportsQuery = listQuerySchema(reportSorts);

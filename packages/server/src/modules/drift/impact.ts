@@ -4,10 +4,10 @@ import { type SourceView, schemaBinder, sourceView } from './impact-sources';
 import { type Change, maxSeverity, type Severity } from './schema-diff';
 import { type NormalSchema, nameKey, normalizeType } from './schema-normalize';
 
-// The impact walk of DECISIONS.md §12: each pipeline bound to the changed data source is walked
-// in DAG order over empty DuckDB tables, once with the old schema and once with the candidate.
-// A transform that bound before and no longer binds is a breaking `step` impact with the
-// binder's message; outputs that differ give `edge` impacts; a sink whose input differs gives
+// The impact walk of docs/drift-and-contracts.md#impacts: each pipeline bound to the changed data
+// source is walked in DAG order over empty DuckDB tables, once with the old schema and once with
+// the candidate. A transform that bound before and no longer binds is a breaking `step` impact with
+// the binder's message; outputs that differ give `edge` impacts; a sink whose input differs gives
 // `sink` and `unknown_consumer` impacts; runs in flight give `run` impacts; `pipeline` rolls up.
 
 export type Impact = {

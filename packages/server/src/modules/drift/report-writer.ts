@@ -6,9 +6,10 @@ import { raiseNotification } from '../notifications/notifications.raise';
 import * as repo from './drift.repo';
 import { fingerprint, type ReportBody } from './report';
 
-// Persisting reports (DECISIONS.md §12): one open report per subject; a new report supersedes
-// it; identical changes (same fingerprint as the open report) are not written again; the
-// baseline of the open report is carried forward so the diff stays cumulative.
+// Persisting reports (docs/drift-and-contracts.md#when-reports-are-written): one open report per
+// subject; a new report supersedes it; identical changes (same fingerprint as the open report) are
+// not written again; the baseline of the open report is carried forward so the diff stays
+// cumulative.
 
 export type ReportSubject = {
   organizationId: string;
@@ -66,7 +67,8 @@ export async function writeReport(
     tx,
     { organizationId: subject.organizationId, actor, requestId },
     {
-      // The seed's entity types have no drift report: the event is on the subject it is about.
+      // No entity type for drift reports: the event is on its subject
+      // (docs/api-conventions.md#events).
       entityType: subject.subject.kind,
       entitySlug: subject.subject.slug,
       action: 'create',
@@ -86,7 +88,7 @@ export async function writeReport(
 
 /**
  * The one place a warning or breaking report raises the `schema_drift_detected` notification
- * (DECISIONS.md §10), in the transaction that writes the report.
+ * (docs/alerting.md#notifications), in the transaction that writes the report.
  */
 export async function raiseSchemaDriftDetected(
   tx: Tx,

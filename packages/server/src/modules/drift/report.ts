@@ -11,9 +11,10 @@ import {
 } from './schema-diff';
 import { nameKey, normalizeSchema } from './schema-normalize';
 
-// One computation for the persisted report and the preview (DECISIONS.md §12): the normalized
-// diff, consumer knowledge from every bound pipeline applied to the reason codes, the impacts,
-// and the severity (the highest change or impact).
+// One computation for the persisted report and the preview
+// (docs/drift-and-contracts.md#how-a-report-is-made): the normalized diff, consumer knowledge from
+// every bound pipeline applied to the reason codes, the impacts, and the severity (the highest
+// change or impact).
 
 export type ReportBody = {
   severity: Severity;

@@ -6,11 +6,11 @@ import {
   nameKey,
 } from './schema-normalize';
 
-// The normalized schema diff of DECISIONS.md §12: pure, so the same diff backs the import job,
-// the preview and the unit tests. Consumer knowledge (does a step read the column, does it reach
-// a sink through SELECT *) is applied afterwards by the impact analysis, which may raise a
-// change's reason code (column_removed_unreferenced → column_removed_referenced, column_added →
-// star_widened).
+// The normalized schema diff of docs/drift-and-contracts.md#how-a-report-is-made: pure, so the same
+// diff backs the import job, the preview and the unit tests. Consumer knowledge (does a step read
+// the column, does it reach a sink through SELECT *) is applied afterwards by the impact analysis,
+// which may raise a change's reason code (column_removed_unreferenced → column_removed_referenced,
+// column_added → star_widened).
 
 export type Severity = 'safe' | 'warning' | 'breaking';
 export const SEVERITIES: Severity[] = ['safe', 'warning', 'breaking'];

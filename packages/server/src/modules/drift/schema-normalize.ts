@@ -2,7 +2,7 @@
 // into one shape before diffing: entities (tables, collections, files, operations) holding
 // fields with a normalized type. Types are normalized first so cosmetic differences (case,
 // aliases such as varchar/text and int4/integer, display widths, whitespace) are never changes
-// (DECISIONS.md §12).
+// (docs/drift-and-contracts.md#how-a-report-is-made).
 
 export type NormalField = {
   /** As imported: reports name the column the way the source spells it. */

@@ -63,7 +63,7 @@ export type EventInput = {
   entitySlug: string | null;
   action: EventAction;
   metadata?: Record<string, unknown>;
-  /** Also write a security_audit record (DECISIONS.md §7). */
+  /** Also write a security_audit record (docs/api-conventions.md#events). */
   security?: boolean;
   /** Write only the security_audit record (for example a permission denial, which changes nothing). */
   securityOnly?: boolean;

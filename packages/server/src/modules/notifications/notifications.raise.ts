@@ -40,7 +40,7 @@ export type RaiseOutcome = 'opened' | 'reopened' | 'escalated' | 'counted' | 'du
 
 export type DispatchReason = 'open' | 'reopen' | 'escalate' | 'repeat';
 
-/** `type : project/environment : subject kind : subject slug` (DECISIONS.md §10). */
+/** `type : project/environment : subject kind : subject slug` (docs/alerting.md#notifications). */
 export function dedupKeyOf(
   type: NotificationType,
   projectSlug: string | null,

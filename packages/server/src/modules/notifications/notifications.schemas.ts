@@ -3,7 +3,7 @@ import { nullableTimestampSchema, orgSlugParam, slugSchema, timestampSchema } fr
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 import { entityTypes, eventActions } from '../events/events.record';
 
-// Notification vocabulary (DECISIONS.md §5 and §10).
+// Notification vocabulary (docs/alerting.md#notifications).
 export const notificationTypes = [
   'pipeline_run_failed',
   'pipeline_run_recovered',

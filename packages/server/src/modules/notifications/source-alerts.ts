@@ -3,9 +3,9 @@ import type { DbOrTx } from '../../db/client';
 import { environments, pipelines, projects } from '../../db/schema/index';
 import { type RaiseDeps, raiseNotification, resolveNotification } from './notifications.raise';
 
-// What raises what (DECISIONS.md §10), for the sources that exist today: runs, schema imports,
-// worker-side connection checks and OAuth refreshes. Each is called in the transaction that
-// records the source event.
+// What raises what (docs/alerting.md#notifications), for the sources that exist today: runs, schema
+// imports, worker-side connection checks and OAuth refreshes. Each is called in the transaction
+// that records the source event.
 
 /** Failures in a row after which a pipeline's notification becomes critical. */
 export const RUN_ESCALATE_AFTER = 3;

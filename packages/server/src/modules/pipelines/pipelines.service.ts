@@ -49,7 +49,10 @@ export async function lockPipelineOf(tx: Tx, projectId: string, pipelineSlug: st
   return pipeline;
 }
 
-/** `{pe}` routes: the project and a live environment enabled for it (rule 1 of the seed's endpoints). */
+/**
+ * `{pe}` routes: the project and a live environment enabled for it
+ * (docs/pipeline-spec.md#versions-validation-and-deployment).
+ */
 export async function requirePlace(db: DbOrTx, scope: Scope, projectSlug: string, environmentSlug: string) {
   const place = await findProjectEnvironment(db, scope, projectSlug, environmentSlug);
   if (!place) throw notFound('project environment');

@@ -16,8 +16,8 @@ import { type BindingView, bindingsOfPipeline } from './bindings.repo';
 import { typesForOperations } from './refs.service';
 import { sqlParser, withoutTemplates } from './sql-check';
 
-// The checks of DECISIONS.md §4. The engine checks the spec alone (graph, steps, templates,
-// refs); these add what depends on the environment: bindings, data sources, connectors,
+// The checks of docs/pipeline-spec.md#validation. The engine checks the spec alone (graph, steps,
+// templates, refs); these add what depends on the environment: bindings, data sources, connectors,
 // secrets, variables, and the SQL parser.
 
 const error = (code: string, message: string, path: string): Finding => ({

@@ -20,7 +20,10 @@ export const pushVersionBody = z
   })
   .strict();
 
-/** The seed's `spec_hash` path parameter: a full hash or a unique prefix (7+ characters). */
+/**
+ * The `spec_hash` path parameter: a full hash or a unique prefix, 7+ characters
+ * (docs/pipeline-spec.md#versions).
+ */
 export const specHashParam = z
   .string()
   .min(1)

@@ -10,7 +10,7 @@ import { eventSource, lockPipelineOf, requirePipeline, requireProject } from './
 import { syncRefs } from './refs.service';
 import * as repo from './versions.repo';
 
-/** DECISIONS.md §4: any unique prefix of 7+ characters addresses a version. */
+/** Any unique prefix of 7+ characters addresses a version (docs/pipeline-spec.md#versions). */
 export const MIN_PREFIX = 7;
 
 export function toVersion(r: repo.VersionRow) {

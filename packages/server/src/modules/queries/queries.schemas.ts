@@ -97,7 +97,7 @@ export const executionSchema = z
       .record(z.string(), z.unknown())
       .nullable()
       .describe(
-        'The same value as `result`, under the name the seed gives connector results (FTP: operation, format, rows, column_names, …).',
+        'The same value as `result`, under the name the connector docs give results (FTP: operation, format, rows, column_names, …).',
       ),
     row_count: z.number().int().nullable().describe('Rows in `result` (after truncation), null when failed.'),
     truncated: z.boolean().describe('True when rows were left out to stay within the row or size limit.'),

@@ -21,8 +21,9 @@ export function toExecution(r: repo.ExecutionRow) {
     result_type: r.resultType as QueryResult['result_type'],
     parameter_keys: r.parameterKeys,
     result: r.result,
-    // The connector result sections of the seed (FTP: type, success, payload) on the common
-    // envelope: `payload` is `result` under the seed's name.
+    // The connector result sections (FTP: type, success, payload;
+    // docs/connectors/ftp.md#statements) on the common envelope: `payload` is `result` under the
+    // connectors' name.
     type: r.statementType,
     success: r.status === 'succeeded',
     payload: r.result,

@@ -44,8 +44,8 @@ async function endRun(
   state: 'succeeded' | 'failed' | 'canceled',
   error: ErrorRecord | null,
 ) {
-  // Terminal state, steps still open closed, and (the seed: input values are not stored; they
-  // lived sealed only while the run could still use them) the sealed input deleted.
+  // Terminal state, steps still open closed, and (docs/runs.md#executing: input values are not
+  // kept; they lived sealed only while the run could still use them) the sealed input deleted.
   await endRunRows(tx, run.id, state, error);
   await recordRunEvent(tx, run, { state, error_code: error?.code ?? null });
   // Failed after its retries -> pipeline_run_failed; the next success resolves it (+ recovered).

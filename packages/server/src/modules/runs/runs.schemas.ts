@@ -3,7 +3,7 @@ import { nullableTimestampSchema, orgSlugParam, slugSchema, timestampSchema } fr
 import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
 import { confirmationField, confirmationQuery } from '../environments/protected';
 
-// Run states (DECISIONS.md §5): queued -> running -> succeeded | failed | canceled;
+// Run states (docs/runs.md#states): queued -> running -> succeeded | failed | canceled;
 // queued|running -> canceling -> canceled.
 export const runStates = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled'] as const;
 export type RunState = (typeof runStates)[number];
@@ -114,7 +114,8 @@ export const runLogSchema = z
   .describe('One log line of a run.');
 
 export const logSorts = ['log_seq'] as const;
-// The seed's default order (desc: newest first) where `order` is accepted; followers ask for asc.
+// The default order of docs/api-conventions.md#lists-and-pagination (desc: newest first); followers
+// ask for asc.
 export const listLogsQuery = listQuerySchema(logSorts);
 export const runLogListSchema = listResponseSchema('logs', runLogSchema);
 

@@ -5,8 +5,8 @@ import { recordEvent } from '../events/events.record';
 import type { RaiseDeps } from '../notifications/notifications.raise';
 import { alertTriggerFailed } from '../notifications/source-alerts';
 
-// DECISIONS.md §10: a burst of webhook signature failures (≥ 20 a minute on one trigger) raises
-// pipeline_trigger_failed, recorded as one event per minute.
+// docs/triggers.md#delivering: a burst of webhook signature failures (≥ 20 a minute on one trigger)
+// raises pipeline_trigger_failed, recorded as one event per minute.
 
 export const BURST_THRESHOLD = 20;
 export const BURST_WINDOW_MS = 60_000;

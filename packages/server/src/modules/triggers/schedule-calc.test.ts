@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dstFlag, jitterMs, localIso, plan, preview } from './schedule-calc';
 
-// The DST table (DECISIONS.md §11, docs/triggers.md): spring gaps and fall-backs in five zones
+// The DST table (docs/triggers.md#daylight-saving-time): spring gaps and fall-backs in five zones
 // with different rules (a 30-minute shift on Lord Howe, midnight transitions in Santiago and
 // Cairo), for fixed-time and interval crons, against instants worked out by hand.
 

@@ -5,7 +5,7 @@ import { confirmationField } from '../environments/protected';
 import { INPUT_KEY, pipelineParams } from '../runs/runs.schemas';
 import { MAX_JITTER_SECONDS } from './schedule-calc';
 
-// Pipeline triggers (DECISIONS.md §11).
+// Pipeline triggers (docs/triggers.md).
 
 export const triggerKinds = ['schedule', 'webhook'] as const;
 export const overlapPolicies = ['skip', 'buffer_one', 'allow'] as const;

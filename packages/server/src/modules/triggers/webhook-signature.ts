@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-// Standard Webhooks (DECISIONS.md §8): `webhook-signature` is a space-separated list of
+// Standard Webhooks (docs/triggers.md#delivering): `webhook-signature` is a space-separated list of
 // `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of `whsec_…`.
 
 export const TOLERANCE_SECONDS = 300;

@@ -7,8 +7,8 @@ import { BURST_THRESHOLD } from './refusal-burst';
 import { signedHeaders } from './webhook-signature';
 import { receiveDelivery } from './webhooks.service';
 
-// Signed deliveries (Standard Webhooks, DECISIONS.md §8/§11): every answer, and no run from any
-// refused delivery; secrets shown once and rotated with a grace period; values never stored.
+// Signed deliveries (Standard Webhooks, docs/triggers.md#webhooks): every answer, and no run from
+// any refused delivery; secrets shown once and rotated with a grace period; values never stored.
 
 const CANARY = `Region${randomBytes(8).toString('hex')}`;
 

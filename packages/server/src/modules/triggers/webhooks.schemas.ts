@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { slugSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
-// Webhook deliveries (DECISIONS.md §8, §11): the public route's parameters and answers, and the
-// list of accepted deliveries.
+// Webhook deliveries (docs/triggers.md#delivering): the public route's parameters and answers, and
+// the list of accepted deliveries.
 
 export const deliveryOutcomes = ['started'] as const;
 

@@ -9,9 +9,9 @@ import { secretBinding } from './trigger-secrets';
 import * as repo from './triggers.repo';
 import { matchingSecret, TOLERANCE_SECONDS } from './webhook-signature';
 
-// A signed delivery (DECISIONS.md §8, §11). Every verification failure is the same 401 and uses
-// up nothing; every refusal writes a security_audit event (actor external) with a reason, never
-// the body or the signature.
+// A signed delivery (docs/triggers.md#delivering). Every verification failure is the same 401 and
+// uses up nothing; every refusal writes a security_audit event (actor external) with a reason,
+// never the body or the signature.
 
 export const MAX_BODY_BYTES = 256 * 1024;
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,128}$/;
