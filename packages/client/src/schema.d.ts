@@ -42270,7 +42270,7 @@ export interface operations {
                             columns: {
                                 /** @description Column name as the sink writes it. */
                                 name: string;
-                                /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                                /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                                 type: string;
                                 /**
                                  * @description May hold null (ODCS: the inverse of required).
@@ -42547,7 +42547,7 @@ export interface operations {
                     columns: {
                         /** @description Column name as the sink writes it. */
                         name: string;
-                        /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                        /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                         type: string;
                         /**
                          * @description May hold null (ODCS: the inverse of required).
@@ -42625,7 +42625,7 @@ export interface operations {
                         columns: {
                             /** @description Column name as the sink writes it. */
                             name: string;
-                            /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                            /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                             type: string;
                             /**
                              * @description May hold null (ODCS: the inverse of required).
@@ -42905,7 +42905,7 @@ export interface operations {
                         columns: {
                             /** @description Column name as the sink writes it. */
                             name: string;
-                            /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                            /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                             type: string;
                             /**
                              * @description May hold null (ODCS: the inverse of required).
