@@ -42,3 +42,15 @@ export async function openStoreRuntime(
     );
   }
 }
+
+/**
+ * Once at start of a process that sends mail: without SLUICE_SMTP_URL every mail goes to the log
+ * (docs/operations.md "Mail"), which an operator should know before expecting one in a mailbox.
+ */
+export function warnIfMailGoesToLog(config: Config, log: { warn(obj: object, msg: string): void }) {
+  if (config.smtpUrl) return;
+  log.warn(
+    { smtp: 'unset' },
+    'SLUICE_SMTP_URL is unset: every mail (email verification, invitation, alert) is written to this log instead of being sent',
+  );
+}

@@ -30493,7 +30493,7 @@ export interface operations {
                             provider_attempt: number;
                             /** @description Sanitized provider metadata (an allowlist): never credentials, bodies or stack traces. */
                             provider_response_metadata: {
-                                /** @description smtp. */
+                                /** @description smtp; log when no SMTP server is configured and the message was written to the server log. */
                                 transport?: string;
                                 /** @description Message-ID header of this try. */
                                 message_id?: string;
@@ -30505,7 +30505,7 @@ export interface operations {
                                 smtp_command?: string;
                                 /** @description First line of the reply, at most 300 characters, token-like strings removed. */
                                 smtp_response?: string;
-                                /** @description transient, permanent, authentication, tls, configuration or not_configured. */
+                                /** @description transient, permanent, authentication, tls or configuration (not_configured on tries recorded before mail without SMTP went to the log). */
                                 failure_class?: string;
                                 /** @description Recipients the server accepted. */
                                 accepted_count?: number;
@@ -30775,7 +30775,7 @@ export interface operations {
                             provider_attempt: number;
                             /** @description Sanitized provider metadata (an allowlist): never credentials, bodies or stack traces. */
                             provider_response_metadata: {
-                                /** @description smtp. */
+                                /** @description smtp; log when no SMTP server is configured and the message was written to the server log. */
                                 transport?: string;
                                 /** @description Message-ID header of this try. */
                                 message_id?: string;
@@ -30787,7 +30787,7 @@ export interface operations {
                                 smtp_command?: string;
                                 /** @description First line of the reply, at most 300 characters, token-like strings removed. */
                                 smtp_response?: string;
-                                /** @description transient, permanent, authentication, tls, configuration or not_configured. */
+                                /** @description transient, permanent, authentication, tls or configuration (not_configured on tries recorded before mail without SMTP went to the log). */
                                 failure_class?: string;
                                 /** @description Recipients the server accepted. */
                                 accepted_count?: number;
