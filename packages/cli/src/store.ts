@@ -24,6 +24,13 @@ export function describeStore(config: Config): string {
     : `embedded, data directory ${path.resolve(config.dataDir)}`;
 }
 
+/** The embedded store is held by another process (a running `sluice serve`): exit 3. */
+export class StoreHeldError extends CliError {
+  constructor(message: string) {
+    super(ExitCode.storeUnavailable, message);
+  }
+}
+
 /** Opens (and migrates) the store and the queue; a held or unreachable store exits 3. */
 export async function openStoreRuntime(
   config: Config,
@@ -33,8 +40,8 @@ export async function openStoreRuntime(
   try {
     return await server.openRuntime(config, opts);
   } catch (err) {
-    if (err instanceof server.DataDirLockedError || err instanceof server.DataDirVersionError)
-      throw new CliError(ExitCode.storeUnavailable, err.message);
+    if (err instanceof server.DataDirLockedError) throw new StoreHeldError(err.message);
+    if (err instanceof server.DataDirVersionError) throw new CliError(ExitCode.storeUnavailable, err.message);
     const e = err as Error & { code?: string };
     throw new CliError(
       ExitCode.storeUnavailable,

@@ -137,7 +137,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename the account or change its password (needs current_password) */
+        /** Rename the account or set its password (current_password needed once the account has a password) */
         patch: operations["updateUsersMe"];
         trace?: never;
     };
@@ -4452,9 +4452,9 @@ export interface operations {
                 "application/json": {
                     /** @description Display name, 1 to 100 characters. */
                     name?: string;
-                    /** @description New password, 12 to 200 characters; needs current_password. */
+                    /** @description New password, 12 to 200 characters; needs current_password, unless the account was created without a password (setup, bootstrap). */
                     password?: string;
-                    /** @description The present password; required when password is given. */
+                    /** @description The present password; required when password is given and the account has one. */
                     current_password?: string;
                 };
             };
