@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliProcess, repoRoot, runCli, startCli } from './support/cli';
 import { node24 } from './support/node24';
 
-// The supported runtimes are Node 20.18+, 22 and 24 (README "Install"); the suite itself runs on
+// The supported runtimes are Node 20.19+, 22.13+ and 24 (README "On a fresh machine"); the suite runs on
 // the machine's Node, and this smoke run covers 24 with the npm registry's `node@24` package:
 // `sluice serve` on a fresh embedded store, `sluice setup`, one pipeline run, one API call and
 // one CLI call, every process on Node 24.
