@@ -38,9 +38,10 @@ export type CliProcess = {
 
 export function startCli(
   args: string[],
-  opts: { env?: Record<string, string | undefined>; input?: string } = {},
+  opts: { env?: Record<string, string | undefined>; input?: string; node?: string } = {},
 ) {
-  const child = spawn(process.execPath, [bin, ...args], {
+  // `node`: another Node.js binary than this one (the Node 24 smoke suite).
+  const child = spawn(opts.node ?? process.execPath, [bin, ...args], {
     cwd: repoRoot,
     env: childEnv(opts.env ?? {}),
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -97,7 +98,7 @@ export function startCli(
 /** Runs one command to its end. */
 export function runCli(
   args: string[],
-  opts: { env?: Record<string, string | undefined>; input?: string } = {},
+  opts: { env?: Record<string, string | undefined>; input?: string; node?: string } = {},
 ): Promise<CliResult> {
   return startCli(args, opts).exited;
 }

@@ -24,6 +24,13 @@ export function describeStore(config: Config): string {
     : `embedded, data directory ${path.resolve(config.dataDir)}`;
 }
 
+/** The embedded store is held by another process (a running `sluice serve`): exit 3. */
+export class StoreHeldError extends CliError {
+  constructor(message: string) {
+    super(ExitCode.storeUnavailable, message);
+  }
+}
+
 /** Opens (and migrates) the store and the queue; a held or unreachable store exits 3. */
 export async function openStoreRuntime(
   config: Config,
@@ -33,12 +40,24 @@ export async function openStoreRuntime(
   try {
     return await server.openRuntime(config, opts);
   } catch (err) {
-    if (err instanceof server.DataDirLockedError || err instanceof server.DataDirVersionError)
-      throw new CliError(ExitCode.storeUnavailable, err.message);
+    if (err instanceof server.DataDirLockedError) throw new StoreHeldError(err.message);
+    if (err instanceof server.DataDirVersionError) throw new CliError(ExitCode.storeUnavailable, err.message);
     const e = err as Error & { code?: string };
     throw new CliError(
       ExitCode.storeUnavailable,
       `cannot open the store (${describeStore(config)}): ${e.code ? `${e.code} ` : ''}${e.message}`,
     );
   }
+}
+
+/**
+ * Once at start of a process that sends mail: without SLUICE_SMTP_URL every mail goes to the log
+ * (docs/operations.md "Mail"), which an operator should know before expecting one in a mailbox.
+ */
+export function warnIfMailGoesToLog(config: Config, log: { warn(obj: object, msg: string): void }) {
+  if (config.smtpUrl) return;
+  log.warn(
+    { smtp: 'unset' },
+    'SLUICE_SMTP_URL is unset: every mail (email verification, invitation, alert) is written to this log instead of being sent',
+  );
 }

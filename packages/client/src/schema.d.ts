@@ -137,7 +137,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename the account or change its password (needs current_password) */
+        /** Rename the account or set its password (current_password needed once the account has a password) */
         patch: operations["updateUsersMe"];
         trace?: never;
     };
@@ -6094,9 +6094,9 @@ export interface operations {
                 "application/json": {
                     /** @description Display name, 1 to 100 characters. */
                     name?: string;
-                    /** @description New password, 12 to 200 characters; needs current_password. */
+                    /** @description New password, 12 to 200 characters; needs current_password, unless the account was created without a password (setup, bootstrap). */
                     password?: string;
-                    /** @description The present password; required when password is given. */
+                    /** @description The present password; required when password is given and the account has one. */
                     current_password?: string;
                 };
             };
@@ -46351,7 +46351,7 @@ export interface operations {
                             provider_attempt: number;
                             /** @description Sanitized provider metadata (an allowlist): never credentials, bodies or stack traces. */
                             provider_response_metadata: {
-                                /** @description smtp. */
+                                /** @description smtp; log when no SMTP server is configured and the message was written to the server log. */
                                 transport?: string;
                                 /** @description Message-ID header of this try. */
                                 message_id?: string;
@@ -46363,7 +46363,7 @@ export interface operations {
                                 smtp_command?: string;
                                 /** @description First line of the reply, at most 300 characters, token-like strings removed. */
                                 smtp_response?: string;
-                                /** @description transient, permanent, authentication, tls, configuration or not_configured. */
+                                /** @description transient, permanent, authentication, tls or configuration (not_configured on tries recorded before mail without SMTP went to the log). */
                                 failure_class?: string;
                                 /** @description Recipients the server accepted. */
                                 accepted_count?: number;
@@ -46736,7 +46736,7 @@ export interface operations {
                             provider_attempt: number;
                             /** @description Sanitized provider metadata (an allowlist): never credentials, bodies or stack traces. */
                             provider_response_metadata: {
-                                /** @description smtp. */
+                                /** @description smtp; log when no SMTP server is configured and the message was written to the server log. */
                                 transport?: string;
                                 /** @description Message-ID header of this try. */
                                 message_id?: string;
@@ -46748,7 +46748,7 @@ export interface operations {
                                 smtp_command?: string;
                                 /** @description First line of the reply, at most 300 characters, token-like strings removed. */
                                 smtp_response?: string;
-                                /** @description transient, permanent, authentication, tls, configuration or not_configured. */
+                                /** @description transient, permanent, authentication, tls or configuration (not_configured on tries recorded before mail without SMTP went to the log). */
                                 failure_class?: string;
                                 /** @description Recipients the server accepted. */
                                 accepted_count?: number;
@@ -63837,7 +63837,7 @@ export interface operations {
                             columns: {
                                 /** @description Column name as the sink writes it. */
                                 name: string;
-                                /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                                /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                                 type: string;
                                 /**
                                  * @description May hold null (ODCS: the inverse of required).
@@ -64212,7 +64212,7 @@ export interface operations {
                     columns: {
                         /** @description Column name as the sink writes it. */
                         name: string;
-                        /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                        /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                         type: string;
                         /**
                          * @description May hold null (ODCS: the inverse of required).
@@ -64295,7 +64295,7 @@ export interface operations {
                         columns: {
                             /** @description Column name as the sink writes it. */
                             name: string;
-                            /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                            /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                             type: string;
                             /**
                              * @description May hold null (ODCS: the inverse of required).
@@ -64740,7 +64740,7 @@ export interface operations {
                         columns: {
                             /** @description Column name as the sink writes it. */
                             name: string;
-                            /** @description Column type (normalized before comparing: varchar = text, int4 = integer). */
+                            /** @description Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any. */
                             type: string;
                             /**
                              * @description May hold null (ODCS: the inverse of required).

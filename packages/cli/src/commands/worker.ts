@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { ExitCode } from '../exit';
 import { printLines } from '../io';
-import { configFrom, describeStore, loadServer, openStoreRuntime } from '../store';
+import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoesToLog } from '../store';
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
@@ -40,6 +40,8 @@ export function workerCommand(program: Command) {
         `  store:       ${describeStore(config)}`,
         `  concurrency: ${opts.concurrency} per queue`,
       ]);
+
+      warnIfMailGoesToLog(config, rt.deps.log);
 
       // Runs in progress hand themselves back to the queue (same attempt) before the store closes.
       await new Promise<void>((resolve) => {

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Deps } from '../context';
 import { organizations } from '../db/schema/index';
 import { type SendOutcome, sendAlertMail } from '../mail/alert-transport';
+import { logMail } from '../mail/mailer';
 import { attemptMessageId, buildAlertMessage, mailDomain, threadRoot } from '../modules/alerts/alert-message';
 import {
   findAttempt,
@@ -33,7 +34,7 @@ export const deliverAlert =
     const messageId = attemptMessageId(attempt.slug, domain);
 
     let outcome: SendOutcome;
-    const refused = (failureClass: 'configuration' | 'not_configured'): SendOutcome => ({
+    const refused = (failureClass: 'configuration'): SendOutcome => ({
       ok: false,
       failureClass,
       retryable: false,
@@ -41,7 +42,6 @@ export const deliverAlert =
       durationMs: 0,
     });
     if (!dest || !dest.enabled) outcome = refused('configuration');
-    else if (!deps.config.smtpUrl) outcome = refused('not_configured');
     else {
       const msg = buildAlertMessage({
         notification: n,
@@ -51,14 +51,20 @@ export const deliverAlert =
         heldBack: attempt.heldBack,
         attemptSlug: attempt.slug,
       });
-      outcome = await sendAlertMail(deps.config.smtpUrl, deps.config.smtpFrom, {
-        to: dest.nonSecretConfig.recipients,
-        subject: msg.subject,
-        text: msg.text,
-        html: msg.html,
-        messageId,
-        references: threadRoot(n, domain),
-      });
+      const recipients = dest.nonSecretConfig.recipients;
+      if (!deps.config.smtpUrl) {
+        // No SMTP: the message goes to the log, as every other mail does (docs/alerting.md).
+        logMail(deps.log, { to: recipients, subject: msg.subject, text: msg.text });
+        outcome = { ok: true, transport: 'log', accepted: recipients, rejected: [], durationMs: 0 };
+      } else
+        outcome = await sendAlertMail(deps.config.smtpUrl, deps.config.smtpFrom, {
+          to: recipients,
+          subject: msg.subject,
+          text: msg.text,
+          html: msg.html,
+          messageId,
+          references: threadRoot(n, domain),
+        });
     }
 
     await deps.db.transaction(async (tx) => {

@@ -15,17 +15,13 @@ export type AlertMail = {
   references: string;
 };
 
-export type FailureClass =
-  | 'transient'
-  | 'permanent'
-  | 'authentication'
-  | 'tls'
-  | 'configuration'
-  | 'not_configured';
+export type FailureClass = 'transient' | 'permanent' | 'authentication' | 'tls' | 'configuration';
 
 export type SendOutcome =
   | {
       ok: true;
+      /** `log`: no SMTP server is configured and the message was written to the log. */
+      transport?: 'smtp' | 'log';
       accepted: string[];
       rejected: string[];
       responseCode?: number;

@@ -4,15 +4,28 @@ import type { Logger } from 'pino';
 export type Mail = { to: string; subject: string; text: string };
 export type Mailer = { send(mail: Mail): Promise<void>; close(): void };
 
+/** The message of every mail written to the log, so operators can find them all with one grep. */
+export const LOGGED_MAIL_MESSAGE = 'mail (no SMTP configured: SLUICE_SMTP_URL is unset)';
+
+/**
+ * Without SMTP every mail (verification, invitation, alert) is one structured log line:
+ * recipients, subject and text (docs/operations.md "Mail"). The text is what the recipient
+ * needs; no caller puts a password or an API key in it. Verification and invitation links hold
+ * their single-use token, since the log is then the only way to deliver it.
+ */
+export function logMail(log: Logger, mail: { to: string | string[]; subject: string; text: string }) {
+  log.info(
+    { mail: { to: Array.isArray(mail.to) ? mail.to : [mail.to], subject: mail.subject, text: mail.text } },
+    LOGGED_MAIL_MESSAGE,
+  );
+}
+
 /** SMTP when configured; otherwise mail goes to the log so a fresh install still works. */
 export function createMailer(opts: { smtpUrl?: string; from: string; log: Logger }): Mailer {
   if (!opts.smtpUrl) {
     return {
       async send(mail) {
-        opts.log.info(
-          { mail: { to: mail.to, subject: mail.subject, text: mail.text } },
-          'mail (no SMTP configured)',
-        );
+        logMail(opts.log, mail);
       },
       close() {},
     };

@@ -7,7 +7,10 @@ export const destinationTypes = ['unknown', 'email'] as const;
 
 export const providerMetadataSchema = z
   .object({
-    transport: z.string().optional().describe('smtp.'),
+    transport: z
+      .string()
+      .optional()
+      .describe('smtp; log when no SMTP server is configured and the message was written to the server log.'),
     message_id: z.string().optional().describe('Message-ID header of this try.'),
     smtp_response_code: z.number().int().optional().describe('Reply code of the SMTP server.'),
     enhanced_status: z.string().optional().describe('RFC 3463 enhanced status, e.g. 5.1.1.'),
@@ -19,7 +22,9 @@ export const providerMetadataSchema = z
     failure_class: z
       .string()
       .optional()
-      .describe('transient, permanent, authentication, tls, configuration or not_configured.'),
+      .describe(
+        'transient, permanent, authentication, tls or configuration (not_configured on tries recorded before mail without SMTP went to the log).',
+      ),
     accepted_count: z.number().int().optional().describe('Recipients the server accepted.'),
     rejected_count: z.number().int().optional().describe('Recipients the server refused.'),
     rejected_recipients: z.array(z.string()).optional().describe('Addresses the server refused.'),

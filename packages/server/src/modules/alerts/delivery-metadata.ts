@@ -24,7 +24,7 @@ export function providerMetadata(
   nextRetryAt: Date | null,
 ): Record<string, unknown> {
   const md: Record<string, unknown> = {
-    transport: 'smtp',
+    transport: outcome.ok && outcome.transport === 'log' ? 'log' : 'smtp',
     message_id: messageId,
     duration_ms: outcome.durationMs,
   };
@@ -57,11 +57,9 @@ export function failureMessage(outcome: Extract<SendOutcome, { ok: false }>): st
         ? 'the TLS handshake with the SMTP server failed'
         : outcome.failureClass === 'configuration'
           ? 'the message or its recipients were refused'
-          : outcome.failureClass === 'not_configured'
-            ? 'no SMTP server is configured (SLUICE_SMTP_URL)'
-            : outcome.responseCode
-              ? 'the SMTP server refused the message'
-              : 'the SMTP server could not be reached';
+          : outcome.responseCode
+            ? 'the SMTP server refused the message'
+            : 'the SMTP server could not be reached';
   const code = outcome.responseCode
     ? ` (${outcome.responseCode}${outcome.command ? ` on ${outcome.command.split(' ')[0]}` : ''})`
     : outcome.code

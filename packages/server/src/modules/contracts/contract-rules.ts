@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '@sluice/engine';
 import type { ContractColumnRecord, QualityRule } from '../../db/schema/index';
 import type { Change } from '../drift/schema-diff';
-import { classifyTypeChange, nameKey, normalizeType } from '../drift/schema-normalize';
+import { classifyPromiseChange, nameKey, normalizeType } from '../drift/schema-normalize';
 
 // Revisions of a data contract (docs/drift-and-contracts.md#contracts): immutable, addressed by a
 // digest, diffed against the revision they are based on with datacontract-cli's rules (ERROR →
@@ -83,7 +83,7 @@ export function diffRevisions(prev: RevisionContent, next: RevisionContent): Cha
       out.push(change('column_removed', c.name, c.type, null, 'contract_column_removed'));
       continue;
     }
-    const t = classifyTypeChange(normalizeType(c.type), normalizeType(d.type));
+    const t = classifyPromiseChange(c.type, d.type);
     if (t !== 'same')
       out.push(
         change(

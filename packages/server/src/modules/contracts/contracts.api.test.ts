@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Call,
   createDataSource,
+  createMysqlDatabase,
   createProjectAndEnvironment,
   deployPipeline,
+  mysqlDataSource,
   ORG,
   ok,
   PE,
@@ -57,6 +59,7 @@ describe('data contracts', () => {
   let t: TestApp;
   let token: string;
   let sink: { drop(): Promise<unknown> };
+  let shop: Awaited<ReturnType<typeof createMysqlDatabase>>;
   const call: Call = (method, url, body) => t.call(method, url, { token, body });
   const written = async () =>
     (await pgQuery(SINK, `select to_regclass('people_out') is not null as e`))[0].e
@@ -72,6 +75,9 @@ describe('data contracts', () => {
     await pgQuery('postgres', `create database ${SRC}`);
     await pgQuery(SRC, 'create table people (id int, email varchar(100))');
     sink = await createSinkDatabase(SINK);
+    // MariaDB's schema import keeps precision and scale (`decimal(10,2)`).
+    shop = await createMysqlDatabase(`sluice_contract_shop_${id}`);
+    await shop.query('create table prices (id int, amount decimal(10,2))');
     t = await startTestApp({ worker: true });
     token = (await t.bootstrap('acme')).api_key;
     await createDataSource(call, pgDataSource('crm', SRC));
@@ -82,16 +88,20 @@ describe('data contracts', () => {
       spec: spec('SELECT id, email FROM people'),
       bindings: { crm: 'crm', warehouse: 'warehouse' },
     });
-    await ok(call('POST', `${ORG}/data-sources/crm/schema-import`), 202);
-    await waitUntil(
-      async () => (await call('GET', `${ORG}/data-sources/crm`)).json(),
-      (x: any) => x.schema_status === 'ready',
-    );
+    await createDataSource(call, mysqlDataSource('shop', `sluice_contract_shop_${id}`));
+    for (const ds of ['crm', 'shop']) {
+      await ok(call('POST', `${ORG}/data-sources/${ds}/schema-import`), 202);
+      await waitUntil(
+        async () => (await call('GET', `${ORG}/data-sources/${ds}`)).json(),
+        (x: any) => x.schema_status === 'ready',
+      );
+    }
   }, 120_000);
 
   afterAll(async () => {
     await t?.close();
     await sink?.drop();
+    await shop?.drop();
     await pgQuery('postgres', `drop database if exists ${SRC} with (force)`);
   });
 
@@ -208,6 +218,68 @@ describe('data contracts', () => {
         path: 'steps[1]',
         severity: 'error',
         message: expect.stringMatching(/email is missing/),
+      }),
+    ]);
+  });
+
+  it('compares types as drift does: decimal accepts DECIMAL(10,2), a wider precision is a widening', async () => {
+    const prices = {
+      ...spec('SELECT id, amount FROM prices'),
+    };
+    (prices.steps[1].operation as any).write = { table: 'prices_out', mode: 'insert', create_table: true };
+    await deployPipeline(call, {
+      pipeline: 'prices',
+      spec: prices,
+      bindings: { crm: 'shop', warehouse: 'warehouse' },
+    });
+    await ok(
+      call('POST', CONTRACTS, {
+        name: 'Prices out',
+        slug: 'prices-out',
+        target: { pipeline_slug: 'prices', step_slug: 'load' },
+      }),
+      201,
+    );
+    const columns = (amount: string) => [
+      { name: 'ID', type: 'INT4' },
+      { name: 'amount', type: amount },
+    ];
+    await ok(call('POST', `${CONTRACTS}/prices-out/revisions`, { columns: columns('decimal') }), 201);
+    const v = await ok(
+      call('POST', `${PE}/pipeline-validation`, { pipeline_slug: 'prices', spec: prices }),
+      [200, 201],
+    );
+    expect(v.findings).toEqual([]);
+    expect(v.valid).toBe(true);
+
+    // Narrowing the promise to the output's own type is breaking for readers of r1, so it needs
+    // compatibility none; widening it afterwards is accepted under backward.
+    const narrowed = await call('POST', `${CONTRACTS}/prices-out/revisions`, {
+      columns: columns('DECIMAL(10,2)'),
+    });
+    expect(narrowed.statusCode).toBe(409);
+    expect(narrowed.json().error.message).toMatch(/contract_type_changed amount/);
+    await ok(
+      call('POST', `${CONTRACTS}/prices-out/revisions`, {
+        columns: columns('numeric(10, 2)'),
+        compatibility: 'none',
+      }),
+      201,
+    );
+    const widened = await ok(
+      call('POST', `${CONTRACTS}/prices-out/revisions`, { columns: columns('DECIMAL(12,2)') }),
+      201,
+    );
+    expect(widened).toMatchObject({ slug: 'r3', based_on: 'r2', compatibility: 'backward' });
+    // The output (DECIMAL(10,2)) no longer matches the promised DECIMAL(12,2): the check says so.
+    const after = await ok(
+      call('POST', `${PE}/pipeline-validation`, { pipeline_slug: 'prices', spec: prices }),
+      [200, 201],
+    );
+    expect(after.findings).toEqual([
+      expect.objectContaining({
+        code: 'CONTRACT_BROKEN',
+        message: expect.stringMatching(/amount is DECIMAL\(12,2\), the output is DECIMAL\(10,2\)/),
       }),
     ]);
   });

@@ -12,7 +12,9 @@ export const contractColumnSchema = z
       .string()
       .min(1)
       .max(100)
-      .describe('Column type (normalized before comparing: varchar = text, int4 = integer).'),
+      .describe(
+        'Column type, normalized before comparing as drift normalizes (varchar = text, int4 = integer); decimal without precision and scale accepts any.',
+      ),
     nullable: z.boolean().default(true).describe('May hold null (ODCS: the inverse of required).'),
     unique: z.boolean().default(false).describe('Values are unique.'),
     primary_key: z.boolean().default(false).describe('Part of the primary key.'),

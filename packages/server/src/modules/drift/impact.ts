@@ -2,7 +2,7 @@ import { type PipelineSpec, planSpec } from '@sluice/engine';
 import { type Binder, type Col, openBinder, sqlRefs } from './dry-bind';
 import { type SourceView, schemaBinder, sourceView } from './impact-sources';
 import { type Change, maxSeverity, type Severity } from './schema-diff';
-import { type NormalSchema, nameKey, normalizeType } from './schema-normalize';
+import { type NormalSchema, nameKey, typeSatisfies } from './schema-normalize';
 
 // The impact walk of docs/drift-and-contracts.md#impacts: each pipeline bound to the changed data
 // source is walked in DAG order over empty DuckDB tables, once with the old schema and once with
@@ -310,7 +310,7 @@ export function contractProblems(columns: ContractColumn[], output: Col[]): stri
   for (const c of columns) {
     const got = have.get(nameKey(c.name));
     if (!got) out.push(`promised column ${c.name} is missing`);
-    else if (normalizeType(got.type) !== normalizeType(c.type) && got.type !== 'NULL')
+    else if (!typeSatisfies(c.type, got.type) && got.type !== 'NULL')
       out.push(`promised column ${c.name} is ${c.type}, the output is ${got.type}`);
   }
   return out;

@@ -180,6 +180,35 @@ export function classifyTypeChange(before: string, after: string): TypeChange {
   return 'type_incompatible';
 }
 
+/** Written without precision or scale (`decimal`, `NUMERIC`): any precision and scale. */
+const unparameterizedDecimal = (raw: string, normalized: string) =>
+  !raw.includes('(') && typeInfo(normalized).family === 'decimal';
+
+/**
+ * Whether a column of type `actual` keeps a promise of type `promised` (a data contract's
+ * column), both normalized as drift normalizes them: equal after normalization, or a promise
+ * without precision and scale (`decimal`) met by a decimal of any precision and scale.
+ */
+export function typeSatisfies(promised: string, actual: string): boolean {
+  const p = normalizeType(promised);
+  const a = normalizeType(actual);
+  if (p === a) return true;
+  return unparameterizedDecimal(promised, p) && typeInfo(a).family === 'decimal';
+}
+
+/**
+ * A contract revision's type change, by drift's classification; a decimal that loses its
+ * precision and scale (`DECIMAL(10,2)` → `decimal`) promises less, so it widens.
+ */
+export function classifyPromiseChange(before: string, after: string): TypeChange {
+  const b = normalizeType(before);
+  const a = normalizeType(after);
+  if (b !== a && unparameterizedDecimal(after, a) && typeInfo(b).family === 'decimal') {
+    return unparameterizedDecimal(before, b) ? 'same' : 'type_widened';
+  }
+  return classifyTypeChange(b, a);
+}
+
 type RawColumn = { name?: unknown; type?: unknown; nullable?: unknown; primary_key?: unknown };
 
 const fieldsOf = (list: unknown): NormalField[] =>

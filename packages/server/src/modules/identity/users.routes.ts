@@ -63,7 +63,8 @@ export function usersRoutes(app: TypedApp, deps: Deps) {
     config: { ...access.user(), ...publicRateLimit(deps.config) },
     schema: {
       tags,
-      summary: 'Rename the account or change its password (needs current_password)',
+      summary:
+        'Rename the account or set its password (current_password needed once the account has a password)',
       body: s.updateMeBody,
       response: { 200: s.userSchema, ...errorResponses },
     },

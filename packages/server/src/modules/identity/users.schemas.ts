@@ -35,13 +35,15 @@ export const updateMeBody = z
     name: nameSchema.optional(),
     password: passwordSchema
       .optional()
-      .describe('New password, 12 to 200 characters; needs current_password.'),
+      .describe(
+        'New password, 12 to 200 characters; needs current_password, unless the account was created without a password (setup, bootstrap).',
+      ),
     current_password: z
       .string()
       .min(1)
       .max(200)
       .optional()
-      .describe('The present password; required when password is given.'),
+      .describe('The present password; required when password is given and the account has one.'),
   })
   .strict()
   .describe('Changes to the signed-in account.');

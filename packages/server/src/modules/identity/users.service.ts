@@ -4,7 +4,7 @@ import { iso } from '../../http/fields';
 import { chooseSlug } from '../../http/slugs';
 import { hashToken } from '../../http/tokens';
 import type { Me } from './me';
-import { checkPassword, hashPassword } from './passwords';
+import { checkPassword, hashPassword, hasPassword } from './passwords';
 import { deleteSessionsOfUser } from './sessions.repo';
 import { recordAccountEvent } from './user-events';
 import * as repo from './users.repo';
@@ -79,7 +79,9 @@ export async function updateMe(ctx: Ctx, me: Me, input: UpdateMeInput) {
   const current = await repo.findUserById(db, me.userId);
   if (!current) throw notFound('user');
   let passwordHash: string | undefined;
-  if (input.password !== undefined) {
+  // An account created without a password (setup, bootstrap) sets its first one with the
+  // owner's own token alone: there is no present password to confirm.
+  if (input.password !== undefined && hasPassword(current.passwordHash)) {
     if (input.current_password === undefined) {
       throw validationFailed([
         {
@@ -94,8 +96,8 @@ export async function updateMe(ctx: Ctx, me: Me, input: UpdateMeInput) {
         { path: 'current_password', code: 'incorrect', message: 'current_password is not correct' },
       ]);
     }
-    passwordHash = await hashPassword(input.password);
   }
+  if (input.password !== undefined) passwordHash = await hashPassword(input.password);
   const changes = {
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(passwordHash ? { passwordHash } : {}),

@@ -5,8 +5,9 @@ import { systemActor } from '../../context';
 import { apiKeys, members, organizations, personalAccessTokens, users } from '../../db/schema/index';
 import { conflict } from '../../http/errors';
 import { randomSuffix, slugify } from '../../http/fields';
-import { issueSecret, issueToken } from '../../http/tokens';
+import { issueToken } from '../../http/tokens';
 import { recordEvent } from '../events/events.record';
+import { NO_PASSWORD } from '../identity/passwords';
 
 export type BootstrapInput = { orgSlug: string; email: string; name?: string; password?: string };
 export type BootstrapResult = {
@@ -25,8 +26,8 @@ export class AlreadyBootstrappedError extends Error {}
 export async function bootstrap(deps: Deps, input: BootstrapInput): Promise<BootstrapResult> {
   const email = input.email.trim().toLowerCase();
   const name = input.name ?? email.split('@')[0];
-  // Without a password the account signs in only with its token until one is set.
-  const passwordHash = await hash(input.password ?? issueSecret().secret, { algorithm: 2 });
+  // Without a password the account signs in only with its token until its owner sets one.
+  const passwordHash = input.password ? await hash(input.password, { algorithm: 2 }) : NO_PASSWORD;
   const key = issueToken('key');
   const pat = issueToken('pat');
   return deps.db.transaction(async (tx) => {
