@@ -391,7 +391,7 @@ describe('the app at 390 px', { timeout: 600_000 }, () => {
     await open('/o/acme/runs');
     // The sidebar's links are not on the page until the menu opens.
     expect(await page.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
-    const menu = page.getByRole('button', { name: 'Menu' });
+    const menu = page.getByRole('button', { name: 'Menu', exact: true });
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
     await menu.click();
     const drawer = page.getByRole('dialog', { name: 'Menu' });

@@ -96,12 +96,13 @@ export function Card(props: {
       )}
     >
       {(props.title || props.actions) && (
-        <header className="flex items-center justify-between gap-2 border-b border-slate-200 px-4 py-2.5 dark:border-slate-800">
+        <header className="flex flex-wrap items-center justify-between gap-2 border-b border-slate-200 px-4 py-2.5 dark:border-slate-800">
           <h2 className="text-sm font-semibold">{props.title}</h2>
           <div className="flex gap-2">{props.actions}</div>
         </header>
       )}
-      <div className="p-4">{props.children}</div>
+      {/* A table wider than the card scrolls inside it, never the page (docs/app.md, "Narrow screens"). */}
+      <div className="overflow-x-auto p-4">{props.children}</div>
     </section>
   );
 }
