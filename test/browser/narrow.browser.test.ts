@@ -362,7 +362,11 @@ describe('the app at 390 px', { timeout: 600_000 }, () => {
         timeout: 15_000,
       })
       .catch(() => {}); // a screen that keeps loading is still measured as it stands
-    // Charts, the DAG and virtualised lists lay out after their data: let two frames pass.
+    // The DAG is laid out in a web worker: wait for its nodes where there is one.
+    if (await page.locator('.react-flow').count()) {
+      await page.locator('.react-flow__node').first().waitFor({ timeout: 30_000 });
+    }
+    // Virtualised lists lay out after their data: let two frames pass.
     await page.evaluate(
       () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))),
     );

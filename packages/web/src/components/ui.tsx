@@ -91,7 +91,7 @@ export function Card(props: {
   return (
     <section
       className={cx(
-        'rounded-lg border border-slate-200 bg-white shadow-sm dark:border-slate-800 dark:bg-slate-900',
+        'min-w-0 rounded-lg border border-slate-200 bg-white shadow-sm dark:border-slate-800 dark:bg-slate-900',
         props.className,
       )}
     >
