@@ -368,7 +368,11 @@ describe('the app at 390 px', { timeout: 600_000 }, () => {
     }
     // Virtualised lists lay out after their data: let two frames pass.
     await page.evaluate(
-      () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))),
+      () =>
+        new Promise((r) => {
+          const raf = (globalThis as any).requestAnimationFrame;
+          raf(() => raf(() => r(null)));
+        }),
     );
   };
   const shotName = (url: string) =>
