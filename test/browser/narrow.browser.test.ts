@@ -117,7 +117,7 @@ async function measure(page: Page): Promise<Measure> {
       const small = (r: R) => r.width < min - 0.5 || r.height < min - 0.5;
       // WCAG's inline exception: a link inside a sentence, whose size the line height of the text sets.
       const inline = (el: any) => {
-        if (el.tagName !== 'A' || !g.getComputedStyle(el).display.startsWith('inline')) return false;
+        if (el.tagName !== 'A' || g.getComputedStyle(el).display !== 'inline') return false;
         const block = el.parentElement;
         const own = (el.textContent ?? '').trim();
         const all = (block?.textContent ?? '').trim();
