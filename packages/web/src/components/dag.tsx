@@ -102,7 +102,9 @@ export function Dag(props: {
           nodes={nodes}
           edges={edges}
           fitView
-          fitViewOptions={{ maxZoom: 1.1 }}
+          // On a narrow screen the graph is panned rather than shrunk: a step stays at least
+          // 24 px high, the least target size (docs/app.md, "Narrow screens").
+          fitViewOptions={{ maxZoom: 1.1, minZoom: 0.8 }}
           nodesDraggable={false}
           nodesConnectable={false}
           colorMode="system"

@@ -6,7 +6,7 @@ import { useEventStream } from '../lib/sse';
 import type { LogLine } from '../lib/types';
 import { Input, Select } from './ui';
 
-const LINE = 20;
+const LINE = 24; // px: a line number is a link, and 24 px is the least target size (WCAG 2.5.8)
 const levelColor: Record<string, string> = {
   // The log pane is dark in both schemes, so its colours are the light-on-dark ones.
   debug: 'text-slate-400',

@@ -91,17 +91,18 @@ export function Card(props: {
   return (
     <section
       className={cx(
-        'rounded-lg border border-slate-200 bg-white shadow-sm dark:border-slate-800 dark:bg-slate-900',
+        'min-w-0 rounded-lg border border-slate-200 bg-white shadow-sm dark:border-slate-800 dark:bg-slate-900',
         props.className,
       )}
     >
       {(props.title || props.actions) && (
-        <header className="flex items-center justify-between gap-2 border-b border-slate-200 px-4 py-2.5 dark:border-slate-800">
+        <header className="flex flex-wrap items-center justify-between gap-2 border-b border-slate-200 px-4 py-2.5 dark:border-slate-800">
           <h2 className="text-sm font-semibold">{props.title}</h2>
           <div className="flex gap-2">{props.actions}</div>
         </header>
       )}
-      <div className="p-4">{props.children}</div>
+      {/* A table wider than the card scrolls inside it, never the page (docs/app.md, "Narrow screens"). */}
+      <div className="overflow-x-auto p-4">{props.children}</div>
     </section>
   );
 }

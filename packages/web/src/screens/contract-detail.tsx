@@ -204,7 +204,7 @@ export function ContractDetail() {
           <CodeEditor value={text} onChange={setDraft} language="json" label="Revision" minHeight="10rem" />
         </Suspense>
         <div className="mt-3 flex flex-wrap items-end gap-3">
-          <div className="w-96">
+          <div className="w-full max-w-96">
             <Field label="Compatibility">
               {({ id }) => (
                 <Select

@@ -104,7 +104,7 @@ export function SettingsCard(props: { base: string }) {
                 </Select>
                 <Input
                   aria-label={`Ref of target ${i + 1}`}
-                  className="w-80"
+                  className="w-full max-w-80"
                   value={t.ref}
                   onChange={(e) => setTarget(i, { ref: e.target.value })}
                 />

@@ -61,7 +61,7 @@ export function ProofPanel(props: { org: string; ds: string }) {
       <SettingsCard base={base} />
       <Card title="Observations">
         <div className="mb-3 flex flex-wrap items-end gap-2">
-          <div className="w-96">
+          <div className="w-full max-w-96">
             <Field label="Commit SHA or branch" hint="Empty: the default branch.">
               {({ id, describedBy }) => (
                 <Input

@@ -126,7 +126,7 @@ export function RunsList() {
             {...scrollRegion}
             className="h-[calc(100vh-15rem)] min-h-64 overflow-auto"
           >
-            <table className="w-full table-fixed text-left text-sm">
+            <table className="w-full min-w-[46rem] table-fixed text-left text-sm">
               <caption className="sr-only">Runs, newest first</caption>
               <thead className="sticky top-0 z-10 bg-white dark:bg-slate-900">
                 <tr>

@@ -185,7 +185,7 @@ export function TriggerDetail() {
             <Button onClick={() => change.mutate({ paused: false })}>Resume</Button>
           ) : (
             <div className="flex flex-wrap items-end gap-2">
-              <div className="w-80">
+              <div className="w-full max-w-80">
                 <Field label="Pause note" hint="Occurrences due while paused are recorded as skipped_paused.">
                   {({ id, describedBy }) => (
                     <Input
@@ -232,7 +232,7 @@ export function TriggerDetail() {
             </tbody>
           </table>
           <div className="mt-3 flex flex-wrap items-end gap-2">
-            <div className="w-72">
+            <div className="w-full max-w-72">
               <Field label="The current secret keeps verifying for">
                 {({ id }) => (
                   <Select id={id} value={grace} onChange={(e) => setGrace(e.target.value)}>
