@@ -2,6 +2,7 @@ import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
 import { CliError, ExitCode } from '../exit';
+import { orgOption } from '../flags';
 import { printJson, printLines } from '../io';
 
 type ObserveOptions = ApiOptions & { org: string; commit?: string; ref?: string; wait?: boolean };
@@ -12,7 +13,7 @@ export function proofObserveCommand(proof: Command) {
       .command('observe')
       .description('Check every proof target of a git data source at one commit')
       .argument('<data-source>', 'data source slug (git, github or gitlab)')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .option('--commit <sha>', 'the commit to observe')
       .option('--ref <branch>', 'a branch, at its current commit (default: the default branch)')
       .option('--wait', 'wait until the observation has finished; exit 2 when it failed'),
