@@ -59,12 +59,11 @@ function helpFlags(cmd: Command): string[] {
 const isPaged = (cmd: Command) =>
   cmd.options.some((o) => ['--limit', '--cursor', '--all'].includes(o.long ?? ''));
 
-// The program reads SLUICE_ORG when it is built: set it first, then build the real tree.
+// The program reads SLUICE_ORG when it is built (on import): set it first.
 process.env.SLUICE_ORG = 'org-from-env';
-const { buildProgram } = await import('./program');
+const { program } = await import('./main');
 
 describe('the --help walk', () => {
-  const program = buildProgram();
   const commands = walk(program);
 
   it('walks a command tree of some size', () => {
