@@ -288,7 +288,7 @@ describe('proof for a git data source', () => {
     expect(verified.code).toBe(0);
     expect(verified.stdout).toContain('verified, PASSED');
     const broken = await cli(['proof', 'observe', 'refdata', '--org', 'acme', '--wait']);
-    expect(broken.code).toBe(2);
+    expect(broken.code).toBe(1);
     expect(broken.stdout).toContain('FILE_MISSING');
 
     const env: Envelope = firstReceipt.envelope;

@@ -11,5 +11,5 @@ if (process.env.SLUICE_RUN_SOURCES !== '1' && compiledBuildIsFresh(cliDir)) {
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  await import('../src/main.ts');
+  await import('../src/run.ts');
 }

@@ -44,7 +44,7 @@ let result;
 let inputs;
 try {
   result = await esbuild.build({
-    entryPoints: { main: path.join(cliDir, 'src/main.ts') },
+    entryPoints: { main: path.join(cliDir, 'src/run.ts') },
     absWorkingDir: repoRoot,
     bundle: true,
     splitting: true,

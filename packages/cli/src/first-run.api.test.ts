@@ -69,7 +69,7 @@ describe('first run: examples/first-pipeline from an empty store', () => {
       const example = path.join(repoRoot, 'examples/first-pipeline');
       const plan = await sluice(['apply', '-f', example, '--dry-run']);
       expect(plan).toMatch(/^create +DataSource sluice-api$/m);
-      expect(plan).toMatch(/^create +Deployment first\/dev\/org-activity$/m);
+      expect(plan).toMatch(/^create +Deployment first\/dev\/org-activity {2}\(spec_hash → a new version\)$/m);
       expect(plan).toContain('6 to create');
 
       const applied = await sluice(['apply', '-f', example]);

@@ -75,11 +75,12 @@ import { usersSetPasswordCommand } from './commands/users-set-password';
 import { variablesCommand } from './commands/variables';
 import { webhooksSignCommand } from './commands/webhooks-sign';
 import { workerCommand } from './commands/worker';
-import { describeFailure, ExitCode } from './exit';
 
 const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
-const program = new Command()
+// The whole command tree, built on import without running anything: run.ts (the entry point)
+// parses the command line with it, and the --help walk (grammar.test.ts) checks its flags.
+export const program = new Command()
   .name('sluice')
   .description('Sluice, a self-hostable data-pipeline platform: server processes and API automation')
   .version(version)
@@ -87,7 +88,8 @@ const program = new Command()
   .addHelpText(
     'after',
     '\nAPI commands read the token from --token-stdin, SLUICE_TOKEN or the login profile (sluice login).\n' +
-      'Exit codes: 0 ok, 1 API or usage error, 2 refused, 3 store locked or unavailable, 4 API host unreachable.',
+      'Exit codes: 0 ok, 1 API or usage error or a failed check (connection test, validation, run with --wait),\n' +
+      '2 refused, 3 store locked or unavailable, 4 API host unreachable.',
   );
 
 // One file per command: commands/<noun>-<verb>.ts.
@@ -186,18 +188,3 @@ contractsReviseCommand(contracts);
 contractsRevisionCommand(contracts);
 usersSetPasswordCommand(program.command('users').description('Manage user accounts in the store'));
 keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
-
-// `sluice … | head` closes the pipe early: that is the reader's choice, not a failure.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(ExitCode.ok);
-  throw err;
-});
-
-try {
-  await program.parseAsync(process.argv);
-  process.exit(ExitCode.ok);
-} catch (err) {
-  const { exitCode, message } = describeFailure(err);
-  process.stderr.write(`sluice: ${message}\n`);
-  process.exit(exitCode);
-}

@@ -265,6 +265,9 @@ describe('sluice pipelines and runs', () => {
     const table = await cli(['runs', 'list', ...env, '--state', 'succeeded']);
     expect(table.stdout).toMatch(/^SLUG\s+PIPELINE\s+STATE/);
     expect(table.stdout).toMatch(/second\s+orders\s+succeeded\s+api\s+1/);
+    // Rows written by the sink (5), not the sum over every step (source 5 + sink 5).
+    expect(table.stdout).toMatch(/^SLUG\s+PIPELINE\s+.*\s+ROWS WRITTEN\s+ERROR$/m);
+    expect(table.stdout).toMatch(/^second\s+orders\s+succeeded\s+api\s+1\s+\S+\s+\S+\s+5\s+-$/m);
     expect((await pgQuery(SINK_DB, 'select count(*)::int as n from orders'))[0].n).toBe(10);
   });
 

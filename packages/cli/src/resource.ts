@@ -4,8 +4,8 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from './api';
 import { applySet, readObjectFile } from './document';
 import { CliError, ExitCode } from './exit';
+import { orgOption } from './flags';
 import { printJson, printLines, printTable } from './io';
-import { defaultOrg } from './profile';
 
 // The kit every resource command is built from: scope flags, path filling, one list pager, one
 // table and record printer, bodies from a file plus --set, and one follow loop. A noun file
@@ -31,11 +31,7 @@ export const cols = (...fields: string[]): Column[] =>
 
 /** Adds the flags a scope needs: --org always, --project and --env as the paths need them. */
 export function withScope(cmd: Command, scope: Scope): Command {
-  cmd.requiredOption(
-    '--org <slug>',
-    'organization slug (default: env SLUICE_ORG or the profile)',
-    defaultOrg(),
-  );
+  cmd.addOption(orgOption());
   if (scope === 'project' || scope === 'env') cmd.requiredOption('--project <slug>', 'project slug');
   if (scope === 'env' || scope === 'orgEnv') cmd.requiredOption('--env <slug>', 'environment slug');
   return withApiOptions(cmd);

@@ -118,9 +118,13 @@ describe('sluice resource commands', () => {
     expect(inline.code).toBe(1);
     expect(inline.stderr).toContain('credentials do not belong in a file');
 
-    // A refused connection is the test's answer, not a CLI failure.
-    const tested = await json(['data-sources', 'test', 'warehouse']);
-    expect(tested).toMatchObject({ data_source_slug: 'warehouse', ok: false });
+    // A refused connection is a failed test: the result is printed and the exit code is 1, so
+    // scripts and CI can rely on it (README "Exit codes").
+    const tested = await runCli(['data-sources', 'test', 'warehouse', '--json'], {
+      env: { SLUICE_BASE_URL: baseUrl, SLUICE_TOKEN: token, SLUICE_ORG: 'acme' },
+    });
+    expect(tested.code).toBe(1);
+    expect(JSON.parse(tested.stdout)).toMatchObject({ data_source_slug: 'warehouse', ok: false });
 
     for (const name of ['a', 'b', 'c'])
       await sluice(['projects', 'create', '--name', `P ${name}`, '--slug', `p-${name}`]);

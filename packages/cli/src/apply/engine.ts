@@ -6,7 +6,17 @@ import { configDir } from '../profile';
 import { orNull } from './compare';
 import { resourceKinds } from './kinds';
 import { type Loaded, loadDocuments } from './load';
-import type { ApplyContext, Change, Doc, ResourceKind } from './types';
+import type { ApplyContext, Change, Doc, Refusal, ResourceKind } from './types';
+
+/** The files were refused before anything was written; `refusals` says why (with findings). */
+export class ApplyRefused extends CliError {
+  constructor(readonly refusals: Refusal[]) {
+    super(
+      ExitCode.failed,
+      `refused, nothing was changed: ${refusals.map((r) => `${r.kind} ${r.key}: ${r.reason}`).join('; ')}`,
+    );
+  }
+}
 
 export type PlanLine = { action: Change['action'] | 'delete'; kind: string; key: string; changes: string[] };
 type Ref = { kind: string; key: string };
@@ -103,6 +113,14 @@ export async function runApply(ctx: ApplyContext, opts: ApplyOptions): Promise<P
     );
   }
   const planned = new Map<string, Change>();
+  const specHashes = new Map<string, string>();
+  // Every check against the server comes before the first write: a refused file set leaves the
+  // organization as it was (no version pushed, nothing deployed).
+  const refusals: Refusal[] = [];
+  for (const r of resources) {
+    refusals.push(...((await r.kind.precheck?.({ ...ctx, dir: r.dir, planned, specHashes }, r.doc)) ?? []));
+  }
+  if (refusals.length) throw new ApplyRefused(refusals);
   const done: Ref[] = [];
   const lines: PlanLine[] = [];
   const emit = (line: PlanLine) => {
@@ -116,7 +134,7 @@ export async function runApply(ctx: ApplyContext, opts: ApplyOptions): Promise<P
   const earlier = (previous?.resources ?? []).filter((r) => !named.has(`${r.kind}:${r.key}`));
   try {
     for (const r of resources) {
-      const rctx = { ...ctx, dir: r.dir, planned };
+      const rctx = { ...ctx, dir: r.dir, planned, specHashes };
       const change = await r.kind.plan(rctx, r.doc);
       planned.set(`${r.kind.kind}:${r.key}`, change);
       if (!ctx.dryRun && change.action !== 'unchanged') await r.kind.apply(rctx, r.doc, change);

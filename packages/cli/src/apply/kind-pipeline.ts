@@ -68,7 +68,20 @@ export const pipelineKind: ResourceKind = {
         ref,
         data_source: dataSource,
       })),
-      ...(e?.deploy ? [{ kind: 'Deployment', project: doc.project, environment, pipeline: doc.slug }] : []),
+      // The deployment carries the spec it deploys and the refs the files bind in its
+      // environment (its check before any write leaves findings about those to the deploy).
+      ...(e?.deploy
+        ? [
+            {
+              kind: 'Deployment',
+              project: doc.project,
+              environment,
+              pipeline: doc.slug,
+              ...pick(doc, ['spec', 'spec_file']),
+              bound_refs: Object.keys(e?.bindings ?? {}),
+            },
+          ]
+        : []),
     ]);
   },
   async plan(ctx, doc) {
@@ -76,6 +89,23 @@ export const pipelineKind: ResourceKind = {
     if (!have) return { action: 'create', changes: [] };
     const changes = changedFields(pick(doc, ['name', 'description']), have);
     const spec = specOf(ctx, doc);
+    // The files' hash is known when a deployment validated them before any write: an existing
+    // version (an older commit's files, a rollback) is deployed as it is, not pushed again.
+    const hash = ctx.specHashes?.get(`${doc.project}/${doc.slug}`);
+    if (hash) {
+      const exists =
+        hash === have.latest_spec_hash ||
+        (await orNull(
+          call(
+            ctx.client,
+            'GET',
+            '/organizations/{organization}/projects/{project}/pipelines/{pipeline}/versions/{spec_hash}',
+            { path: { ...item(ctx.org, doc), spec_hash: hash } },
+          ),
+        )) !== null;
+      if (!exists) changes.push('spec');
+      return { action: changes.length ? 'update' : 'unchanged', changes };
+    }
     const latest = have.latest_spec_hash
       ? await call<{ spec: unknown }>(
           ctx.client,
@@ -107,7 +137,8 @@ export const pipelineKind: ResourceKind = {
       );
     }
     if (change.action === 'create' || change.changes.includes('spec')) {
-      await call(
+      // Idempotent: a spec pushed before returns its existing version.
+      const { data } = await call<{ spec_hash: string }>(
         ctx.client,
         'POST',
         '/organizations/{organization}/projects/{project}/pipelines/{pipeline}/versions',
@@ -116,6 +147,7 @@ export const pipelineKind: ResourceKind = {
           body: { spec: specOf(ctx, doc) },
         },
       );
+      ctx.specHashes?.set(`${doc.project}/${doc.slug}`, data.spec_hash);
     }
   },
   async remove(ctx, key) {

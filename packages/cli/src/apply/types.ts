@@ -17,7 +17,18 @@ export type ApplyContext = {
   dryRun: boolean;
   /** What was planned so far in this apply, by `Kind:key` (later kinds may depend on it). */
   planned?: Map<string, Change>;
+  /**
+   * The spec hash of each pipeline's files, by `project/pipeline`: from the draft validation
+   * before anything is written, or from the push. Deployments deploy exactly this hash.
+   */
+  specHashes?: Map<string, string>;
 };
+
+/** One finding of a validation, as the API reports it. */
+export type Finding = { severity: string; code: string; path: string; message: string };
+
+/** Why a resource refuses the whole apply before anything is written. */
+export type Refusal = { kind: string; key: string; reason: string; findings: Finding[] };
 
 export type Change = { action: 'create' | 'update' | 'unchanged'; changes: string[] };
 
@@ -32,6 +43,11 @@ export type ResourceKind = {
   key(doc: Doc): string;
   /** Extra documents this one stands for (a pipeline's bindings and deployments). */
   expand?(doc: Doc): Doc[];
+  /**
+   * Checks against the server before anything is written (a deployment validates the files'
+   * spec there); any refusal stops the apply, on --dry-run too.
+   */
+  precheck?(ctx: ApplyContext, doc: Doc): Promise<Refusal[]>;
   /** What applying would do, from the resource's current state. */
   plan(ctx: ApplyContext, doc: Doc): Promise<Change>;
   /** Makes the resource match the document (only called when plan said create or update). */

@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 import { printAttemptTable } from './alerts-format';
 
@@ -18,7 +19,7 @@ export function alertsAttemptsCommand(group: Command) {
     group
       .command('attempts')
       .description('Recent delivery attempts of up to 50 notifications, newest first per notification')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .requiredOption(
         '--notification <slug>',
         'notification slug; repeat (or comma-separate) for more',

@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 import { printDestinationTable } from './alerts-format';
 
@@ -19,7 +20,7 @@ export function alertsDestinationsCreateCommand(group: Command) {
     group
       .command('create')
       .description('Create an email alert destination')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .requiredOption('--name <name>', 'display name')
       .option('--slug <slug>', 'slug (default: from the name)')
       .requiredOption('--email <address>', 'a recipient; repeat for more', collect)

@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 
 export function alertsDestinationsTestCommand(group: Command) {
@@ -9,7 +10,7 @@ export function alertsDestinationsTestCommand(group: Command) {
       .command('test')
       .description('Queue one real test message to a destination (no records, no retry)')
       .argument('<destination_slug>', 'slug of the destination')
-      .requiredOption('--org <slug>', 'organization slug'),
+      .addOption(orgOption()),
   ).action(async (slug: string, opts: ApiOptions & { org: string }) => {
     const client = await apiClient(opts);
     const r = await unwrap(

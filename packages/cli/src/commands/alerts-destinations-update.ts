@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 import { printDestinationTable } from './alerts-format';
 
@@ -20,7 +21,7 @@ export function alertsDestinationsUpdateCommand(group: Command) {
       .command('update')
       .description('Rename, re-address, enable or disable an alert destination')
       .argument('<destination_slug>', 'slug of the destination')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .option('--name <name>', 'new display name')
       .option('--email <address>', 'replace the recipients; repeat for more', collect)
       .option('--enable', 'enable it')

@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { hiddenAlias, orgOption } from '../flags';
 import { printJson } from '../io';
 import { printPolicyTable } from './alerts-format';
 
@@ -10,7 +11,7 @@ type CreateOptions = ApiOptions & {
   slug?: string;
   scope: 'organization' | 'project' | 'project_environment';
   project?: string;
-  environment?: string;
+  env?: string;
   type?: string;
   severity?: string;
   state?: string;
@@ -28,12 +29,13 @@ export function alertsPoliciesCreateCommand(group: Command) {
     group
       .command('create')
       .description('Create an alert policy (every non-null filter must match)')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .requiredOption('--name <name>', 'display name')
       .option('--slug <slug>', 'slug (default: from the name)')
       .option('--scope <scope>', 'organization, project or project_environment', 'organization')
       .option('--project <slug>', 'project (project scopes)')
-      .option('--environment <slug>', 'environment (project_environment scope)')
+      .option('--env <slug>', 'environment (project_environment scope)')
+      .addOption(hiddenAlias('--environment <slug>', 'env'))
       .option('--type <type>', 'notification type to match')
       .option('--severity <severity>', 'severity to match')
       .option('--state <state>', 'lifecycle state to match')
@@ -52,7 +54,7 @@ export function alertsPoliciesCreateCommand(group: Command) {
           ...(opts.slug ? { slug: opts.slug } : {}),
           scope: opts.scope,
           project_slug: opts.project ?? null,
-          environment_slug: opts.environment ?? null,
+          environment_slug: opts.env ?? null,
           notification_type: (opts.type ?? null) as any,
           severity: (opts.severity ?? null) as any,
           lifecycle_state: (opts.state ?? null) as any,

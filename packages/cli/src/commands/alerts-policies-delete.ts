@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 
 export function alertsPoliciesDeleteCommand(group: Command) {
@@ -9,7 +10,7 @@ export function alertsPoliciesDeleteCommand(group: Command) {
       .command('delete')
       .description('Delete an alert policy')
       .argument('<policy_slug>', 'slug of the policy')
-      .requiredOption('--org <slug>', 'organization slug'),
+      .addOption(orgOption()),
   ).action(async (slug: string, opts: ApiOptions & { org: string }) => {
     const client = await apiClient(opts);
     await unwrap(

@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 import { pageSize, printPolicyTable } from './alerts-format';
 
@@ -9,7 +10,7 @@ export function alertsPoliciesListCommand(group: Command) {
     group
       .command('list')
       .description('List alert policies')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .option('--limit <n>', 'page size, 1 to 100', pageSize, 20)
       .option('--cursor <cursor>', 'continue from a previous page (its next_cursor)'),
   ).action(async (opts: ApiOptions & { org: string; limit: number; cursor?: string }) => {

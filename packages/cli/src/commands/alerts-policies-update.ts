@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 import { printPolicyTable } from './alerts-format';
 
@@ -20,7 +21,7 @@ export function alertsPoliciesUpdateCommand(group: Command) {
       .command('update')
       .description('Rename an alert policy, replace its destinations, enable or disable it')
       .argument('<policy_slug>', 'slug of the policy')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .option('--name <name>', 'new display name')
       .option('--destination <slug>', 'replace the destinations; repeat for more', collect)
       .option('--enable', 'enable it')

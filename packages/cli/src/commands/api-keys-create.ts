@@ -1,8 +1,8 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson, printLines } from '../io';
-import { defaultOrg } from '../profile';
 import { printKey } from './api-keys-format';
 
 type CreateOptions = ApiOptions & {
@@ -20,11 +20,7 @@ export function apiKeysCreateCommand(apiKeys: Command) {
     apiKeys
       .command('create')
       .description('Create an organization API key; its token is printed once')
-      .requiredOption(
-        '--org <slug>',
-        'organization slug (default: env SLUICE_ORG or the profile)',
-        defaultOrg(),
-      )
+      .addOption(orgOption())
       .requiredOption('--name <name>', 'display name')
       .requiredOption(
         '--role <role>',

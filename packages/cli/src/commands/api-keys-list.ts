@@ -1,8 +1,8 @@
 import { unwrap } from '@sluice/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
-import { defaultOrg } from '../profile';
 import { type ApiKey, printKeyTable } from './api-keys-format';
 
 type ListOptions = ApiOptions & { org: string; limit: number; cursor?: string; all?: boolean };
@@ -18,11 +18,7 @@ export function apiKeysListCommand(apiKeys: Command) {
     apiKeys
       .command('list')
       .description('List the API keys of an organization, newest first')
-      .requiredOption(
-        '--org <slug>',
-        'organization slug (default: env SLUICE_ORG or the profile)',
-        defaultOrg(),
-      )
+      .addOption(orgOption())
       .option('--limit <n>', 'page size, 1 to 100', pageSize, 20)
       .option('--cursor <cursor>', 'continue from a previous page (its next_cursor)')
       .option('--all', 'follow next_cursor until every key is listed'),

@@ -1,8 +1,8 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
-import { defaultOrg } from '../profile';
 import { printKey } from './api-keys-format';
 
 type RevokeOptions = ApiOptions & { org: string };
@@ -13,11 +13,7 @@ export function apiKeysRevokeCommand(apiKeys: Command) {
       .command('revoke')
       .description('Revoke an API key at once; it stays listed with revoked_at set')
       .argument('<key_slug>', 'slug of the API key')
-      .requiredOption(
-        '--org <slug>',
-        'organization slug (default: env SLUICE_ORG or the profile)',
-        defaultOrg(),
-      ),
+      .addOption(orgOption()),
   ).action(async (keySlug: string, opts: RevokeOptions) => {
     const client = await apiClient(opts);
     const key = await unwrap(

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { apiClient, baseUrlOf } from '../api';
-import { type PlanLine, runApply, statePath } from '../apply/engine';
-import { printJson, printLines } from '../io';
+import { ApplyRefused, type PlanLine, runApply, statePath } from '../apply/engine';
+import { printJson, printLines, printTable } from '../io';
 import { activeProfile, defaultOrg, profileToken } from '../profile';
 import { collect, withScope } from '../resource';
 
@@ -23,7 +23,8 @@ export function applyCommand(program: Command) {
     .command('apply')
     .description(
       'Create or update data sources, environments, projects, pipelines, bindings and deployments from ' +
-        'JSON or YAML files (docs/cli.md "sluice apply"); idempotent',
+        'JSON or YAML files (docs/cli.md "sluice apply"); idempotent; deploys exactly the specs the files say ' +
+        '(older files roll back) and refuses a spec that is not valid before changing anything',
     )
     .requiredOption(
       '-f, --file <path>',
@@ -33,7 +34,7 @@ export function applyCommand(program: Command) {
     )
     .option(
       '--dry-run',
-      'print the plan (create / update / unchanged / delete per resource) and change nothing',
+      'validate the specs and print the plan (create / update / unchanged / delete per resource); change nothing; exit 1 when a spec is not valid',
     )
     .option(
       '--prune',
@@ -63,17 +64,23 @@ export function applyCommand(program: Command) {
       const why = l.changes.length ? `  (${l.changes.join(', ')})` : '';
       printLines([`${word.padEnd(10)} ${l.kind} ${l.key}${why}`]);
     };
-    const lines = await runApply(
-      { client, org: opts.org, env, dir: process.cwd(), dryRun },
-      {
-        targets: opts.file,
-        dryRun,
-        prune: Boolean(opts.prune),
-        stateFile: statePath(opts.state, baseUrl, opts.org, opts.file),
-        baseUrl,
-        onLine: print,
-      },
-    );
+    let lines: PlanLine[];
+    try {
+      lines = await runApply(
+        { client, org: opts.org, env, dir: process.cwd(), dryRun },
+        {
+          targets: opts.file,
+          dryRun,
+          prune: Boolean(opts.prune),
+          stateFile: statePath(opts.state, baseUrl, opts.org, opts.file),
+          baseUrl,
+          onLine: print,
+        },
+      );
+    } catch (err) {
+      if (err instanceof ApplyRefused) printRefusals(err, dryRun, Boolean(opts.json));
+      throw err;
+    }
     const count = (a: PlanLine['action']) => lines.filter((l) => l.action === a).length;
     if (opts.json) return printJson({ dry_run: dryRun, resources: lines });
     const n = (a: PlanLine['action'], planned: string) => `${count(a)} ${dryRun ? planned : WORD[a]}`;
@@ -82,4 +89,18 @@ export function applyCommand(program: Command) {
         `${count('unchanged')} unchanged, ${n('delete', 'to delete')}${dryRun ? ' (dry run: nothing changed)' : ''}`,
     ]);
   });
+}
+
+/** The findings of a refused apply (dry run or not): the same table as `pipelines validate`. */
+function printRefusals(err: ApplyRefused, dryRun: boolean, json: boolean) {
+  if (json) return printJson({ dry_run: dryRun, refused: err.refusals, resources: [] });
+  for (const r of err.refusals) {
+    printLines([`refused    ${r.kind} ${r.key}: ${r.reason}`]);
+    printTable(r.findings, [
+      { header: 'SEVERITY', value: (f) => f.severity },
+      { header: 'CODE', value: (f) => f.code },
+      { header: 'PATH', value: (f) => f.path },
+      { header: 'MESSAGE', value: (f) => f.message },
+    ]);
+  }
 }

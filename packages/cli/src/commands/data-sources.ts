@@ -5,7 +5,8 @@ import {
   refuseInlineCredentials,
   withCredentialOptions,
 } from '../credentials';
-import { action, bodyOf, type CommonOptions, cols, listAction } from '../resource';
+import { CliError, ExitCode } from '../exit';
+import { action, bodyOf, type CommonOptions, cols, listAction, printRecord } from '../resource';
 
 const LIST = '/organizations/{organization}/data-sources';
 const ITEM = '/organizations/{organization}/data-sources/{data_source}';
@@ -74,9 +75,20 @@ export function dataSourcesCommand(program: Command) {
   action(noun, 'org', {
     name: 'test',
     args: ['<data_source>'],
-    description: 'Test the connection of a saved data source',
+    description: 'Test the connection of a saved data source; exit 1 when it fails',
     method: 'POST',
     path: '/organizations/{organization}/data-sources/{data_source}/test-connection',
+    // The API answers 200 either way; scripts and CI branch on the exit code (README "Exit codes").
+    print: (data, opts, args) => {
+      printRecord(data, opts.json);
+      if (data.ok === false) {
+        const e = data.error as { code?: string; message?: string } | null;
+        throw new CliError(
+          ExitCode.failed,
+          `connection test of ${args[0]} failed${e ? `: ${e.code}: ${e.message}` : ''}`,
+        );
+      }
+    },
   });
   action(noun, 'org', {
     name: 'import-schema',

@@ -45,7 +45,9 @@ function eventsList(
   path: '/organizations/{organization}/events' | '/organizations/{organization}/security-audit-events',
   what: string,
 ) {
-  const cmd = withListOptions(withScope(program.command(name).description(what), 'org'));
+  // `<noun> list` like every other list; the bare noun still lists (its default command).
+  const group = program.command(name).description(what);
+  const cmd = withListOptions(withScope(group.command('list', { isDefault: true }).description(what), 'org'));
   for (const [flag, , description] of FILTERS) cmd.option(`--${flag} <value>`, description);
   cmd
     .option('--follow', 'keep printing new events as they happen (oldest first), until interrupted')

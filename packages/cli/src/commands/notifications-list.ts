@@ -1,13 +1,14 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { hiddenAlias, orgOption } from '../flags';
 import { printJson } from '../io';
 import { pageSize, printNotificationTable } from './alerts-format';
 
 type ListOptions = ApiOptions & {
   org: string;
   project?: string;
-  environment?: string;
+  env?: string;
   state?: 'open' | 'acknowledged' | 'resolved';
   type?: string;
   severity?: 'info' | 'warning' | 'error' | 'critical';
@@ -20,9 +21,10 @@ export function notificationsListCommand(group: Command) {
     group
       .command('list')
       .description('List notifications, most recently seen first')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .option('--project <slug>', 'only this project')
-      .option('--environment <slug>', 'only this environment')
+      .option('--env <slug>', 'only this environment')
+      .addOption(hiddenAlias('--environment <slug>', 'env'))
       .option('--state <state>', 'open, acknowledged or resolved')
       .option('--type <type>', 'notification type, e.g. pipeline_run_failed')
       .option('--severity <severity>', 'info, warning, error or critical')
@@ -38,7 +40,7 @@ export function notificationsListCommand(group: Command) {
             limit: opts.limit,
             cursor: opts.cursor,
             project_slug: opts.project,
-            environment_slug: opts.environment,
+            environment_slug: opts.env,
             lifecycle_state: opts.state,
             notification_type: opts.type as any,
             severity: opts.severity,

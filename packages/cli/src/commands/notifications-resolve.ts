@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson } from '../io';
 import { printNotification } from './alerts-format';
 
@@ -10,7 +11,7 @@ export function notificationsResolveCommand(group: Command) {
       .command('resolve')
       .description('Resolve a notification; a later occurrence reopens it')
       .argument('<notification_slug>', 'slug of the notification')
-      .requiredOption('--org <slug>', 'organization slug'),
+      .addOption(orgOption()),
   ).action(async (slug: string, opts: ApiOptions & { org: string }) => {
     const client = await apiClient(opts);
     const n = await unwrap(

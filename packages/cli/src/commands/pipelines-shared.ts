@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import { type paths, unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit';
+import { orgOption } from '../flags';
 import { readStdin } from '../io';
-import { defaultOrg } from '../profile';
 
 // What the pipeline and run commands share: the scope flags, the spec file, and calls whose
 // status code matters (201 new / 200 already there).
@@ -24,13 +24,7 @@ export type ProjectOptions = { org: string; project: string };
 export type EnvOptions = ProjectOptions & { env: string };
 
 export function withProjectOptions(cmd: Command): Command {
-  return cmd
-    .requiredOption(
-      '--org <slug>',
-      'organization slug (default: env SLUICE_ORG or the profile)',
-      defaultOrg(),
-    )
-    .requiredOption('--project <slug>', 'project slug');
+  return cmd.addOption(orgOption()).requiredOption('--project <slug>', 'project slug');
 }
 
 export function withEnvOptions(cmd: Command): Command {

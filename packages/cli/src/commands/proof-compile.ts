@@ -1,6 +1,7 @@
 import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orgOption } from '../flags';
 import { printJson, printLines } from '../io';
 
 type CompileOptions = ApiOptions & { org: string; candidate: string };
@@ -12,7 +13,7 @@ export function proofCompileCommand(proof: Command) {
       .description('Compile a signed receipt from one observation, or two (base then head)')
       .argument('<data-source>', 'data source slug')
       .argument('<observations...>', 'observation slugs: the head, or the base then the head')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .requiredOption('--candidate <slug>', 'the candidate (repository and commit) the receipt is for'),
   ).action(async (ds: string, observations: string[], opts: CompileOptions) => {
     const client = await apiClient(opts);

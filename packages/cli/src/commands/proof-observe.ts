@@ -2,6 +2,7 @@ import { unwrap } from '@sluice/client';
 import type { Command } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
 import { CliError, ExitCode } from '../exit';
+import { orgOption } from '../flags';
 import { printJson, printLines } from '../io';
 
 type ObserveOptions = ApiOptions & { org: string; commit?: string; ref?: string; wait?: boolean };
@@ -12,10 +13,10 @@ export function proofObserveCommand(proof: Command) {
       .command('observe')
       .description('Check every proof target of a git data source at one commit')
       .argument('<data-source>', 'data source slug (git, github or gitlab)')
-      .requiredOption('--org <slug>', 'organization slug')
+      .addOption(orgOption())
       .option('--commit <sha>', 'the commit to observe')
       .option('--ref <branch>', 'a branch, at its current commit (default: the default branch)')
-      .option('--wait', 'wait until the observation has finished; exit 2 when it failed'),
+      .option('--wait', 'wait until the observation has finished; exit 1 when it failed'),
   ).action(async (ds: string, opts: ObserveOptions) => {
     const client = await apiClient(opts);
     const path = { organization: opts.org, data_source: ds };
@@ -46,7 +47,8 @@ export function proofObserveCommand(proof: Command) {
         ]),
         ...(obs.error ? [`  error ${obs.error.code}: ${obs.error.message}`] : []),
       ]);
+    // A failed check exits 1 like every other (README "Exit codes"); 2 is bootstrap's refusal.
     if (opts.wait && (obs.state === 'failed' || obs.state === 'error'))
-      throw new CliError(ExitCode.refused, `observation ${obs.slug} ${obs.state}`);
+      throw new CliError(ExitCode.failed, `observation ${obs.slug} ${obs.state}`);
   });
 }

@@ -68,7 +68,12 @@ export function logLine(log: RunLog): string {
   return `${log.at.slice(11, 23)} ${log.level.padEnd(5)} ${log.step_slug ?? 'run'}: ${log.message}`;
 }
 
-export function printRunTable(runs: Run[]) {
+/** Rows written by a run: the rows its sink steps wrote (a source's or transform's rows are not). */
+export const rowsWritten = (run: Run, sinkSteps: ReadonlySet<string>) =>
+  run.steps.reduce((n, s) => n + (sinkSteps.has(s.step_slug) ? s.rows_out : 0), 0);
+
+/** `sinks(run)` names the sink steps of the run's version (runs-list.ts reads them from its spec). */
+export function printRunTable(runs: Run[], sinks: (run: Run) => ReadonlySet<string> | null) {
   printTable(runs, [
     { header: 'SLUG', value: (r) => r.slug },
     { header: 'PIPELINE', value: (r) => r.pipeline_slug },
@@ -79,6 +84,13 @@ export function printRunTable(runs: Run[]) {
     {
       header: 'DURATION',
       value: (r) => (r.started_at ? elapsed(r.started_at, r.finished_at, Date.now()) : null),
+    },
+    {
+      header: 'ROWS WRITTEN',
+      value: (r) => {
+        const s = sinks(r);
+        return s ? String(rowsWritten(r, s)) : null;
+      },
     },
     { header: 'ERROR', value: (r) => r.error?.code },
   ]);

@@ -1,5 +1,7 @@
+import type { SluiceClient } from '@sluice/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type ApiOptions, apiClient, withApiOptions } from '../api';
+import { orNull } from '../apply/compare';
 import { printJson } from '../io';
 import { type EnvOptions, peOf, type Run, withEnvOptions, withStatus } from './pipelines-shared';
 import { printRunTable } from './runs-format';
@@ -20,6 +22,39 @@ function state(value: string): State {
   if (!(STATES as readonly string[]).includes(value))
     throw new InvalidArgumentError(`one of ${STATES.join(', ')}`);
   return value as State;
+}
+
+/**
+ * The sink steps of every version the runs ran, one read per version: a run's step progress does
+ * not say which steps are sinks, its spec does.
+ */
+async function sinkStepsOf(client: SluiceClient, opts: EnvOptions, runs: Run[]) {
+  const sinks = new Map<string, Set<string> | null>();
+  for (const run of runs) {
+    const key = `${run.pipeline_slug}@${run.spec_hash}`;
+    if (sinks.has(key)) continue;
+    // A version that cannot be read (its pipeline was deleted) leaves the column empty.
+    const read = await orNull(
+      withStatus(
+        client.GET(
+          '/organizations/{organization}/projects/{project}/pipelines/{pipeline}/versions/{spec_hash}',
+          {
+            params: {
+              path: {
+                organization: opts.org,
+                project: opts.project,
+                pipeline: run.pipeline_slug,
+                spec_hash: run.spec_hash,
+              },
+            },
+          },
+        ),
+      ),
+    );
+    const steps = (read?.data.spec as { steps?: { slug: string; kind: string }[] } | undefined)?.steps;
+    sinks.set(key, steps ? new Set(steps.filter((s) => s.kind === 'sink').map((s) => s.slug)) : null);
+  }
+  return (run: Run) => sinks.get(`${run.pipeline_slug}@${run.spec_hash}`) ?? null;
 }
 
 export function runsListCommand(runs: Command) {
@@ -49,7 +84,7 @@ export function runsListCommand(runs: Command) {
       );
       if (!opts.all) {
         if (opts.json) return printJson(page);
-        printRunTable(page.runs);
+        printRunTable(page.runs, await sinkStepsOf(client, opts, page.runs));
         if (page.has_more) process.stderr.write(`more runs: --cursor ${page.next_cursor} (or --all)\n`);
         return;
       }
@@ -58,6 +93,6 @@ export function runsListCommand(runs: Command) {
       cursor = page.next_cursor;
     }
     if (opts.json) return printJson({ runs: all, has_more: false, next_cursor: null, prev_cursor: null });
-    printRunTable(all);
+    printRunTable(all, await sinkStepsOf(client, opts, all));
   });
 }

@@ -49,6 +49,7 @@ export function triggersCreateCommand(triggers: Command) {
           .option('--pause-note <text>', 'why it is paused')
           .option('--confirm <env_slug>', 'the environment slug again, required by a protected environment'),
       ),
+      { timeZone: 'UTC' },
     ),
   ).action(async (opts: CreateOptions) => {
     if (opts.kind !== 'schedule' && opts.kind !== 'webhook')

@@ -46,10 +46,11 @@ export type ScheduleFlags = {
   endAt?: string;
 };
 
-export function withScheduleFlags(cmd: Command): Command {
+/** The schedule flags; `timeZone` is the default of --time-zone (create: UTC; a change: none). */
+export function withScheduleFlags(cmd: Command, defaults: { timeZone?: string } = {}): Command {
   return cmd
     .option('--cron <expr>', 'cron, 5 fields (minute hour day-of-month month day-of-week)')
-    .option('--time-zone <iana>', 'IANA time zone, e.g. Europe/Berlin or UTC')
+    .option('--time-zone <iana>', 'IANA time zone, e.g. Europe/Berlin or UTC', defaults.timeZone)
     .option('--overlap <policy>', 'skip | buffer_one | allow')
     .option('--catch-up <policy>', 'latest | skip | all')
     .option('--catch-up-window <seconds>', 'catch-up window in seconds', seconds)
