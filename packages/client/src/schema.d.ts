@@ -36540,9 +36540,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -36743,7 +36743,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The whole billing profile; a PUT replaces every field. */
+        /** @description The whole billing profile; a PUT replaces every field. `country` is required: beside `address`, or (deprecated) as `address.country`. */
         requestBody: {
             content: {
                 "application/json": {
@@ -36754,7 +36754,7 @@ export interface operations {
                      * @description Address invoices are sent to, 3 to 255 characters.
                      */
                     billing_email: string;
-                    /** @description Postal address for invoices. */
+                    /** @description Postal address for invoices (without the country, a field of the profile). */
                     address: {
                         /** @description First address line, 1 to 255 characters. */
                         line1: string;
@@ -36766,9 +36766,14 @@ export interface operations {
                         region?: string | null;
                         /** @description Postal code, 1 to 32 characters. */
                         postal_code: string;
-                        /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). */
-                        country: string;
+                        /**
+                         * @deprecated
+                         * @description Deprecated place of `country` (profiles used to keep it in the address), still accepted: give `country` beside `address` instead. When both are given they must be equal.
+                         */
+                        country?: string;
                     };
+                    /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). Required unless the deprecated `address.country` is given. */
+                    country?: string;
                     /** @description Tax or VAT identification number, 1 to 64 characters, or null (the default). */
                     tax_id?: string | null;
                 };
@@ -36808,9 +36813,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -36853,9 +36858,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -37094,9 +37099,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -37300,7 +37305,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The whole billing profile; a PUT replaces every field. */
+        /** @description The whole billing profile; a PUT replaces every field. `country` is required: beside `address`, or (deprecated) as `address.country`. */
         requestBody: {
             content: {
                 "application/json": {
@@ -37311,7 +37316,7 @@ export interface operations {
                      * @description Address invoices are sent to, 3 to 255 characters.
                      */
                     billing_email: string;
-                    /** @description Postal address for invoices. */
+                    /** @description Postal address for invoices (without the country, a field of the profile). */
                     address: {
                         /** @description First address line, 1 to 255 characters. */
                         line1: string;
@@ -37323,9 +37328,14 @@ export interface operations {
                         region?: string | null;
                         /** @description Postal code, 1 to 32 characters. */
                         postal_code: string;
-                        /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). */
-                        country: string;
+                        /**
+                         * @deprecated
+                         * @description Deprecated place of `country` (profiles used to keep it in the address), still accepted: give `country` beside `address` instead. When both are given they must be equal.
+                         */
+                        country?: string;
                     };
+                    /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). Required unless the deprecated `address.country` is given. */
+                    country?: string;
                     /** @description Tax or VAT identification number, 1 to 64 characters, or null (the default). */
                     tax_id?: string | null;
                 };
@@ -37365,9 +37375,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -37410,9 +37420,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
