@@ -1587,7 +1587,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Proof settings of a git, github or gitlab data source (404 until set, and for other kinds) */
+        /** Proof settings of a git, github or gitlab data source (the defaults before the first PUT; 404 for other kinds) */
         get: operations["getDataSourcesProofSettings"];
         /**
          * Set proof settings; enabling checks expected_repository_id against the live repository
@@ -37630,7 +37630,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Proof settings of a git, github or gitlab data source. */
+            /** @description Proof settings of a git, github or gitlab data source. Before the first PUT these are the defaults in force: disabled, no checks published, no targets, no expected repository id, null times. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -37641,8 +37641,8 @@ export interface operations {
                         enabled: boolean;
                         /** @description Publish each compiled receipt as a check on the commit (GitHub check run or status, GitLab status). */
                         publish_checks: boolean;
-                        /** @description The provider's immutable repository id: GitHub repository id, GitLab project id, or the root commit SHA for plain git; up to 255 characters. */
-                        expected_repository_id: string;
+                        /** @description The provider's immutable repository id the settings expect, or null before the first PUT. */
+                        expected_repository_id: string | null;
                         /** @description What to check, at most 100 targets, no duplicates. */
                         targets: {
                             /**
@@ -37655,10 +37655,10 @@ export interface operations {
                         }[];
                         /** @description The data source these settings belong to. */
                         data_source_slug: string;
-                        /** @description ISO 8601 date-time. */
-                        created_at: string;
-                        /** @description ISO 8601 date-time. */
-                        updated_at: string;
+                        /** @description When the settings were first set, or null before the first PUT. */
+                        created_at: string | null;
+                        /** @description When the settings were last set, or null before the first PUT. */
+                        updated_at: string | null;
                     };
                 };
             };
@@ -37881,7 +37881,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Proof settings of a git, github or gitlab data source. */
+            /** @description Proof settings of a git, github or gitlab data source. Before the first PUT these are the defaults in force: disabled, no checks published, no targets, no expected repository id, null times. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -37892,8 +37892,8 @@ export interface operations {
                         enabled: boolean;
                         /** @description Publish each compiled receipt as a check on the commit (GitHub check run or status, GitLab status). */
                         publish_checks: boolean;
-                        /** @description The provider's immutable repository id: GitHub repository id, GitLab project id, or the root commit SHA for plain git; up to 255 characters. */
-                        expected_repository_id: string;
+                        /** @description The provider's immutable repository id the settings expect, or null before the first PUT. */
+                        expected_repository_id: string | null;
                         /** @description What to check, at most 100 targets, no duplicates. */
                         targets: {
                             /**
@@ -37906,14 +37906,14 @@ export interface operations {
                         }[];
                         /** @description The data source these settings belong to. */
                         data_source_slug: string;
-                        /** @description ISO 8601 date-time. */
-                        created_at: string;
-                        /** @description ISO 8601 date-time. */
-                        updated_at: string;
+                        /** @description When the settings were first set, or null before the first PUT. */
+                        created_at: string | null;
+                        /** @description When the settings were last set, or null before the first PUT. */
+                        updated_at: string | null;
                     };
                 };
             };
-            /** @description Proof settings of a git, github or gitlab data source. */
+            /** @description Proof settings of a git, github or gitlab data source. Before the first PUT these are the defaults in force: disabled, no checks published, no targets, no expected repository id, null times. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -37924,8 +37924,8 @@ export interface operations {
                         enabled: boolean;
                         /** @description Publish each compiled receipt as a check on the commit (GitHub check run or status, GitLab status). */
                         publish_checks: boolean;
-                        /** @description The provider's immutable repository id: GitHub repository id, GitLab project id, or the root commit SHA for plain git; up to 255 characters. */
-                        expected_repository_id: string;
+                        /** @description The provider's immutable repository id the settings expect, or null before the first PUT. */
+                        expected_repository_id: string | null;
                         /** @description What to check, at most 100 targets, no duplicates. */
                         targets: {
                             /**
@@ -37938,10 +37938,10 @@ export interface operations {
                         }[];
                         /** @description The data source these settings belong to. */
                         data_source_slug: string;
-                        /** @description ISO 8601 date-time. */
-                        created_at: string;
-                        /** @description ISO 8601 date-time. */
-                        updated_at: string;
+                        /** @description When the settings were first set, or null before the first PUT. */
+                        created_at: string | null;
+                        /** @description When the settings were last set, or null before the first PUT. */
+                        updated_at: string | null;
                     };
                 };
             };
@@ -39854,10 +39854,14 @@ export interface operations {
                             algorithm: "ed25519";
                             /** @description The public key, SPKI PEM. */
                             public_key_pem: string;
-                            /** @description Whether new receipts are signed with it. */
+                            /** @description Whether new receipts are signed with it (exactly one key is active). */
                             active: boolean;
                             /** @description ISO 8601 date-time. */
                             created_at: string;
+                            /** @description When the key began signing receipts (its creation). */
+                            valid_from: string;
+                            /** @description When the key was retired by a rotation and stopped signing, or null while it is active. Receipts it signed before then stay valid. */
+                            valid_until: string | null;
                         }[];
                         /** @description True when another page exists in the requested direction. */
                         has_more: boolean;
