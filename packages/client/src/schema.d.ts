@@ -1902,7 +1902,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of api_key_created_at, api_key_updated_at, api_key_name. */
                 sort_by?: "api_key_created_at" | "api_key_updated_at" | "api_key_name";
@@ -4674,7 +4674,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of personal_access_token_created_at, personal_access_token_updated_at, personal_access_token_name. */
                 sort_by?: "personal_access_token_created_at" | "personal_access_token_updated_at" | "personal_access_token_name";
@@ -6272,7 +6272,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of organization_created_at, organization_updated_at, organization_name. */
                 sort_by?: "organization_created_at" | "organization_updated_at" | "organization_name";
@@ -7418,7 +7418,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of member_created_at, member_updated_at, member_email. */
                 sort_by?: "member_created_at" | "member_updated_at" | "member_email";
@@ -8316,7 +8316,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of invitation_created_at, invitation_updated_at, invitation_email, invitation_expires_at. */
                 sort_by?: "invitation_created_at" | "invitation_updated_at" | "invitation_email" | "invitation_expires_at";
@@ -9925,7 +9925,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of role_created_at, role_updated_at, role_name. */
                 sort_by?: "role_created_at" | "role_updated_at" | "role_name";
@@ -11057,7 +11057,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of event_occurred_at. */
                 sort_by?: "event_occurred_at";
@@ -11339,7 +11339,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of event_occurred_at. */
                 sort_by?: "event_occurred_at";
@@ -11621,7 +11621,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of data_source_created_at, data_source_updated_at, data_source_name. */
                 sort_by?: "data_source_created_at" | "data_source_updated_at" | "data_source_name";
@@ -14709,7 +14709,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of operation_path. */
                 sort_by?: "operation_path";
@@ -15185,7 +15185,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of project_created_at, project_updated_at, project_name. */
                 sort_by?: "project_created_at" | "project_updated_at" | "project_name";
@@ -16297,7 +16297,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of environment_created_at, environment_updated_at, environment_name. */
                 sort_by?: "environment_created_at" | "environment_updated_at" | "environment_name";
@@ -17042,7 +17042,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of environment_created_at, environment_updated_at, environment_name. */
                 sort_by?: "environment_created_at" | "environment_updated_at" | "environment_name";
@@ -18691,7 +18691,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of environment_secret_created_at, environment_secret_updated_at, environment_secret_key. */
                 sort_by?: "environment_secret_created_at" | "environment_secret_updated_at" | "environment_secret_key";
@@ -19392,7 +19392,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of runtime_variable_created_at, runtime_variable_updated_at, runtime_variable_key. */
                 sort_by?: "runtime_variable_created_at" | "runtime_variable_updated_at" | "runtime_variable_key";
@@ -21157,7 +21157,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of query_created_at, query_updated_at, query_name. */
                 sort_by?: "query_created_at" | "query_updated_at" | "query_name";
@@ -22644,7 +22644,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of query_execution_executed_at. */
                 sort_by?: "query_execution_executed_at";
@@ -23541,7 +23541,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of run_created_at. */
                 sort_by?: "run_created_at";
@@ -24492,7 +24492,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of log_seq. */
                 sort_by?: "log_seq";
@@ -25177,7 +25177,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of pipeline_created_at, pipeline_updated_at, pipeline_name. */
                 sort_by?: "pipeline_created_at" | "pipeline_updated_at" | "pipeline_name";
@@ -26315,7 +26315,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of version_created_at. */
                 sort_by?: "version_created_at";
@@ -27124,7 +27124,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of data_source_ref_created_at, data_source_ref_updated_at, data_source_ref_name. */
                 sort_by?: "data_source_ref_created_at" | "data_source_ref_updated_at" | "data_source_ref_name";
@@ -27593,7 +27593,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of data_source_binding_bound_at, data_source_binding_updated_at. */
                 sort_by?: "data_source_binding_bound_at" | "data_source_binding_updated_at";
@@ -29099,7 +29099,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of deployment_created_at. */
                 sort_by?: "deployment_created_at";
@@ -29350,7 +29350,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of notification_last_seen_at. */
                 sort_by?: "notification_last_seen_at";
@@ -30441,7 +30441,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of alert_delivery_attempt_created_at. */
                 sort_by?: "alert_delivery_attempt_created_at";
@@ -31013,7 +31013,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of alert_destination_created_at. */
                 sort_by?: "alert_destination_created_at";
@@ -32413,7 +32413,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of alert_policy_created_at. */
                 sort_by?: "alert_policy_created_at";
@@ -33889,7 +33889,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of pipeline_trigger_created_at. */
                 sort_by?: "pipeline_trigger_created_at";
@@ -36007,7 +36007,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of occurrence_nominal_at. */
                 sort_by?: "occurrence_nominal_at";
@@ -36255,7 +36255,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of delivery_received_at. */
                 sort_by?: "delivery_received_at";
@@ -38134,7 +38134,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of observation_created_at. */
                 sort_by?: "observation_created_at";
@@ -39304,7 +39304,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of receipt_created_at. */
                 sort_by?: "receipt_created_at";
@@ -40291,7 +40291,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of drift_report_created_at. */
                 sort_by?: "drift_report_created_at";
@@ -40586,7 +40586,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of drift_report_created_at. */
                 sort_by?: "drift_report_created_at";
@@ -41521,7 +41521,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of contract_created_at. */
                 sort_by?: "contract_created_at";
@@ -42241,7 +42241,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of contract_revision_created_at. */
                 sort_by?: "contract_revision_created_at";
