@@ -1855,7 +1855,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a revision; ?format=odcs answers the Open Data Contract Standard v3 form */
+        /** Get a revision; ?format=odcs answers the Open Data Contract Standard v3.1.0 form */
         get: operations["getProjectsContractsRevisions"];
         put?: never;
         post?: never;
@@ -42881,7 +42881,7 @@ export interface operations {
     getProjectsContractsRevisions: {
         parameters: {
             query?: {
-                /** @description `odcs`: the Open Data Contract Standard v3 form. */
+                /** @description `odcs`: the Open Data Contract Standard v3.1.0 form. */
                 format?: "sluice" | "odcs";
             };
             header?: never;
