@@ -149,6 +149,49 @@ describe('pagination', slow, () => {
     }
   }
 
+  it('time-sorted cursors are the sort timestamp and the identifier of the edge item, joined by _', async () => {
+    const list = '/organizations/acme/api-keys';
+    for (const [sortBy, field] of [
+      ['api_key_created_at', 'created_at'],
+      ['api_key_updated_at', 'updated_at'],
+    ] as const) {
+      const first = (
+        await t.call('GET', `${list}?limit=3&sort_by=${sortBy}`, { token: boot.api_key })
+      ).json();
+      const last = first.api_keys.at(-1);
+      expect(first.next_cursor).toBe(`${last[field]}_${last.slug}`);
+      expect(first.next_cursor).toMatch(
+        /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z_[a-z0-9]+(?:-[a-z0-9]+)*$/,
+      );
+      const second = (
+        await t.call(
+          'GET',
+          `${list}?limit=3&sort_by=${sortBy}&cursor=${encodeURIComponent(first.next_cursor)}`,
+          {
+            token: boot.api_key,
+          },
+        )
+      ).json();
+      expect(second.prev_cursor).toBe(`${second.api_keys[0][field]}_${second.api_keys[0].slug}`);
+    }
+    // Events: the occurrence time and the event slug.
+    const events = (
+      await t.call('GET', '/organizations/acme/events?limit=1', { token: boot.api_key })
+    ).json();
+    expect(events.has_more).toBe(true);
+    expect(events.next_cursor).toBe(`${events.events[0].occurred_at}_${events.events[0].slug}`);
+  });
+
+  it('cursors of other sorts are opaque and stable: the same page answers the same cursor', async () => {
+    const url = '/organizations/acme/api-keys?limit=5&sort_by=api_key_name&order=asc';
+    const a = (await t.call('GET', url, { token: boot.api_key })).json();
+    const b = (await t.call('GET', url, { token: boot.api_key })).json();
+    expect(a.next_cursor).toBeTruthy();
+    expect(b.next_cursor).toBe(a.next_cursor);
+    // It ends with the identifier of the page's last item; the rest is not to be read.
+    expect(a.next_cursor.endsWith(`_${a.api_keys.at(-1).slug}`)).toBe(true);
+  });
+
   it('refuses parameters it cannot interpret, naming them', async () => {
     const list = '/organizations/acme/api-keys';
     const first = (

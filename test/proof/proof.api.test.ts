@@ -111,8 +111,42 @@ describe('proof for a git data source', () => {
     else process.env.GIT_SSL_CAINFO = savedCa;
   });
 
+  it('lists the signing key before any receipt exists, so a verifier can pin it in advance', async () => {
+    const listed = await keys();
+    expect(listed).toEqual([
+      {
+        keyid: expect.stringMatching(/^[0-9a-f]{64}$/),
+        algorithm: 'ed25519',
+        public_key_pem: expect.stringContaining('BEGIN PUBLIC KEY'),
+        active: true,
+        created_at: expect.any(String),
+        valid_from: expect.any(String),
+        valid_until: null,
+      },
+    ]);
+    expect(await ok(call('GET', `${DS}/proof-receipts`), 200)).toMatchObject({ receipts: [] });
+  });
+
+  it('answers the defaults in force before the first PUT, and nothing for other kinds', async () => {
+    expect(await ok(call('GET', `${DS}/proof-settings`), 200)).toEqual({
+      data_source_slug: 'refdata',
+      enabled: false,
+      publish_checks: false,
+      expected_repository_id: null,
+      targets: [],
+      created_at: null,
+      updated_at: null,
+    });
+    // The defaults observe nothing.
+    const refused = await call('POST', `${DS}/proof-observations`, { ref: 'main' });
+    expect(refused.statusCode).toBe(409);
+    await createDataSource(call, httpDataSource('api', 'http://127.0.0.1:9'));
+    const other = await call('GET', `${ORG}/data-sources/api/proof-settings`);
+    expect(other.statusCode).toBe(404);
+    expect(other.json().error.code).toBe('NOT_FOUND');
+  });
+
   it('checks the repository id when enabling, and has no settings for other kinds', async () => {
-    expect((await call('GET', `${DS}/proof-settings`)).statusCode).toBe(404);
     const wrong = await call(
       'PUT',
       `${DS}/proof-settings`,
@@ -147,8 +181,12 @@ describe('proof for a git data source', () => {
       data_source_slug: 'refdata',
     });
     expect(await ok(call('PUT', `${DS}/proof-settings`, settings()), 200)).toMatchObject({ enabled: true });
+    expect(await ok(call('GET', `${DS}/proof-settings`), 200)).toMatchObject({
+      enabled: true,
+      expected_repository_id: root,
+      created_at: created.created_at,
+    });
 
-    await createDataSource(call, httpDataSource('api', 'http://127.0.0.1:9'));
     expect((await call('GET', `${ORG}/data-sources/api/proof-settings`)).statusCode).toBe(404);
     expect((await call('PUT', `${ORG}/data-sources/api/proof-settings`, settings())).statusCode).toBe(404);
   });

@@ -6,7 +6,8 @@ import type { BootstrapResult } from '../../server/src/modules/system/bootstrap'
 const profile = {
   billing_name: 'Acme Data GmbH',
   billing_email: 'invoices@acme.example',
-  address: { line1: 'Hauptstrasse 1', city: 'Berlin', postal_code: '10115', country: 'DE' },
+  address: { line1: 'Hauptstrasse 1', city: 'Berlin', postal_code: '10115' },
+  country: 'DE',
 };
 
 // The real CLI in a child process against a real API host on a loopback port.
@@ -38,7 +39,7 @@ describe('sluice billing', () => {
     );
     expect(set.code).toBe(0);
     expect(set.stderr).toBe('billing profile created\n');
-    expect(set.stdout).toContain('10115 Berlin');
+    expect(set.stdout).toContain('10115 Berlin, DE');
 
     const got = await cli(['billing', 'get', '--org', 'acme', '--json'], boot.api_key);
     expect(JSON.parse(got.stdout)).toMatchObject({
@@ -58,9 +59,9 @@ describe('sluice billing', () => {
     const bad = await cli(
       ['billing', 'set', '-f', '-'],
       boot.personal_access_token,
-      JSON.stringify({ ...profile, address: { ...profile.address, country: 'XX' } }),
+      JSON.stringify({ ...profile, country: 'XX' }),
     );
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('address.country');
+    expect(bad.stderr).toContain('country');
   });
 });

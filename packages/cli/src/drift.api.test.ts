@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import {
   type Call,
   createDataSource,
@@ -15,6 +15,7 @@ import {
 } from '../../../test/pipelines/support';
 import { startTestApp, type TestApp } from '../../../test/support/app';
 import { runCli } from '../../../test/support/cli';
+import { odcsErrors } from '../../../test/support/odcs';
 import { createSinkDatabase, pgQuery, waitUntil } from '../../../test/support/runs';
 
 // `sluice drift` and `sluice contracts` as a user runs them: the real CLI in a child process
@@ -114,12 +115,20 @@ describe('sluice drift and contracts', () => {
     ]);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain('created contract people-out on people/load');
+    // Every rule kind, in the order the ODCS form lists them (table rules, then each column's),
+    // so the round trip gives the same digest.
     const r1 = file('r1.yaml', {
       columns: [
         { name: 'id', type: 'integer', nullable: false, primary_key: true },
         { name: 'email', type: 'text' },
+        { name: 'updated_at', type: 'timestamptz', nullable: false },
       ],
-      quality: [{ metric: 'null_values', column: 'email', must_be: 0 }],
+      quality: [
+        { metric: 'row_count', must_be_greater_than: 0, must_be_less_than: 1000000 },
+        { metric: 'duplicate_values', columns: ['id'], must_be: 0 },
+        { metric: 'null_values', column: 'email', unit: 'percent', must_be_less_than: 5 },
+      ],
+      freshness: { column: 'updated_at', max_latency_seconds: 3600 },
     });
     const revised = await cli(['contracts', 'revise', ...scope, '--contract', 'people-out', '--file', r1]);
     expect(revised.code, revised.stderr).toBe(0);
@@ -136,7 +145,8 @@ describe('sluice drift and contracts', () => {
       '--odcs',
     ]);
     expect(odcs.code, odcs.stderr).toBe(0);
-    expect(odcs.stdout).toMatch(/^apiVersion: v3\.0\.2\nkind: DataContract/);
+    expect(odcs.stdout).toMatch(/^apiVersion: v3\.1\.0\nkind: DataContract/);
+    expect(odcsErrors(parse(odcs.stdout))).toEqual([]);
     const roundTrip = path.join(dir, 'odcs.yaml');
     fs.writeFileSync(roundTrip, odcs.stdout);
     const again = await cli([

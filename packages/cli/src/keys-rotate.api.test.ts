@@ -7,6 +7,13 @@ import { freshStore } from '../../../test/support/fresh-store';
 import { buildApp } from '../../server/src/app';
 import { environmentSecrets, environments, organizations } from '../../server/src/db/schema/index';
 import { parseConfig } from '../../server/src/env';
+import {
+  PREDICATE_TYPE,
+  STATEMENT_TYPE,
+  signStatement,
+  verifyEnvelope,
+} from '../../server/src/modules/proof/dsse';
+import { listPublicKeys, signingKey } from '../../server/src/modules/proof/proof-keys';
 import { resolveSecrets } from '../../server/src/modules/secrets/secrets.resolve';
 import { bootstrap } from '../../server/src/modules/system/bootstrap';
 import { openRuntime } from '../../server/src/runtime';
@@ -53,14 +60,15 @@ describe('sluice keys rotate', () => {
     const report = JSON.parse(r.stdout);
     expect(report).toEqual({
       kid: expect.stringMatching(/^k-\d{8}-[a-z0-9]{8}$/),
-      reencrypted: 3,
+      reencrypted: 4,
       tables: {
         environment_secret: 3,
         data_source_credential: 0,
         pipeline_run_input: 0,
         organization_oauth_grant: 0,
         oauth_authorization_request: 0,
-        proof_signing_key: 0,
+        // Made at the first start, before any receipt (docs/proof.md).
+        proof_signing_key: 1,
       },
     });
     for (const v of Object.values(values)) expect(r.stdout + r.stderr).not.toContain(v);
@@ -69,7 +77,7 @@ describe('sluice keys rotate', () => {
     const again = await runCli(['keys', 'rotate'], { env: env() });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(
-      /new data key: k-\d{8}-[a-z0-9]{8}\nre-encrypted: 3\n {2}environment_secret: 3/,
+      /new data key: k-\d{8}-[a-z0-9]{8}\nre-encrypted: 4\n {2}environment_secret: 3/,
     );
     const secondKid = /new data key: (\S+)/.exec(again.stdout)![1];
     expect(secondKid).not.toBe(report.kid);
@@ -85,6 +93,51 @@ describe('sluice keys rotate', () => {
       const rows = await db.select({ kid: environmentSecrets.kid }).from(environmentSecrets);
       expect(new Set(rows.map((row) => row.kid))).toEqual(new Set([secondKid]));
       expect(await resolveSecrets(db, rt.deps.keyring, org.id, prod.id)).toEqual(values);
+    } finally {
+      await rt.close();
+    }
+  }, 180_000);
+
+  it('rotates the proof signing key: the retired key stays listed with its validity and verifies what it signed', async () => {
+    const statement = {
+      _type: STATEMENT_TYPE,
+      predicateType: PREDICATE_TYPE,
+      subject: [],
+      predicate: { verdict: 'PASSED' },
+    };
+    let rt = await open();
+    let signed: ReturnType<typeof signStatement>;
+    let before: string;
+    try {
+      const key = await signingKey(rt.deps);
+      before = key.keyid;
+      signed = signStatement(statement, key.privateKey, key.keyid);
+    } finally {
+      await rt.close();
+    }
+
+    const r = await runCli(['keys', 'rotate-proof-key', '--json'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toEqual({ retired: before, keyid: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(report.keyid).not.toBe(before);
+
+    rt = await open();
+    try {
+      const keys = await listPublicKeys(rt.deps.db);
+      expect(keys.map((k) => [k.keyid, k.active])).toEqual([
+        [report.keyid, true],
+        [before, false],
+      ]);
+      const [current, retired] = keys;
+      expect(current.valid_until).toBeNull();
+      expect(retired.valid_until).toBe(current.valid_from);
+      expect(Date.parse(retired.valid_from)).toBeLessThanOrEqual(Date.parse(retired.valid_until as string));
+      // What the retired key signed still verifies against the listed keys; new receipts are
+      // signed with the new key.
+      expect(verifyEnvelope(signed, keys)).toMatchObject({ ok: true, keyid: before });
+      expect(verifyEnvelope(signed, [current])).toMatchObject({ ok: false });
+      expect((await signingKey(rt.deps)).keyid).toBe(report.keyid);
     } finally {
       await rt.close();
     }

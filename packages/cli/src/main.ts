@@ -34,6 +34,7 @@ import { environmentsCommand } from './commands/environments';
 import { eventsCommand } from './commands/events';
 import { invitationsCommand } from './commands/invitations';
 import { keysRotateCommand } from './commands/keys-rotate';
+import { keysRotateProofKeyCommand } from './commands/keys-rotate-proof-key';
 import { loginCommand } from './commands/login';
 import { membersCommand } from './commands/members';
 import { migrateCommand } from './commands/migrate';
@@ -187,4 +188,8 @@ contractsGetCommand(contracts);
 contractsReviseCommand(contracts);
 contractsRevisionCommand(contracts);
 usersSetPasswordCommand(program.command('users').description('Manage user accounts in the store'));
-keysRotateCommand(program.command('keys').description('Manage the encryption keys of stored secrets'));
+const keys = program
+  .command('keys')
+  .description('Manage the encryption keys of stored secrets and the proof signing key');
+keysRotateCommand(keys);
+keysRotateProofKeyCommand(keys);

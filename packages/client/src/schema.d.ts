@@ -1587,7 +1587,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Proof settings of a git, github or gitlab data source (404 until set, and for other kinds) */
+        /** Proof settings of a git, github or gitlab data source (the defaults before the first PUT; 404 for other kinds) */
         get: operations["getDataSourcesProofSettings"];
         /**
          * Set proof settings; enabling checks expected_repository_id against the live repository
@@ -1855,7 +1855,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a revision; ?format=odcs answers the Open Data Contract Standard v3 form */
+        /** Get a revision; ?format=odcs answers the Open Data Contract Standard v3.1.0 form */
         get: operations["getProjectsContractsRevisions"];
         put?: never;
         post?: never;
@@ -1915,7 +1915,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of api_key_created_at, api_key_updated_at, api_key_name. */
                 sort_by?: "api_key_created_at" | "api_key_updated_at" | "api_key_name";
@@ -6481,7 +6481,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of personal_access_token_created_at, personal_access_token_updated_at, personal_access_token_name. */
                 sort_by?: "personal_access_token_created_at" | "personal_access_token_updated_at" | "personal_access_token_name";
@@ -9053,7 +9053,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of organization_created_at, organization_updated_at, organization_name. */
                 sort_by?: "organization_created_at" | "organization_updated_at" | "organization_name";
@@ -10900,7 +10900,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of member_created_at, member_updated_at, member_email. */
                 sort_by?: "member_created_at" | "member_updated_at" | "member_email";
@@ -12334,7 +12334,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of invitation_created_at, invitation_updated_at, invitation_email, invitation_expires_at. */
                 sort_by?: "invitation_created_at" | "invitation_updated_at" | "invitation_email" | "invitation_expires_at";
@@ -14912,7 +14912,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of role_created_at, role_updated_at, role_name. */
                 sort_by?: "role_created_at" | "role_updated_at" | "role_name";
@@ -16745,7 +16745,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of event_occurred_at. */
                 sort_by?: "event_occurred_at";
@@ -17130,7 +17130,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of event_occurred_at. */
                 sort_by?: "event_occurred_at";
@@ -17515,7 +17515,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of data_source_created_at, data_source_updated_at, data_source_name. */
                 sort_by?: "data_source_created_at" | "data_source_updated_at" | "data_source_name";
@@ -21953,7 +21953,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of operation_path. */
                 sort_by?: "operation_path";
@@ -22635,7 +22635,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of project_created_at, project_updated_at, project_name. */
                 sort_by?: "project_created_at" | "project_updated_at" | "project_name";
@@ -24448,7 +24448,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of environment_created_at, environment_updated_at, environment_name. */
                 sort_by?: "environment_created_at" | "environment_updated_at" | "environment_name";
@@ -25631,7 +25631,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of environment_created_at, environment_updated_at, environment_name. */
                 sort_by?: "environment_created_at" | "environment_updated_at" | "environment_name";
@@ -28311,7 +28311,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of environment_secret_created_at, environment_secret_updated_at, environment_secret_key. */
                 sort_by?: "environment_secret_created_at" | "environment_secret_updated_at" | "environment_secret_key";
@@ -29450,7 +29450,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of runtime_variable_created_at, runtime_variable_updated_at, runtime_variable_key. */
                 sort_by?: "runtime_variable_created_at" | "runtime_variable_updated_at" | "runtime_variable_key";
@@ -32204,7 +32204,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of query_created_at, query_updated_at, query_name. */
                 sort_by?: "query_created_at" | "query_updated_at" | "query_name";
@@ -34572,7 +34572,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of query_execution_executed_at. */
                 sort_by?: "query_execution_executed_at";
@@ -35845,7 +35845,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of run_created_at. */
                 sort_by?: "run_created_at";
@@ -37172,7 +37172,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of log_seq. */
                 sort_by?: "log_seq";
@@ -38228,7 +38228,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of pipeline_created_at, pipeline_updated_at, pipeline_name. */
                 sort_by?: "pipeline_created_at" | "pipeline_updated_at" | "pipeline_name";
@@ -40067,7 +40067,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of version_created_at. */
                 sort_by?: "version_created_at";
@@ -41252,7 +41252,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of data_source_ref_created_at, data_source_ref_updated_at, data_source_ref_name. */
                 sort_by?: "data_source_ref_created_at" | "data_source_ref_updated_at" | "data_source_ref_name";
@@ -41927,7 +41927,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of data_source_binding_bound_at, data_source_binding_updated_at. */
                 sort_by?: "data_source_binding_bound_at" | "data_source_binding_updated_at";
@@ -44313,7 +44313,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of deployment_created_at. */
                 sort_by?: "deployment_created_at";
@@ -44667,7 +44667,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of notification_last_seen_at. */
                 sort_by?: "notification_last_seen_at";
@@ -46294,7 +46294,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of alert_delivery_attempt_created_at. */
                 sort_by?: "alert_delivery_attempt_created_at";
@@ -47072,7 +47072,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of alert_destination_created_at. */
                 sort_by?: "alert_destination_created_at";
@@ -49369,7 +49369,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of alert_policy_created_at. */
                 sort_by?: "alert_policy_created_at";
@@ -51649,7 +51649,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of pipeline_trigger_created_at. */
                 sort_by?: "pipeline_trigger_created_at";
@@ -54658,7 +54658,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of occurrence_nominal_at. */
                 sort_by?: "occurrence_nominal_at";
@@ -55009,7 +55009,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of delivery_received_at. */
                 sort_by?: "delivery_received_at";
@@ -55402,9 +55402,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -55703,7 +55703,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The whole billing profile; a PUT replaces every field. */
+        /** @description The whole billing profile; a PUT replaces every field. `country` is required: beside `address`, or (deprecated) as `address.country`. */
         requestBody: {
             content: {
                 "application/json": {
@@ -55714,7 +55714,7 @@ export interface operations {
                      * @description Address invoices are sent to, 3 to 255 characters.
                      */
                     billing_email: string;
-                    /** @description Postal address for invoices. */
+                    /** @description Postal address for invoices (without the country, a field of the profile). */
                     address: {
                         /** @description First address line, 1 to 255 characters. */
                         line1: string;
@@ -55726,9 +55726,14 @@ export interface operations {
                         region?: string | null;
                         /** @description Postal code, 1 to 32 characters. */
                         postal_code: string;
-                        /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). */
-                        country: string;
+                        /**
+                         * @deprecated
+                         * @description Deprecated place of `country` (profiles used to keep it in the address), still accepted: give `country` beside `address` instead. When both are given they must be equal.
+                         */
+                        country?: string;
                     };
+                    /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). Required unless the deprecated `address.country` is given. */
+                    country?: string;
                     /** @description Tax or VAT identification number, 1 to 64 characters, or null (the default). */
                     tax_id?: string | null;
                 };
@@ -55773,9 +55778,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -55823,9 +55828,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -56229,9 +56234,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -56533,7 +56538,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The whole billing profile; a PUT replaces every field. */
+        /** @description The whole billing profile; a PUT replaces every field. `country` is required: beside `address`, or (deprecated) as `address.country`. */
         requestBody: {
             content: {
                 "application/json": {
@@ -56544,7 +56549,7 @@ export interface operations {
                      * @description Address invoices are sent to, 3 to 255 characters.
                      */
                     billing_email: string;
-                    /** @description Postal address for invoices. */
+                    /** @description Postal address for invoices (without the country, a field of the profile). */
                     address: {
                         /** @description First address line, 1 to 255 characters. */
                         line1: string;
@@ -56556,9 +56561,14 @@ export interface operations {
                         region?: string | null;
                         /** @description Postal code, 1 to 32 characters. */
                         postal_code: string;
-                        /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). */
-                        country: string;
+                        /**
+                         * @deprecated
+                         * @description Deprecated place of `country` (profiles used to keep it in the address), still accepted: give `country` beside `address` instead. When both are given they must be equal.
+                         */
+                        country?: string;
                     };
+                    /** @description Country: an assigned ISO 3166-1 alpha-2 code in capitals, exactly 2 characters (e.g. `DE`). Required unless the deprecated `address.country` is given. */
+                    country?: string;
                     /** @description Tax or VAT identification number, 1 to 64 characters, or null (the default). */
                     tax_id?: string | null;
                 };
@@ -56603,9 +56613,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -56653,9 +56663,9 @@ export interface operations {
                             region: string | null;
                             /** @description Postal code. */
                             postal_code: string;
-                            /** @description ISO 3166-1 alpha-2 country code. */
-                            country: string;
                         };
+                        /** @description ISO 3166-1 alpha-2 country code, exactly 2 characters. */
+                        country: string;
                         /** @description Tax or VAT identification number, or null. */
                         tax_id: string | null;
                         /** @description ISO 8601 date-time. */
@@ -57023,7 +57033,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Proof settings of a git, github or gitlab data source. */
+            /** @description Proof settings of a git, github or gitlab data source. Before the first PUT these are the defaults in force: disabled, no checks published, no targets, no expected repository id, null times. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -57039,8 +57049,8 @@ export interface operations {
                         enabled: boolean;
                         /** @description Publish each compiled receipt as a check on the commit (GitHub check run or status, GitLab status). */
                         publish_checks: boolean;
-                        /** @description The provider's immutable repository id: GitHub repository id, GitLab project id, or the root commit SHA for plain git; up to 255 characters. */
-                        expected_repository_id: string;
+                        /** @description The provider's immutable repository id the settings expect, or null before the first PUT. */
+                        expected_repository_id: string | null;
                         /** @description What to check, at most 100 targets, no duplicates. */
                         targets: {
                             /**
@@ -57053,10 +57063,10 @@ export interface operations {
                         }[];
                         /** @description The data source these settings belong to. */
                         data_source_slug: string;
-                        /** @description ISO 8601 date-time. */
-                        created_at: string;
-                        /** @description ISO 8601 date-time. */
-                        updated_at: string;
+                        /** @description When the settings were first set, or null before the first PUT. */
+                        created_at: string | null;
+                        /** @description When the settings were last set, or null before the first PUT. */
+                        updated_at: string | null;
                     };
                 };
             };
@@ -57377,7 +57387,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Proof settings of a git, github or gitlab data source. */
+            /** @description Proof settings of a git, github or gitlab data source. Before the first PUT these are the defaults in force: disabled, no checks published, no targets, no expected repository id, null times. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -57393,8 +57403,8 @@ export interface operations {
                         enabled: boolean;
                         /** @description Publish each compiled receipt as a check on the commit (GitHub check run or status, GitLab status). */
                         publish_checks: boolean;
-                        /** @description The provider's immutable repository id: GitHub repository id, GitLab project id, or the root commit SHA for plain git; up to 255 characters. */
-                        expected_repository_id: string;
+                        /** @description The provider's immutable repository id the settings expect, or null before the first PUT. */
+                        expected_repository_id: string | null;
                         /** @description What to check, at most 100 targets, no duplicates. */
                         targets: {
                             /**
@@ -57407,14 +57417,14 @@ export interface operations {
                         }[];
                         /** @description The data source these settings belong to. */
                         data_source_slug: string;
-                        /** @description ISO 8601 date-time. */
-                        created_at: string;
-                        /** @description ISO 8601 date-time. */
-                        updated_at: string;
+                        /** @description When the settings were first set, or null before the first PUT. */
+                        created_at: string | null;
+                        /** @description When the settings were last set, or null before the first PUT. */
+                        updated_at: string | null;
                     };
                 };
             };
-            /** @description Proof settings of a git, github or gitlab data source. */
+            /** @description Proof settings of a git, github or gitlab data source. Before the first PUT these are the defaults in force: disabled, no checks published, no targets, no expected repository id, null times. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -57430,8 +57440,8 @@ export interface operations {
                         enabled: boolean;
                         /** @description Publish each compiled receipt as a check on the commit (GitHub check run or status, GitLab status). */
                         publish_checks: boolean;
-                        /** @description The provider's immutable repository id: GitHub repository id, GitLab project id, or the root commit SHA for plain git; up to 255 characters. */
-                        expected_repository_id: string;
+                        /** @description The provider's immutable repository id the settings expect, or null before the first PUT. */
+                        expected_repository_id: string | null;
                         /** @description What to check, at most 100 targets, no duplicates. */
                         targets: {
                             /**
@@ -57444,10 +57454,10 @@ export interface operations {
                         }[];
                         /** @description The data source these settings belong to. */
                         data_source_slug: string;
-                        /** @description ISO 8601 date-time. */
-                        created_at: string;
-                        /** @description ISO 8601 date-time. */
-                        updated_at: string;
+                        /** @description When the settings were first set, or null before the first PUT. */
+                        created_at: string | null;
+                        /** @description When the settings were last set, or null before the first PUT. */
+                        updated_at: string | null;
                     };
                 };
             };
@@ -57831,7 +57841,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of observation_created_at. */
                 sort_by?: "observation_created_at";
@@ -59537,7 +59547,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of receipt_created_at. */
                 sort_by?: "receipt_created_at";
@@ -60298,10 +60308,14 @@ export interface operations {
                             algorithm: "ed25519";
                             /** @description The public key, SPKI PEM. */
                             public_key_pem: string;
-                            /** @description Whether new receipts are signed with it. */
+                            /** @description Whether new receipts are signed with it (exactly one key is active). */
                             active: boolean;
                             /** @description ISO 8601 date-time. */
                             created_at: string;
+                            /** @description When the key began signing receipts (its creation). */
+                            valid_from: string;
+                            /** @description When the key was retired by a rotation and stopped signing, or null while it is active. Receipts it signed before then stay valid. */
+                            valid_until: string | null;
                         }[];
                         /** @description True when another page exists in the requested direction. */
                         has_more: boolean;
@@ -60994,7 +61008,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of drift_report_created_at. */
                 sort_by?: "drift_report_created_at";
@@ -61392,7 +61406,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of drift_report_created_at. */
                 sort_by?: "drift_report_created_at";
@@ -62698,7 +62712,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of contract_created_at. */
                 sort_by?: "contract_created_at";
@@ -63789,7 +63803,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description `next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`. */
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
                 cursor?: string;
                 /** @description Sort key; one of contract_revision_created_at. */
                 sort_by?: "contract_revision_created_at";
@@ -64697,7 +64711,7 @@ export interface operations {
     getProjectsContractsRevisions: {
         parameters: {
             query?: {
-                /** @description `odcs`: the Open Data Contract Standard v3 form. */
+                /** @description `odcs`: the Open Data Contract Standard v3.1.0 form. */
                 format?: "sluice" | "odcs";
             };
             header?: never;

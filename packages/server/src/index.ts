@@ -20,6 +20,7 @@ export { DataDirVersionError } from './db/pglite';
 export { type Config, ConfigError, loadConfig, parseConfig } from './env';
 export { emailSchema, slugSchema } from './http/fields';
 export { startWorker } from './jobs/worker';
+export { rotateSigningKey } from './modules/proof/proof-keys';
 export { AlreadyBootstrappedError, type BootstrapResult, bootstrap } from './modules/system/bootstrap';
 export { setUserPassword, UnknownUserError } from './modules/system/set-password';
 export { issueSetupCode, setupCodePath } from './modules/system/setup-code';

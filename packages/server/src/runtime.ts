@@ -11,6 +11,7 @@ import { openQueue } from './jobs/queue';
 import { startTriggerTicker } from './jobs/trigger-ticker';
 import { startWorker } from './jobs/worker';
 import { createMailer } from './mail/mailer';
+import { ensureSigningKey } from './modules/proof/proof-keys';
 
 export type Runtime = { deps: Deps; close(): Promise<void> };
 
@@ -38,6 +39,9 @@ export async function openRuntime(
     await keyring.ensureActiveKey(store.db);
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log });
     const deps: Deps = { config, store, db: store.db, queue, mailer, keyring, log };
+    // Receipts are verified against keys pinned in advance (docs/proof.md): the key exists
+    // from the first start, not from the first receipt.
+    await ensureSigningKey(deps);
     return {
       deps,
       async close() {

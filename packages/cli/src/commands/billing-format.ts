@@ -9,7 +9,7 @@ export function printBillingProfile(p: Profile) {
     `owner:   ${p.owner_type} ${p.owner_slug}`,
     `name:    ${p.billing_name}`,
     `email:   ${p.billing_email}`,
-    `address: ${[a.line1, a.line2, `${a.postal_code} ${a.city}`, a.region, a.country].filter(Boolean).join(', ')}`,
+    `address: ${[a.line1, a.line2, `${a.postal_code} ${a.city}`, a.region, p.country].filter(Boolean).join(', ')}`,
     `tax id:  ${p.tax_id ?? '-'}`,
     `updated: ${p.updated_at}`,
   ]);

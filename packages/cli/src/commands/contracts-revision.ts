@@ -11,10 +11,10 @@ export function contractsRevisionCommand(contracts: Command) {
     withProjectOptions(
       contracts
         .command('revision')
-        .description('Print a revision (YAML; --json for JSON; --odcs for the ODCS v3 form)')
+        .description('Print a revision (YAML; --json for JSON; --odcs for the ODCS v3.1.0 form)')
         .requiredOption('--contract <slug>', 'contract slug')
         .requiredOption('--revision <slug>', 'revision slug')
-        .option('--odcs', 'the Open Data Contract Standard v3 form'),
+        .option('--odcs', 'the Open Data Contract Standard v3.1.0 form'),
     ),
   ).action(async (opts: RevisionOptions) => {
     const client = await apiClient(opts);

@@ -3,7 +3,8 @@ import { parse } from 'yaml';
 import { CliError, ExitCode } from '../exit';
 
 // Contract and drift files: JSON or YAML (JSON is YAML too), a revision in Sluice's shape or an
-// Open Data Contract Standard v3 document, which is mapped onto a revision.
+// Open Data Contract Standard v3 document (v3.1.0, as Sluice exports it, or v3.0.x with `rule`
+// in place of `metric`), which is mapped onto a revision.
 
 export function readDocument(file: string): Record<string, unknown> {
   let text: string;
@@ -30,6 +31,7 @@ const METRICS: Record<string, string> = {
 };
 
 type OdcsQuality = {
+  metric?: string;
   rule?: string;
   unit?: string;
   mustBe?: number;
@@ -38,10 +40,11 @@ type OdcsQuality = {
   arguments?: { properties?: string[] };
 };
 
-function rule(q: OdcsQuality, column?: string) {
-  const metric = q.rule ? METRICS[q.rule] : undefined;
+function rule(q: OdcsQuality, column?: string): Record<string, unknown> {
+  const name = q.metric ?? q.rule;
+  const metric = name ? METRICS[name] : undefined;
   if (!metric)
-    throw new CliError(ExitCode.failed, `ODCS quality rule ${q.rule ?? '(none)'} is not supported`);
+    throw new CliError(ExitCode.failed, `ODCS quality metric ${name ?? '(none)'} is not supported`);
   return {
     metric,
     ...(column && metric === 'null_values' ? { column } : {}),
@@ -53,6 +56,24 @@ function rule(q: OdcsQuality, column?: string) {
     ...(q.mustBeLessThan !== undefined ? { must_be_less_than: q.mustBeLessThan } : {}),
     ...(q.mustBeGreaterThan !== undefined ? { must_be_greater_than: q.mustBeGreaterThan } : {}),
   };
+}
+
+const BOUNDS = ['must_be', 'must_be_less_than', 'must_be_greater_than'];
+
+/**
+ * ODCS allows one operator per rule, so Sluice exports a rule with several bounds as several
+ * ODCS rules; they are one rule again here (same metric, columns and unit; no bound twice).
+ */
+function mergeBounds(rules: Record<string, unknown>[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const keyOf = (r: Record<string, unknown>) =>
+    JSON.stringify([r.metric, r.column ?? null, r.columns ?? null, r.unit ?? null]);
+  for (const r of rules) {
+    const same = out.find((o) => keyOf(o) === keyOf(r) && BOUNDS.every((b) => !(b in o && b in r)));
+    if (same) Object.assign(same, r);
+    else out.push({ ...r });
+  }
+  return out;
 }
 
 /** A revision body from a file: Sluice's shape as it is, an ODCS v3 contract mapped. */
@@ -69,12 +90,12 @@ export function revisionBody(doc: Record<string, any>): Record<string, unknown> 
       unique: p.unique === true,
       primary_key: p.primaryKey === true,
     })),
-    quality: [
+    quality: mergeBounds([
       ...(table.quality ?? []).map((q: OdcsQuality) => rule(q)),
       ...(table.properties ?? []).flatMap((p: any) =>
         (p.quality ?? []).map((q: OdcsQuality) => rule(q, p.name)),
       ),
-    ],
+    ]),
     freshness: latency
       ? {
           column: String(latency.element ?? '')

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { validationFailed } from './errors';
 
 // The list contract (docs/api-conventions.md#lists-and-pagination): limit 1–100 (default 20),
-// cursor "<sort value>_<identifier>", order asc|desc (default desc), direction next|prev (default
-// next), only listed sort_by values.
+// cursor "<ISO timestamp>_<identifier>" for time sorts and opaque "<base64url value>_<identifier>"
+// for others, order asc|desc (default desc), direction next|prev (default next), only listed
+// sort_by values.
 
 export function listQuerySchema<const S extends readonly [string, ...string[]]>(sortBy: S) {
   return z
@@ -22,7 +23,7 @@ export function listQuerySchema<const S extends readonly [string, ...string[]]>(
         .max(1000)
         .optional()
         .describe(
-          '`next_cursor` or `prev_cursor` of a previous page: a sort value and an identifier joined by `_`.',
+          '`next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts.',
         ),
       sort_by: z
         .enum(sortBy)
@@ -107,6 +108,12 @@ export type PaginateOptions<T> = {
   tiebreak: AnyColumn | SQL;
   fetch(args: { where: SQL | undefined; orderBy: SQL[]; limit: number }): Promise<T[]>;
   keyOf(row: T): { value: Date | string; id: string };
+  /**
+   * The shape of this list's identifiers, when narrower than a slug: a cursor whose identifier
+   * does not have it was issued by an earlier form of the list and is refused with a 400 that
+   * says so, rather than read as a position it never named.
+   */
+  idShape?: RegExp;
 };
 
 export async function paginate<T>(opts: PaginateOptions<T>): Promise<Page<T>> {
@@ -122,6 +129,14 @@ export async function paginate<T>(opts: PaginateOptions<T>): Promise<Page<T>> {
   let where: SQL | undefined;
   if (query.cursor) {
     const c = decodeCursor(sort.kind, query.cursor);
+    if (opts.idShape && !opts.idShape.test(c.id))
+      throw validationFailed([
+        {
+          path: 'cursor',
+          code: 'stale_cursor',
+          message: 'cursor was issued by an earlier version of this list; start again without a cursor',
+        },
+      ]);
     const value = sort.kind === 'timestamp' ? sql`${c.value}::timestamptz` : sql`${c.value}::text`;
     const cmp = ascending ? sql`>` : sql`<`;
     where = sql`(${sort.column}, ${opts.tiebreak}) ${cmp} (${value}, ${c.id}::text)`;

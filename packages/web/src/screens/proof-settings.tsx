@@ -4,7 +4,7 @@ import { Button, Card, ErrorNote, Field, Input, Select } from '../components/ui'
 import { ApiError, api } from '../lib/api';
 import type { Settings, Target } from './proof-types';
 
-/** The proof settings of a data source: whether, where and what to check (404 until the first save). */
+/** The proof settings of a data source: whether, where and what to check (the defaults until the first save). */
 export function SettingsCard(props: { base: string }) {
   const qc = useQueryClient();
   const key = ['proof-settings', props.base];
@@ -26,8 +26,11 @@ export function SettingsCard(props: { base: string }) {
     expected_repository_id: '',
     targets: [],
   });
+  // Before the first save the server answers its defaults (disabled); the form keeps offering
+  // to enable proof instead.
+  const notSetUp = got.data === null || got.data?.created_at === null;
   useEffect(() => {
-    if (got.data) setS(got.data);
+    if (got.data && got.data.created_at !== null) setS(got.data);
   }, [got.data]);
   const save = useMutation({
     mutationFn: () =>
@@ -44,7 +47,7 @@ export function SettingsCard(props: { base: string }) {
   return (
     <Card title="Proof settings">
       <ErrorNote error={got.error} />
-      {got.data === null && <p className="mb-2 text-sm">Proof is not set up for this data source yet.</p>}
+      {notSetUp && <p className="mb-2 text-sm">Proof is not set up for this data source yet.</p>}
       <form
         className="space-y-3"
         onSubmit={(e) => {
@@ -79,7 +82,7 @@ export function SettingsCard(props: { base: string }) {
               <Input
                 id={id}
                 aria-describedby={describedBy}
-                value={s.expected_repository_id}
+                value={s.expected_repository_id ?? ''}
                 onChange={(e) => setS({ ...s, expected_repository_id: e.target.value })}
               />
             )}

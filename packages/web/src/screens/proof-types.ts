@@ -5,9 +5,11 @@ export type Target = { kind: 'path' | 'pipeline' | 'contract'; ref: string };
 export type Settings = {
   enabled: boolean;
   publish_checks: boolean;
-  expected_repository_id: string;
+  expected_repository_id: string | null;
   targets: Target[];
-  updated_at?: string;
+  /** Null before the first save: the answer is then the defaults in force. */
+  created_at?: string | null;
+  updated_at?: string | null;
 };
 export type Finding = { severity: string; code: string; message: string; path: string | null };
 export type TargetResult = Target & {

@@ -33,8 +33,8 @@ type Profile = {
     city: string;
     region: string | null;
     postal_code: string;
-    country: string;
   };
+  country: string;
   tax_id: string | null;
   updated_at: string;
 };
@@ -59,7 +59,7 @@ const toValues = (p: Profile): Values => ({
   city: p.address.city,
   region: p.address.region ?? '',
   postal_code: p.address.postal_code,
-  country: p.address.country,
+  country: p.country,
   tax_id: p.tax_id ?? '',
 });
 
@@ -80,8 +80,8 @@ function ProfileForm(props: { path: string; initial: Profile | null; idPrefix: s
           city: v.city,
           region: v.region || null,
           postal_code: v.postal_code,
-          country: v.country,
         },
+        country: v.country,
         tax_id: v.tax_id || null,
       }),
     onSuccess: (p) => qc.setQueryData(['billing', props.path], p),

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { boolean, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { id, timestamps, ts } from './columns';
 import { dataSources } from './connections';
@@ -17,15 +18,23 @@ const dsRef = () =>
 
 export type ProofTarget = { kind: 'pipeline' | 'contract' | 'path'; ref: string };
 
-/** The deployment's Ed25519 signing keys; the private half sealed by the keyring. */
-export const proofSigningKeys = pgTable('proof_signing_keys', {
-  keyid: text('keyid').primaryKey(),
-  publicKey: text('public_key').notNull(),
-  kid: text('kid').notNull(),
-  sealedPrivateKey: text('sealed_private_key').notNull(),
-  active: boolean('active').notNull().default(true),
-  createdAt: ts('created_at').notNull().defaultNow(),
-});
+/**
+ * The deployment's Ed25519 signing keys; the private half sealed by the keyring. One is active;
+ * a rotated key is kept (its public half verifies the receipts it signed) with `retired_at`.
+ */
+export const proofSigningKeys = pgTable(
+  'proof_signing_keys',
+  {
+    keyid: text('keyid').primaryKey(),
+    publicKey: text('public_key').notNull(),
+    kid: text('kid').notNull(),
+    sealedPrivateKey: text('sealed_private_key').notNull(),
+    active: boolean('active').notNull().default(true),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    retiredAt: ts('retired_at'),
+  },
+  (t) => [uniqueIndex('proof_signing_keys_one_active_uq').on(t.active).where(sql`${t.active}`)],
+);
 
 export const proofSettings = pgTable(
   'proof_settings',

@@ -18,8 +18,8 @@ const valid = () => ({
     city: 'Berlin',
     region: null,
     postal_code: '10115',
-    country: 'DE',
   },
+  country: 'DE',
   tax_id: 'DE123456789',
 });
 
@@ -66,24 +66,24 @@ const edges: { field: string; ok: (b: Body) => void; over: (b: Body) => void }[]
   },
   { field: 'tax_id', ok: (b) => (b.tax_id = 't'.repeat(64)), over: (b) => (b.tax_id = 't'.repeat(65)) },
   {
-    field: 'address.country',
-    ok: (b) => (b.address.country = 'ZW'),
-    over: (b) => (b.address.country = 'XX'),
+    field: 'country',
+    ok: (b) => (b.country = 'ZW'),
+    over: (b) => (b.country = 'XX'),
   },
   {
-    field: 'address.country',
-    ok: (b) => (b.address.country = 'US'),
-    over: (b) => (b.address.country = 'us'),
+    field: 'country',
+    ok: (b) => (b.country = 'US'),
+    over: (b) => (b.country = 'us'),
   },
   {
-    field: 'address.country',
-    ok: (b) => (b.address.country = 'GB'),
-    over: (b) => (b.address.country = 'GBR'),
+    field: 'country',
+    ok: (b) => (b.country = 'GB'),
+    over: (b) => (b.country = 'GBR'),
   },
   {
-    field: 'address.country',
-    ok: (b) => (b.address.country = 'AX'),
-    over: (b) => (b.address.country = 'UK'),
+    field: 'country',
+    ok: (b) => (b.country = 'AX'),
+    over: (b) => (b.country = 'UK'),
   },
 ];
 
@@ -146,10 +146,10 @@ describe('billing profiles', { timeout: 60_000 }, () => {
   it('refuses missing and unknown fields, and keeps the stored profile', async () => {
     const before = (await t.call('GET', orgPath, { token: owner.api_key })).json();
     const { address, ...noAddress } = valid();
-    const { country, ...noCountry } = address;
+    const { country, ...noCountry } = valid();
     for (const body of [
       noAddress,
-      { ...valid(), address: noCountry },
+      noCountry,
       { ...valid(), plan: 'free' },
       { ...valid(), address: { ...address, street: 'x' } },
       { ...valid(), billing_email: 'not an email' },
@@ -159,6 +159,39 @@ describe('billing profiles', { timeout: 60_000 }, () => {
       expect(res.json().error.code).toBe('VALIDATION_FAILED');
     }
     expect((await t.call('GET', orgPath, { token: owner.api_key })).json()).toEqual(before);
+  });
+
+  it('takes `country` beside the address, or in it as clients of the old shape send it', async () => {
+    const { country, ...rest } = valid();
+    const legacy = { ...rest, address: { ...rest.address, country: 'FR' } };
+    const res = await t.call('PUT', orgPath, { token: owner.api_key, body: legacy });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().country).toBe('FR');
+    expect(res.json().address).not.toHaveProperty('country');
+    expect((await t.call('GET', orgPath, { token: owner.api_key })).json()).toMatchObject({
+      country: 'FR',
+      address: rest.address,
+    });
+
+    const same = await t.call('PUT', orgPath, {
+      token: owner.api_key,
+      body: { ...valid(), address: { ...valid().address, country: 'DE' } },
+    });
+    expect(same.statusCode).toBe(200);
+    expect(same.json().country).toBe('DE');
+
+    for (const [body, path] of [
+      [{ ...valid(), address: { ...valid().address, country: 'FR' } }, 'address.country'],
+      [{ ...rest, address: { ...rest.address, country: 'XX' } }, 'address.country'],
+      [rest, 'country'],
+    ] as const) {
+      const refused = await t.call('PUT', orgPath, { token: owner.api_key, body });
+      expect(refused.statusCode).toBe(400);
+      const err = refused.json().error;
+      expect(err.code).toBe('VALIDATION_FAILED');
+      expect(err.validation_errors.map((v: { path: string }) => v.path)).toEqual([path]);
+    }
+    expect((await t.call('GET', orgPath, { token: owner.api_key })).json().country).toBe('DE');
   });
 
   it('records an update event without the address or any value of the profile', async () => {

@@ -1,7 +1,7 @@
 import { eq, getTableColumns, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { billingProfiles } from '../../db/schema/index';
-import type { PutBillingProfile } from './billing.schemas';
+import { countryOf, type PutBillingProfile } from './billing.schemas';
 
 export type BillingProfileRow = typeof billingProfiles.$inferSelect;
 export type BillingOwner = { userId: string } | { organizationId: string };
@@ -24,7 +24,7 @@ const columnsOf = (input: PutBillingProfile) => ({
   city: input.address.city,
   region: input.address.region ?? null,
   postalCode: input.address.postal_code,
-  country: input.address.country,
+  country: countryOf(input),
   taxId: input.tax_id ?? null,
 });
 

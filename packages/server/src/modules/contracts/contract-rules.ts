@@ -171,7 +171,35 @@ export function diffRevisions(prev: RevisionContent, next: RevisionContent): Cha
   return out;
 }
 
-/** The Open Data Contract Standard v3 form of a revision. */
+/** The ODCS version Sluice exports: the latest the standard publishes (docs/drift-and-contracts.md). */
+export const ODCS_API_VERSION = 'v3.1.0';
+
+/** ODCS library metrics by Sluice metric. */
+const ODCS_METRICS: Record<QualityRule['metric'], string> = {
+  row_count: 'rowCount',
+  null_values: 'nullValues',
+  duplicate_values: 'duplicateValues',
+};
+
+/**
+ * One Sluice rule as ODCS v3.1.0 library rules. ODCS allows exactly one operator per rule, so a
+ * Sluice rule with several bounds (all of which must hold) becomes one ODCS rule per bound.
+ */
+function odcsQuality(q: QualityRule): Record<string, unknown>[] {
+  const base = {
+    type: 'library',
+    metric: ODCS_METRICS[q.metric],
+    ...(q.columns ? { arguments: { properties: q.columns } } : {}),
+    ...(q.unit ? { unit: q.unit } : {}),
+  };
+  const operators: Record<string, number>[] = [];
+  if (q.must_be !== undefined) operators.push({ mustBe: q.must_be });
+  if (q.must_be_less_than !== undefined) operators.push({ mustBeLessThan: q.must_be_less_than });
+  if (q.must_be_greater_than !== undefined) operators.push({ mustBeGreaterThan: q.must_be_greater_than });
+  return operators.map((op) => ({ ...base, ...op }));
+}
+
+/** The Open Data Contract Standard v3.1.0 form of a revision. */
 export function toOdcs(
   contract: {
     slug: string;
@@ -182,22 +210,8 @@ export function toOdcs(
   },
   revision: RevisionContent & { slug: string; digest: string },
 ) {
-  const library: Record<string, string> = {
-    row_count: 'rowCount',
-    null_values: 'nullValues',
-    duplicate_values: 'duplicateValues',
-  };
-  const quality = (q: QualityRule) => ({
-    type: 'library',
-    rule: library[q.metric],
-    ...(q.columns ? { arguments: { properties: q.columns } } : {}),
-    ...(q.unit ? { unit: q.unit } : {}),
-    ...(q.must_be !== undefined ? { mustBe: q.must_be } : {}),
-    ...(q.must_be_less_than !== undefined ? { mustBeLessThan: q.must_be_less_than } : {}),
-    ...(q.must_be_greater_than !== undefined ? { mustBeGreaterThan: q.must_be_greater_than } : {}),
-  });
   return {
-    apiVersion: 'v3.0.2',
+    apiVersion: ODCS_API_VERSION,
     kind: 'DataContract',
     id: contract.slug,
     name: contract.name,
@@ -218,9 +232,9 @@ export function toOdcs(
           primaryKey: c.primary_key,
           quality: revision.quality
             .filter((q) => q.column && nameKey(q.column) === nameKey(c.name))
-            .map(quality),
+            .flatMap(odcsQuality),
         })),
-        quality: revision.quality.filter((q) => !q.column).map(quality),
+        quality: revision.quality.filter((q) => !q.column).flatMap(odcsQuality),
       },
     ],
     ...(revision.freshness
@@ -244,7 +258,9 @@ function logicalType(type: string): string {
   if (/^(tinyint|smallint|integer|bigint|hugeint)/.test(t)) return 'integer';
   if (/^(real|double|decimal)/.test(t)) return 'number';
   if (t === 'boolean') return 'boolean';
-  if (/^(date|timestamp|time)/.test(t)) return 'date';
+  if (t.startsWith('timestamp')) return 'timestamp';
+  if (t.startsWith('time')) return 'time';
+  if (t === 'date') return 'date';
   if (t.endsWith('[]')) return 'array';
   if (t === 'json') return 'object';
   return 'string';

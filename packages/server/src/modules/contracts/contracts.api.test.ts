@@ -15,6 +15,7 @@ import {
   stepOf,
 } from '../../../../../test/pipelines/support';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
+import { odcsErrors } from '../../../../../test/support/odcs';
 import { createSinkDatabase, pgQuery, waitUntil } from '../../../../../test/support/runs';
 
 // Issue 12 acceptance for data contracts on a real PostgreSQL source and sink: revisions with
@@ -175,8 +176,9 @@ describe('data contracts', () => {
       201,
     );
     const odcs = await ok(call('GET', `${CONTRACTS}/people-out/revisions/r1?format=odcs`), 200);
+    expect(odcsErrors(odcs)).toEqual([]);
     expect(odcs).toMatchObject({
-      apiVersion: 'v3.0.2',
+      apiVersion: 'v3.1.0',
       kind: 'DataContract',
       id: 'people-out',
       version: 'r1',
@@ -188,7 +190,7 @@ describe('data contracts', () => {
       primaryKey: true,
     });
     expect(odcs.schema[0].properties[1].quality).toEqual([
-      { type: 'library', rule: 'nullValues', mustBe: 0 },
+      { type: 'library', metric: 'nullValues', mustBe: 0 },
     ]);
     expect(
       (await ok(call('GET', `${CONTRACTS}/people-out/revisions`), 200)).revisions.map((r: any) => r.slug),

@@ -108,7 +108,7 @@ export function contractsRoutes(app: TypedApp, deps: Deps) {
     config: access.org('pipelines.read'),
     schema: {
       tags,
-      summary: 'Get a revision; ?format=odcs answers the Open Data Contract Standard v3 form',
+      summary: 'Get a revision; ?format=odcs answers the Open Data Contract Standard v3.1.0 form',
       params: s.revisionParams,
       querystring: s.revisionQuery,
       response: { 200: s.revisionSchema.or(s.odcsSchema), ...errorResponses },

@@ -127,10 +127,12 @@ export const revisionQuery = z
     format: z
       .enum(['sluice', 'odcs'])
       .default('sluice')
-      .describe('`odcs`: the Open Data Contract Standard v3 form.'),
+      .describe('`odcs`: the Open Data Contract Standard v3.1.0 form.'),
   })
   .strict();
-export const odcsSchema = z.record(z.string(), z.unknown()).describe('An ODCS v3 data contract document.');
+export const odcsSchema = z
+  .record(z.string(), z.unknown())
+  .describe('An ODCS v3.1.0 data contract document (`apiVersion: v3.1.0`).');
 
 export const listContractsQuery = listQuerySchema(['contract_created_at'] as const);
 export const contractListSchema = listResponseSchema('contracts', contractSchema);

@@ -38,11 +38,21 @@ function toSettings(dataSourceSlug: string, r: repo.SettingsRow) {
   };
 }
 
+/** What is in force before the first PUT: nothing is observed, checked or published. */
+const defaultSettings = (dataSourceSlug: string) => ({
+  data_source_slug: dataSourceSlug,
+  enabled: false,
+  publish_checks: false,
+  expected_repository_id: null,
+  targets: [],
+  created_at: null,
+  updated_at: null,
+});
+
 export async function getSettings(ctx: Ctx, scope: Scope, slug: string) {
   const { row } = await provableSource(ctx, scope, slug);
   const settings = await repo.findSettings(ctx.deps.db, row.id);
-  if (!settings) throw notFound('proof settings');
-  return toSettings(row.slug, settings);
+  return settings ? toSettings(row.slug, settings) : defaultSettings(row.slug);
 }
 
 /** A pipeline target names `pipeline` (unique in the organization) or `project/pipeline`. */

@@ -33,7 +33,8 @@ export function proofRoutes(app: TypedApp, deps: Deps) {
     config: access.org('data_sources.read'),
     schema: {
       tags,
-      summary: 'Proof settings of a git, github or gitlab data source (404 until set, and for other kinds)',
+      summary:
+        'Proof settings of a git, github or gitlab data source (the defaults before the first PUT; 404 for other kinds)',
       params: s.dsParams,
       response: { 200: s.settingsSchema, ...errorResponses },
     },

@@ -48,10 +48,20 @@ export const putSettingsBody = z
 export const settingsSchema = putSettingsBody
   .extend({
     data_source_slug: slugSchema.describe('The data source these settings belong to.'),
-    created_at: timestampSchema,
-    updated_at: timestampSchema,
+    expected_repository_id: z
+      .string()
+      .nullable()
+      .describe("The provider's immutable repository id the settings expect, or null before the first PUT."),
+    created_at: nullableTimestampSchema.describe(
+      'When the settings were first set, or null before the first PUT.',
+    ),
+    updated_at: nullableTimestampSchema.describe(
+      'When the settings were last set, or null before the first PUT.',
+    ),
   })
-  .describe('Proof settings of a git, github or gitlab data source.');
+  .describe(
+    'Proof settings of a git, github or gitlab data source. Before the first PUT these are the defaults in force: disabled, no checks published, no targets, no expected repository id, null times.',
+  );
 
 export const observeBody = z
   .object({
@@ -197,10 +207,14 @@ export const keySchema = z
     keyid: z.string().describe('SHA-256 (hex) of the raw Ed25519 public key.'),
     algorithm: z.literal('ed25519').describe('Signature algorithm.'),
     public_key_pem: z.string().describe('The public key, SPKI PEM.'),
-    active: z.boolean().describe('Whether new receipts are signed with it.'),
+    active: z.boolean().describe('Whether new receipts are signed with it (exactly one key is active).'),
     created_at: timestampSchema,
+    valid_from: timestampSchema.describe('When the key began signing receipts (its creation).'),
+    valid_until: nullableTimestampSchema.describe(
+      'When the key was retired by a rotation and stopped signing, or null while it is active. Receipts it signed before then stay valid.',
+    ),
   })
-  .describe('A public key of this deployment.');
+  .describe('A public key of this deployment: the active one and every retired one.');
 
 export const listObservationsQuery = listQuerySchema(['observation_created_at'] as const);
 export const listReceiptsQuery = listQuerySchema(['receipt_created_at'] as const);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { and, desc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import {
@@ -236,12 +237,17 @@ export async function insertDelivery(tx: Tx, values: typeof webhookDeliveries.$i
   return rows[0] ?? null;
 }
 
+const deliveryCursorId = sql`left(md5(${webhookDeliveries.deliveryId}), 16)`;
+
 export async function listDeliveries(db: DbOrTx, triggerId: string, query: ListQuery) {
   return paginate({
     query,
     sorts: { delivery_received_at: { column: webhookDeliveries.receivedAt, kind: 'timestamp' } },
-    // Delivery ids may hold characters a cursor cannot, so the row id (hex) breaks ties.
-    tiebreak: sql`replace(${webhookDeliveries.id}::text, '-', '')`,
+    // Delivery ids may hold characters a cursor cannot, so a digest of the delivery id (unique
+    // per trigger) breaks ties: a public identifier, never the row id. 16 hex characters, so a
+    // cursor from when the row id (32) was used is told apart and refused.
+    tiebreak: deliveryCursorId,
+    idShape: /^[0-9a-f]{16}$/,
     fetch: async ({ where, orderBy, limit }) =>
       (
         await db
@@ -252,7 +258,10 @@ export async function listDeliveries(db: DbOrTx, triggerId: string, query: ListQ
           .orderBy(...orderBy)
           .limit(limit)
       ).map((r) => ({ ...r.d, runSlug: r.runSlug })),
-    keyOf: (r) => ({ value: r.receivedAt, id: r.id.replaceAll('-', '') }),
+    keyOf: (r) => ({
+      value: r.receivedAt,
+      id: createHash('md5').update(r.deliveryId).digest('hex').slice(0, 16),
+    }),
   });
 }
 

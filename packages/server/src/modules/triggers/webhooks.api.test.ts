@@ -123,6 +123,39 @@ describe('webhook triggers', () => {
     expect(dump.includes(CANARY)).toBe(false);
   });
 
+  it('pages deliveries with cursors that hold no row id, and refuses a cursor of the old form precisely', async () => {
+    const second = await deliver(hookSlug, 'Evt:002.odd_Chars', JSON.stringify({ order: { region: 'x' } }));
+    expect(second.statusCode, second.body).toBe(202);
+    const list = `${base}/${hookSlug}/deliveries`;
+    const first = (await call('GET', `${list}?limit=1`)).json();
+    expect(first.has_more).toBe(true);
+    const [cursorTime, cursorId] = first.next_cursor.split('_');
+    expect(cursorTime).toBe(first.deliveries[0].received_at);
+    expect(cursorId).toMatch(/^[0-9a-f]{16}$/);
+    const ids = (await rows(t, 'select id::text as id from webhook_deliveries')).map((r) =>
+      String(r.id).replaceAll('-', ''),
+    );
+    for (const id of ids) expect(first.next_cursor).not.toContain(id.slice(0, 16));
+    const next = (
+      await call('GET', `${list}?limit=1&cursor=${encodeURIComponent(first.next_cursor)}`)
+    ).json();
+    expect([first.deliveries[0].delivery_id, next.deliveries[0].delivery_id].sort()).toEqual([
+      'Evt:002.odd_Chars',
+      'evt_001',
+    ]);
+    expect(next.has_more).toBe(false);
+
+    // Cursors handed out before this form named the row id (32 hex characters).
+    const old = await call('GET', `${list}?limit=1&cursor=${encodeURIComponent(`${cursorTime}_${ids[0]}`)}`);
+    expect(old.statusCode).toBe(400);
+    expect(old.json().error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      validation_errors: [
+        { path: 'cursor', code: 'stale_cursor', message: expect.stringContaining('without a cursor') },
+      ],
+    });
+  });
+
   it('answers 401 to stale, future, wrong id, wrong secret, missing headers, unknown trigger; no run, id not used up', async () => {
     const before = await runCount();
     const body = JSON.stringify({ order: { region: 'eu' } });

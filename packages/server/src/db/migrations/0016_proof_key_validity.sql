@@ -1,0 +1,2 @@
+ALTER TABLE "proof_signing_keys" ADD COLUMN "retired_at" timestamp (3) with time zone;--> statement-breakpoint
+CREATE UNIQUE INDEX "proof_signing_keys_one_active_uq" ON "proof_signing_keys" USING btree ("active") WHERE "proof_signing_keys"."active";
