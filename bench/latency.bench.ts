@@ -147,7 +147,11 @@ async function startWorkers(n: number): Promise<WorkerProcess[]> {
   );
 }
 
-const { counters, perRun, costLine, costPerRun, reportCost } = runCost({ statsDir, platformDb: STORE, dataDb: DST });
+const { counters, perRun, costLine, costPerRun, reportCost } = runCost({
+  statsDir,
+  platformDb: STORE,
+  dataDb: DST,
+});
 
 let seq = 0;
 /** In-flight execute requests at most (a client keeps to its pool, as the API host does). */

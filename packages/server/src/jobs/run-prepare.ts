@@ -112,6 +112,8 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
 
   const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId);
   const connections = new Map<string, LoadedConnection>();
+  // A data source read by one step and written by another (or used twice) is loaded once.
+  const loaded = new Map<string, LoadedConnection>();
   for (const step of spec.steps) {
     if (step.kind === 'transform' || !step.data_source_ref) continue;
     const row = bound.get(step.data_source_ref);
@@ -134,7 +136,9 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       );
     }
     try {
-      connections.set(step.slug, await loadConnection(deps.db, deps, row));
+      const connection = loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row));
+      loaded.set(row.id, connection);
+      connections.set(step.slug, connection);
     } catch {
       throw new PrepareError(
         'CREDENTIALS_UNREADABLE',
