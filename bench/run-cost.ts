@@ -8,6 +8,8 @@ import { sql, type WorkerProcess } from './pipeline-support';
 
 type Counters = {
   statements: number;
+  /** Of those, the ones sent to the platform database (the rest go to the data database). */
+  platformStatements: number;
   platformCommits: number;
   dataCommits: number;
   dataSessions: number;
@@ -29,11 +31,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function runCost(opts: { statsDir: string; platformDb: string; dataDb: string }) {
   async function counters(workers: WorkerProcess[]): Promise<Counters> {
-    let statements = (globalThis as { __benchStatements?: { statements: number } }).__benchStatements!
-      .statements;
+    type Stats = { statements: number; byDatabase: Record<string, number> };
+    const own = (globalThis as { __benchStatements?: Stats }).__benchStatements!;
+    let statements = own.statements;
+    let platformStatements = own.byDatabase[opts.platformDb] ?? 0;
     for (const f of fs.readdirSync(opts.statsDir)) {
       try {
-        statements += JSON.parse(fs.readFileSync(path.join(opts.statsDir, f), 'utf8')).statements;
+        const stats: Stats = JSON.parse(fs.readFileSync(path.join(opts.statsDir, f), 'utf8'));
+        statements += stats.statements;
+        platformStatements += stats.byDatabase[opts.platformDb] ?? 0;
       } catch {
         // being written
       }
@@ -44,24 +50,38 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       [[opts.platformDb, opts.dataDb]],
     );
     const of = (db: string) => rows.find((r) => r.datname === db) ?? { xact_commit: 0, sessions: 0 };
-    const own = process.cpuUsage();
+    const cpu = process.cpuUsage();
     return {
       statements,
+      platformStatements,
       platformCommits: Number(of(opts.platformDb).xact_commit),
       dataCommits: Number(of(opts.dataDb).xact_commit),
       dataSessions: Number(of(opts.dataDb).sessions),
       workerCpuMs: workers.reduce((sum, w) => sum + cpuMsOf(w.pid), 0),
-      ownCpuMs: (own.user + own.system) / 1000,
+      ownCpuMs: (cpu.user + cpu.system) / 1000,
     };
   }
 
-  /** What a phase cost per run; the statistics collector lags a little, so it waits first. */
-  async function costPerRun(before: Counters, workers: WorkerProcess[], runs: number): Promise<string> {
+  /** What a phase cost per run, each counter's delta divided by the runs. */
+  async function perRun(before: Counters, workers: WorkerProcess[], runs: number) {
+    // The statistics collector lags a little.
     await sleep(1500);
     const after = await counters(workers);
-    const per = (k: keyof Counters) => ((after[k] - before[k]) / runs).toFixed(k.endsWith('CpuMs') ? 1 : 2);
+    return Object.fromEntries(
+      Object.keys(after).map((k) => [k, (after[k as keyof Counters] - before[k as keyof Counters]) / runs]),
+    ) as Counters;
+  }
+
+  /** What a phase cost per run, as one line. */
+  async function costPerRun(before: Counters, workers: WorkerProcess[], runs: number): Promise<string> {
+    return costLine(await perRun(before, workers, runs));
+  }
+
+  function costLine(cost: Counters): string {
+    const per = (k: keyof Counters) => cost[k].toFixed(k.endsWith('CpuMs') ? 1 : 2);
     return (
-      `  per run: ${per('statements')} statements, ${per('platformCommits')} platform commits, ` +
+      `  per run: ${per('statements')} statements (${per('platformStatements')} on the platform database), ` +
+      `${per('platformCommits')} platform commits, ` +
       `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
       `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process`
     );
@@ -70,5 +90,5 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
   const reportCost = async (before: Counters, workers: WorkerProcess[], runs: number) =>
     console.log(await costPerRun(before, workers, runs));
 
-  return { counters, costPerRun, reportCost };
+  return { counters, perRun, costLine, costPerRun, reportCost };
 }

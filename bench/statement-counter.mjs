@@ -1,18 +1,31 @@
 // Counts the statements this process sends through `pg` (every Client.query, pools included:
-// the platform database, pg-boss and the connectors' data sessions alike). Loaded by
-// latency.bench.ts in its own process and with `--import` into the workers it starts; with
-// BENCH_STATS_DIR set, a process writes its count to <dir>/<pid>.json every 200 ms and on exit.
+// the platform database, pg-boss and the connectors' data sessions alike), in total and per
+// database. Loaded by latency.bench.ts in its own process and with `--import` into the workers it
+// starts; with BENCH_STATS_DIR set, a process writes its counts to <dir>/<pid>.json every 200 ms
+// and on exit. With BENCH_STATEMENT_LOG=file, every counted statement is also appended to that
+// file (pid, database, time, the statement's first 160 characters): where a run's cost goes.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 const pg = require('pg');
-const counts = { statements: 0 };
+const counts = { statements: 0, byDatabase: {} };
+const logFile = process.env.BENCH_STATEMENT_LOG;
+const textOf = (arg) => (typeof arg === 'string' ? arg : (arg?.text ?? arg?.name ?? '?'));
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function countedQuery(...args) {
+  const params = this.connectionParameters;
   // The bench's own queries (pipeline-support.ts `sql`) are not a run's cost.
-  if (this.connectionParameters?.application_name !== 'sluice-bench') counts.statements++;
+  if (params?.application_name !== 'sluice-bench') {
+    counts.statements++;
+    const db = params?.database ?? '?';
+    counts.byDatabase[db] = (counts.byDatabase[db] ?? 0) + 1;
+    if (logFile) {
+      const text = textOf(args[0]).replace(/\s+/g, ' ').trim().slice(0, 160);
+      fs.appendFileSync(logFile, `${process.pid}\t${db}\t${Date.now()}\t${text}\n`);
+    }
+  }
   return query.apply(this, args);
 };
 globalThis.__benchStatements = counts;

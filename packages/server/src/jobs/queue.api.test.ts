@@ -26,6 +26,15 @@ describe('queue wake-ups', () => {
   let consumer: Queue;
   let consumerStore: Store;
   const seen: number[] = [];
+  // Every statement the consumer's queue sends outside a transaction (the store, watched).
+  const sent: string[] = [];
+  const watched = (s: Store): Store => ({
+    ...s,
+    executeSql: (text, values) => {
+      sent.push(text);
+      return s.executeSql(text, values);
+    },
+  });
 
   beforeAll(async () => {
     fresh = await freshStore();
@@ -39,8 +48,15 @@ describe('queue wake-ups', () => {
     consumer =
       consumerStore === store
         ? producer
-        : await openQueue(consumerStore, { pollSeconds: POLL_SECONDS, supervise: false });
-    await consumer.work('events.retention', async (data: any) => {
+        : await openQueue(watched(consumerStore), { pollSeconds: POLL_SECONDS, supervise: false });
+    await consumer.work('events.retention', async (data: any, job) => {
+      if (data.slow) await new Promise((r) => setTimeout(r, 30));
+      if (data.mode === 'tx') {
+        await consumerStore.db.transaction(async (tx) => {
+          await consumer.complete(tx, 'events.retention', job.id);
+        });
+      }
+      if (data.mode === 'throw') throw new Error('handler failed');
       seen.push(data.n);
     });
   });
@@ -70,6 +86,35 @@ describe('queue wake-ups', () => {
     });
     await waitFor(() => seen.includes(3), 'job 3');
     expect(seen).not.toContain(2);
+  });
+
+  it('runs a burst larger than its slots without waiting for the poll', async () => {
+    // One slot: each job's end must fetch again while more wait, though no new notification
+    // arrives (they all came at once, while the slot was busy).
+    await store.db.transaction(async (tx) => {
+      for (let n = 10; n < 16; n++) await producer.enqueue(tx, 'events.retention', { n, slow: true });
+    });
+    await waitFor(() => [10, 11, 12, 13, 14, 15].every((n) => seen.includes(n)), 'the burst');
+  });
+
+  const stateOf = async (id: string | null) =>
+    (await store.executeSql('select state from pgboss.job where id = $1', [id])).rows[0]?.state;
+
+  it("completes a job once: in its handler's transaction, or after the handler; fails a thrown one", async () => {
+    const from = sent.length;
+    const inTx = await producer.enqueue(null, 'events.retention', { n: 20, mode: 'tx' });
+    const after = await producer.enqueue(null, 'events.retention', { n: 21 });
+    const thrown = await producer.enqueue(null, 'events.retention', { n: 22, mode: 'throw' });
+    await waitFor(() => seen.includes(20) && seen.includes(21), 'jobs 20 and 21');
+    // events.retention retries a failed job (after a minute).
+    await waitFor(async () => (await stateOf(thrown)) === 'retry', 'job 22 to fail');
+    await waitFor(async () => (await stateOf(after)) === 'completed', 'job 21 to complete');
+    expect(await stateOf(inTx)).toBe('completed');
+    if (consumer !== producer) {
+      // Job 21's completion was sent after its handler; job 20's only inside its transaction.
+      const completions = sent.slice(from).filter((t) => /state = 'completed'/.test(t));
+      expect(completions).toHaveLength(1);
+    }
   });
 
   // The embedded store has no connection to lose.

@@ -25,11 +25,12 @@ export type Queue = {
     opts?: EnqueueOptions,
   ): Promise<string | null>;
   /**
-   * Marks a job done inside `tx` (it commits with the business change); pg-boss's own
-   * completion after the handler then finds nothing left to do.
+   * Marks a job done inside `tx` (it commits with the business change); nothing is sent for it
+   * after the handler returns.
    */
   complete(tx: DbOrTx, name: JobName, jobId: string): Promise<void>;
-  work<N extends JobName>(name: N, handler: JobHandler<N>, opts?: { batchSize?: number }): Promise<void>;
+  /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
+  work<N extends JobName>(name: N, handler: JobHandler<N>, opts?: { concurrency?: number }): Promise<void>;
   /** Runs before the queue stops (in parallel), e.g. to hand long jobs back before the store closes. */
   onStop(hook: () => Promise<void>): void;
   stop(): Promise<void>;
@@ -56,17 +57,14 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 /** NOTIFY channel of new jobs; the payload is the queue's name. */
 export const JOBS_CHANNEL = 'sluice_jobs';
 
-/** Slots of a queue beyond its first poll this many times less often (they are woken instead). */
-const SPARE_POLL_FACTOR = 15;
-
-/** How long a stopping queue waits for handlers still running before pg-boss fails their jobs. */
+/** How long a stopping queue waits for handlers still running before it stops pg-boss. */
 const HANDLER_WAIT_MS = 12_000;
 
 /**
- * pg-boss's connection to the store, counting its statements in flight: pg-boss completes (and
- * fails) jobs without awaiting that, so a stopping queue waits for them before the store closes.
- * Once the queue has stopped, a statement pg-boss still sends (a handler that outlived the stop)
- * is not sent: its job stays active, expires and is retried, as when a worker process dies.
+ * pg-boss's connection to the store, counting its statements in flight, so a stopping queue
+ * waits for them before the store closes. Once the queue has stopped, a statement still sent (a
+ * handler that outlived the stop completing its job) is not sent: its job stays active, expires
+ * and is retried, as when a worker process dies.
  */
 function trackedExecutor(store: Store) {
   const inFlight = new Set<Promise<unknown>>();
@@ -85,15 +83,31 @@ function trackedExecutor(store: Store) {
       },
     } satisfies SqlExecutor,
     async drain() {
-      // A completion may only be sent a tick after its handler returned.
-      await new Promise((r) => setImmediate(r));
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       closed = true;
     },
   };
 }
 
-type WorkerSlot = { id: string; busy: boolean };
+/**
+ * This process's consumer of one queue: `capacity` jobs at a time (one per `work` call), fetched
+ * by one statement for as many as are free. It fetches when told a job may be waiting (a
+ * notification, a job sent from this process, its own full batch), after a job when more may
+ * be waiting, and on a poll when nothing told it for a while.
+ */
+type Consumer = {
+  name: JobName;
+  handler: JobHandler<any>;
+  capacity: number;
+  active: number;
+  /** More jobs may be waiting: the last fetch filled every free slot, or a notification found none free. */
+  more: boolean;
+  fetching: boolean;
+  /** Told to look while a fetch was in flight. */
+  again: boolean;
+  lastFetch: number;
+  poll: NodeJS.Timeout;
+};
 
 export async function openQueue(
   store: Store,
@@ -122,45 +136,114 @@ export async function openQueue(
     } as any);
   }
   const stopHooks: (() => Promise<void>)[] = [];
-  // Workers sleep between polls; a new job wakes them at once: NOTIFY (sent with the job, so only
-  // on commit) reaches every listening process, this one included. Polling stays the fallback.
-  // One notification is one job: it wakes one idle worker of its queue here (the next in turn),
-  // not all of them, which would only race each other for the one row.
-  const slots = new Map<string, WorkerSlot[]>();
-  const turn = new Map<string, number>();
+  const consumers = new Map<string, Consumer>();
   const running = new Set<Promise<void>>();
+  // Jobs their handler completed in its own transaction (`complete`): nothing left to send.
+  const completedInTx = new Set<string>();
   let stopping = false;
+  let listening = false;
+
+  const look = (c: Consumer) => {
+    // A stopping worker hands fetched runs back to the queue; it must not fetch them again.
+    if (stopping) return;
+    if (c.fetching) {
+      c.again = true;
+      return;
+    }
+    const free = c.capacity - c.active;
+    if (free <= 0) return;
+    c.fetching = true;
+    c.again = false;
+    c.lastFetch = Date.now();
+    boss
+      .fetch(c.name, { batchSize: free })
+      .then((jobs) => {
+        // Fewer than asked for: the queue had no more (for now).
+        c.more = jobs.length === free;
+        for (const job of jobs) start(c, job as unknown as FetchedJob);
+      })
+      .catch(() => {
+        // The store is unreachable: the next poll tries again.
+      })
+      .finally(() => {
+        c.fetching = false;
+        if (c.again) {
+          if (c.capacity - c.active > 0) look(c);
+          else c.more = true;
+        }
+      });
+  };
+
+  type FetchedJob = { id: string; data: unknown; retryCount?: number; expireInSeconds?: number };
+  const start = (c: Consumer, job: FetchedJob) => {
+    c.active++;
+    const def = jobCatalog[c.name];
+    let expiry: NodeJS.Timeout | undefined;
+    const handled = (async () => {
+      const data = def.schema.parse(job.data);
+      // As pg-boss does: a handler that outlives its job's expiry fails it (the job is retried
+      // as its queue says); the handler itself is not interrupted.
+      const expired = new Promise<never>((_, reject) => {
+        expiry = setTimeout(
+          () => reject(new Error(`handler exceeded the job's ${def.expireInSeconds} s`)),
+          def.expireInSeconds * 1000,
+        );
+        expiry.unref();
+      });
+      await Promise.race([c.handler(data, { id: job.id, retryCount: job.retryCount ?? 0 }), expired]);
+    })();
+    const done = handled
+      .then(
+        async () => {
+          if (!completedInTx.delete(job.id)) await boss.complete(c.name, job.id);
+        },
+        async (err) => {
+          completedInTx.delete(job.id);
+          await boss.fail(c.name, job.id, err);
+        },
+      )
+      .catch(() => {
+        // Not recorded (the store went away): the job stays active, expires and is retried.
+      })
+      .finally(() => {
+        clearTimeout(expiry);
+        running.delete(done);
+        c.active--;
+        // More may be waiting (or, without notifications, nobody would say so): look at once
+        // instead of waiting for the poll. Otherwise an empty fetch after every job is only cost.
+        if (c.more || !listening) look(c);
+      });
+    running.add(done);
+  };
+
   const wake = (name: string | null) => {
-    // A stopping worker hands fetched runs back to the queue; waking it would fetch them again.
     if (stopping) return;
     if (name === null) {
-      // Notifications may have been missed: everyone looks.
-      for (const list of slots.values()) for (const slot of list) boss.notifyWorker(slot.id);
+      // Notifications may have been missed: every queue looks.
+      for (const c of consumers.values()) {
+        c.more = true;
+        look(c);
+      }
       return;
     }
-    const list = slots.get(name) ?? [];
-    const start = turn.get(name) ?? 0;
-    for (let i = 0; i < list.length; i++) {
-      const slot = list[(start + i) % list.length];
-      if (slot.busy) continue;
-      turn.set(name, (start + i + 1) % list.length);
-      boss.notifyWorker(slot.id);
-      return;
-    }
-    // All busy: each fetches again as soon as its job is done.
+    const c = consumers.get(name);
+    if (!c) return;
+    if (c.fetching || c.capacity - c.active > 0) look(c);
+    else c.more = true;
   };
   let unlisten: (() => Promise<void>) | null = null;
-  let listening: Promise<void> | null = null;
+  let listenStarted: Promise<void> | null = null;
   const listen = () => {
-    listening ??= store
+    listenStarted ??= store
       .listen(JOBS_CHANNEL, wake)
       .then((stop) => {
         unlisten = stop;
+        listening = true;
       })
       .catch(() => {
         // No LISTEN (e.g. a pooler in transaction mode): workers fall back to polling.
       });
-    return listening;
+    return listenStarted;
   };
   return {
     boss,
@@ -170,11 +253,24 @@ export async function openQueue(
       if (o.singletonKey) sendOpts.singletonKey = o.singletonKey;
       if (o.singletonSeconds) sendOpts.singletonSeconds = o.singletonSeconds;
       if (o.startAfter) sendOpts.startAfter = o.startAfter;
-      const db = tx ? executorFor(tx) : store;
-      if (tx) sendOpts.db = db;
+      const db = tx ? executorFor(tx) : tracked.db;
+      // The notification goes with the insert, in one statement: pg-boss's insert (one
+      // `INSERT … RETURNING id`) becomes a CTE whose row, if any, sends it; a job not inserted
+      // (a singleton already queued) notifies nobody.
+      let notified = false;
+      sendOpts.db = {
+        executeSql(text: string, values?: unknown[]) {
+          if (!/^\s*INSERT INTO\b[\s\S]*\bRETURNING id\s*$/i.test(text)) return db.executeSql(text, values);
+          notified = true;
+          return db.executeSql(
+            `WITH sluice_job AS (${text}) SELECT id, pg_notify('${JOBS_CHANNEL}', '${name}') FROM sluice_job`,
+            values,
+          );
+        },
+      } satisfies SqlExecutor;
       const id = await boss.send(name, payload as object, sendOpts as any);
       if (id) {
-        await db.executeSql('select pg_notify($1, $2)', [JOBS_CHANNEL, name]);
+        if (!notified) await db.executeSql('select pg_notify($1, $2)', [JOBS_CHANNEL, name]);
         // Already committed: this process's workers need not wait for the round trip.
         if (!tx) wake(name);
       }
@@ -182,60 +278,46 @@ export async function openQueue(
     },
     async complete(tx, name, jobId) {
       await boss.complete(name, jobId, null as any, { db: executorFor(tx) } as any);
+      completedInTx.add(jobId);
     },
     async work(name, handler, o = {}) {
+      if (consumers.has(name)) throw new Error(`queue ${name} is already consumed here`);
       await listen();
-      const slot: WorkerSlot = { id: '', busy: false };
-      // One slot per queue polls at the configured interval; the others are woken (NOTIFY, a job
-      // found by a sibling, their own last job done) and poll only rarely, as a last resort.
-      const first = (slots.get(name) ?? []).length === 0;
-      slot.id = await boss.work(
+      const c: Consumer = {
         name,
-        {
-          pollingIntervalSeconds: first ? opts.pollSeconds : opts.pollSeconds * SPARE_POLL_FACTOR,
-          batchSize: o.batchSize ?? 1,
-        },
-        async (jobs) => {
-          slot.busy = true;
-          // Without notifications nobody else learns that work is waiting: pass the word on.
-          if (!unlisten) wake(name);
-          const done = (async () => {
-            for (const job of jobs) {
-              const data = jobCatalog[name].schema.parse(job.data) as JobData<typeof name>;
-              await handler(data, { id: job.id, retryCount: (job as any).retryCount ?? 0 });
-            }
-          })();
-          const tracked = done.catch(() => {});
-          running.add(tracked);
-          try {
-            await done;
-          } finally {
-            running.delete(tracked);
-            slot.busy = false;
-            // A worker that just found work looks for more at once instead of sleeping a poll.
-            if (!stopping) boss.notifyWorker(slot.id);
-          }
-        },
-      );
-      slots.set(name, [...(slots.get(name) ?? []), slot]);
+        handler: handler as JobHandler<any>,
+        capacity: Math.max(1, o.concurrency ?? 1),
+        active: 0,
+        more: true,
+        fetching: false,
+        again: false,
+        lastFetch: 0,
+        // Polling is the fallback (and how delayed jobs are found): one fetch per queue and
+        // interval at most, skipped when the consumer looked meanwhile.
+        poll: setInterval(() => {
+          if (Date.now() - c.lastFetch >= opts.pollSeconds * 900) look(c);
+        }, opts.pollSeconds * 1000),
+      };
+      c.poll.unref();
+      consumers.set(name, c);
+      look(c);
     },
     onStop(hook) {
       stopHooks.push(hook);
     },
     async stop() {
       // Order matters: nothing may reach the store once it closes after this resolves.
-      // 1. No new fetches (each pg-boss loop ends after its current job), no more wake-ups.
+      // 1. No new fetches, no more wake-ups.
       stopping = true;
+      for (const c of consumers.values()) clearInterval(c.poll);
       const deadline = new Promise((r) => setTimeout(r, HANDLER_WAIT_MS).unref());
-      for (const list of slots.values()) {
-        for (const slot of list) await boss.offWork({ id: slot.id } as any).catch(() => {});
-      }
-      // 2. Long jobs hand themselves back (runs go back to the queue), then every handler ends.
+      // 2. Long jobs hand themselves back (runs go back to the queue), then every handler ends
+      //    and its completion lands.
       await Promise.all(stopHooks.splice(0).map((hook) => hook().catch(() => {})));
       await Promise.race([Promise.allSettled([...running]), deadline]);
-      await listening;
+      await listenStarted;
       await unlisten?.();
-      // 3. pg-boss stops (failing what is still active after its timeout) and its completions land.
+      // 3. pg-boss stops, then whatever it still sent lands.
       await boss.stop({ graceful: true, wait: true, timeout: 5_000 } as any);
       await tracked.drain();
     },

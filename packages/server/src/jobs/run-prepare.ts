@@ -6,6 +6,7 @@ import {
   pipelineSpecSchema,
   planSpec,
   type SinkResult,
+  templateRefs,
 } from '@sluice/engine';
 import type { Deps } from '../context';
 import { withContractChecks } from '../modules/contracts/run-quality';
@@ -73,7 +74,21 @@ async function unsealInput(deps: Deps, run: ClaimedRun): Promise<Record<string, 
  * what the next one gets. Only valid ones are kept; a deleted version is still found here, as a
  * run queued before the deletion already had it.
  */
-const planCache = new Map<string, { spec: PipelineSpec; plan: Plan }>();
+type Planned = {
+  spec: PipelineSpec;
+  plan: Plan;
+  /** Whether a template of the spec can reach the environment's secrets / variables. */
+  uses: { secrets: boolean; env: boolean };
+};
+const planCache = new Map<string, Planned>();
+
+/** `{{runtime}}`, `{{runtime.secrets}}` and `{{runtime.secrets.X}}` all reach the secrets. */
+export function usesOf(spec: PipelineSpec): Planned['uses'] {
+  const names = templateRefs(spec).map((r) => r.name);
+  const reaches = (ns: string) =>
+    names.some((n) => n === 'runtime' || n === `runtime.${ns}` || n.startsWith(`runtime.${ns}.`));
+  return { secrets: reaches('secrets'), env: reaches('env') };
+}
 const PLAN_CACHE_SIZE = 200;
 
 function deepFreeze<T>(value: T): T {
@@ -84,7 +99,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<{ spec: PipelineSpec; plan: Plan }> {
+async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
   const key = `${run.pipelineId}:${run.specHash}`;
   const cached = planCache.get(key);
   if (cached) return cached;
@@ -101,17 +116,19 @@ async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<{ spec: Pipelin
       first ? `${first.path}: ${first.message}` : 'the spec has no plan',
     );
   }
-  const entry = deepFreeze({ spec, plan });
+  const entry = deepFreeze({ spec, plan, uses: usesOf(spec) });
   if (planCache.size >= PLAN_CACHE_SIZE) planCache.delete(planCache.keys().next().value!);
   planCache.set(key, entry);
   return entry;
 }
 
 export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedRun> {
-  const { spec, plan } = await specAndPlan(deps, run);
+  const { spec, plan, uses } = await specAndPlan(deps, run);
 
   const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId);
   const connections = new Map<string, LoadedConnection>();
+  // A data source read by one step and written by another (or used twice) is loaded once.
+  const loaded = new Map<string, LoadedConnection>();
   for (const step of spec.steps) {
     if (step.kind === 'transform' || !step.data_source_ref) continue;
     const row = bound.get(step.data_source_ref);
@@ -134,7 +151,9 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       );
     }
     try {
-      connections.set(step.slug, await loadConnection(deps.db, deps, row));
+      const connection = loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row));
+      loaded.set(row.id, connection);
+      connections.set(step.slug, connection);
     } catch {
       throw new PrepareError(
         'CREDENTIALS_UNREADABLE',
@@ -143,9 +162,12 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
     }
   }
 
+  // Secrets and variables no template can reach are not read (nor decrypted).
   const [secrets, variables, input, cursors] = await Promise.all([
-    resolveSecrets(deps.db, deps.keyring, run.organizationId, run.environmentId),
-    resolveVariables(deps.db, run.organizationId, run.environmentId),
+    uses.secrets
+      ? resolveSecrets(deps.db, deps.keyring, run.organizationId, run.environmentId)
+      : ({} as Record<string, string>),
+    uses.env ? resolveVariables(deps.db, run.organizationId, run.environmentId) : {},
     unsealInput(deps, run),
     checkpointCursors(deps.db, run.pipelineId, run.environmentId),
   ]).catch((err) => {

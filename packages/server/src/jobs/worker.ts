@@ -40,9 +40,7 @@ export async function startWorker(baseDeps: Deps, opts: { concurrency?: number }
   });
   deps.queue.onStop(() => sessions.close());
   for (const name of Object.keys(handlers) as JobName[]) {
-    for (let i = 0; i < concurrency; i++) {
-      await deps.queue.work(name, handlers[name](deps) as JobHandler<typeof name>);
-    }
+    await deps.queue.work(name, handlers[name](deps) as JobHandler<typeof name>, { concurrency });
   }
   // Hourly retention sweep; pg-boss keeps one schedule per name across all workers.
   await deps.queue.boss.schedule('events.retention', '7 * * * *', {});

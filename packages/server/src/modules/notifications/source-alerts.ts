@@ -13,6 +13,8 @@ export const RUN_ESCALATE_AFTER = 3;
 type EndedRun = { organizationId: string; pipelineId: string; environmentId: string; slug: string };
 
 /** Slugs and name of a pipeline in an environment, for the notification's place and text. */
+export type RunPlaceNames = { pipeline: string; pipelineName: string; project: string; environment: string };
+
 async function placeOf(tx: DbOrTx, pipelineId: string, environmentId: string) {
   const [where] = await tx
     .select({
@@ -34,9 +36,11 @@ export async function alertRunEnded(
   run: EndedRun,
   state: 'succeeded' | 'failed' | 'canceled',
   error: { code: string; message: string } | null,
+  /** The run's place when the caller read it already (the run's lock reads it). */
+  place?: RunPlaceNames | null,
 ) {
   if (state === 'canceled') return;
-  const where = await placeOf(tx, run.pipelineId, run.environmentId);
+  const where = place ?? (await placeOf(tx, run.pipelineId, run.environmentId));
   if (!where) return;
   const base = {
     organizationId: run.organizationId,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { PipelineSpec } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
 import type { Tx } from '../../db/client';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
@@ -6,9 +7,9 @@ import { randomSlug } from '../../http/fields';
 import { eventSource } from '../environments/environments.service';
 import { assertProtectedConfirmation } from '../environments/protected';
 import { recordEvent } from '../events/events.record';
-import { findActiveDeployment } from '../pipelines/deployments.service';
+import { findExecuteTarget } from './run-execute.repo';
 import * as repo from './runs.repo';
-import { type PeSlugs, resolvePlace, runResource, toRun } from './runs.service';
+import { type PeSlugs, runResource, toRun } from './runs.service';
 
 export const RUN_INPUT_KIND = 'pipeline_run_input';
 
@@ -58,23 +59,36 @@ export async function executePipeline(
   const { deps } = ctx;
   const input = body.input ?? {};
   return deps.db.transaction(async (tx) => {
-    const { place, environment } = await resolvePlace(tx, scope, pe.project, pe.environment);
-    const pipeline = await repo.findPipeline(tx, place.projectId, pe.pipeline);
+    // One read for everything checked below, in the order the errors are answered.
+    const target = await findExecuteTarget(tx, scope.org.id, {
+      project: pe.project,
+      environment: pe.environment,
+      pipeline: pe.pipeline,
+      run: body.run_slug ?? null,
+    });
+    if (!target?.environment) throw notFound('project environment');
+    const { environment } = target;
+    const place = {
+      organizationId: scope.org.id,
+      projectId: target.projectId,
+      environmentId: environment.id,
+    };
+    const pipeline = target.pipeline;
     if (!pipeline) throw notFound('pipeline');
     assertProtectedConfirmation(environment, body.protected_environment_confirmation);
 
-    if (body.run_slug) {
+    if (body.run_slug && target.sameSlug) {
       const existing = await sameSlugRun(tx, scope, pipeline.id, place.environmentId, body.run_slug);
       if (existing) return { created: false, run: await runResource(tx, existing) };
     }
 
-    const deployment = await findActiveDeployment(tx, pipeline.id, place.environmentId);
-    if (!deployment) {
+    if (!target.deployment) {
       throw new AppError(
         'PIPELINE_NOT_DEPLOYED',
         `pipeline ${pipeline.slug} has no active deployment in environment ${environment.slug}`,
       );
     }
+    const deployment = { specHash: target.deployment.specHash, spec: target.deployment.spec as PipelineSpec };
     checkInputs(deployment.spec.inputs ?? {}, input);
 
     const slug = body.run_slug ?? randomSlug('run');

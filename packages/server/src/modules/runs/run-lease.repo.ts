@@ -9,9 +9,11 @@ import type { RunRecord } from './runs.repo';
 type Rows<T> = { rows?: T[] } | T[];
 const rowsOf = <T>(res: Rows<T>): T[] => (Array.isArray(res) ? res : (res.rows ?? []));
 
-const RUN_COLUMNS = sql.raw(`id, organization_id as "organizationId", pipeline_id as "pipelineId",
-  environment_id as "environmentId", slug, spec_hash as "specHash", state, "trigger",
-  input_keys as "inputKeys", attempt, lease_owner as "leaseOwner"`);
+const runColumns = (t: string) =>
+  sql.raw(`${t}.id, ${t}.organization_id as "organizationId", ${t}.pipeline_id as "pipelineId",
+  ${t}.environment_id as "environmentId", ${t}.slug, ${t}.spec_hash as "specHash", ${t}.state, ${t}."trigger",
+  ${t}.input_keys as "inputKeys", ${t}.attempt, ${t}.lease_owner as "leaseOwner"`);
+const RUN_COLUMNS = runColumns('pipeline_runs');
 
 export type ClaimedRun = Pick<
   RunRecord,
@@ -68,13 +70,24 @@ export async function renewLease(
   return rowsOf<{ state: string; cancelRequested: boolean }>(res as Rows<any>)[0] ?? null;
 }
 
+export type OwnedRun = ClaimedRun & {
+  /** Slugs and name of the run's place, for what the end of the run raises. */
+  place: { pipeline: string; pipelineName: string; project: string; environment: string };
+};
+
 /** The run, locked, if `owner` still holds it (the start of every final transition). */
-export async function lockOwnedRun(tx: Tx, runId: string, owner: string): Promise<ClaimedRun | null> {
+export async function lockOwnedRun(tx: Tx, runId: string, owner: string): Promise<OwnedRun | null> {
   const res = await tx.execute(sql`
-    select ${RUN_COLUMNS} from pipeline_runs
-     where id = ${runId} and lease_owner = ${owner} and state in ('running', 'canceling')
-     for update`);
-  return rowsOf<ClaimedRun>(res as Rows<ClaimedRun>)[0] ?? null;
+    select ${runColumns('r')},
+           json_build_object('pipeline', p.slug, 'pipelineName', p.name, 'project', pr.slug,
+                             'environment', e.slug) as place
+      from pipeline_runs r
+      join pipelines p on p.id = r.pipeline_id
+      join projects pr on pr.id = p.project_id
+      join environments e on e.id = r.environment_id
+     where r.id = ${runId} and r.lease_owner = ${owner} and r.state in ('running', 'canceling')
+     for update of r`);
+  return rowsOf<OwnedRun>(res as Rows<OwnedRun>)[0] ?? null;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Tx } from '../../db/client';
 import type { ErrorRecord } from '../../db/schema/index';
 import { recordEvent } from '../events/events.record';
 import { alertRunEnded } from '../notifications/source-alerts';
-import { type ClaimedRun, lockExpiredRuns, lockOwnedRun } from './run-lease.repo';
+import { type ClaimedRun, lockExpiredRuns, lockOwnedRun, type OwnedRun } from './run-lease.repo';
 import {
   endRunRows,
   insertLogs,
@@ -40,16 +40,18 @@ async function recordRunEvent(tx: Tx, run: ClaimedRun, metadata: Record<string, 
 async function endRun(
   deps: Deps,
   tx: Tx,
-  run: ClaimedRun,
+  run: ClaimedRun & { place?: OwnedRun['place'] },
   state: 'succeeded' | 'failed' | 'canceled',
   error: ErrorRecord | null,
+  progress?: FinishExtras['progress'],
 ) {
-  // Terminal state, steps still open closed, and (docs/runs.md#executing: input values are not
-  // kept; they lived sealed only while the run could still use them) the sealed input deleted.
-  await endRunRows(tx, run.id, state, error);
+  // Terminal state, the attempt's last progress, steps still open closed, and the sealed input
+  // deleted (docs/runs.md#executing: input values are not kept; they lived sealed only while the
+  // run could still use them): one statement.
+  await endRunRows(tx, run.id, state, error, progress);
   await recordRunEvent(tx, run, { state, error_code: error?.code ?? null });
   // Failed after its retries -> pipeline_run_failed; the next success resolves it (+ recovered).
-  await alertRunEnded(tx, deps, run, state, error);
+  await alertRunEnded(tx, deps, run, state, error, run.place);
 }
 
 /** What the attempt had not written yet, and the queue job it came with. */
@@ -70,10 +72,7 @@ export async function finishRun(
   return deps.db.transaction(async (tx) => {
     const run = await lockOwnedRun(tx, runId, owner);
     if (!run) return false;
-    if (extras.progress) {
-      await updateSteps(tx, run.id, owner, extras.progress.steps);
-      await insertLogs(tx, run.id, extras.progress.logs);
-    }
+    const { progress } = extras;
     if (extras.jobId) await deps.queue.complete(tx, 'pipelines.run', extras.jobId);
     // A cancel that arrived while the run was ending still wins over success (the states only
     // lead from canceling to canceled); sinks did commit, so their cursors are kept below.
@@ -82,12 +81,17 @@ export async function finishRun(
       // Only now: a cursor advances after every sink of the run has committed.
       const committed = Object.fromEntries(Object.entries(outcome.cursors).filter(([, c]) => c !== null));
       await upsertCheckpoints(tx, run, committed);
-      await endRun(deps, tx, run, canceling ? 'canceled' : 'succeeded', null);
+      await endRun(deps, tx, run, canceling ? 'canceled' : 'succeeded', null, progress);
     } else if (outcome.kind === 'failed') {
-      await endRun(deps, tx, run, canceling ? 'canceled' : 'failed', canceling ? null : outcome.error);
+      const error = canceling ? null : outcome.error;
+      await endRun(deps, tx, run, canceling ? 'canceled' : 'failed', error, progress);
     } else if (outcome.kind === 'canceled' || canceling) {
-      await endRun(deps, tx, run, 'canceled', null);
+      await endRun(deps, tx, run, 'canceled', null, progress);
     } else {
+      if (progress) {
+        await updateSteps(tx, run.id, owner, progress.steps);
+        await insertLogs(tx, run.id, progress.logs);
+      }
       await updateRun(tx, run.id, { state: 'queued', leaseOwner: null, leaseExpiresAt: null });
       await insertLogs(tx, run.id, [
         {

@@ -60,19 +60,7 @@ export async function updateSteps(
   updates: (StepUpdate & { stepSlug: string })[],
 ) {
   if (updates.length === 0) return;
-  const rows = JSON.stringify(
-    updates.map((u) => ({
-      step_slug: u.stepSlug,
-      state: u.state,
-      rows_in: u.rowsIn,
-      rows_out: u.rowsOut,
-      bytes_in: u.bytesIn,
-      bytes_out: u.bytesOut,
-      error: u.error,
-      started_at: u.startedAt?.toISOString() ?? null,
-      finished_at: u.finishedAt?.toISOString() ?? null,
-    })),
-  );
+  const rows = stepRows(updates);
   // The first report of a step starts it; keep the earliest start and the first finish.
   await db.execute(sql`
     update pipeline_run_steps s
@@ -99,16 +87,20 @@ export async function closeOpenSteps(db: DbOrTx, runId: string) {
 }
 
 /**
- * A run's terminal rows in one statement: the run's state (lease released), its steps still
- * pending (skipped) or running (canceled), and its sealed input deleted.
+ * A run's terminal rows in one statement: the run's state (lease released), the attempt's last
+ * step values and log lines not written yet (`progress`), its steps still pending (skipped) or
+ * running (canceled) after those, and its sealed input deleted.
  */
 export async function endRunRows(
   tx: DbOrTx,
   runId: string,
   state: 'succeeded' | 'failed' | 'canceled',
   error: ErrorRecord | null,
+  progress: { steps: (StepUpdate & { stepSlug: string })[]; logs: LogLine[] } = { steps: [], logs: [] },
 ) {
   const now = new Date().toISOString();
+  // A step's state after the attempt's last values, before it is closed.
+  const last = sql.raw('coalesce(u.state, s.state)');
   await tx.execute(sql`
     with ended as (
       update pipeline_runs
@@ -117,13 +109,64 @@ export async function endRunRows(
              updated_at = ${now}::timestamptz
        where id = ${runId}::uuid
     ),
+    u as (
+      select * from jsonb_to_recordset(${stepRows(progress.steps)}::jsonb) as u(step_slug text,
+        state text, rows_in bigint, rows_out bigint, bytes_in bigint, bytes_out bigint, error jsonb,
+        started_at timestamptz, finished_at timestamptz)
+    ),
     closed as (
-      update pipeline_run_steps
-         set state = case when state = 'pending' then 'skipped' else 'canceled' end,
-             finished_at = case when state = 'pending' then null else ${now}::timestamptz end
-       where run_id = ${runId}::uuid and state in ('pending', 'running')
-    )
+      update pipeline_run_steps s
+         set state = case ${last} when 'pending' then 'skipped' when 'running' then 'canceled' else ${last} end,
+             rows_in = coalesce(u.rows_in, s.rows_in), rows_out = coalesce(u.rows_out, s.rows_out),
+             bytes_in = coalesce(u.bytes_in, s.bytes_in), bytes_out = coalesce(u.bytes_out, s.bytes_out),
+             error = case when u.step_slug is null then s.error else u.error end,
+             started_at = coalesce(s.started_at, u.started_at),
+             finished_at = case ${last} when 'pending' then null when 'running' then ${now}::timestamptz
+                                else coalesce(s.finished_at, u.finished_at) end
+        from pipeline_run_steps s0 left join u on u.step_slug = s0.step_slug
+       where s.id = s0.id and s0.run_id = ${runId}::uuid
+         and (u.step_slug is not null or s0.state in ('pending', 'running'))
+    ),
+    logged as (${logInsert(runId, progress.logs)})
     delete from pipeline_run_inputs where run_id = ${runId}::uuid`);
+}
+
+/** Step updates as the jsonb rows the statements above read. */
+function stepRows(updates: (StepUpdate & { stepSlug: string })[]) {
+  return JSON.stringify(
+    updates.map((u) => ({
+      step_slug: u.stepSlug,
+      state: u.state,
+      rows_in: u.rowsIn,
+      rows_out: u.rowsOut,
+      bytes_in: u.bytesIn,
+      bytes_out: u.bytesOut,
+      error: u.error,
+      started_at: u.startedAt?.toISOString() ?? null,
+      finished_at: u.finishedAt?.toISOString() ?? null,
+    })),
+  );
+}
+
+/**
+ * Appending log lines, numbered on from the run's last one: the numbering reads the run's last
+ * line in the same statement.
+ */
+function logInsert(runId: string, lines: LogLine[]) {
+  const rows = lines.map((l, i) => ({
+    n: i + 1,
+    step_slug: l.stepSlug,
+    level: l.level,
+    message: l.message,
+    at: l.at.toISOString(),
+  }));
+  return sql`
+    insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
+    select ${runId}::uuid, last.seq + l.n, l.step_slug, l.level, l.message, l.at
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+             as l(n int, step_slug text, level text, message text, at timestamptz),
+           (select coalesce(max(seq), 0) as seq from pipeline_run_logs where run_id = ${runId}::uuid) as last
+     order by l.n`;
 }
 
 export type LogLine = { stepSlug: string | null; level: string; message: string; at: Date };
@@ -135,21 +178,7 @@ export type LogLine = { stepSlug: string | null; level: string; message: string;
  */
 export async function insertLogs(db: DbOrTx, runId: string, lines: LogLine[]) {
   if (lines.length === 0) return;
-  // One statement: the numbering reads the run's last line in the same statement.
-  const rows = lines.map((l, i) => ({
-    n: i + 1,
-    step_slug: l.stepSlug,
-    level: l.level,
-    message: l.message,
-    at: l.at.toISOString(),
-  }));
-  await db.execute(sql`
-    insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
-    select ${runId}::uuid, last.seq + l.n, l.step_slug, l.level, l.message, l.at
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-             as l(n int, step_slug text, level text, message text, at timestamptz),
-           (select coalesce(max(seq), 0) as seq from pipeline_run_logs where run_id = ${runId}::uuid) as last
-     order by l.n`);
+  await db.execute(logInsert(runId, lines));
 }
 
 export type CheckpointRow = {
