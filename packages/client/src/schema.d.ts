@@ -1591,7 +1591,7 @@ export interface paths {
         get: operations["getDataSourcesProofSettings"];
         /**
          * Set proof settings; enabling checks expected_repository_id against the live repository
-         * @description 201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id.
+         * @description 201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id; 502 REMOTE_FAILED when the repository cannot be reached or refuses (detailed_error holds the connector code); 422 PRIVATE_HOST_BLOCKED when its host is not allowed.
          */
         put: operations["putDataSourcesProofSettings"];
         post?: never;
@@ -38066,7 +38066,59 @@ export interface operations {
                 };
             };
             /** @description The error wrapper of every failed request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,7 +2,7 @@ import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
-import { errorResponses } from '../../http/openapi';
+import { errorResponses, errorSchema } from '../../http/openapi';
 import { onePage } from '../../http/pagination';
 import * as s from './proof.schemas';
 import { listPublicKeys } from './proof-keys';
@@ -46,10 +46,16 @@ export function proofRoutes(app: TypedApp, deps: Deps) {
       tags,
       summary: 'Set proof settings; enabling checks expected_repository_id against the live repository',
       description:
-        '201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id.',
+        '201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id; 502 REMOTE_FAILED when the repository cannot be reached or refuses (detailed_error holds the connector code); 422 PRIVATE_HOST_BLOCKED when its host is not allowed.',
       params: s.dsParams,
       body: s.putSettingsBody,
-      response: { 200: s.settingsSchema, 201: s.settingsSchema, ...errorResponses },
+      response: {
+        200: s.settingsSchema,
+        201: s.settingsSchema,
+        ...errorResponses,
+        422: errorSchema,
+        502: errorSchema,
+      },
     },
     handler: async (req, reply) => {
       const out = await settings.putSettings(ctx(req), scopeOf(req), req.params.data_source, req.body);
