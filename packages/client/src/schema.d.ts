@@ -1933,7 +1933,7 @@ export interface operations {
                         api_keys: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description First 12 characters of the token; identifies the key without exposing it. */
                             token_prefix: string;
@@ -2162,7 +2162,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Role the key acts with; never more permissions than the caller has. */
                     role: string;
@@ -2190,7 +2190,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -2424,7 +2424,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -2853,7 +2853,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -2870,7 +2870,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -3102,7 +3102,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -3336,7 +3336,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -3563,7 +3563,7 @@ export interface operations {
                     email: string;
                     /** @description Password, 12 to 200 characters. Stored only as an Argon2id hash. */
                     password: string;
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen user slug; generated from the name otherwise. */
                     slug?: string;
@@ -3585,7 +3585,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -3811,7 +3811,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -4029,7 +4029,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -4247,7 +4247,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -4453,7 +4453,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description New password, 12 to 200 characters; needs current_password. */
                     password?: string;
@@ -4477,7 +4477,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -4702,7 +4702,7 @@ export interface operations {
                         personal_access_tokens: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description First 12 characters of the token; identifies it without exposing it. */
                             token_prefix: string;
@@ -4921,7 +4921,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Expiry (ISO 8601, in the future), or null for a token that does not expire. */
                     expires_at?: string | null;
@@ -4940,7 +4940,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies it without exposing it. */
                         token_prefix: string;
@@ -5164,7 +5164,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies it without exposing it. */
                         token_prefix: string;
@@ -5582,7 +5582,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                 };
             };
@@ -5597,7 +5597,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies it without exposing it. */
                         token_prefix: string;
@@ -6300,7 +6300,7 @@ export interface operations {
                         organizations: {
                             /** @description Organization slug, unique across the service. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description The plan or trial the organization is on. */
                             plan: {
@@ -6524,7 +6524,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -6541,7 +6541,7 @@ export interface operations {
                     "application/json": {
                         /** @description Organization slug, unique across the service. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description The plan or trial the organization is on. */
                         plan: {
@@ -6769,7 +6769,7 @@ export interface operations {
                     "application/json": {
                         /** @description Organization slug, unique across the service. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description The plan or trial the organization is on. */
                         plan: {
@@ -7192,7 +7192,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Days event records are kept online, 1 to 30. */
                     event_log_retention_days?: number;
@@ -7209,7 +7209,7 @@ export interface operations {
                     "application/json": {
                         /** @description Organization slug, unique across the service. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description The plan or trial the organization is on. */
                         plan: {
@@ -9956,7 +9956,7 @@ export interface operations {
                         roles: {
                             /** @description Role slug, as used in members, invitations and API keys. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text, up to 2000 characters. */
                             description: string | null;
@@ -10175,7 +10175,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. Built-in slugs are taken. */
                     slug?: string;
@@ -10196,7 +10196,7 @@ export interface operations {
                     "application/json": {
                         /** @description Role slug, as used in members, invitations and API keys. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -10418,7 +10418,7 @@ export interface operations {
                     "application/json": {
                         /** @description Role slug, as used in members, invitations and API keys. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -10837,7 +10837,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -10856,7 +10856,7 @@ export interface operations {
                     "application/json": {
                         /** @description Role slug, as used in members, invitations and API keys. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -11652,7 +11652,7 @@ export interface operations {
                         data_sources: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description Data source (connector) type.
@@ -11942,7 +11942,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "http";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -11999,7 +11999,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "ftp";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12043,7 +12043,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "git";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12096,7 +12096,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "postgres";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12161,7 +12161,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "mysql";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12226,7 +12226,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "bigquery";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12262,7 +12262,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "snowflake";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12317,7 +12317,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "google_workspace";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12344,7 +12344,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "salesforce";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12384,7 +12384,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "mongodb";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12430,7 +12430,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "github";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12464,7 +12464,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "gitlab";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12497,7 +12497,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "s3";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -12560,7 +12560,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -12847,7 +12847,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -13331,7 +13331,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Config fields to change, merged into the stored config (null removes a field) and validated against the type. A change increases connection_revision. */
                     config?: {
@@ -13360,7 +13360,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -13657,7 +13657,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -15216,7 +15216,7 @@ export interface operations {
                         projects: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -15431,7 +15431,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -15450,7 +15450,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -15668,7 +15668,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -16083,7 +16083,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -16100,7 +16100,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -16330,7 +16330,7 @@ export interface operations {
                         environments: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -16587,7 +16587,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -16621,7 +16621,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -17075,7 +17075,7 @@ export interface operations {
                         environments: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -17302,7 +17302,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -17334,7 +17334,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -17564,7 +17564,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -18008,7 +18008,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -18036,7 +18036,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -18266,7 +18266,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -20587,7 +20587,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -21188,7 +21188,7 @@ export interface operations {
                         queries: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text, up to 2000 characters. */
                             description: string | null;
@@ -21409,7 +21409,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Data source the statement runs against. */
                     data_source_slug: string;
@@ -21434,7 +21434,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -21684,7 +21684,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -22105,7 +22105,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Move the query to another data source (the statement is checked against its type). */
                     data_source_slug?: string;
@@ -22128,7 +22128,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -25210,7 +25210,7 @@ export interface operations {
                         pipelines: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -25431,7 +25431,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -25450,7 +25450,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -25674,7 +25674,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -26097,7 +26097,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -26114,7 +26114,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -27161,7 +27161,7 @@ export interface operations {
                             pipeline_slug: string;
                             /** @description The `data_source_ref` of the steps that use it. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Data source type the ref needs, or null when several connector families fit (sql, git). */
                             data_source_type: string | null;
@@ -27394,7 +27394,7 @@ export interface operations {
                         pipeline_slug: string;
                         /** @description The `data_source_ref` of the steps that use it. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Data source type the ref needs, or null when several connector families fit (sql, git). */
                         data_source_type: string | null;
@@ -27632,13 +27632,13 @@ export interface operations {
                             pipeline_slug: string;
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             data_source_ref_slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             data_source_ref_name: string;
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             environment_slug: string;
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             data_source_slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             data_source_name: string;
                             /** @description Type of the bound data source. */
                             data_source_type: string;
@@ -27887,13 +27887,13 @@ export interface operations {
                         pipeline_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_ref_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_ref_name: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         environment_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_name: string;
                         /** @description Type of the bound data source. */
                         data_source_type: string;
@@ -27919,13 +27919,13 @@ export interface operations {
                         pipeline_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_ref_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_ref_name: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         environment_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_name: string;
                         /** @description Type of the bound data source. */
                         data_source_type: string;
@@ -31044,7 +31044,7 @@ export interface operations {
                         alert_destinations: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description Destination type.
@@ -31269,7 +31269,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -31301,7 +31301,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Destination type.
@@ -31529,7 +31529,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Destination type.
@@ -31954,7 +31954,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description For type email: the recipients, and no other properties. Holds no secret. */
                     non_secret_config?: {
@@ -31976,7 +31976,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Destination type.
@@ -32444,7 +32444,7 @@ export interface operations {
                         alert_policies: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description organization matches everything; project and project_environment match exactly.
@@ -32682,7 +32682,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -32727,7 +32727,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description organization matches everything; project and project_environment match exactly.
@@ -33191,7 +33191,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description organization matches everything; project and project_environment match exactly.
@@ -33629,7 +33629,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /**
                      * @description New scope.
@@ -33669,7 +33669,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description organization matches everything; project and project_environment match exactly.
@@ -33926,7 +33926,7 @@ export interface operations {
                         pipeline_triggers: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description schedule or webhook.
@@ -34240,7 +34240,7 @@ export interface operations {
                 "application/json": {
                     /** @description Optional slug; webhook slugs are unique in the deployment (409 if taken). */
                     slug?: string;
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /**
                      * @description schedule or webhook.
@@ -34372,7 +34372,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -34470,7 +34470,7 @@ export interface operations {
                     } | {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -34779,7 +34779,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -35300,7 +35300,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -35369,7 +35369,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -35723,7 +35723,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -41592,7 +41592,7 @@ export interface operations {
                         contracts: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text, or null. */
                             description: string | null;
@@ -41818,7 +41818,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -41844,7 +41844,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, or null. */
                         description: string | null;
@@ -42073,7 +42073,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, or null. */
                         description: string | null;
