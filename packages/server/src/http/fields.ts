@@ -15,6 +15,7 @@ export const slugSchema = z
  * line and paragraph separators. Names end up in mail text, logs and headers, where such a
  * character would start a line of the attacker's choosing.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** A name in a request (every `name`, `billing_name`, display name): 1 to 100 characters, no control characters. */
@@ -22,6 +23,7 @@ export const nameSchema = z
   .string()
   .min(1)
   .max(100)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   .regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/, 'must not contain control characters or line breaks')
   .describe('Display name, 1 to 100 characters, without control characters or line breaks.');
 /** A name in an answer: what was stored, possibly before names refused control characters. */
