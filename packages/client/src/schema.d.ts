@@ -81,7 +81,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign up: create an account and mail a verification token */
+        /**
+         * Sign up: create an account and mail a verification token
+         * @description The answer never says whether the address is registered: for a registered one it is the same 201 with the would-be account, no account is made, and the address is mailed that someone tried to sign up with it. 409 only when a chosen `slug` is taken.
+         */
         post: operations["signUp"];
         delete?: never;
         options?: never;
@@ -1591,7 +1594,7 @@ export interface paths {
         get: operations["getDataSourcesProofSettings"];
         /**
          * Set proof settings; enabling checks expected_repository_id against the live repository
-         * @description 201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id.
+         * @description 201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id; 502 REMOTE_FAILED when the repository cannot be reached or refuses (detailed_error holds the connector code); 422 PRIVATE_HOST_BLOCKED when its host is not allowed.
          */
         put: operations["putDataSourcesProofSettings"];
         post?: never;
@@ -1948,7 +1951,7 @@ export interface operations {
                         api_keys: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description First 12 characters of the token; identifies the key without exposing it. */
                             token_prefix: string;
@@ -2275,7 +2278,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Role the key acts with; never more permissions than the caller has. */
                     role: string;
@@ -2308,7 +2311,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -2707,7 +2710,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -3399,7 +3402,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -3421,7 +3424,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -3818,7 +3821,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -4217,7 +4220,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies the key without exposing it. */
                         token_prefix: string;
@@ -4604,7 +4607,7 @@ export interface operations {
                     email: string;
                     /** @description Password, 12 to 200 characters. Stored only as an Argon2id hash. */
                     password: string;
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen user slug; generated from the name otherwise. */
                     slug?: string;
@@ -4631,7 +4634,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -5022,7 +5025,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -5405,7 +5408,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -5788,7 +5791,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -6092,7 +6095,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description New password, 12 to 200 characters; needs current_password, unless the account was created without a password (setup, bootstrap). */
                     password?: string;
@@ -6121,7 +6124,7 @@ export interface operations {
                          * @description Email address (lowercase); signs in together with the password.
                          */
                         email: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Whether the address was confirmed with the mailed token. */
                         email_verified: boolean;
@@ -6511,7 +6514,7 @@ export interface operations {
                         personal_access_tokens: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description First 12 characters of the token; identifies it without exposing it. */
                             token_prefix: string;
@@ -6828,7 +6831,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Expiry (ISO 8601, in the future), or null for a token that does not expire. */
                     expires_at?: string | null;
@@ -6852,7 +6855,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies it without exposing it. */
                         token_prefix: string;
@@ -7241,7 +7244,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies it without exposing it. */
                         token_prefix: string;
@@ -7922,7 +7925,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                 };
             };
@@ -7942,7 +7945,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description First 12 characters of the token; identifies it without exposing it. */
                         token_prefix: string;
@@ -9083,7 +9086,7 @@ export interface operations {
                         organizations: {
                             /** @description Organization slug, unique across the service. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description The plan or trial the organization is on. */
                             plan: {
@@ -9405,7 +9408,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -9427,7 +9430,7 @@ export interface operations {
                     "application/json": {
                         /** @description Organization slug, unique across the service. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description The plan or trial the organization is on. */
                         plan: {
@@ -9820,7 +9823,7 @@ export interface operations {
                     "application/json": {
                         /** @description Organization slug, unique across the service. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description The plan or trial the organization is on. */
                         plan: {
@@ -10506,7 +10509,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Days event records are kept online, 1 to 30. */
                     event_log_retention_days?: number;
@@ -10528,7 +10531,7 @@ export interface operations {
                     "application/json": {
                         /** @description Organization slug, unique across the service. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description The plan or trial the organization is on. */
                         plan: {
@@ -14945,7 +14948,7 @@ export interface operations {
                         roles: {
                             /** @description Role slug, as used in members, invitations and API keys. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text, up to 2000 characters. */
                             description: string | null;
@@ -15262,7 +15265,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. Built-in slugs are taken. */
                     slug?: string;
@@ -15288,7 +15291,7 @@ export interface operations {
                     "application/json": {
                         /** @description Role slug, as used in members, invitations and API keys. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -15675,7 +15678,7 @@ export interface operations {
                     "application/json": {
                         /** @description Role slug, as used in members, invitations and API keys. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -16357,7 +16360,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -16381,7 +16384,7 @@ export interface operations {
                     "application/json": {
                         /** @description Role slug, as used in members, invitations and API keys. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -17548,7 +17551,7 @@ export interface operations {
                         data_sources: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description Data source (connector) type.
@@ -17936,7 +17939,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "http";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -17993,7 +17996,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "ftp";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18037,7 +18040,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "git";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18090,7 +18093,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "postgres";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18155,7 +18158,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "mysql";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18220,7 +18223,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "bigquery";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18256,7 +18259,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "snowflake";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18311,7 +18314,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "google_workspace";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18338,7 +18341,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "salesforce";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18378,7 +18381,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "mongodb";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18424,7 +18427,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "github";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18458,7 +18461,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "gitlab";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18491,7 +18494,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type: "s3";
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -18559,7 +18562,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -19011,7 +19014,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -19758,7 +19761,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Config fields to change, merged into the stored config (null removes a field) and validated against the type. A change increases connection_revision. */
                     config?: {
@@ -19792,7 +19795,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -20254,7 +20257,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -22668,7 +22671,7 @@ export interface operations {
                         projects: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -22981,7 +22984,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -23005,7 +23008,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -23388,7 +23391,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -24066,7 +24069,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -24088,7 +24091,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -24483,7 +24486,7 @@ export interface operations {
                         environments: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -24843,7 +24846,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -24882,7 +24885,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -25666,7 +25669,7 @@ export interface operations {
                         environments: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -25991,7 +25994,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -26028,7 +26031,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -26423,7 +26426,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -27130,7 +27133,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -27163,7 +27166,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -27558,7 +27561,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -31358,7 +31361,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Data source (connector) type.
@@ -32237,7 +32240,7 @@ export interface operations {
                         queries: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text, up to 2000 characters. */
                             description: string | null;
@@ -32556,7 +32559,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Data source the statement runs against. */
                     data_source_slug: string;
@@ -32586,7 +32589,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -33006,7 +33009,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -33690,7 +33693,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Move the query to another data source (the statement is checked against its type). */
                     data_source_slug?: string;
@@ -33718,7 +33721,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, up to 2000 characters. */
                         description: string | null;
@@ -38263,7 +38266,7 @@ export interface operations {
                         pipelines: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text up to 2000 characters, or null. */
                             description: string | null;
@@ -38582,7 +38585,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -38606,7 +38609,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -38995,7 +38998,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -39681,7 +39684,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text up to 2000 characters, or null. */
                     description?: string | null;
@@ -39703,7 +39706,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text up to 2000 characters, or null. */
                         description: string | null;
@@ -41291,7 +41294,7 @@ export interface operations {
                             pipeline_slug: string;
                             /** @description The `data_source_ref` of the steps that use it. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Data source type the ref needs, or null when several connector families fit (sql, git). */
                             data_source_type: string | null;
@@ -41627,7 +41630,7 @@ export interface operations {
                         pipeline_slug: string;
                         /** @description The `data_source_ref` of the steps that use it. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Data source type the ref needs, or null when several connector families fit (sql, git). */
                         data_source_type: string | null;
@@ -41968,13 +41971,13 @@ export interface operations {
                             pipeline_slug: string;
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             data_source_ref_slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             data_source_ref_name: string;
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             environment_slug: string;
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             data_source_slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             data_source_name: string;
                             /** @description Type of the bound data source. */
                             data_source_type: string;
@@ -42326,13 +42329,13 @@ export interface operations {
                         pipeline_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_ref_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_ref_name: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         environment_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_name: string;
                         /** @description Type of the bound data source. */
                         data_source_type: string;
@@ -42363,13 +42366,13 @@ export interface operations {
                         pipeline_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_ref_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_ref_name: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         environment_slug: string;
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         data_source_slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         data_source_name: string;
                         /** @description Type of the bound data source. */
                         data_source_type: string;
@@ -47105,7 +47108,7 @@ export interface operations {
                         alert_destinations: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description Destination type.
@@ -47428,7 +47431,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -47465,7 +47468,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Destination type.
@@ -47858,7 +47861,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Destination type.
@@ -48546,7 +48549,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description For type email: the recipients, and no other properties. Holds no secret. */
                     non_secret_config?: {
@@ -48573,7 +48576,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description Destination type.
@@ -49402,7 +49405,7 @@ export interface operations {
                         alert_policies: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description organization matches everything; project and project_environment match exactly.
@@ -49738,7 +49741,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -49788,7 +49791,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description organization matches everything; project and project_environment match exactly.
@@ -50520,7 +50523,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description organization matches everything; project and project_environment match exactly.
@@ -51221,7 +51224,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /**
                      * @description New scope.
@@ -51266,7 +51269,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description organization matches everything; project and project_environment match exactly.
@@ -51688,7 +51691,7 @@ export interface operations {
                         pipeline_triggers: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /**
                              * @description schedule or webhook.
@@ -52100,7 +52103,7 @@ export interface operations {
                 "application/json": {
                     /** @description Optional slug; webhook slugs are unique in the deployment (409 if taken). */
                     slug?: string;
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -52174,7 +52177,7 @@ export interface operations {
                 } | {
                     /** @description Optional slug; webhook slugs are unique in the deployment (409 if taken). */
                     slug?: string;
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -52262,7 +52265,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -52360,7 +52363,7 @@ export interface operations {
                     } | {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -52834,7 +52837,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -53618,7 +53621,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name?: string;
                     /** @description Free text, up to 2000 characters. */
                     description?: string | null;
@@ -53692,7 +53695,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -54211,7 +54214,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /**
                          * @description schedule or webhook.
@@ -57774,6 +57777,37 @@ export interface operations {
             };
             /** @description The error wrapper of every failed request. */
             431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            502: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -62747,7 +62781,7 @@ export interface operations {
                         contracts: {
                             /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                             slug: string;
-                            /** @description Display name, 1 to 100 characters. */
+                            /** @description Display name. */
                             name: string;
                             /** @description Free text, or null. */
                             description: string | null;
@@ -63071,7 +63105,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Display name, 1 to 100 characters. */
+                    /** @description Display name, 1 to 100 characters, without control characters or line breaks. */
                     name: string;
                     /** @description Optional client-chosen slug; generated from the name when absent. */
                     slug?: string;
@@ -63102,7 +63136,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, or null. */
                         description: string | null;
@@ -63496,7 +63530,7 @@ export interface operations {
                     "application/json": {
                         /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
                         slug: string;
-                        /** @description Display name, 1 to 100 characters. */
+                        /** @description Display name. */
                         name: string;
                         /** @description Free text, or null. */
                         description: string | null;

@@ -7,6 +7,7 @@ import { frameworkErrorOptions, installErrorHandling } from '../http/error-handl
 import { AppError, errorBody } from '../http/errors';
 import { installJsonBody } from '../http/json-body';
 import { requestLineLogger, requestSerializer } from '../http/logging';
+import { installNoStore } from '../http/no-store';
 import { installRateLimit } from '../http/rate-limit';
 import { OneLinePerRequest } from '../http/request-log';
 import { type RouteInfo, routeMatcher } from '../http/route-table';
@@ -45,6 +46,7 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  installNoStore(app);
   const routeTable: RouteInfo[] = [];
   app.addHook('onRoute', (r) => {
     for (const m of Array.isArray(r.method) ? r.method : [r.method]) {

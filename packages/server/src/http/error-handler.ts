@@ -100,7 +100,11 @@ export function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
   if (err?.validation) {
     const issues = validationIssues(err);
-    const nameIssue = issues.find((i) => i.path === 'name' || i.path.endsWith('.name'));
+    // ENTITY_NAME_INVALID is the seed's answer to a name of the wrong length; a name holding
+    // control characters (an `invalid_format` issue) is an ordinary VALIDATION_FAILED.
+    const nameIssue = issues.find(
+      (i) => (i.path === 'name' || i.path.endsWith('.name')) && i.code !== 'invalid_format',
+    );
     if (nameIssue && (err as any).validationContext === 'body') {
       return new AppError('ENTITY_NAME_INVALID', 'name must be 1 to 100 characters', {
         validationErrors: issues,

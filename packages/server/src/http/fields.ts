@@ -10,7 +10,24 @@ export const slugSchema = z
   .max(100)
   .regex(SLUG_PATTERN, 'must match ^[a-z0-9]+(?:-[a-z0-9]+)*$')
   .describe('External identifier: lowercase letters and digits in hyphen-separated groups.');
-export const nameSchema = z.string().min(1).max(100).describe('Display name, 1 to 100 characters.');
+/**
+ * Characters a name may not hold: C0 controls (CR, LF, TAB, …), DEL, C1 controls and the Unicode
+ * line and paragraph separators. Names end up in mail text, logs and headers, where such a
+ * character would start a line of the attacker's choosing.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** A name in a request (every `name`, `billing_name`, display name): 1 to 100 characters, no control characters. */
+export const nameSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  .regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/, 'must not contain control characters or line breaks')
+  .describe('Display name, 1 to 100 characters, without control characters or line breaks.');
+/** A name in an answer: what was stored, possibly before names refused control characters. */
+export const storedNameSchema = z.string().describe('Display name.');
 export const emailSchema = z.string().min(3).max(255).email().describe('Email address, 3 to 255 characters.');
 export const timestampSchema = z.string().describe('ISO 8601 date-time.');
 export const nullableTimestampSchema = z.string().nullable().describe('ISO 8601 date-time or null.');

@@ -9,6 +9,13 @@ export const jobCatalog = {
     retryBackoff: true,
     expireInSeconds: 120,
   },
+  'email.account_exists': {
+    schema: z.object({ userId: z.string().uuid() }),
+    retryLimit: 5,
+    retryDelay: 5,
+    retryBackoff: true,
+    expireInSeconds: 120,
+  },
   'email.invitation': {
     schema: z.object({ invitationId: z.string().uuid() }),
     retryLimit: 5,

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../context';
 import { invitations, organizations, users } from '../db/schema/index';
+import { oneLine } from '../mail/mailer';
 import type { JobHandler } from './queue';
 
 export const sendInvitationEmail =
@@ -14,12 +15,13 @@ export const sendInvitationEmail =
       .where(eq(invitations.id, invitationId))
       .limit(1);
     if (!row || row.inv.status !== 'pending') return;
-    const by = row.inviter ? `${row.inviter.name} invited you` : 'You are invited';
+    const by = row.inviter ? `${oneLine(row.inviter.name)} invited you` : 'You are invited';
+    const org = oneLine(row.org.name);
     await deps.mailer.send({
       to: row.inv.email,
-      subject: `Join ${row.org.name} on Sluice`,
+      subject: `Join ${org} on Sluice`,
       text: [
-        `${by} to join the organization "${row.org.name}" (${row.org.slug}) as ${row.inv.role}.`,
+        `${by} to join the organization "${org}" (${row.org.slug}) as ${row.inv.role}.`,
         '',
         `Accept: ${deps.config.publicUrl}/invitations/${row.inv.slug}`,
         `or with the API: POST /invitations/${row.inv.slug}:accept (signed in as ${row.inv.email}).`,

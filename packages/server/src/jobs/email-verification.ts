@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Deps } from '../context';
 import { emailVerificationTokens, users } from '../db/schema/index';
 import { issueSecret } from '../http/tokens';
+import { oneLine } from '../mail/mailer';
 import type { JobHandler } from './queue';
 
 /**
@@ -21,7 +22,7 @@ export const sendVerificationEmail =
       to: user.email,
       subject: 'Verify your Sluice email address',
       text: [
-        `Hello ${user.name},`,
+        `Hello ${oneLine(user.name)},`,
         '',
         'Confirm this address by opening:',
         link,

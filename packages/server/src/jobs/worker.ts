@@ -4,6 +4,7 @@ import { deliverAlert } from './alert-deliver';
 import { testAlertDestination } from './alert-destination-test';
 import { dispatchNotification } from './alert-dispatch';
 import type { JobName } from './catalog';
+import { sendAccountExistsEmail } from './email-account-exists';
 import { sendInvitationEmail } from './email-invitation';
 import { sendVerificationEmail } from './email-verification';
 import { pruneEvents } from './events-retention';
@@ -16,6 +17,7 @@ import { startTriggerTicker } from './trigger-ticker';
 
 const handlers: { [N in JobName]: (deps: Deps) => JobHandler<N> } = {
   'email.verification': sendVerificationEmail,
+  'email.account_exists': sendAccountExistsEmail,
   'email.invitation': sendInvitationEmail,
   'data_sources.schema_import': importDataSourceSchema,
   'proof.observe': observeProof,

@@ -1,5 +1,14 @@
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
+import { CONTROL_CHARACTERS } from '../http/fields';
+
+const CONTROL_ALL = new RegExp(CONTROL_CHARACTERS.source, 'g');
+
+/**
+ * A stored value (a name, a title) put into one line of a mail: control characters and line
+ * breaks become spaces, so a name stored before names refused them cannot add lines of its own.
+ */
+export const oneLine = (value: string) => value.replace(CONTROL_ALL, ' ');
 
 export type Mail = { to: string; subject: string; text: string };
 export type Mailer = { send(mail: Mail): Promise<void>; close(): void };

@@ -1,3 +1,4 @@
+import { oneLine } from '../../mail/mailer';
 import type { NotificationRow } from '../notifications/notifications.repo';
 
 // One message per send decision: plain text and HTML, a link to the item in the app, threaded
@@ -54,8 +55,9 @@ export function buildAlertMessage(m: MessageInput) {
     m.heldBack > 0
       ? `${m.heldBack} earlier message(s) to this destination were held back by the hourly limit.`
       : null;
+  const title = oneLine(n.title);
   const text = [
-    n.title,
+    title,
     '',
     n.summary,
     '',
@@ -75,5 +77,5 @@ export function buildAlertMessage(m: MessageInput) {
     ...(held ? [`<p><em>${esc(held)}</em></p>`] : []),
     '</body></html>',
   ].join('\n');
-  return { subject: `[Sluice] ${n.severity} ${n.title}`, text, html, link };
+  return { subject: `[Sluice] ${n.severity} ${title}`, text, html, link };
 }

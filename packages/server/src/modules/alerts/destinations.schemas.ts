@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { emailSchema, nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import {
+  emailSchema,
+  nameSchema,
+  orgSlugParam,
+  slugSchema,
+  storedNameSchema,
+  timestampSchema,
+} from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 import { destinationTypes } from './attempts.schemas';
 
@@ -17,7 +24,7 @@ export const emailConfigSchema = z
 export const destinationSchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     type: z.enum(destinationTypes).describe('Destination type.'),
     non_secret_config: emailConfigSchema,
     enabled: z.boolean().describe('Disabled destinations receive nothing.'),

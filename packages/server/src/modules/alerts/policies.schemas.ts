@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { nameSchema, orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 import {
   entityTypeSchema,
@@ -25,7 +25,7 @@ const filters = {
 export const policySchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     scope: z
       .enum(policyScopes)
       .describe('organization matches everything; project and project_environment match exactly.'),

@@ -4,6 +4,7 @@ import {
   nullableTimestampSchema,
   orgSlugParam,
   slugSchema,
+  storedNameSchema,
   timestampSchema,
 } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
@@ -11,7 +12,7 @@ import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 export const apiKeySchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     token_prefix: z
       .string()
       .describe('First 12 characters of the token; identifies the key without exposing it.'),

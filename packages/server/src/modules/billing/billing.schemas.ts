@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailSchema, nameSchema, slugSchema, timestampSchema } from '../../http/fields';
+import { emailSchema, nameSchema, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { isCountryCode } from './countries';
 
 const text = (max: number, what: string) =>
@@ -72,7 +72,7 @@ export const billingProfileSchema = z
   .object({
     owner_type: z.enum(['user', 'organization']).describe('Whose profile this is.'),
     owner_slug: slugSchema.describe('Slug of the user or organization that owns the profile.'),
-    billing_name: nameSchema.describe('Name invoices are made out to.'),
+    billing_name: storedNameSchema.describe('Name invoices are made out to.'),
     billing_email: emailSchema.describe('Address invoices are sent to.'),
     address: z
       .object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { nameSchema, orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 const columnName = z.string().min(1).max(200);
@@ -92,7 +92,7 @@ export const createRevisionBody = z
 export const contractSchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     description: z.string().nullable().describe('Free text, or null.'),
     target: z
       .object({ pipeline_slug: slugSchema, step_slug: slugSchema })

@@ -5,6 +5,7 @@ import {
   nullableTimestampSchema,
   orgSlugParam,
   slugSchema,
+  storedNameSchema,
   timestampSchema,
 } from '../../http/fields';
 import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
@@ -44,7 +45,7 @@ export const diagnosticSchema = z
 export const dataSourceSchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     type: dataSourceTypeSchema,
     config: z
       .record(z.string(), z.unknown())

@@ -4,6 +4,7 @@ import {
   nullableTimestampSchema,
   orgSlugParam,
   slugSchema,
+  storedNameSchema,
   timestampSchema,
 } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
@@ -40,7 +41,7 @@ const runTimeoutSchema = z
 export const environmentSchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     description: descriptionSchema,
     color: colorSchema,
     protected: protectedSchema,

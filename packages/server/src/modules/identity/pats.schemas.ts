@@ -1,11 +1,17 @@
 import { z } from 'zod';
-import { nameSchema, nullableTimestampSchema, slugSchema, timestampSchema } from '../../http/fields';
+import {
+  nameSchema,
+  nullableTimestampSchema,
+  slugSchema,
+  storedNameSchema,
+  timestampSchema,
+} from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 export const patSchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     token_prefix: z.string().describe('First 12 characters of the token; identifies it without exposing it.'),
     expires_at: nullableTimestampSchema.describe('When the token stops working, or null.'),
     last_used_at: nullableTimestampSchema.describe('Last authenticated use (updated at most once a minute).'),

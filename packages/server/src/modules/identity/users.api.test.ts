@@ -61,14 +61,52 @@ describe('users: sign-up, email verification, me', { timeout: 60_000 }, () => {
     expect(missing.json().error.code).toBe('VALIDATION_FAILED');
   });
 
-  it('refuses a duplicate email, a weak password and unknown fields', async () => {
+  it('answers a registered address like a new one and mails its owner instead', async () => {
+    const shape = (res: { statusCode: number; headers: Record<string, unknown>; json(): any }) => ({
+      status: res.statusCode,
+      headers: Object.keys(res.headers).sort(),
+      body: Object.keys(res.json()).sort(),
+      verified: res.json().email_verified,
+    });
+    const fresh = await t.call('POST', '/users', {
+      body: { email: 'erin@example.com', password: 'another-long-password', name: 'Other' },
+    });
     const dup = await t.call('POST', '/users', {
       body: { email: 'ALICE@example.com', password: 'another-long-password', name: 'Other' },
     });
-    expect(dup.statusCode).toBe(409);
-    expect(dup.json().error.code).toBe('CONFLICT');
-    expect(dup.json().error.message).not.toContain('alice');
+    expect(fresh.statusCode, fresh.body).toBe(201);
+    expect(shape(dup)).toEqual(shape(fresh));
+    // Both answers are what the request asked for: nothing of the existing account shows.
+    expect(dup.json()).toMatchObject({ email: 'alice@example.com', name: 'Other', email_verified: false });
+    expect(dup.json().slug).toMatch(/^other-[a-z0-9]{6}$/);
+    expect(dup.body).not.toContain('Alice Liddell');
 
+    // The owner of the address hears of it; a new address gets its verification mail.
+    const told = await peer.waitFor(
+      (m) => m.to.some((a) => a.includes('alice@example.com')) && /tried/.test(m.subject),
+      20_000,
+    );
+    expect(told.text).toContain('already has one');
+    expect(told.text).toContain('/sign-in');
+    expect(told.text).not.toMatch(/token=/);
+    await peer.waitFor((m) => m.to.some((a) => a.includes('erin@example.com')), 20_000);
+    const alices = await t.rt.deps.db.select().from(users).where(eq(users.email, 'alice@example.com'));
+    expect(alices).toHaveLength(1);
+    expect(alices[0].name).toBe('Alice Liddell');
+    const ghost = await t.rt.deps.db.select().from(users).where(eq(users.slug, dup.json().slug));
+    expect(ghost).toEqual([]);
+
+    // A chosen slug that is taken is refused whatever the address, so it tells nothing either.
+    for (const email of ['alice@example.com', 'nobody-yet@example.com']) {
+      const taken = await t.call('POST', '/users', {
+        body: { email, password: 'another-long-password', name: 'Other', slug: 'alice-liddell' },
+      });
+      expect(taken.statusCode, email).toBe(409);
+      expect(taken.json().error.message).toBe('that user slug is taken; choose another or leave slug out');
+    }
+  });
+
+  it('refuses a weak password and unknown fields', async () => {
     const weak = await t.call('POST', '/users', {
       body: { email: 'bob@example.com', password: 'short', name: 'Bob' },
     });

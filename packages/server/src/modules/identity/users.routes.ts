@@ -16,6 +16,8 @@ export function usersRoutes(app: TypedApp, deps: Deps) {
     schema: {
       tags,
       summary: 'Sign up: create an account and mail a verification token',
+      description:
+        'The answer never says whether the address is registered: for a registered one it is the same 201 with the would-be account, no account is made, and the address is mailed that someone tried to sign up with it. 409 only when a chosen `slug` is taken.',
       operationId: 'signUp',
       security: [],
       body: s.signUpBody,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailSchema, nameSchema, slugSchema, timestampSchema } from '../../http/fields';
+import { emailSchema, nameSchema, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 
 export const passwordSchema = z
   .string()
@@ -11,7 +11,7 @@ export const userSchema = z
   .object({
     slug: slugSchema,
     email: emailSchema.describe('Email address (lowercase); signs in together with the password.'),
-    name: nameSchema,
+    name: storedNameSchema,
     email_verified: z.boolean().describe('Whether the address was confirmed with the mailed token.'),
     created_at: timestampSchema,
     updated_at: timestampSchema,

@@ -10,7 +10,9 @@ import { recordAccountEvent } from './user-events';
 import * as repo from './users.repo';
 import type { SignUpInput, UpdateMeInput } from './users.schemas';
 
-export function toUser(u: repo.UserRow) {
+export function toUser(
+  u: Pick<repo.UserRow, 'slug' | 'email' | 'name' | 'emailVerifiedAt' | 'createdAt' | 'updatedAt'>,
+) {
   return {
     slug: u.slug,
     email: u.email,
@@ -23,17 +25,30 @@ export function toUser(u: repo.UserRow) {
 
 const actorOfMe = (me: Me) => ({ type: 'user' as const, slug: me.userSlug });
 
-// One message for a taken address and a taken slug: say no more than that sign-up failed.
-const accountExists = () => conflict('an account with that email address or slug already exists');
+// A chosen slug that is taken is a conflict; a registered address is not (see signUp).
+const slugTaken = () => conflict('that user slug is taken; choose another or leave slug out');
 
+/**
+ * Sign-up never says whether an address is registered (docs/account.md): with a taken address
+ * it answers what a new sign-up answers (201, the would-be account) and mails the address's
+ * owner instead of making an account. The slug is settled first, the same way for both, so a
+ * taken slug cannot be used to tell the two apart.
+ */
 export async function signUp(ctx: Ctx, input: SignUpInput) {
   const db = ctx.deps.db;
   const email = input.email.trim().toLowerCase();
   // Hash before any lookup, so a taken address answers no faster than a free one.
   const passwordHash = await hashPassword(input.password);
+  if (input.slug !== undefined && (await repo.userSlugTaken(db, input.slug))) throw slugTaken();
   const slug = await chooseSlug(input.slug, input.name, (s) => repo.userSlugTaken(db, s));
   const user = await db.transaction(async (tx) => {
-    if ((await repo.emailTaken(tx, email)) || (await repo.userSlugTaken(tx, slug))) throw accountExists();
+    if (await repo.userSlugTaken(tx, slug)) throw slugTaken();
+    const existing = await repo.findUserByEmail(tx, email);
+    if (existing) {
+      await ctx.deps.queue.enqueue(tx, 'email.account_exists', { userId: existing.id });
+      const now = new Date();
+      return { slug, email, name: input.name, emailVerifiedAt: null, createdAt: now, updatedAt: now };
+    }
     const row = await repo.insertUser(tx, { slug, email, name: input.name, passwordHash });
     // The mail goes out only if the account commits; the token is made at send time.
     await ctx.deps.queue.enqueue(tx, 'email.verification', { userId: row.id });

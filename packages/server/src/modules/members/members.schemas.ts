@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { emailSchema, nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { emailSchema, orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 export const memberSchema = z
   .object({
     user_slug: slugSchema.describe('Slug of the member user.'),
     email: emailSchema,
-    name: nameSchema.describe('Display name of the member user.'),
+    name: storedNameSchema.describe('Display name of the member user.'),
     role: z.string().describe('Role slug (built-in or custom) the member acts with in this organization.'),
     created_at: timestampSchema.describe('When the user joined the organization.'),
     updated_at: timestampSchema.describe('Last change of the membership (its role).'),

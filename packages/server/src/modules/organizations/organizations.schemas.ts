@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { nameSchema, nullableTimestampSchema, slugSchema, timestampSchema } from '../../http/fields';
+import {
+  nameSchema,
+  nullableTimestampSchema,
+  slugSchema,
+  storedNameSchema,
+  timestampSchema,
+} from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 export const planSchema = z
@@ -17,7 +23,7 @@ export const planSchema = z
 export const organizationSchema = z
   .object({
     slug: z.string().describe('Organization slug, unique across the service.'),
-    name: nameSchema,
+    name: storedNameSchema,
     plan: planSchema,
     event_log_retention_days: z
       .number()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 import { confirmationField, confirmationQuery } from '../environments/protected';
 
@@ -7,10 +7,10 @@ export const bindingSchema = z
   .object({
     pipeline_slug: slugSchema,
     data_source_ref_slug: slugSchema,
-    data_source_ref_name: nameSchema,
+    data_source_ref_name: storedNameSchema,
     environment_slug: slugSchema,
     data_source_slug: slugSchema,
-    data_source_name: nameSchema,
+    data_source_name: storedNameSchema,
     data_source_type: z.string().describe('Type of the bound data source.'),
     data_source_active: z
       .boolean()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { nameSchema, orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 const descriptionSchema = z
@@ -17,7 +17,7 @@ export const specHashSchema = z
 export const pipelineSchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     description: descriptionSchema,
     project_slug: slugSchema.describe('Project the pipeline belongs to.'),
     latest_spec_hash: specHashSchema

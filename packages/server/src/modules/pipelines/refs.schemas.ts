@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 export const refSchema = z
   .object({
     pipeline_slug: slugSchema,
     slug: slugSchema.describe('The `data_source_ref` of the steps that use it.'),
-    name: nameSchema,
+    name: storedNameSchema,
     data_source_type: z
       .string()
       .nullable()

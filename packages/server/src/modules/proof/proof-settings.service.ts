@@ -19,11 +19,15 @@ export async function provableSource(ctx: Ctx, scope: Scope, slug: string) {
   return { row, proof };
 }
 
-/** A connector failure while talking to the repository: the remote's, not ours. */
+/**
+ * A connector failure while talking to the repository: the remote's, not ours, so 502
+ * REMOTE_FAILED with the connector's code as detailed_error (503 stays our own store's), as
+ * `GET …/branches` answers (docs/api-conventions.md).
+ */
 export function remoteFailure(err: unknown, what: string): AppError {
   const { failure } = describeFailure(err);
   if (failure.code === 'PRIVATE_HOST_BLOCKED') return new AppError('PRIVATE_HOST_BLOCKED', failure.message);
-  return new AppError('UNAVAILABLE', `${what}: ${failure.message}`, { detailedError: failure.code });
+  return new AppError('REMOTE_FAILED', `${what}: ${failure.message}`, { detailedError: failure.code });
 }
 
 function toSettings(dataSourceSlug: string, r: repo.SettingsRow) {

@@ -47,14 +47,14 @@ export function proofRoutes(app: TypedApp, deps: Deps) {
       tags,
       summary: 'Set proof settings; enabling checks expected_repository_id against the live repository',
       description:
-        '201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id.',
+        '201 when created, 200 when replaced; 409 REPOSITORY_MISMATCH when the live repository has another id; 502 REMOTE_FAILED when the repository cannot be reached or refuses (detailed_error holds the connector code); 422 PRIVATE_HOST_BLOCKED when its host is not allowed.',
       params: s.dsParams,
       body: s.putSettingsBody,
       response: {
         200: s.settingsSchema,
         201: s.settingsSchema,
         ...errorResponses,
-        ...errorResponsesFor('PRIVATE_HOST_BLOCKED'),
+        ...errorResponsesFor('PRIVATE_HOST_BLOCKED', 'REMOTE_FAILED'),
       },
     },
     handler: async (req, reply) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { nameSchema, orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 const statementSchema = z
@@ -13,7 +13,7 @@ const descriptionSchema = z.string().max(2000).nullable().describe('Free text, u
 export const querySchema = z
   .object({
     slug: slugSchema,
-    name: nameSchema,
+    name: storedNameSchema,
     description: descriptionSchema,
     data_source_slug: slugSchema.describe('Data source the statement runs against.'),
     statement: statementSchema,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
+import { nameSchema, orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
 import { allPermissions, type Permission } from './permissions';
 
@@ -12,7 +12,7 @@ const descriptionSchema = z.string().max(2000).nullable().describe('Free text, u
 export const roleSchema = z
   .object({
     slug: slugSchema.describe('Role slug, as used in members, invitations and API keys.'),
-    name: nameSchema,
+    name: storedNameSchema,
     description: descriptionSchema,
     permissions: z.array(permissionNameSchema).describe('Permissions the role grants.'),
     built_in: z

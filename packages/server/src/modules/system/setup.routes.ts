@@ -38,8 +38,8 @@ export function setupRoutes(app: TypedApp, deps: Deps) {
           password: req.body.password,
         });
         consumeSetupCode(deps.config);
-        // The body holds tokens: no cache may keep it.
-        return reply.status(201).header('cache-control', 'no-store').send(result);
+        // The body holds tokens: Cache-Control no-store comes from its schema (http/no-store.ts).
+        return reply.status(201).send(result);
       } catch (err) {
         if (err instanceof AlreadyBootstrappedError) throw done();
         throw err;

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { nameSchema, nullableTimestampSchema, slugSchema, timestampSchema } from '../../http/fields';
+import {
+  nameSchema,
+  nullableTimestampSchema,
+  slugSchema,
+  storedNameSchema,
+  timestampSchema,
+} from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 import { confirmationField } from '../environments/protected';
 import { INPUT_KEY, pipelineParams } from '../runs/runs.schemas';
@@ -239,7 +245,7 @@ const occurrenceSummary = z
 export const triggerSchema = z
   .object({
     slug: slugSchema,
-    name: common.name,
+    name: storedNameSchema,
     kind: z.enum(triggerKinds).describe('schedule or webhook.'),
     pipeline_slug: slugSchema.describe('Pipeline it runs (its deployed version).'),
     environment_slug: slugSchema.describe('Environment it runs in.'),

@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Deps } from '../../context';
 import { AppError } from '../../http/errors';
 import { recordEvent } from '../events/events.record';
 import { resolvePointer } from './json-pointer';
 import { detectRefusalBurst } from './refusal-burst';
 import { startTriggeredRun } from './trigger-runs';
-import { secretBinding } from './trigger-secrets';
+import { newSigningSecret, secretBinding } from './trigger-secrets';
 import * as repo from './triggers.repo';
 import { matchingSecret, TOLERANCE_SECONDS } from './webhook-signature';
 
@@ -90,7 +90,10 @@ async function verifyAndStart(
   t: repo.TriggerRow | null,
   now: Date,
 ): Promise<DeliveryAnswer> {
-  if (!t?.enabled || t.paused) throw unverified('unknown_or_disabled');
+  // An unknown, disabled or paused trigger goes through every step a live one does, verified
+  // against a stand-in secret, and is refused only at the end: the 401 takes the same path and
+  // work either way, so neither its answer nor its timing tells which slugs exist.
+  const live = t?.enabled && !t.paused ? t : null;
   const id = header(req.headers, 'webhook-id');
   const ts = header(req.headers, 'webhook-timestamp');
   const sig = header(req.headers, 'webhook-signature');
@@ -107,9 +110,10 @@ async function verifyAndStart(
     );
   }
 
-  const all = await repo.secretsOf(deps.db, [t.id]);
-  const live = all.filter((s) => !s.expiresAt || s.expiresAt > now);
-  const plain = async (rows: repo.SecretRow[]) =>
+  const stored = await repo.secretsOf(deps.db, [t?.id ?? NO_TRIGGER_ID]);
+  const all: Candidate[] = live ? stored : [await standInSecret(deps)];
+  const current = all.filter((s) => !s.expiresAt || s.expiresAt > now);
+  const plain = async (rows: Candidate[]) =>
     Promise.all(
       rows.map((s) =>
         deps.keyring.decrypt(
@@ -119,17 +123,51 @@ async function verifyAndStart(
         ),
       ),
     );
-  const hit = matchingSecret(await plain(live), id, ts, req.body, sig);
+  const hit = matchingSecret(await plain(current), id, ts, req.body, sig);
+  if (!live) throw unverified('unknown_or_disabled');
   if (hit < 0) {
     const expired = all.filter((s) => s.expiresAt && s.expiresAt <= now);
     const old = expired.length ? matchingSecret(await plain(expired), id, ts, req.body, sig) : -1;
     throw unverified(
       old >= 0 ? 'expired_secret_only' : 'no_match',
-      live.map((s) => s.slug),
+      current.map((s) => s.slug),
     );
   }
-  const secret = live[hit];
+  const secret = current[hit];
+  return start(deps, req, live, secret, id, now);
+}
 
+type Candidate = Pick<repo.SecretRow, 'id' | 'organizationId' | 'slug' | 'kid' | 'ciphertext' | 'expiresAt'>;
+
+/** Matches no trigger: the secrets query of an unknown slug still runs, and finds nothing. */
+const NO_TRIGGER_ID = '00000000-0000-0000-0000-000000000000';
+
+// One stand-in secret per keyring (one per process), sealed like a real one, so the unknown
+// slug's decrypt and HMAC cost what a real trigger's do. Nobody knows its value.
+const standIns = new WeakMap<Deps['keyring'], Promise<Candidate>>();
+
+function standInSecret(deps: Deps): Promise<Candidate> {
+  let p = standIns.get(deps.keyring);
+  if (!p) {
+    const id = randomUUID();
+    const organizationId = NO_TRIGGER_ID;
+    p = deps.keyring
+      .encrypt(deps.db, newSigningSecret().plaintext, secretBinding(organizationId, id))
+      .then((sealed) => ({ id, organizationId, slug: 'none', expiresAt: null, ...sealed }));
+    p.catch(() => standIns.delete(deps.keyring));
+    standIns.set(deps.keyring, p);
+  }
+  return p;
+}
+
+async function start(
+  deps: Deps,
+  req: DeliveryRequest,
+  t: repo.TriggerRow,
+  secret: Candidate,
+  id: string,
+  now: Date,
+): Promise<DeliveryAnswer> {
   const bodySha256 = createHash('sha256').update(req.body).digest('hex');
   return deps.db.transaction(async (tx) => {
     // Serializes deliveries of one trigger, so a repeated id is answered from the first one.
