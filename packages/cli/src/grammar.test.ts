@@ -18,7 +18,7 @@ const VOCABULARY = new Set([
   ...['--follow', '--interval', '--wait', '--dry-run', '--prune', '--create'],
   // processes and first run
   ...['--api-addr', '--app-addr', '--workers', '--no-worker', '--concurrency'],
-  ...['--code-file', '--code-stdin', '--profile', '--no-save', '--password-stdin'],
+  ...['--code-file', '--code-stdin', '--profile', '--no-save', '--password-stdin', '--current-password'],
   // keys and credentials
   ...['--can-manage-api-keys', '--expires-at', '--credential-env', '--credentials-stdin', '--keys'],
   // pipelines, runs, queries
