@@ -28,6 +28,39 @@ export async function launchBrowser(): Promise<{ browser: Browser; close(): Prom
   };
 }
 
+/**
+ * Orders from the `shop-db` data source, e-mails lower-cased by a transform, into `warehouse`: the
+ * pipeline the data screens are shown with.
+ */
+export const cleanOrdersSpec = {
+  steps: [
+    {
+      slug: 'src',
+      kind: 'source',
+      data_source_ref: 'shop-db',
+      operation: { operation_type: 'sql', sql: 'SELECT * FROM orders' },
+    },
+    {
+      slug: 'clean',
+      kind: 'transform',
+      operation: { operation_type: 'sql', sql: 'SELECT id, lower(email) AS email FROM src' },
+    },
+    {
+      slug: 'load',
+      kind: 'sink',
+      data_source_ref: 'warehouse',
+      operation: {
+        operation_type: 'sql',
+        write: { table: 'clean_orders', mode: 'insert', create_table: true },
+      },
+    },
+  ],
+  edges: [
+    { from: 'src', to: 'clean' },
+    { from: 'clean', to: 'load' },
+  ],
+};
+
 export const ARTIFACTS = path.resolve(import.meta.dirname, '../../webapp-artifacts');
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

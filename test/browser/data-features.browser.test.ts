@@ -19,7 +19,7 @@ import {
 } from '../pipelines/support';
 import { startTestApp, type TestApp } from '../support/app';
 import { createSinkDatabase, pgQuery, waitUntil } from '../support/runs';
-import { axeViolations, launchBrowser, screenshotBoth } from './browser';
+import { axeViolations, cleanOrdersSpec, launchBrowser, screenshotBoth } from './browser';
 
 // The screens of triggers, drift reports, contracts and proof, the command palette and form
 // drafts, end to end: one server (API services + worker + app host), one chromium, real
@@ -32,35 +32,6 @@ const SRC_DB = `sluice_webdata_src_${id}`;
 const SINK_DB = `sluice_webdata_sink_${id}`;
 const TOKEN = `glpat-WebData${randomBytes(8).toString('hex')}`;
 const COUNTRIES = 'code,name\nDE,Germany\nFR,France\n';
-
-const cleanSpec = {
-  steps: [
-    {
-      slug: 'src',
-      kind: 'source',
-      data_source_ref: 'shop-db',
-      operation: { operation_type: 'sql', sql: 'SELECT * FROM orders' },
-    },
-    {
-      slug: 'clean',
-      kind: 'transform',
-      operation: { operation_type: 'sql', sql: 'SELECT id, lower(email) AS email FROM src' },
-    },
-    {
-      slug: 'load',
-      kind: 'sink',
-      data_source_ref: 'warehouse',
-      operation: {
-        operation_type: 'sql',
-        write: { table: 'clean_orders', mode: 'insert', create_table: true },
-      },
-    },
-  ],
-  edges: [
-    { from: 'src', to: 'clean' },
-    { from: 'clean', to: 'load' },
-  ],
-};
 
 describe('browser app: triggers, drift, contracts, proof', { timeout: 180_000 }, () => {
   let t: TestApp;
@@ -126,7 +97,7 @@ describe('browser app: triggers, drift, contracts, proof', { timeout: 180_000 },
     });
     await deployPipeline(call, {
       pipeline: 'clean',
-      spec: cleanSpec,
+      spec: cleanOrdersSpec,
       bindings: { 'shop-db': 'shop-db', warehouse: 'warehouse' },
     });
     await importSchema();

@@ -22,7 +22,7 @@ import {
 } from '../pipelines/support';
 import { startTestApp, type TestApp } from '../support/app';
 import { pgQuery, waitUntil } from '../support/runs';
-import { launchBrowser, screenshotBoth } from './browser';
+import { cleanOrdersSpec, launchBrowser, screenshotBoth } from './browser';
 
 // Every screen of the app on a phone (390 × 844, docs/app.md "Narrow screens"): no page scrolls
 // sideways and every visible control is at least 24 × 24 CSS px (WCAG 2.2, 2.5.8 target size
@@ -37,35 +37,6 @@ const SINK_DB = `sluice_narrow_sink_${id}`;
 const WIDTH = 390;
 const HEIGHT = 844;
 const MIN_TARGET = 24;
-
-const spec = {
-  steps: [
-    {
-      slug: 'src',
-      kind: 'source',
-      data_source_ref: 'shop-db',
-      operation: { operation_type: 'sql', sql: 'SELECT * FROM orders' },
-    },
-    {
-      slug: 'clean',
-      kind: 'transform',
-      operation: { operation_type: 'sql', sql: 'SELECT id, lower(email) AS email FROM src' },
-    },
-    {
-      slug: 'load',
-      kind: 'sink',
-      data_source_ref: 'warehouse',
-      operation: {
-        operation_type: 'sql',
-        write: { table: 'clean_orders', mode: 'insert', create_table: true },
-      },
-    },
-  ],
-  edges: [
-    { from: 'src', to: 'clean' },
-    { from: 'clean', to: 'load' },
-  ],
-};
 
 /** The route paths of the web app, read from its router (packages/web/src/router.tsx). */
 function routerPaths(): string[] {
@@ -189,7 +160,7 @@ describe('the app at 390 px', { timeout: 600_000 }, () => {
     await createDataSource(call, pgDataSource('warehouse', SINK_DB));
     await deployPipeline(call, {
       pipeline: 'clean',
-      spec,
+      spec: cleanOrdersSpec,
       bindings: { 'shop-db': 'shop-db', warehouse: 'warehouse' },
     });
     // A finished run with its log.

@@ -51,6 +51,23 @@ export async function openStoreRuntime(
 }
 
 /**
+ * Runs one maintenance step on the store this process opens (logs to stderr, stdout keeps only the
+ * command's result, no queue supervision), then closes it.
+ */
+export async function withStoreRuntime<T>(
+  work: (server: Awaited<ReturnType<typeof loadServer>>, rt: Runtime) => Promise<T>,
+): Promise<T> {
+  const server = await loadServer();
+  const config = await configFrom();
+  const rt = await openStoreRuntime(config, { logStream: process.stderr, supervise: false });
+  try {
+    return await work(server, rt);
+  } finally {
+    await rt.close();
+  }
+}
+
+/**
  * Once at start of a process that sends mail: without SLUICE_SMTP_URL every mail goes to the log
  * (docs/operations.md "Mail"), which an operator should know before expecting one in a mailbox.
  */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { printJson, printLines } from '../io';
-import { configFrom, loadServer, openStoreRuntime } from '../store';
+import { withStoreRuntime } from '../store';
 
 // Works on the store directly, like `keys rotate`: the private signing key is sealed under the
 // master key, which only the server processes hold.
@@ -13,15 +13,8 @@ export function keysRotateProofKeyCommand(keys: Command) {
     )
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const server = await loadServer();
-      const config = await configFrom();
-      const rt = await openStoreRuntime(config, { logStream: process.stderr, supervise: false });
-      try {
-        const report = await server.rotateSigningKey(rt.deps);
-        if (opts.json) printJson(report);
-        else printLines([`new signing key: ${report.keyid}`, `retired: ${report.retired ?? '-'}`]);
-      } finally {
-        await rt.close();
-      }
+      const report = await withStoreRuntime((server, rt) => server.rotateSigningKey(rt.deps));
+      if (opts.json) printJson(report);
+      else printLines([`new signing key: ${report.keyid}`, `retired: ${report.retired ?? '-'}`]);
     });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { printJson, printLines } from '../io';
-import { configFrom, loadServer, openStoreRuntime } from '../store';
+import { withStoreRuntime } from '../store';
 
 // Works on the store directly, like `migrate`: re-sealing needs the master key, which only the
 // server processes hold; no API route can do it.
@@ -13,21 +13,13 @@ export function keysRotateCommand(keys: Command) {
     )
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const server = await loadServer();
-      const config = await configFrom();
-      // Logs go to stderr: stdout carries only the command's result.
-      const rt = await openStoreRuntime(config, { logStream: process.stderr, supervise: false });
-      try {
-        const report = await server.rotateKeys(rt.deps.db, rt.deps.keyring);
-        if (opts.json) printJson(report);
-        else
-          printLines([
-            `new data key: ${report.kid}`,
-            `re-encrypted: ${report.reencrypted}`,
-            ...Object.entries(report.tables).map(([kind, n]) => `  ${kind}: ${n}`),
-          ]);
-      } finally {
-        await rt.close();
-      }
+      const report = await withStoreRuntime((server, rt) => server.rotateKeys(rt.deps.db, rt.deps.keyring));
+      if (opts.json) printJson(report);
+      else
+        printLines([
+          `new data key: ${report.kid}`,
+          `re-encrypted: ${report.reencrypted}`,
+          ...Object.entries(report.tables).map(([kind, n]) => `  ${kind}: ${n}`),
+        ]);
     });
 }
