@@ -153,6 +153,31 @@ export async function deployOrdersPipeline(
   return { pe, specHash: version.spec_hash as string };
 }
 
+/**
+ * Project `logs`, environment `dev` enabled for it, pipeline `pl` and one pushed version of a
+ * one-step spec, through the API of organization `acme`: what the app host's stream and log suites
+ * write runs against. Returns the pushed version.
+ */
+export async function pushLogsPipeline(
+  ok: (method: string, url: string, body?: unknown) => Promise<any>,
+): Promise<{ spec_hash: string }> {
+  await ok('POST', '/organizations/acme/projects', { slug: 'logs', name: 'Logs' });
+  await ok('POST', '/organizations/acme/environments', { slug: 'dev', name: 'Dev' });
+  await ok('PUT', '/organizations/acme/projects/logs/environments/dev', {});
+  await ok('POST', '/organizations/acme/projects/logs/pipelines', { slug: 'pl', name: 'Pl' });
+  const spec = {
+    steps: [
+      {
+        slug: 'src',
+        kind: 'source',
+        data_source_ref: 'db',
+        operation: { operation_type: 'sql', sql: 'select 1' },
+      },
+    ],
+  };
+  return ok('POST', '/organizations/acme/projects/logs/pipelines/pl/versions', { spec });
+}
+
 export async function waitUntil<T>(
   read: () => Promise<T>,
   done: (v: NoInfer<T>) => boolean,

@@ -3,6 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionCookieOf } from '../../../../test/support/accounts';
 import { startTestApp, type TestApp } from '../../../../test/support/app';
+import { pushLogsPipeline } from '../../../../test/support/runs';
 import { setUserPassword } from '../modules/system/set-password';
 import { buildAppHost } from './app-host';
 
@@ -137,21 +138,7 @@ describe('app host backend-for-frontend', { timeout: 60_000 }, () => {
       expect(r.statusCode, r.body).toBeLessThan(300);
       return r.json();
     };
-    await ok('POST', '/organizations/acme/projects', { slug: 'logs', name: 'Logs' });
-    await ok('POST', '/organizations/acme/environments', { slug: 'dev', name: 'Dev' });
-    await ok('PUT', '/organizations/acme/projects/logs/environments/dev', {});
-    await ok('POST', '/organizations/acme/projects/logs/pipelines', { slug: 'pl', name: 'Pl' });
-    const spec = {
-      steps: [
-        {
-          slug: 'src',
-          kind: 'source',
-          data_source_ref: 'db',
-          operation: { operation_type: 'sql', sql: 'select 1' },
-        },
-      ],
-    };
-    const version = await ok('POST', '/organizations/acme/projects/logs/pipelines/pl/versions', { spec });
+    const version = await pushLogsPipeline(ok);
     // A finished run with 250 lines, written straight to the store as a worker would have.
     await t.rt.deps.db.execute(sql`
       insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, started_at, finished_at)
