@@ -100,7 +100,7 @@ export function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
   if (err?.validation) {
     const issues = validationIssues(err);
-    // ENTITY_NAME_INVALID is the seed's answer to a name of the wrong length; a name holding
+    // ENTITY_NAME_INVALID answers a name of the wrong length (docs/api-conventions.md); a name holding
     // control characters (an `invalid_format` issue) is an ordinary VALIDATION_FAILED.
     const nameIssue = issues.find(
       (i) => (i.path === 'name' || i.path.endsWith('.name')) && i.code !== 'invalid_format',
