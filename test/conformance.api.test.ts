@@ -5,7 +5,7 @@ import { organizations } from '../packages/server/src/db/schema/index';
 import { SLUG_PATTERN } from '../packages/server/src/http/fields';
 import { insertApiKey } from './acceptance/support';
 import { startTestApp, type TestApp } from './support/app';
-import { conformance } from './support/conformance';
+import { conformance, type DocOperation, documentOperations } from './support/conformance';
 
 // Generated traffic through every operation of the served document, answered only as the
 // document says: each answer's status is listed for its operation, its headers are declared and
@@ -16,41 +16,18 @@ import { conformance } from './support/conformance';
 // body over the size limit. Operations join from the document, so a new route is covered
 // without touching this file.
 
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const SEED = Number(process.env.SLUICE_FUZZ_SEED ?? 20261128);
 const BODY_LIMIT = 64 * 1024;
 const slow = { timeout: 300_000 };
 
-type Param = { name: string; in: string; required?: boolean; schema?: any };
-type Operation = {
-  method: string;
-  path: string;
-  params: Param[];
-  body: any | null;
-  bodyRequired: boolean;
-  security: unknown[];
-};
+type Operation = DocOperation;
 
 /** Ends the caller's account or organization: run after everything else. */
 const isTerminal = (op: Operation) =>
   op.method === 'DELETE' && (op.path === '/organizations/{organization}' || op.path.startsWith('/users/me'));
 
 function operationsOf(doc: any): Operation[] {
-  const ops: Operation[] = [];
-  for (const [path, item] of Object.entries<any>(doc.paths ?? {})) {
-    for (const method of METHODS) {
-      const op = item[method];
-      if (!op) continue;
-      ops.push({
-        method: method.toUpperCase(),
-        path,
-        params: [...(item.parameters ?? []), ...(op.parameters ?? [])],
-        body: op.requestBody?.content?.['application/json']?.schema ?? null,
-        bodyRequired: op.requestBody?.required === true,
-        security: op.security ?? doc.security ?? [],
-      });
-    }
-  }
+  const ops = documentOperations(doc);
   const rank = (op: Operation) => (isTerminal(op) ? 2 : op.method === 'DELETE' ? 1 : 0);
   return ops.sort((a, b) => rank(a) - rank(b));
 }

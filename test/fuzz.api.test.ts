@@ -2,7 +2,7 @@ import { createGenerator } from 'json-schema-faker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorStatus } from '../packages/server/src/http/errors';
 import { startTestApp, type TestApp } from './support/app';
-import { conformance } from './support/conformance';
+import { conformance, type DocOperation, documentOperations } from './support/conformance';
 
 // Every operation of the served OpenAPI document, fed requests built from its own schemas
 // (json-schema-faker, seeded) and then spoiled with hostile values: lone surrogates, NUL, huge
@@ -11,7 +11,6 @@ import { conformance } from './support/conformance';
 // is one the document describes for the operation (test/support/conformance.ts). Routes join
 // from the document, so a new route is fuzzed without touching this file.
 
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const SEED = Number(process.env.SLUICE_FUZZ_SEED ?? 20261125);
 
 const HOSTILE_STRINGS = [
@@ -96,23 +95,10 @@ const encode = (s: string) =>
     )
     .join('');
 
-type Param = { name: string; in: string; required?: boolean; schema?: any };
-type Operation = { method: string; path: string; params: Param[]; body: any | null };
+type Operation = DocOperation;
 
 function operationsOf(doc: any): Operation[] {
-  const ops: Operation[] = [];
-  for (const [path, item] of Object.entries<any>(doc.paths ?? {})) {
-    for (const method of METHODS) {
-      const op = item[method];
-      if (!op) continue;
-      ops.push({
-        method: method.toUpperCase(),
-        path,
-        params: [...(item.parameters ?? []), ...(op.parameters ?? [])],
-        body: op.requestBody?.content?.['application/json']?.schema ?? null,
-      });
-    }
-  }
+  const ops = documentOperations(doc);
   // Deletions last, so a lucky one (the caller's own account) cannot end the run early.
   return ops.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
 }

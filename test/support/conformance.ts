@@ -91,3 +91,36 @@ export function conformance(doc: any): Conformance {
     },
   };
 }
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+export type DocParam = { name: string; in: string; required?: boolean; schema?: any };
+/** One operation of the OpenAPI document, as the generated-traffic suites drive it. */
+export type DocOperation = {
+  method: string;
+  path: string;
+  params: DocParam[];
+  body: any | null;
+  bodyRequired: boolean;
+  security: unknown[];
+};
+
+/** Every operation of the document, in document order. */
+export function documentOperations(doc: any): DocOperation[] {
+  const ops: DocOperation[] = [];
+  for (const [path, item] of Object.entries<any>(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      ops.push({
+        method: method.toUpperCase(),
+        path,
+        params: [...(item.parameters ?? []), ...(op.parameters ?? [])],
+        body: op.requestBody?.content?.['application/json']?.schema ?? null,
+        bodyRequired: op.requestBody?.required === true,
+        security: op.security ?? doc.security ?? [],
+      });
+    }
+  }
+  return ops;
+}
