@@ -1,6 +1,5 @@
 import type { PassThrough } from 'node:stream';
-import { request as undiciRequest } from 'undici';
-import { EgressBlockedError, guardedDispatcher } from '../egress';
+import { EgressBlockedError, guardedDispatcher, undici } from '../egress';
 import { networkError, scrub } from '../relational/errors';
 import { type ConnectorContext, ConnectorError } from '../types';
 
@@ -144,7 +143,7 @@ export async function openSalesforce(
               'REMOTE_ERROR',
               `Salesforce named a URL on another host (${target.host}); it was not followed`,
             );
-          const res = await undiciRequest(target, {
+          const res = await undici().request(target, {
             method: req.method as any,
             headers: req.headers,
             body: req.body,
