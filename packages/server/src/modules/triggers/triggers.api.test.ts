@@ -240,7 +240,19 @@ describe('pipeline triggers', () => {
 
   it('records every occurrence missed while paused as skipped_paused and never replays it', async () => {
     expect((await schedule('pausy', { cron: '0 * * * *', overlap: 'allow' })).statusCode).toBe(201);
-    await rewindCursor(t, 'pausy', '2026-01-01T00:00:00.000Z');
+    // The pause starts four hours ago, so resuming on the real clock decides a few hours, not
+    // every hour since a fixed date (a cost that would grow each day the suite is run).
+    const hour = 3_600_000;
+    const start = Math.floor(Date.now() / hour) * hour - 4 * hour;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    // Every schedule of the earlier cases is placed there too: the ticks below decide every
+    // trigger, and a cursor left in 2025 would make them decide a year of hours.
+    await rows(
+      t,
+      `update pipeline_triggers set cursor_nominal_at = $1, next_fire_at = $1 where kind = 'schedule'`,
+      [iso(start)],
+    );
+    await rewindCursor(t, 'pausy', iso(start));
     const paused = await call('PATCH', `${base}/pausy`, {
       paused: true,
       pause_note: 'warehouse maintenance',
@@ -250,13 +262,13 @@ describe('pipeline triggers', () => {
       pause_note: 'warehouse maintenance',
       next_fire_times: [],
     });
-    await tickAt(t, '2026-01-01T02:30:00Z');
+    await tickAt(t, iso(start + 2.5 * hour));
     const l = await ledger('pausy');
-    expect(l.map((o) => [o.nominal_at.slice(11, 16), o.outcome])).toEqual([
-      ['01:00', 'skipped_paused'],
-      ['02:00', 'skipped_paused'],
+    expect(l.map((o) => [o.nominal_at, o.outcome])).toEqual([
+      [iso(start + hour), 'skipped_paused'],
+      [iso(start + 2 * hour), 'skipped_paused'],
     ]);
-    // Resuming (on the real clock, months later) records the rest of the paused time as
+    // Resuming (on the real clock, hours later) records the rest of the paused time as
     // skipped and replays none of it: the next fire time is in the future.
     const resumed = await call('PATCH', `${base}/pausy`, { paused: false });
     expect(resumed.json()).toMatchObject({ paused: false, pause_note: null });
