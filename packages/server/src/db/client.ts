@@ -26,6 +26,7 @@ export type Store = SqlExecutor & {
    * A named prepared statement in raw SQL, for the hottest read paths (every request's token
    * lookup, the first page of a list): parsed and planned once per connection, rows as the
    * driver parses them (timestamptz → Date, jsonb → object), without the ORM's row mapping.
+   * Behind a transaction pooler it is sent unnamed (parsed on every call).
    */
   prepared(name: string, text: string, values: unknown[]): Promise<{ rows: any[] }>;
   ping(): Promise<void>;
