@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildApp } from '../packages/server/src/app';
 import { buildAppHost } from '../packages/server/src/app-host/app-host';
 import { openStore, type Store } from '../packages/server/src/db/client';
+import { migrate, migrationsFolder } from '../packages/server/src/db/migrate';
 import { parseConfig } from '../packages/server/src/env';
 import { openRuntime, type Runtime } from '../packages/server/src/runtime';
 import { type PgBouncerPeer, startPgBouncer } from './peers/pgbouncer';
@@ -196,6 +197,42 @@ describe('behind PgBouncer in transaction pooling mode', () => {
         await direct.close();
       }
     });
+  });
+
+  it('migrates an empty store from three processes at once, one at a time, through the pooler', async () => {
+    const db = `sluice_pgb_mig_${id}`;
+    await pgQuery('postgres', `create database ${db}`);
+    const stores = await Promise.all(
+      [0, 1, 2].map(() =>
+        openStore({
+          databaseUrl: bouncer.urlFor(pgUrl(db)),
+          dataDir: '',
+          poolSize: 2,
+          pooler: 'transaction',
+        }),
+      ),
+    );
+    try {
+      // Who holds the lock when: the holds must not overlap.
+      const holds: [number, number][] = [];
+      await Promise.all(
+        stores.map((store) =>
+          store.withAdvisoryLock(0x51_1ce_7e, async () => {
+            const from = Date.now();
+            await new Promise((r) => setTimeout(r, 300));
+            holds.push([from, Date.now()]);
+          }),
+        ),
+      );
+      holds.sort((a, b) => a[0] - b[0]);
+      for (let i = 1; i < holds.length; i++) expect(holds[i][0]).toBeGreaterThanOrEqual(holds[i - 1][1]);
+      await Promise.all(stores.map((store) => migrate(store)));
+      const [applied] = await pgQuery(db, 'select count(*)::int as n from drizzle.__drizzle_migrations');
+      expect(applied.n).toBe(fs.readdirSync(migrationsFolder).filter((f) => f.endsWith('.sql')).length);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+      await pgQuery('postgres', `drop database if exists ${db} with (force)`);
+    }
   });
 
   it('answers named prepared statements only with the switch on', async () => {

@@ -76,6 +76,9 @@ class UnnamedStatementClient extends pg.Client {
   }
 }
 
+/** How often a process waiting for an advisory lock asks again. */
+const LOCK_RETRY_MS = 100;
+
 function openPostgres(url: string, opts: StoreOptions): Store {
   const transactionPooler = opts.pooler === 'transaction';
   const pool = new pg.Pool({
@@ -108,13 +111,20 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     // A transaction-level lock in a transaction left open while fn works on other connections: a
     // pooler in transaction mode keeps the session under an open transaction, where a session
     // lock's unlock could reach another server connection (and leave the lock held for good).
-    // A process that dies ends its transaction, and the lock with it.
+    // A process that dies ends its transaction, and the lock with it. Waiting is by retrying
+    // outside a transaction: a waiter blocked inside one would hold one of the pooler's server
+    // connections, and processes starting together could take them all from the holder's fn.
     withAdvisoryLock: async (key, fn) => {
       const client = await pool.connect();
       let broken = false;
       try {
-        await client.query('begin');
-        await client.query('select pg_advisory_xact_lock($1)', [key]);
+        for (;;) {
+          await client.query('begin');
+          const got = await client.query('select pg_try_advisory_xact_lock($1) as ok', [key]);
+          if (got.rows[0].ok) break;
+          await client.query('rollback');
+          await new Promise((r) => setTimeout(r, LOCK_RETRY_MS));
+        }
         return await fn();
       } finally {
         await client.query('commit').catch(() => {
