@@ -15,6 +15,7 @@ import { type RecordsApiPeer, startRecordsApi } from './peers/records-api';
 import { signUpWithToken } from './support/accounts';
 import { type CliProcess, startCli } from './support/cli';
 import {
+  bearerCall,
   createSinkDatabase,
   deployOrdersPipeline,
   ordersSpec,
@@ -47,15 +48,7 @@ describe('behind PgBouncer in transaction pooling mode', () => {
   let env: Record<string, string>;
 
   const call = (method: string, url: string, body?: unknown) =>
-    app.inject({
-      method: method as any,
-      url,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      payload: body === undefined ? undefined : JSON.stringify(body),
-    });
+    bearerCall(app, () => token)(method, url, body);
   const storeStats = async () => (await bouncer.admin('SHOW STATS')).find((r) => r.database === STORE_DB);
 
   beforeAll(async () => {
@@ -115,7 +108,7 @@ describe('behind PgBouncer in transaction pooling mode', () => {
     );
     for (const res of lists) expect(res.statusCode, res.body).toBe(200);
 
-    const { pe } = await deployOrdersPipeline(call as any, {
+    const { pe } = await deployOrdersPipeline(call, {
       apiUrl: records.url,
       sinkDatabase: SINK_DB,
       pipeline: 'orders-sync',
