@@ -9,6 +9,7 @@ import { buildAppHost } from '../packages/server/src/app-host/app-host';
 import { openStore, type Store } from '../packages/server/src/db/client';
 import { migrate, migrationsFolder } from '../packages/server/src/db/migrate';
 import { parseConfig } from '../packages/server/src/env';
+import { tick } from '../packages/server/src/modules/triggers/trigger-tick';
 import { openRuntime, type Runtime } from '../packages/server/src/runtime';
 import { type PgBouncerPeer, startPgBouncer } from './peers/pgbouncer';
 import { type RecordsApiPeer, startRecordsApi } from './peers/records-api';
@@ -25,6 +26,7 @@ import {
   terminal,
   waitUntil,
 } from './support/runs';
+import { rewindCursor } from './support/triggers';
 
 // Sluice behind Debian's PgBouncer 1.18 in transaction pooling mode (docs/operations.md "Behind
 // PgBouncer"): a store created empty and migrated through the pooler, the API host and a
@@ -132,6 +134,24 @@ describe('behind PgBouncer in transaction pooling mode', () => {
     const logs = await call('GET', `${pe}/runs/through-the-pooler/logs`);
     expect(logs.statusCode, logs.body).toBe(200);
     expect(logs.json().logs.length).toBeGreaterThan(0);
+
+    // A schedule's tick (claims with FOR UPDATE SKIP LOCKED, in one transaction) starts a run
+    // through the pooler as well.
+    const trigger = await call('POST', `${pe}/pipelines/orders-sync/triggers`, {
+      name: 'every minute',
+      slug: 'every-minute',
+      kind: 'schedule',
+      schedule: { cron: '* * * * *', time_zone: 'UTC', overlap: 'allow' },
+    });
+    expect(trigger.statusCode, trigger.body).toBe(201);
+    await rewindCursor({ rt }, 'every-minute', new Date(Date.now() - 90_000).toISOString());
+    expect((await tick(rt.deps)).started).toBeGreaterThan(0);
+    const scheduled = await waitUntil(
+      async () => (await call('GET', `${pe}/runs?trigger_slug=every-minute`)).json().runs as any[],
+      (runs) => runs.length > 0 && runs.every(terminal),
+      45_000,
+    );
+    for (const r of scheduled) expect(r.state, JSON.stringify(r)).toBe('succeeded');
 
     // The pooler carried the work: its transaction count for the store grew, and every server
     // session on the store's database right now is one of PgBouncer's server connections.
