@@ -25,6 +25,8 @@ export async function openRuntime(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    pooler: config.dbPooler.mode,
+    directUrl: config.dbPooler.directUrl,
     onBackgroundError: (err) => log.warn({ errCode: (err as any).code }, 'database connection lost'),
   });
   try {
