@@ -19,7 +19,7 @@ import {
 const CodeEditor = lazy(() => import('../components/code-editor').then((m) => ({ default: m.CodeEditor })));
 
 function ResultGrid({ execution }: { execution: Execution }) {
-  // An `sql` result (docs/queries.md): {columns: [{name, type}], rows: [[…]]}; the API serves it open.
+  // An `sql` result (the OpenAPI operation getQueryExecutions): {columns: [{name, type}], rows: [[…]]}; the API serves it open.
   const result = execution.result as {
     columns?: { name: string; type?: string }[];
     rows?: unknown[][];

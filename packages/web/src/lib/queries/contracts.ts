@@ -69,7 +69,7 @@ export const createRevision = (p: ContractPath, body: BodyOf<'createProjectsCont
     }),
   );
 
-/** A revision as an ODCS document (docs/contracts.md), for download. */
+/** A revision as an ODCS document (docs/drift-and-contracts.md), for download. */
 export const fetchOdcs = (p: ContractPath, revision_slug: string) =>
   unwrap(
     client.GET(
