@@ -1,9 +1,8 @@
 import { queryOptions } from '@tanstack/react-query';
 import { type BodyOf, client, type Ok, unwrap } from '../api';
-import type { EnvPath, EnvPipelinePath, PipelinePath, ProjectPath } from './places';
+import type { Confirm, EnvPath, EnvPipelinePath, PipelinePath, ProjectPath } from './places';
 
 export type Checkpoint = Ok<'listProjectsEnvironmentsPipelinesCheckpoints'>['checkpoints'][number];
-type Confirm = { protected_environment_confirmation?: string };
 
 export const pipelineKeys = {
   all: (org: string) => ['pipelines', org] as const,

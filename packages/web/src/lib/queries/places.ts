@@ -1,3 +1,5 @@
+import type { QueryOf } from '../api';
+
 // The path parameters the API's operations take, named as the OpenAPI document names them, so a
 // screen's place passes straight into `params.path`.
 export type OrgPath = { organization: string };
@@ -6,6 +8,9 @@ export type EnvPath = ProjectPath & { environment: string };
 export type PipelinePath = ProjectPath & { pipeline: string };
 export type EnvPipelinePath = EnvPath & { pipeline: string };
 export type DataSourcePath = OrgPath & { data_source: string };
+
+/** The protected-environment confirmation, a query parameter of the operations that change one. */
+export type Confirm = QueryOf<'deleteProjectsEnvironmentsPipelinesCheckpoints'>;
 
 type CursorPage = { has_more: boolean; next_cursor: string | null };
 

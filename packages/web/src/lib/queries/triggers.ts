@@ -1,7 +1,9 @@
 import { queryOptions } from '@tanstack/react-query';
 import { type BodyOf, client, type Ok, type QueryOf, unwrap } from '../api';
 import { fetchPipelines } from './pipelines';
-import type { EnvPath, EnvPipelinePath } from './places';
+import type { Confirm, EnvPath, EnvPipelinePath } from './places';
+
+export type { Confirm };
 
 export type Trigger = Ok<'getProjectsEnvironmentsPipelinesTriggers'>;
 /** A saved trigger as create answers it (with the webhook's signing secret, once). */
@@ -13,8 +15,6 @@ export type TriggerPath = EnvPipelinePath & { pipeline_trigger_slug: string };
 export type TriggerTarget = EnvPipelinePath & { pipeline_trigger_slug?: string };
 export type TriggerBody = BodyOf<'createProjectsEnvironmentsPipelinesTriggers'>;
 export type TriggerPatch = BodyOf<'updateProjectsEnvironmentsPipelinesTriggers'>;
-/** The protected-environment confirmation, sent as a query parameter. */
-export type Confirm = { protected_environment_confirmation?: string };
 type Page = { outcome?: string; cursor?: string; direction?: string };
 
 export const triggerKeys = {
