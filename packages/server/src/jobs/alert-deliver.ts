@@ -166,7 +166,6 @@ export const alertDeliverJob = defineJob({
   payload,
   // Only for a lost worker or a store error: the attempt row is still queued, so the same try
   // runs again. SMTP failures are recorded and retried as new attempt rows, never by the queue.
-  retry: { limit: 2, delaySeconds: 30, backoff: false },
-  expireInSeconds: 180,
+  policy: { retry: { limit: 2, delaySeconds: 30, backoff: false }, expireInSeconds: 180 },
   handler: deliverAlert,
 });

@@ -52,7 +52,6 @@ const testAlertDestination =
 export const alertDestinationTestJob = defineJob({
   name: 'alerts.destination_test',
   payload,
-  retry: { limit: 0, delaySeconds: 0, backoff: false },
-  expireInSeconds: 120,
+  policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 120 },
   handler: testAlertDestination,
 });

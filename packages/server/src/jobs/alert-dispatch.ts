@@ -99,7 +99,6 @@ const dispatchNotification =
 export const alertDispatchJob = defineJob({
   name: 'alerts.dispatch',
   payload,
-  retry: { limit: 3, delaySeconds: 10, backoff: true },
-  expireInSeconds: 120,
+  policy: { retry: { limit: 3, delaySeconds: 10, backoff: true }, expireInSeconds: 120 },
   handler: dispatchNotification,
 });

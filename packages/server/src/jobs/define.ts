@@ -13,9 +13,10 @@ export type WorkerResources = {
  * payload schema (ids and slugs only, never secrets), how the queue retries and expires it, and
  * its handler.
  */
-export type JobDefinition<N extends JobName> = JobPolicy & {
+export type JobDefinition<N extends JobName> = {
   name: N;
   payload: JobPayloads[N];
+  policy: JobPolicy;
   /** A cron expression: pg-boss enqueues one job per match for the whole deployment. */
   schedule?: string;
   /**

@@ -41,7 +41,6 @@ const sendAccountExistsEmail =
 export const emailAccountExistsJob = defineJob({
   name: 'email.account_exists',
   payload,
-  retry: { limit: 5, delaySeconds: 5, backoff: true },
-  expireInSeconds: 120,
+  policy: { retry: { limit: 5, delaySeconds: 5, backoff: true }, expireInSeconds: 120 },
   handler: sendAccountExistsEmail,
 });

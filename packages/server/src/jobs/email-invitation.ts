@@ -44,7 +44,6 @@ const sendInvitationEmail =
 export const emailInvitationJob = defineJob({
   name: 'email.invitation',
   payload,
-  retry: { limit: 5, delaySeconds: 5, backoff: true },
-  expireInSeconds: 120,
+  policy: { retry: { limit: 5, delaySeconds: 5, backoff: true }, expireInSeconds: 120 },
   handler: sendInvitationEmail,
 });

@@ -48,7 +48,6 @@ const sendVerificationEmail =
 export const emailVerificationJob = defineJob({
   name: 'email.verification',
   payload,
-  retry: { limit: 5, delaySeconds: 5, backoff: true },
-  expireInSeconds: 120,
+  policy: { retry: { limit: 5, delaySeconds: 5, backoff: true }, expireInSeconds: 120 },
   handler: sendVerificationEmail,
 });

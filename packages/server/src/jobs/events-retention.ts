@@ -48,8 +48,7 @@ const pruneEvents =
 export const eventsRetentionJob = defineJob({
   name: 'events.retention',
   payload,
-  retry: { limit: 2, delaySeconds: 60, backoff: false },
-  expireInSeconds: 600,
+  policy: { retry: { limit: 2, delaySeconds: 60, backoff: false }, expireInSeconds: 600 },
   // Hourly; pg-boss keeps one schedule per name across all workers.
   schedule: '7 * * * *',
   handler: pruneEvents,

@@ -22,7 +22,6 @@ export const proofObserveJob = defineJob({
   name: 'proof.observe',
   payload,
   // Failures are recorded on the observation (state error); a retry only covers a lost worker.
-  retry: { limit: 1, delaySeconds: 10, backoff: false },
-  expireInSeconds: 600,
+  policy: { retry: { limit: 1, delaySeconds: 10, backoff: false }, expireInSeconds: 600 },
   handler: observeProof,
 });

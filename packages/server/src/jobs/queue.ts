@@ -23,7 +23,7 @@ export type JobPolicy = {
 };
 
 /** What the queue needs of a job definition (jobs/define.ts): its name, payload and policy. */
-export type QueueJob = { name: JobName; payload: z.ZodType } & JobPolicy;
+export type QueueJob = { name: JobName; payload: z.ZodType; policy: JobPolicy };
 
 export type EnqueueOptions = {
   singletonKey?: string;
@@ -153,7 +153,8 @@ export async function openQueue(
     if (!job) throw new Error(`no job definition named ${name}`);
     return job;
   };
-  for (const { name, retry, expireInSeconds } of jobs.values()) {
+  for (const { name, policy } of jobs.values()) {
+    const { retry, expireInSeconds } = policy;
     await boss.createQueue(name, {
       name,
       retryLimit: retry.limit,
@@ -212,8 +213,8 @@ export async function openQueue(
       // as its queue says); the handler itself is not interrupted.
       const expired = new Promise<never>((_, reject) => {
         expiry = setTimeout(
-          () => reject(new Error(`handler exceeded the job's ${def.expireInSeconds} s`)),
-          def.expireInSeconds * 1000,
+          () => reject(new Error(`handler exceeded the job's ${def.policy.expireInSeconds} s`)),
+          def.policy.expireInSeconds * 1000,
         );
         expiry.unref();
       });

@@ -197,7 +197,6 @@ export const runPipelineJob = defineJob({
   payload,
   // A lost worker is recovered by the run lease sweep (attempt 2, then WORKER_LOST), not by a
   // queue retry; the expiry only has to outlast the longest run.
-  retry: { limit: 0, delaySeconds: 0, backoff: false },
-  expireInSeconds: 6 * 3600,
+  policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 6 * 3600 },
   handler: runPipeline,
 });

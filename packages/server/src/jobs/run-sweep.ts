@@ -32,8 +32,7 @@ async function sweepExpiredRuns(deps: Deps): Promise<void> {
 export const runSweepJob = defineJob({
   name: 'pipelines.sweep',
   payload,
-  retry: { limit: 0, delaySeconds: 0, backoff: false },
-  expireInSeconds: 120,
+  policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 120 },
   schedule: '* * * * *',
   handler: (deps) => () => sweepExpiredRuns(deps),
 });

@@ -89,7 +89,6 @@ export const schemaImportJob = defineJob({
   name: 'data_sources.schema_import',
   payload,
   // Failures are recorded as the import's diagnostic, so a retry only covers a lost worker.
-  retry: { limit: 1, delaySeconds: 10, backoff: false },
-  expireInSeconds: 300,
+  policy: { retry: { limit: 1, delaySeconds: 10, backoff: false }, expireInSeconds: 300 },
   handler: importDataSourceSchema,
 });
