@@ -16,7 +16,7 @@ export type Deps = {
   mailer: Mailer;
   keyring: Keyring;
   log: Logger;
-  /** A worker's pool of data sessions for pipeline runs (absent outside workers). */
+  /** The worker's pool of data sessions, on the deps a pipeline run executes with (absent elsewhere). */
   sessions?: SessionPool;
   /** Wall clock for alert windows and throttles; tests inject one instead of sleeping. */
   clock?: () => Date;

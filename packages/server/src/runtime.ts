@@ -7,6 +7,7 @@ import { openStore } from './db/client';
 import { migrate } from './db/migrate';
 import type { Config } from './env';
 import { createLogger } from './http/logging';
+import { jobDefinitions } from './jobs/catalog';
 import { openQueue } from './jobs/queue';
 import { startTriggerTicker } from './jobs/trigger-ticker';
 import { startWorker } from './jobs/worker';
@@ -34,6 +35,7 @@ export async function openRuntime(
     const queue = await openQueue(store, {
       pollSeconds: config.queuePollSeconds,
       supervise: opts.supervise ?? true,
+      jobs: jobDefinitions,
     });
     const keyring = createKeyring(
       loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir }).key,

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { type Deps, systemActor } from '../context';
 import {
   describeFailure,
@@ -8,13 +9,22 @@ import * as repo from '../modules/data-sources/data-sources.repo';
 import { recordSourceSchemaReports } from '../modules/drift/drift.service';
 import { recordEvent } from '../modules/events/events.record';
 import { alertSchemaImport } from '../modules/notifications/source-alerts';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({ dataSourceId: z.string().uuid() });
+
+declare module './queue' {
+  interface JobPayloads {
+    'data_sources.schema_import': typeof payload;
+  }
+}
 
 /**
  * Runs a requested schema import: introspect through the connector (outside any transaction),
  * then store `ready` + schema or `failed` + a sanitized diagnostic on the still-importing row.
  */
-export const importDataSourceSchema =
+const importDataSourceSchema =
   (deps: Deps): JobHandler<'data_sources.schema_import'> =>
   async ({ dataSourceId }) => {
     const row = await repo.findDataSourceById(deps.db, dataSourceId);
@@ -74,3 +84,11 @@ export const importDataSourceSchema =
       await alertSchemaImport(tx, deps, current, failure, importKey);
     });
   };
+
+export const schemaImportJob = defineJob({
+  name: 'data_sources.schema_import',
+  payload,
+  // Failures are recorded as the import's diagnostic, so a retry only covers a lost worker.
+  policy: { retry: { limit: 1, delaySeconds: 10, backoff: false }, expireInSeconds: 300 },
+  handler: importDataSourceSchema,
+});
