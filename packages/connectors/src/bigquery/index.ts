@@ -73,7 +73,7 @@ export const bigqueryStatementSchema = z
   ])
   .describe('BigQuery statement.');
 
-export const bigqueryConnector: ConnectorDefinition = {
+export const bigqueryConnector = {
   type: 'bigquery',
   label: 'BigQuery',
   configSchema: bigqueryConfigSchema,
@@ -81,12 +81,17 @@ export const bigqueryConnector: ConnectorDefinition = {
   credentialDestination: [],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: bigqueryStatementSchema,
-  resultType: 'sql',
   test: (conn, ctx) => testBigQuery(conn as BigQueryConnection, ctx),
-  importSchema: (conn, ctx) => importBigQuerySchema(conn as BigQueryConnection, ctx),
-  execute: (conn, statement, parameters, ctx) =>
-    executeBigQuery(conn as BigQueryConnection, statement as BigQueryStatement, parameters, ctx),
-  read: (conn, step, ctx) => readBigQuery(conn as BigQueryConnection, step, ctx),
-  write: (conn, input, step, ctx) => writeBigQuery(conn as BigQueryConnection, input, step, ctx),
-};
+  query: {
+    statementSchema: bigqueryStatementSchema,
+    resultType: 'sql',
+    execute: (conn, statement, parameters, ctx) =>
+      executeBigQuery(conn as BigQueryConnection, statement as BigQueryStatement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importBigQuerySchema(conn as BigQueryConnection, ctx) },
+  source: { operation: null, read: (conn, step, ctx) => readBigQuery(conn as BigQueryConnection, step, ctx) },
+  sink: {
+    operation: null,
+    write: (conn, input, step, ctx) => writeBigQuery(conn as BigQueryConnection, input, step, ctx),
+  },
+} satisfies ConnectorDefinition;

@@ -124,7 +124,7 @@ async function sampleFields(
   }
 }
 
-export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitStatement> = {
+export const gitConnector = {
   type: 'git',
   label: 'Git',
   configSchema: gitConfigSchema,
@@ -132,17 +132,14 @@ export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitSta
   credentialDestination: ['repo_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: gitStatementSchema,
-  resultType: 'git',
-  pipelineOperation: { source: gitOperationSchema, sink: gitOperationSchema },
   test,
-  importSchema,
+  query: { statementSchema: gitStatementSchema, resultType: 'git', execute: executeGit },
+  discover: { importSchema },
+  branches: { listBranches },
+  source: { operation: gitOperationSchema, read: readGit },
+  sink: { operation: gitOperationSchema, write: writeGit },
   proof: {
     repositoryId: gitRepositoryId,
     snapshot: (conn, ctx, at) => gitSnapshot(conn, ctx, at, sampleFields),
   },
-  listBranches,
-  execute: executeGit,
-  read: readGit,
-  write: writeGit,
-};
+} satisfies ConnectorDefinition<GitConfig, GitCredentials, GitStatement>;

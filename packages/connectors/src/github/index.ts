@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField } from '../fields';
 import { forgeOperations } from '../gitforge/forge';
-import { statementSchema } from '../gitforge/statements';
 import type { ConnectorDefinition } from '../types';
 import { githubClient } from './client';
 
@@ -30,13 +29,13 @@ export const githubConfigSchema = z
   .describe('GitHub connector configuration. It connects through OAuth, so it takes no static credentials.');
 
 const operations = forgeOperations({
+  type: 'github',
   label: 'GitHub',
   objects: ['issues', 'pull_requests'],
-  proof: true,
   client: githubClient,
 });
 
-export const githubConnector: ConnectorDefinition = {
+export const githubConnector = {
   type: 'github',
   label: 'GitHub',
   configSchema: githubConfigSchema,
@@ -44,7 +43,5 @@ export const githubConnector: ConnectorDefinition = {
   credentialDestination: ['base_url'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: statementSchema('github'),
-  resultType: 'git',
   ...operations,
-};
+} satisfies ConnectorDefinition;

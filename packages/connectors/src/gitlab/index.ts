@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField } from '../fields';
 import { forgeOperations } from '../gitforge/forge';
-import { statementSchema } from '../gitforge/statements';
 import type { ConnectorDefinition } from '../types';
 import { gitlabClient } from './client';
 
@@ -28,13 +27,13 @@ export const gitlabConfigSchema = z
   .describe('GitLab connector configuration. It connects through OAuth, so it takes no static credentials.');
 
 const operations = forgeOperations({
+  type: 'gitlab',
   label: 'GitLab',
   objects: ['issues', 'merge_requests'],
-  proof: true,
   client: gitlabClient,
 });
 
-export const gitlabConnector: ConnectorDefinition = {
+export const gitlabConnector = {
   type: 'gitlab',
   label: 'GitLab',
   configSchema: gitlabConfigSchema,
@@ -42,7 +41,5 @@ export const gitlabConnector: ConnectorDefinition = {
   credentialDestination: ['base_url'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: statementSchema('gitlab'),
-  resultType: 'git',
   ...operations,
-};
+} satisfies ConnectorDefinition;

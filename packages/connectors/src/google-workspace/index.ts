@@ -24,7 +24,7 @@ export const googleWorkspaceCredentialsSchema = z
   .strict()
   .describe('Google Workspace credentials: a service account the files are shared with. Write-only.');
 
-export const googleWorkspaceConnector: ConnectorDefinition = {
+export const googleWorkspaceConnector = {
   type: 'google_workspace',
   label: 'Google Workspace',
   configSchema: googleWorkspaceConfigSchema,
@@ -32,13 +32,20 @@ export const googleWorkspaceConnector: ConnectorDefinition = {
   credentialDestination: [],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: googleWorkspaceStatementSchema,
-  resultType: 'workspace_file',
-  pipelineOperation: { source: workspaceStepSchema, sink: workspaceStepSchema },
   test: (conn, ctx) => testWorkspace(conn as WorkspaceConnection, ctx),
-  importSchema: (conn, ctx) => importWorkspaceSchema(conn as WorkspaceConnection, ctx),
-  execute: (conn, statement, parameters, ctx) =>
-    executeWorkspace(conn as WorkspaceConnection, statement as WorkspaceStatement, parameters, ctx),
-  read: (conn, step, ctx) => readWorkspace(conn as WorkspaceConnection, step, ctx),
-  write: (conn, input, step, ctx) => writeWorkspace(conn as WorkspaceConnection, input, step, ctx),
-};
+  query: {
+    statementSchema: googleWorkspaceStatementSchema,
+    resultType: 'workspace_file',
+    execute: (conn, statement, parameters, ctx) =>
+      executeWorkspace(conn as WorkspaceConnection, statement as WorkspaceStatement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importWorkspaceSchema(conn as WorkspaceConnection, ctx) },
+  source: {
+    operation: workspaceStepSchema,
+    read: (conn, step, ctx) => readWorkspace(conn as WorkspaceConnection, step, ctx),
+  },
+  sink: {
+    operation: workspaceStepSchema,
+    write: (conn, input, step, ctx) => writeWorkspace(conn as WorkspaceConnection, input, step, ctx),
+  },
+} satisfies ConnectorDefinition;

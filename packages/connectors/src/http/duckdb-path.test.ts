@@ -104,9 +104,9 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       credentials: httpCredentialsSchema.parse({}),
     };
     return {
-      readSource: (step) => httpConnector.read!(httpConn, step, { ...ctx, signal: step.signal }),
+      readSource: (step) => httpConnector.source.read(httpConn, step, { ...ctx, signal: step.signal }),
       writeSink: (input, step) =>
-        postgres.write!(pgConn, input, step, {
+        postgres.sink.write(pgConn, input, step, {
           ...ctx,
           signal: step.signal,
           commitKey: `${step.runSlug}-${randomBytes(4).toString('hex')}:${step.step.slug}`,

@@ -154,7 +154,7 @@ async function execute(
   return resultOf(res, built.method, ctx);
 }
 
-export const httpConnector: ConnectorDefinition<HttpConfig, HttpCredentials, HttpStatement> = {
+export const httpConnector = {
   type: 'http',
   label: 'HTTP',
   configSchema: httpConfigSchema,
@@ -162,11 +162,9 @@ export const httpConnector: ConnectorDefinition<HttpConfig, HttpCredentials, Htt
   credentialDestination: ['base_url', 'openapi_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: httpStatementSchema,
-  resultType: 'http',
   test,
-  importSchema: (conn, ctx) => importOpenApi(conn.config, conn.credentials, ctx),
-  execute,
-  read: readHttp,
-  write: writeHttp,
-};
+  query: { statementSchema: httpStatementSchema, resultType: 'http', execute },
+  discover: { importSchema: (conn, ctx) => importOpenApi(conn.config, conn.credentials, ctx) },
+  source: { operation: null, read: readHttp },
+  sink: { operation: null, write: writeHttp },
+} satisfies ConnectorDefinition<HttpConfig, HttpCredentials, HttpStatement>;

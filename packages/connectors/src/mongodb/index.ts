@@ -47,7 +47,7 @@ export const mongodbCredentialsSchema = z
 export type MongoConfig = z.infer<typeof mongodbConfigSchema>;
 export type MongoCredentials = z.infer<typeof mongodbCredentialsSchema>;
 
-export const mongodbConnector: ConnectorDefinition<MongoConfig, MongoCredentials, MongoStatement> = {
+export const mongodbConnector = {
   type: 'mongodb',
   label: 'MongoDB',
   configSchema: mongodbConfigSchema,
@@ -55,14 +55,23 @@ export const mongodbConnector: ConnectorDefinition<MongoConfig, MongoCredentials
   credentialDestination: ['hosts'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: mongodbStatementSchema,
-  resultType: 'mongodb',
-  pipelineOperation: { source: mongodbOperationSchema, sink: mongodbOperationSchema },
   // The driver loads on first use, so a process that never talks to this kind never holds it.
   test: async (conn, ctx) => (await import('./operations')).testMongo(conn, ctx),
-  importSchema: async (conn, ctx) => (await import('./operations')).importMongoSchema(conn, ctx),
-  execute: async (conn, statement, parameters, ctx) =>
-    (await import('./operations')).executeMongo(conn, statement, parameters, ctx),
-  read: async (conn, step, ctx) => (await import('./read')).readMongo(conn, step, ctx),
-  write: async (conn, input, step, ctx) => (await import('./write')).writeMongo(conn, input, step, ctx),
-};
+  query: {
+    statementSchema: mongodbStatementSchema,
+    resultType: 'mongodb',
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeMongo(conn, statement, parameters, ctx),
+  },
+  discover: {
+    importSchema: async (conn, ctx) => (await import('./operations')).importMongoSchema(conn, ctx),
+  },
+  source: {
+    operation: mongodbOperationSchema,
+    read: async (conn, step, ctx) => (await import('./read')).readMongo(conn, step, ctx),
+  },
+  sink: {
+    operation: mongodbOperationSchema,
+    write: async (conn, input, step, ctx) => (await import('./write')).writeMongo(conn, input, step, ctx),
+  },
+} satisfies ConnectorDefinition<MongoConfig, MongoCredentials, MongoStatement>;

@@ -46,7 +46,7 @@ const exec = async (
   parameters: Record<string, unknown> = {},
   ctx = open,
 ) =>
-  (await mongodbConnector.execute!(
+  (await mongodbConnector.query.execute(
     connection(),
     mongodbStatementSchema.parse({ type: 'mongodb', ...statement }),
     parameters,
@@ -91,24 +91,24 @@ afterAll(async () => {
 
 describe('mongodb connection test', () => {
   it('succeeds with the right credentials', async () => {
-    await expect(mongodbConnector.test!(connection(), open)).resolves.toBeUndefined();
+    await expect(mongodbConnector.test(connection(), open)).resolves.toBeUndefined();
   });
 
   it('fails with AUTHENTICATION_FAILED on a wrong password, and never shows it', async () => {
     const wrong = `Wrong-${randomBytes(6).toString('hex')}`;
-    const err = await failure(mongodbConnector.test!(connection({}, wrong), open), 'AUTHENTICATION_FAILED');
+    const err = await failure(mongodbConnector.test(connection({}, wrong), open), 'AUTHENTICATION_FAILED');
     expect(err.message).toContain('check the user name and password');
     expect(err.message).not.toContain(wrong);
     // An unknown user fails the same way (the server does not say which was wrong).
     await failure(
-      mongodbConnector.test!(connection({ username: 'nobody-here' }, wrong), open),
+      mongodbConnector.test(connection({ username: 'nobody-here' }, wrong), open),
       'AUTHENTICATION_FAILED',
     );
   });
 
   it('fails with HOST_NOT_FOUND for a name that does not resolve', async () => {
     const err = await failure(
-      mongodbConnector.test!(connection({ hosts: ['no-such-host.invalid:27017'] }), open),
+      mongodbConnector.test(connection({ hosts: ['no-such-host.invalid:27017'] }), open),
       'HOST_NOT_FOUND',
     );
     expect(err.message).toContain('no-such-host.invalid');
@@ -116,7 +116,7 @@ describe('mongodb connection test', () => {
 
   it('fails with TIMEOUT against a server that never answers', async () => {
     const err = await failure(
-      mongodbConnector.test!(connection({ hosts: [`127.0.0.1:${silent.port}`] }), open),
+      mongodbConnector.test(connection({ hosts: [`127.0.0.1:${silent.port}`] }), open),
       'TIMEOUT',
     );
     expect(err.message).toContain(`127.0.0.1:${silent.port}`);
@@ -125,7 +125,7 @@ describe('mongodb connection test', () => {
   it.skipIf(Boolean(process.env.MONGO_URL))(
     'fails with CONNECTION_FAILED when TLS meets a server without it',
     async () => {
-      const err = await failure(mongodbConnector.test!(connection({ tls: true }), open), 'CONNECTION_FAILED');
+      const err = await failure(mongodbConnector.test(connection({ tls: true }), open), 'CONNECTION_FAILED');
       expect(err.message).toContain(target.hosts[0]);
       expect(err.message).toContain('TLS');
     },
@@ -133,9 +133,9 @@ describe('mongodb connection test', () => {
   );
 
   it('refuses loopback hosts unless the data source allows private hosts', async () => {
-    if (!target.real) await failure(mongodbConnector.test!(connection(), closed), 'PRIVATE_HOST_BLOCKED');
+    if (!target.real) await failure(mongodbConnector.test(connection(), closed), 'PRIVATE_HOST_BLOCKED');
     await failure(
-      mongodbConnector.test!(connection({ hosts: ['169.254.169.254'] }), open),
+      mongodbConnector.test(connection({ hosts: ['169.254.169.254'] }), open),
       'PRIVATE_HOST_BLOCKED',
     );
   });
@@ -158,7 +158,7 @@ describe('mongodb hosts announced by the server', () => {
           }),
           credentials: {},
         };
-        const err = await failure(mongodbConnector.test!(conn, open), 'PRIVATE_HOST_BLOCKED');
+        const err = await failure(mongodbConnector.test(conn, open), 'PRIVATE_HOST_BLOCKED');
         expect(err.message).toContain('240.0.0.1');
       } finally {
         await rs.close();
@@ -197,9 +197,9 @@ describe('mongodb members announced by a hostile seed', () => {
           filter: {},
         });
         for (const call of [
-          () => mongodbConnector.test!(conn, ctx),
-          () => mongodbConnector.importSchema!(conn, ctx),
-          () => mongodbConnector.execute!(conn, statement, {}, ctx),
+          () => mongodbConnector.test(conn, ctx),
+          () => mongodbConnector.discover.importSchema(conn, ctx),
+          () => mongodbConnector.query.execute(conn, statement, {}, ctx),
         ]) {
           const err = await failure(call(), 'PRIVATE_HOST_BLOCKED');
           expect(err.message).toContain('127.0.0.2');
@@ -217,7 +217,7 @@ describe('mongodb members announced by a hostile seed', () => {
 
 describe('mongodb schema import', () => {
   it('lists collections with the unified field types of sampled documents', async () => {
-    const schema = await mongodbConnector.importSchema!(connection(), open);
+    const schema = await mongodbConnector.discover.importSchema(connection(), open);
     expect(schema.schema_type).toBe('document');
     if (schema.schema_type !== 'document') return;
     expect(schema.type).toBe('mongodb');

@@ -12,11 +12,7 @@ import type { MysqlConnection } from './connect';
 
 export const mysqlConfigSchema = relationalConfigSchema(3306, 'MySQL');
 
-export const mysql: ConnectorDefinition<
-  MysqlConnection['config'],
-  MysqlConnection['credentials'],
-  SqlStatement
-> = {
+export const mysql = {
   type: 'mysql',
   label: 'MySQL',
   configSchema: mysqlConfigSchema,
@@ -24,17 +20,29 @@ export const mysql: ConnectorDefinition<
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: sqlStatementSchema('mysql'),
-  resultType: 'sql',
-  committedWrites: async (conn, step, keyPrefix, ctx) =>
-    (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),
   // The driver loads on first use, so a process that never talks to this kind never holds it.
   test: async (conn, ctx) => (await import('./operations')).testMysql(conn, ctx),
-  importSchema: async (conn, ctx) => (await import('./operations')).importMysqlSchema(conn, ctx),
-  execute: async (conn, statement, parameters, ctx) =>
-    (await import('./operations')).executeMysql(conn, statement, parameters, ctx),
-  read: async (conn, step, ctx) => (await import('./read')).readMysql(conn, step, ctx),
-  write: async (conn, input, step, ctx) => (await import('./write')).writeMysql(conn, input, step, ctx),
-};
+  query: {
+    statementSchema: sqlStatementSchema('mysql'),
+    resultType: 'sql',
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeMysql(conn, statement, parameters, ctx),
+  },
+  discover: {
+    importSchema: async (conn, ctx) => (await import('./operations')).importMysqlSchema(conn, ctx),
+  },
+  source: {
+    operation: null,
+    read: async (conn, step, ctx) => (await import('./read')).readMysql(conn, step, ctx),
+  },
+  sink: {
+    operation: null,
+    write: async (conn, input, step, ctx) => (await import('./write')).writeMysql(conn, input, step, ctx),
+  },
+  ledger: {
+    committedWrites: async (conn, step, keyPrefix, ctx) =>
+      (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),
+  },
+} satisfies ConnectorDefinition<MysqlConnection['config'], MysqlConnection['credentials'], SqlStatement>;
 
 export const definition = mysql;

@@ -16,11 +16,7 @@ import { writePg } from './write';
 
 export const postgresConfigSchema = relationalConfigSchema(5432, 'PostgreSQL');
 
-export const postgres: ConnectorDefinition<
-  PgConnection['config'],
-  PgConnection['credentials'],
-  SqlStatement
-> = {
+export const postgres = {
   type: 'postgres',
   label: 'PostgreSQL',
   configSchema: postgresConfigSchema,
@@ -28,14 +24,16 @@ export const postgres: ConnectorDefinition<
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: sqlStatementSchema('postgres'),
-  resultType: 'sql',
   test: (conn, ctx) => testPg(conn, ctx),
-  importSchema: (conn, ctx) => importPgSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readPg(conn, step, ctx),
-  write: (conn, input, step, ctx) => writePg(conn, input, step, ctx),
-  committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx),
-};
+  query: {
+    statementSchema: sqlStatementSchema('postgres'),
+    resultType: 'sql',
+    execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importPgSchema(conn, ctx) },
+  source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx) },
+  sink: { operation: null, write: (conn, input, step, ctx) => writePg(conn, input, step, ctx) },
+  ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
+} satisfies ConnectorDefinition<PgConnection['config'], PgConnection['credentials'], SqlStatement>;
 
 export const definition = postgres;

@@ -64,7 +64,7 @@ const exec = async (
   ctx: ConnectorContext = open,
   config = {},
 ) =>
-  (await postgres.execute!(connection(config), { type: 'sql', sql }, parameters, ctx)) as QueryResult & {
+  (await postgres.query.execute(connection(config), { type: 'sql', sql }, parameters, ctx)) as QueryResult & {
     payload: SqlPayload;
   };
 
@@ -85,28 +85,28 @@ afterAll(async () => {
 
 describe('postgres test connection', () => {
   it('connects and runs SELECT 1', async () => {
-    await expect(postgres.test!(connection(), open)).resolves.toBeUndefined();
+    await expect(postgres.test(connection(), open)).resolves.toBeUndefined();
   });
 
   it('names an unknown database', async () => {
-    const err = await failure(postgres.test!(connection({ database: `nope_${suffix}` }), open));
+    const err = await failure(postgres.test(connection({ database: `nope_${suffix}` }), open));
     expect(err.code).toBe('CONNECTION_FAILED');
     expect(err.message).toContain(`database nope_${suffix} does not exist`);
   });
 
   it('reports a refused port', async () => {
-    const err = await failure(postgres.test!(connection({ port: await freePort() }), open));
+    const err = await failure(postgres.test(connection({ port: await freePort() }), open));
     expect(err.code).toBe('CONNECTION_FAILED');
     expect(err.message).toMatch(/refused/);
   });
 
   it('reports a host that does not resolve', async () => {
-    const err = await failure(postgres.test!(connection({ host: `nope-${suffix}.invalid` }), open));
+    const err = await failure(postgres.test(connection({ host: `nope-${suffix}.invalid` }), open));
     expect(err.code).toBe('HOST_NOT_FOUND');
   });
 
   it.each(['localhost', '127.0.0.1', '0x7f000001'])('blocks %s without allow_private_hosts', async (host) => {
-    const err = await failure(postgres.test!(connection({ host, allow_private_hosts: false }), closed));
+    const err = await failure(postgres.test(connection({ host, allow_private_hosts: false }), closed));
     expect(err.code).toBe('PRIVATE_HOST_BLOCKED');
   });
 
@@ -120,10 +120,7 @@ describe('postgres test connection', () => {
     it('times out after connect_timeout_seconds', async () => {
       const started = Date.now();
       const err = await failure(
-        postgres.test!(
-          connection({ host: '127.0.0.1', port: silent.port, connect_timeout_seconds: 1 }),
-          open,
-        ),
+        postgres.test(connection({ host: '127.0.0.1', port: silent.port, connect_timeout_seconds: 1 }), open),
       );
       expect(err.code).toBe('TIMEOUT');
       expect(Date.now() - started).toBeLessThan(4000);
@@ -151,11 +148,11 @@ describe('postgres test connection', () => {
       connection({ port: cluster.port, user: 'sluice_t', database: 'postgres' }, pw);
 
     it('accepts the right password', async () => {
-      await expect(postgres.test!(onCluster(password), open)).resolves.toBeUndefined();
+      await expect(postgres.test(onCluster(password), open)).resolves.toBeUndefined();
     });
 
     it('reports a wrong password without echoing it', async () => {
-      const err = await failure(postgres.test!(onCluster('wrong-password-123'), open));
+      const err = await failure(postgres.test(onCluster('wrong-password-123'), open));
       expect(err.code).toBe('AUTHENTICATION_FAILED');
       expect(err.message).not.toContain('wrong-password-123');
       expect(err.message).toContain('sluice_t');
@@ -165,7 +162,7 @@ describe('postgres test connection', () => {
 
 describe('postgres schema import', () => {
   it('lists tables and columns of every non-system schema', async () => {
-    const doc = await postgres.importSchema!(connection(), open);
+    const doc = await postgres.discover.importSchema(connection(), open);
     expect(doc.schema_type).toBe('relational');
     if (doc.schema_type !== 'relational') return;
     expect(doc.type).toBe('postgres');
@@ -235,8 +232,10 @@ describe('postgres execute', () => {
     expect((await failure(exec('SELECT {{missing}}'))).code).toBe('INVALID_STATEMENT');
     expect((await failure(exec('SELECT $1', {}))).code).toBe('INVALID_STATEMENT');
     expect((await failure(exec("SELECT '{{v}}'", { v: 'x' }))).code).toBe('INVALID_STATEMENT');
-    expect(postgres.statementSchema!.safeParse({ type: 'sql', sql: "SELECT '{{v}}'" }).success).toBe(false);
-    expect(postgres.statementSchema!.safeParse({ type: 'sql', sql: 'SELECT {{v}}' }).success).toBe(true);
+    expect(postgres.query.statementSchema.safeParse({ type: 'sql', sql: "SELECT '{{v}}'" }).success).toBe(
+      false,
+    );
+    expect(postgres.query.statementSchema.safeParse({ type: 'sql', sql: 'SELECT {{v}}' }).success).toBe(true);
     // Text that only looks like a marker inside quotes, comments or dollar quotes is left alone.
     const r = await exec("SELECT '$1 ?' AS a, $$ {x} $2 $$ AS b -- $3 {{not_a_param}}\n", {});
     expect(r.payload.rows).toEqual([['$1 ?', ' {x} $2 ']]);

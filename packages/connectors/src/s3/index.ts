@@ -18,7 +18,7 @@ import { writeS3 } from './write';
 
 export { s3ConfigSchema, s3CredentialsSchema, s3StatementSchema };
 
-export const s3Connector: ConnectorDefinition<S3Config, S3Credentials, S3Statement> = {
+export const s3Connector = {
   type: 's3',
   label: 'Amazon S3',
   configSchema: s3ConfigSchema,
@@ -26,12 +26,9 @@ export const s3Connector: ConnectorDefinition<S3Config, S3Credentials, S3Stateme
   credentialDestination: ['endpoint'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: s3StatementSchema,
-  resultType: 's3',
-  pipelineOperation: { source: s3OperationSchema, sink: s3OperationSchema },
   test: testS3,
-  importSchema: importS3Schema,
-  execute: executeS3,
-  read: readS3,
-  write: writeS3,
-};
+  query: { statementSchema: s3StatementSchema, resultType: 's3', execute: executeS3 },
+  discover: { importSchema: importS3Schema },
+  source: { operation: s3OperationSchema, read: readS3 },
+  sink: { operation: s3OperationSchema, write: writeS3 },
+} satisfies ConnectorDefinition<S3Config, S3Credentials, S3Statement>;

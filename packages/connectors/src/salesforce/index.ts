@@ -59,11 +59,7 @@ export const salesforceStatementSchema = z
     }
   });
 
-export const salesforceConnector: ConnectorDefinition<
-  SalesforceConfig,
-  SalesforceCredentials,
-  SoqlStatement
-> = {
+export const salesforceConnector = {
   type: 'salesforce',
   label: 'Salesforce',
   configSchema: salesforceConfigSchema,
@@ -72,12 +68,19 @@ export const salesforceConnector: ConnectorDefinition<
   credentialsRequired: true,
   // A CRM is the system of record: writes are opt-in.
   defaultReadOnly: true,
-  statementSchema: salesforceStatementSchema,
-  resultType: 'object_rows',
-  pipelineOperation: { source: salesforceSourceOperation, sink: salesforceSinkOperation },
   test: (conn, ctx) => testSalesforce(conn, ctx),
-  importSchema: (conn, ctx) => importSalesforceSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executeSalesforce(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readSalesforce(conn, step, ctx),
-  write: (conn, input, step, ctx) => writeSalesforce(conn, input, step, ctx),
-};
+  query: {
+    statementSchema: salesforceStatementSchema,
+    resultType: 'object_rows',
+    execute: (conn, statement, parameters, ctx) => executeSalesforce(conn, statement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importSalesforceSchema(conn, ctx) },
+  source: {
+    operation: salesforceSourceOperation,
+    read: (conn, step, ctx) => readSalesforce(conn, step, ctx),
+  },
+  sink: {
+    operation: salesforceSinkOperation,
+    write: (conn, input, step, ctx) => writeSalesforce(conn, input, step, ctx),
+  },
+} satisfies ConnectorDefinition<SalesforceConfig, SalesforceCredentials, SoqlStatement>;

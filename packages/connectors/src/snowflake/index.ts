@@ -59,7 +59,7 @@ export const snowflakeCredentialsSchema = z
   ])
   .describe('Snowflake credentials: a password, or a private key (and its passphrase). Write-only.');
 
-export const snowflakeConnector: ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement> = {
+export const snowflakeConnector = {
   type: 'snowflake',
   label: 'Snowflake',
   configSchema: snowflakeConfigSchema,
@@ -67,12 +67,14 @@ export const snowflakeConnector: ConnectorDefinition<SnowflakeConfig, SnowflakeC
   credentialDestination: ['account', 'access_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  // `{{name}}` placeholders are sent as `?` binds.
-  statementSchema: sqlStatementSchema('mysql'),
-  resultType: 'sql',
   test: (conn, ctx) => testSnowflake(conn, ctx),
-  importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executeSnowflake(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readSnowflake(conn, step, ctx),
-  write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx),
-};
+  query: {
+    // `{{name}}` placeholders are sent as `?` binds.
+    statementSchema: sqlStatementSchema('mysql'),
+    resultType: 'sql',
+    execute: (conn, statement, parameters, ctx) => executeSnowflake(conn, statement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx) },
+  source: { operation: null, read: (conn, step, ctx) => readSnowflake(conn, step, ctx) },
+  sink: { operation: null, write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx) },
+} satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;
