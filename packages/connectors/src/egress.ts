@@ -160,7 +160,7 @@ export function guardedLookup(policy: EgressPolicy) {
  */
 export function guardedDispatcher(
   policy: EgressPolicy,
-  opts: { connectTimeoutMs?: number; ca?: string | Buffer } = {},
+  opts: { connectTimeoutMs?: number; ca?: string | Buffer; answerTimeoutMs?: number } = {},
 ): Agent {
   const base = buildConnector({
     timeout: opts.connectTimeoutMs ?? 10_000,
@@ -168,6 +168,10 @@ export function guardedDispatcher(
     ...(opts.ca ? { ca: opts.ca } : {}),
   } as any);
   return new Agent({
+    // undici's own default is 300 s for the headers and between body chunks.
+    ...(opts.answerTimeoutMs
+      ? { headersTimeout: opts.answerTimeoutMs, bodyTimeout: opts.answerTimeoutMs }
+      : {}),
     connect: (options, callback) => {
       const literal = literalAddress(options.hostname);
       if (literal) {

@@ -4,6 +4,7 @@ import { rowsOf } from '@sluice/engine';
 import { z } from 'zod';
 import { csvLine } from '../payloads/csv';
 import {
+  assertWritable,
   type Connection,
   type ConnectorContext,
   type ConnectorDefinition,
@@ -446,6 +447,7 @@ export function forgeOperations(kind: ForgeKind) {
     step: StepContext,
     ctx: ConnectorContext,
   ): Promise<SinkResult> {
+    assertWritable(ctx);
     const op = step.render(step.step.operation) as Record<string, unknown>;
     const parsed = gitSinkOperation.safeParse(op);
     if (!parsed.success)
