@@ -190,7 +190,10 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
         const wait = delayMs * 2 ** (attempt - 1);
         const { code, message } = classifyFailure(n.step.slug, err, null, mask).step;
         log('warn', n.step.slug, `${code}: ${message}; attempt ${attempt + 1} of ${attempts} in ${wait} ms`);
-        await raceAbort(sleep(wait, undefined, { signal }).catch(() => {}), signal);
+        await raceAbort(
+          sleep(wait, undefined, { signal }).catch(() => {}),
+          signal,
+        );
       }
     }
   };

@@ -108,7 +108,7 @@ describe('salesforce connector', () => {
     peer.setFault('insufficient_access');
     await failure(salesforceConnector.test(conn(), ctx), 'PERMISSION_DENIED');
     peer.setFault('rate_limit');
-    const limited = await failure(salesforceConnector.test(conn(), ctx), 'REMOTE_ERROR');
+    const limited = await failure(salesforceConnector.test(conn(), ctx), 'RATE_LIMITED');
     expect(limited.message).toContain('REQUEST_LIMIT_EXCEEDED');
     peer.setFault(null);
     await failure(
