@@ -78,10 +78,12 @@ describe.concurrent('test connection: the network fails the same way everywhere'
   it.each(withFixture)(
     '$type: a loopback host is PRIVATE_HOST_BLOCKED unless allowed',
     async ({ def, fixture }) => {
-      const err = await failure(
-        test(def, fixture.at({ host: '127.0.0.1', port: await freePort(), allowPrivate: false })),
-      );
-      expect(err.code, err.message).toBe('PRIVATE_HOST_BLOCKED');
+      // Loopback by address, by name and in the integer form resolvers accept.
+      const port = await freePort();
+      for (const host of ['127.0.0.1', 'localhost', '0x7f000001']) {
+        const err = await failure(test(def, fixture.at({ host, port, allowPrivate: false })));
+        expect(err.code, `${host}: ${err.message}`).toBe('PRIVATE_HOST_BLOCKED');
+      }
     },
   );
 });

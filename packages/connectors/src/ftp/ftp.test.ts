@@ -111,33 +111,10 @@ describe('test connection', () => {
     await expect(ftpConnector.test(conn(secure), open)).resolves.toBeUndefined();
   });
 
-  it('bad credentials: AUTHENTICATION_FAILED', async () => {
-    const err = await failure(ftpConnector.test(conn(plain, {}, 'wrong-password'), open));
-    expect(err.code).toBe('AUTHENTICATION_FAILED');
-  });
-
-  it('unknown host: HOST_NOT_FOUND', async () => {
-    const err = await failure(ftpConnector.test(conn(plain, { host: 'no-such-host.invalid' }), open));
-    expect(err.code).toBe('HOST_NOT_FOUND');
-  });
-
   it('missing base_path: QUERY_FAILED naming the path', async () => {
     const err = await failure(ftpConnector.test(conn(plain, { base_path: 'nowhere' }), open));
     expect(err.code).toBe('QUERY_FAILED');
     expect(err.message).toContain('nowhere');
-  });
-
-  it('a server that never greets: TIMEOUT rather than a hang', async () => {
-    const started = Date.now();
-    const c = conn(plain, { port: silent.port, connect_timeout: 1 });
-    const err = await failure(ftpConnector.test(c, open));
-    expect(err.code).toBe('TIMEOUT');
-    expect(Date.now() - started).toBeLessThan(10_000);
-  });
-
-  it('loopback without allow_private_hosts: PRIVATE_HOST_BLOCKED', async () => {
-    const err = await failure(ftpConnector.test(conn(plain, { allow_private_hosts: false }), closed));
-    expect(err.code).toBe('PRIVATE_HOST_BLOCKED');
   });
 });
 

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Payload } from '@sluice/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SalesforceApiPeer, startSalesforceApi } from '../../../../test/peers/salesforce-api';
@@ -111,20 +109,7 @@ describe('salesforce connector', () => {
     const limited = await failure(salesforceConnector.test(conn(), ctx), 'RATE_LIMITED');
     expect(limited.message).toContain('REQUEST_LIMIT_EXCEEDED');
     peer.setFault(null);
-    await failure(
-      salesforceConnector.test(conn(), { ...ctx, policy: egressPolicy('self_hosted', false) }),
-      'PRIVATE_HOST_BLOCKED',
-    );
     expect(salesforceConfigSchema.safeParse({ instance_url: 'http://example.com' }).success).toBe(false);
-    // Nothing listening: refused, not a hang.
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((r) => closed.close(() => r()));
-    await failure(
-      salesforceConnector.test(conn(SECRET, { instance_url: `http://127.0.0.1:${port}` }), ctx),
-      'CONNECTION_FAILED',
-    );
   });
 
   it('gets a fresh token once when the current one has expired', async () => {
