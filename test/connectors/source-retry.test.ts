@@ -28,15 +28,29 @@ function listen(port: number, status: number, seen: string[]): Promise<void> {
 async function run(port: number, onWait: () => void) {
   const spec = pipelineSpecSchema.parse({
     steps: [
-      { slug: 'people', kind: 'source', data_source_ref: 'api', operation: { operation_type: 'http', method: 'GET', path: '/people' } },
-      { slug: 'keep', kind: 'sink', data_source_ref: 'out', operation: { operation_type: 'sql', write: { table: 'people', mode: 'insert' } } },
+      {
+        slug: 'people',
+        kind: 'source',
+        data_source_ref: 'api',
+        operation: { operation_type: 'http', method: 'GET', path: '/people' },
+      },
+      {
+        slug: 'keep',
+        kind: 'sink',
+        data_source_ref: 'out',
+        operation: { operation_type: 'sql', write: { table: 'people', mode: 'insert' } },
+      },
     ],
     edges: [{ from: 'people', to: 'keep' }],
   });
   const { plan, findings } = planSpec(spec);
   if (!plan) throw new Error(JSON.stringify(findings));
   const conn = {
-    config: http0.configSchema.parse({ base_url: `http://127.0.0.1:${port}`, timeout_seconds: 2, allow_private_hosts: true }),
+    config: http0.configSchema.parse({
+      base_url: `http://127.0.0.1:${port}`,
+      timeout_seconds: 2,
+      allow_private_hosts: true,
+    }),
     credentials: {},
   };
   const rows: unknown[][] = [];
@@ -78,10 +92,12 @@ describe('a run retries a source only when the connector says it can help', () =
   it('a refused connection is opened again, and the run reads what the server then answers', async () => {
     const port = await freePort();
     const seen: string[] = [];
-    let started: Promise<void> | null = null;
+    // The server comes up during the wait before the second attempt.
+    const starts: Promise<void>[] = [];
     const out = await run(port, () => {
-      started ??= listen(port, 200, seen);
+      if (starts.length === 0) starts.push(listen(port, 200, seen));
     });
+    expect(starts).toHaveLength(1);
     expect(out.error).toBeNull();
     expect(out.logs.filter((l) => l.startsWith('warn:'))).toEqual([
       expect.stringMatching(/^warn: CONNECTION_FAILED: .*; attempt 2 of 3 in 200 ms$/),

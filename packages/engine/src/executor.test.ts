@@ -371,10 +371,10 @@ describe('executeRun: retrying a source that failed to open', () => {
       spec,
       memoryPorts(
         {
-          orders: (ctx) => {
+          orders: () => {
             calls += 1;
             if (calls < 3) throw portError('CONNECTION_FAILED', true);
-            return rowsSource(['id:int'], [[[1], [2]]])(ctx);
+            return rowsSource(['id:int'], [[[1], [2]]])();
           },
         },
         { load: collectSink(got) },

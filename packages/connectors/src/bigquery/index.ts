@@ -3,7 +3,8 @@ import { serviceAccountJsonField, timeoutSecondsField } from '../fields';
 import type { ConnectorDefinition } from '../types';
 import type { BigQueryConnection } from './client';
 import { type BigQueryStatement, executeBigQuery, importBigQuerySchema, testBigQuery } from './operations';
-import { readBigQuery, writeBigQuery } from './pipeline';
+import { writeBigQuery } from './sink';
+import { readBigQuery } from './source';
 
 // The cloud-warehouse connector whose config names a project (docs/connectors/bigquery.md).
 

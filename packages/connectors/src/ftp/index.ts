@@ -33,10 +33,10 @@ export const ftpConnector = {
   discover: { importSchema: async (conn, ctx) => (await import('./operations')).importFtpSchema(conn, ctx) },
   source: {
     operation: ftpOperationSchema,
-    read: async (conn, step, ctx) => (await import('./pipeline')).readFtp(conn, step, ctx),
+    read: async (conn, step, ctx) => (await import('./source')).readFtp(conn, step, ctx),
   },
   sink: {
     operation: ftpOperationSchema,
-    write: async (conn, input, step, ctx) => (await import('./pipeline')).writeFtp(conn, input, step, ctx),
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeFtp(conn, input, step, ctx),
   },
 } satisfies ConnectorDefinition<FtpConfig, FtpCredentials, FtpStatement>;

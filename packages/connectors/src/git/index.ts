@@ -3,7 +3,6 @@ import { ConnectorError } from '../types';
 import { type GitConn, GitSession } from './cli';
 import { executeGit } from './execute';
 import { formatOf, mimeOf } from './formats';
-import { readGit, writeGit } from './pipeline';
 import { gitRepositoryId, gitSnapshot } from './proof';
 import { repoPath } from './remote';
 import { blobStream, branchesOf, defaultBranchOf, entryAt, fetchRef, listFiles, listRemote } from './repo';
@@ -17,6 +16,8 @@ import {
   gitOperationSchema,
   gitStatementSchema,
 } from './schemas';
+import { writeGit } from './sink';
+import { readGit } from './source';
 
 export * from './schemas';
 

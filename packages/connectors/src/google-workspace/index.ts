@@ -3,7 +3,8 @@ import { serviceAccountJsonField } from '../fields';
 import type { ConnectorDefinition } from '../types';
 import type { WorkspaceConnection } from './client';
 import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operations';
-import { readWorkspace, writeWorkspace } from './pipeline';
+import { writeWorkspace } from './sink';
+import { readWorkspace } from './source';
 import {
   googleId,
   googleWorkspaceStatementSchema,

@@ -1,6 +1,5 @@
 import { type ConnectorContext, type ConnectorDefinition, ConnectorError, type QueryResult } from '../types';
 import { importOpenApi } from './openapi';
-import { readHttp } from './read';
 import { authHeaders, buildRequest, joinUrl } from './request';
 import {
   type HttpConfig,
@@ -10,8 +9,9 @@ import {
   httpCredentialsSchema,
   httpStatementSchema,
 } from './schemas';
+import { writeHttp } from './sink';
+import { readHttp } from './source';
 import { type InboundResponse, sendHttp } from './transport';
-import { writeHttp } from './write';
 
 // The HTTP connector (docs/connectors/http.md): a health check, OpenAPI schema import and
 // one request per statement. One attempt only: a POST to a remote system is not safe to replay.

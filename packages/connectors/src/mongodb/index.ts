@@ -68,10 +68,10 @@ export const mongodbConnector = {
   },
   source: {
     operation: mongodbOperationSchema,
-    read: async (conn, step, ctx) => (await import('./read')).readMongo(conn, step, ctx),
+    read: async (conn, step, ctx) => (await import('./source')).readMongo(conn, step, ctx),
   },
   sink: {
     operation: mongodbOperationSchema,
-    write: async (conn, input, step, ctx) => (await import('./write')).writeMongo(conn, input, step, ctx),
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeMongo(conn, input, step, ctx),
   },
 } satisfies ConnectorDefinition<MongoConfig, MongoCredentials, MongoStatement>;

@@ -33,11 +33,11 @@ export const mysql = {
   },
   source: {
     operation: null,
-    read: async (conn, step, ctx) => (await import('./read')).readMysql(conn, step, ctx),
+    read: async (conn, step, ctx) => (await import('./source')).readMysql(conn, step, ctx),
   },
   sink: {
     operation: null,
-    write: async (conn, input, step, ctx) => (await import('./write')).writeMysql(conn, input, step, ctx),
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeMysql(conn, input, step, ctx),
   },
   ledger: {
     committedWrites: async (conn, step, keyPrefix, ctx) =>

@@ -8,8 +8,8 @@ import type { ConnectorDefinition } from '../types';
 import type { PgConnection } from './connect';
 import { committedWrites } from './ledger';
 import { executePg, importPgSchema, testPg } from './operations';
-import { readPg } from './read';
-import { writePg } from './write';
+import { writePg } from './sink';
+import { readPg } from './source';
 
 // PostgreSQL (docs/connectors/postgres.md). Every call opens one session to the address the
 // egress guard checked and closes it before returning.

@@ -1,6 +1,5 @@
 import type { ConnectorDefinition } from '../types';
 import { executeS3, testS3 } from './operations';
-import { readS3 } from './read';
 import { importS3Schema } from './schema';
 import {
   type S3Config,
@@ -11,7 +10,8 @@ import {
   s3OperationSchema,
   s3StatementSchema,
 } from './schemas';
-import { writeS3 } from './write';
+import { writeS3 } from './sink';
+import { readS3 } from './source';
 
 // Amazon S3 and S3-compatible stores (docs/connectors/s3.md). The AWS SDK is loaded only when
 // an S3 data source is used; every call builds its own client and destroys it before returning.

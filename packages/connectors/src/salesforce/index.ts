@@ -3,13 +3,9 @@ import { allowPrivateHostsField, httpUrlField, secretField } from '../fields';
 import type { ConnectorDefinition } from '../types';
 import type { SalesforceConfig, SalesforceCredentials } from './client';
 import { executeSalesforce, importSalesforceSchema, type SoqlStatement, testSalesforce } from './operations';
-import {
-  readSalesforce,
-  salesforceSinkOperation,
-  salesforceSourceOperation,
-  writeSalesforce,
-} from './pipeline';
+import { writeSalesforce } from './sink';
 import { soqlPlaceholders } from './soql';
+import { readSalesforce, salesforceSinkOperation, salesforceSourceOperation } from './source';
 
 // Salesforce through jsforce (docs/connectors/salesforce.md): the client-credentials flow of a
 // connected app against the instance's own token endpoint, then REST. Read-only by default.

@@ -4,8 +4,8 @@ import { type SqlStatement, sqlStatementSchema } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
 import type { SnowflakeConfig, SnowflakeCredentials } from './connect';
 import { executeSnowflake, importSnowflakeSchema, testSnowflake } from './operations';
-import { readSnowflake } from './read';
-import { writeSnowflake } from './write';
+import { writeSnowflake } from './sink';
+import { readSnowflake } from './source';
 
 // Snowflake through snowflake-sdk (docs/connectors/snowflake.md). Every call signs in, works
 // and signs out; the SDK is loaded on first use.
