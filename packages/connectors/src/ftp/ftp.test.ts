@@ -7,9 +7,9 @@ import { FTP_PASSWORD, FTP_USER, startVsftpd, type VsftpdPeer } from '../../../.
 import { egressPolicy } from '../egress';
 import { type ConnectorContext, ConnectorError, defaultLimits, type QueryResult } from '../types';
 import { passiveTarget, trustFtpsCertificates } from './client';
+import { type FtpConn, ftpConfigSchema, ftpStatementSchema } from './config';
 import { spreadsheetBytes } from './formats';
 import { ftpConnector } from './index';
-import { type FtpConn, ftpConfigSchema, ftpStatementSchema } from './schemas';
 
 // The FTP connector against a real vsftpd (plain FTP, and explicit FTPS that refuses plain
 // logins), a real system user with a password, on random loopback ports.

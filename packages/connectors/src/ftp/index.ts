@@ -7,12 +7,12 @@ import {
   ftpCredentialsSchema,
   ftpOperationSchema,
   ftpStatementSchema,
-} from './schemas';
+} from './config';
 
 // FTP and explicit FTPS (docs/connectors/ftp.md): files below base_path read and written as
 // CSV, JSON, spreadsheets or raw bytes, in saved queries and pipeline steps.
 
-export { ftpConfigSchema, ftpCredentialsSchema, ftpStatementSchema } from './schemas';
+export { ftpConfigSchema, ftpCredentialsSchema, ftpStatementSchema } from './config';
 
 export const ftpConnector = {
   type: 'ftp',

@@ -6,8 +6,8 @@ import { FTP_PASSWORD, FTP_USER, startVsftpd, type VsftpdPeer } from '../../../.
 import { batches, bytesOf, chunksOf, collect, stepContext } from '../../../../test/support/step-context';
 import { egressPolicy } from '../egress';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { type FtpConn, ftpConfigSchema } from './config';
 import { ftpConnector } from './index';
-import { type FtpConn, ftpConfigSchema } from './schemas';
 
 // FTP pipeline steps against a real vsftpd: a source streams a file into its payload, a sink
 // streams its upstream payload into a file that appears only once complete.

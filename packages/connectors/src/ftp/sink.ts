@@ -3,9 +3,9 @@ import { csvAsIs, csvBytes, jsonBytes, recordsOf } from '../payloads/encode';
 import { signalOf } from '../relational/pipeline';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { openFtp } from './client';
+import type { FtpConn, FtpOperation } from './config';
 import { defaultDelimiter, type Format, formatOf, isLines, recordsTable, spreadsheetBytes } from './formats';
 import { relativeTo, resolveBelow } from './paths';
-import type { FtpConn, FtpOperation } from './schemas';
 import { type Body, ftpOperationOf, invalid, renderPath } from './source';
 import { uploadAtomic } from './transfer';
 

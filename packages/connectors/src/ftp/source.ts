@@ -5,9 +5,9 @@ import { deferred, tracked } from '../payloads/streams';
 import { signalOf } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { openFtp } from './client';
+import { type FtpConn, type FtpOperation, ftpOperationSchema } from './config';
 import { defaultDelimiter, formatOf, isLines, mimeOf, spreadsheetTable } from './formats';
 import { relativeTo, renderText, resolveBelow } from './paths';
-import { type FtpConn, type FtpOperation, ftpOperationSchema } from './schemas';
 import { downloadAll, downloadStream, sizeOf } from './transfer';
 
 // Pipeline steps over FTP. A source streams one file into the payload its format calls for

@@ -3,8 +3,8 @@ import { type GitHttpsPeer, startGitHttpsPeer } from '../../../../test/peers/git
 import { commitFiles, commitMessage, headOf, showFile } from '../../../../test/peers/git-repos';
 import { batches, bytesOf, collect, stepContext } from '../../../../test/support/step-context';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './config';
 import { gitConnector } from './index';
-import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './schemas';
 
 // The git connector over HTTPS against `git http-backend` behind a local TLS server with
 // Basic auth: test connection and its failures, schema import, saved-query operations,

@@ -4,8 +4,8 @@ import { type GitSshPeer, startGitSshPeer } from '../../../../test/peers/git-ssh
 import { startSilentTcpServer } from '../../../../test/peers/silent-tcp';
 import { bytesOf, chunksOf, stepContext } from '../../../../test/support/step-context';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './config';
 import { gitConnector } from './index';
-import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './schemas';
 
 // The git connector over SSH against Debian's sshd with a git-shell user and key auth: keys
 // with and without a passphrase, strict host key checking, failures, read and write, and

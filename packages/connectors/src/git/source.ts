@@ -2,11 +2,11 @@ import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
 import { deferred, tracked } from '../payloads/streams';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { type GitConn, GitSession } from './cli';
+import { type GitOperation, gitOperationSchema } from './config';
 import { basename, delimiterOf, formatOf, jsonLines, mimeOf } from './formats';
 import { jsonRecords } from './json';
 import { repoPath } from './remote';
 import { blobStream, defaultBranchOf, fetchRef, fileAt, listRemote } from './repo';
-import { type GitOperation, gitOperationSchema } from './schemas';
 
 // Pipeline steps over git (docs/pipeline-spec.md, operation_type git): a source reads one
 // file at a branch or commit and streams it as CSV, JSON records or a raw file; a sink

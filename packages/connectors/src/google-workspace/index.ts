@@ -1,30 +1,17 @@
-import { z } from 'zod';
-import { serviceAccountJsonField } from '../fields';
 import type { ConnectorDefinition } from '../types';
 import type { WorkspaceConnection } from './client';
-import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operations';
-import { writeWorkspace } from './sink';
-import { readWorkspace } from './source';
 import {
-  googleId,
+  googleWorkspaceConfigSchema,
+  googleWorkspaceCredentialsSchema,
   googleWorkspaceStatementSchema,
   type WorkspaceStatement,
   workspaceStepSchema,
-} from './statement';
+} from './config';
+import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operations';
+import { writeWorkspace } from './sink';
+import { readWorkspace } from './source';
 
-export const googleWorkspaceConfigSchema = z
-  .object({
-    spreadsheet_id: googleId('Spreadsheet to read and write (the id in its URL).').optional(),
-    drive_folder_id: googleId('Drive folder whose files are listed and read.').optional(),
-  })
-  .strict()
-  .describe('Google Workspace connector configuration: a spreadsheet, a Drive folder, or both.');
-
-export const googleWorkspaceCredentialsSchema = z
-  .object({ service_account_json: serviceAccountJsonField })
-  .strict()
-  .describe('Google Workspace credentials: a service account the files are shared with. Write-only.');
-
+export * from './config';
 export const googleWorkspaceConnector = {
   type: 'google_workspace',
   label: 'Google Workspace',

@@ -4,10 +4,10 @@ import { deferred, tracked } from '../payloads/streams';
 import { signalOf } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { openWorkspace, spreadsheetOf, type Workspace, type WorkspaceConnection } from './client';
+import { type WorkspaceStep, workspaceStepSchema } from './config';
 import { downloadFile } from './drive';
 import { renderText } from './operations';
 import { readRange } from './sheets';
-import { type WorkspaceStep, workspaceStepSchema } from './statement';
 
 // Pipeline steps (`operation_type: workspace_file`). Sources: `read_range` streams a range as
 // rows (read block by block), `read_file` streams a Drive file (CSV as CSV, anything else as a

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { httpConfigSchema, httpCredentialsSchema, httpStatementSchema } from './config';
 import { httpConnector } from './index';
-import { httpConfigSchema, httpCredentialsSchema, httpStatementSchema } from './schemas';
 
 // The HTTP connector against a real local server (127.0.0.1, so private hosts are allowed
 // where a test needs to reach it).

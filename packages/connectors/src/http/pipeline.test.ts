@@ -4,8 +4,8 @@ import type { Payload } from '@sluice/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batches, bytesOf, chunksOf, collect, stepContext } from '../../../../test/support/step-context';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { httpConfigSchema, httpCredentialsSchema } from './config';
 import { httpConnector } from './index';
-import { httpConfigSchema, httpCredentialsSchema } from './schemas';
 
 // Pipeline read and write of the HTTP connector against a real local server on 127.0.0.1.
 

@@ -7,10 +7,10 @@ import { startMongoWire } from '../../../../test/peers/mongo-wire';
 import { type SilentTcpServer, startSilentTcpServer } from '../../../../test/peers/silent-tcp';
 import { egressPolicy } from '../egress';
 import { type ConnectorContext, ConnectorError, defaultLimits, type QueryResult } from '../types';
+import { mongodbStatementSchema } from './config';
 import type { MongoConnection } from './connect';
 import { mongodbConfigSchema, mongodbConnector, mongodbCredentialsSchema } from './index';
 import type { MongoPayload } from './operations';
-import { mongodbStatementSchema } from './statement';
 
 // Connection test, schema import and saved-query execution against the wire peer (or a real
 // server when MONGO_URL is set), driven through the official driver.

@@ -1,29 +1,25 @@
-import {
-  passwordCredentialsSchema,
-  relationalConfigSchema,
-  type SqlStatement,
-  sqlStatementSchema,
-} from '../relational/config';
+import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { mysqlConfigSchema, mysqlCredentialsSchema, mysqlStatementSchema } from './config';
 import type { MysqlConnection } from './connect';
 
 // MySQL and MariaDB (docs/connectors/mysql.md). Every call opens one session to the address
 // the egress guard checked and closes it before returning.
 
-export const mysqlConfigSchema = relationalConfigSchema(3306, 'MySQL');
+export * from './config';
 
 export const mysql = {
   type: 'mysql',
   label: 'MySQL',
   configSchema: mysqlConfigSchema,
-  credentialsSchema: passwordCredentialsSchema,
+  credentialsSchema: mysqlCredentialsSchema,
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
   // The driver loads on first use, so a process that never talks to this kind never holds it.
   test: async (conn, ctx) => (await import('./operations')).testMysql(conn, ctx),
   query: {
-    statementSchema: sqlStatementSchema('mysql'),
+    statementSchema: mysqlStatementSchema,
     resultType: 'sql',
     execute: async (conn, statement, parameters, ctx) =>
       (await import('./operations')).executeMysql(conn, statement, parameters, ctx),

@@ -1,10 +1,6 @@
-import {
-  passwordCredentialsSchema,
-  relationalConfigSchema,
-  type SqlStatement,
-  sqlStatementSchema,
-} from '../relational/config';
+import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchema } from './config';
 import type { PgConnection } from './connect';
 import { committedWrites } from './ledger';
 import { executePg, importPgSchema, testPg } from './operations';
@@ -14,19 +10,19 @@ import { readPg } from './source';
 // PostgreSQL (docs/connectors/postgres.md). Every call opens one session to the address the
 // egress guard checked and closes it before returning.
 
-export const postgresConfigSchema = relationalConfigSchema(5432, 'PostgreSQL');
+export * from './config';
 
 export const postgres = {
   type: 'postgres',
   label: 'PostgreSQL',
   configSchema: postgresConfigSchema,
-  credentialsSchema: passwordCredentialsSchema,
+  credentialsSchema: postgresCredentialsSchema,
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
   test: (conn, ctx) => testPg(conn, ctx),
   query: {
-    statementSchema: sqlStatementSchema('postgres'),
+    statementSchema: postgresStatementSchema,
     resultType: 'sql',
     execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
   },

@@ -1,6 +1,4 @@
 import type { ConnectorDefinition } from '../types';
-import { executeS3, testS3 } from './operations';
-import { importS3Schema } from './schema';
 import {
   type S3Config,
   type S3Credentials,
@@ -9,7 +7,9 @@ import {
   s3CredentialsSchema,
   s3OperationSchema,
   s3StatementSchema,
-} from './schemas';
+} from './config';
+import { executeS3, testS3 } from './operations';
+import { importS3Schema } from './schema';
 import { writeS3 } from './sink';
 import { readS3 } from './source';
 

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SwiftS3Peer, startSwiftS3 } from '../../../../test/peers/swift-s3';
 import { batches, bytesOf, chunksOf, collect, stepContext } from '../../../../test/support/step-context';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { s3ConfigSchema, s3CredentialsSchema, s3StatementSchema } from './config';
 import { s3Connector } from './index';
-import { s3ConfigSchema, s3CredentialsSchema, s3StatementSchema } from './schemas';
 
 // The S3 connector against OpenStack Swift's s3api (a production S3 implementation) on
 // loopback: connection tests and their failures, schema import, queries, pipeline read/write.

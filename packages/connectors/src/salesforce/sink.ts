@@ -3,7 +3,8 @@ import { rowsOf } from '@sluice/engine';
 import { signalOf } from '../relational/pipeline';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { openSalesforce, type SalesforceConnection, salesforceError } from './client';
-import { BATCH, operation, type SaveResult, salesforceSinkOperation } from './source';
+import { salesforceSinkOperation } from './config';
+import { BATCH, operation, type SaveResult } from './source';
 
 export async function writeSalesforce(
   conn: SalesforceConnection,

@@ -1,9 +1,10 @@
 import type { SourceOutput, StepContext } from '@sluice/engine';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { deferred, tracked } from '../payloads/streams';
 import { signalOf } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
 import { openSalesforce, type SalesforceConnection, salesforceError } from './client';
+import { salesforceSourceOperation } from './config';
 import { flatRecord, type QueryPage, queryPages } from './operations';
 import { renderSoql } from './soql';
 
@@ -11,28 +12,6 @@ import { renderSoql } from './soql';
 // and streams its pages (each nextRecordsUrl fetched only when the previous page was consumed)
 // as JSON records. A sink upserts by an external-id field through the sObject Collections API,
 // 200 records a request (all-or-none within each request).
-
-const NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
-
-export const salesforceSourceOperation = z
-  .object({
-    operation_type: z.literal('object_rows'),
-    soql: z
-      .string()
-      .min(1)
-      .max(100_000)
-      .describe('SOQL query; `{{…}}` templates become escaped SOQL literals.'),
-  })
-  .strict();
-
-export const salesforceSinkOperation = z
-  .object({
-    operation_type: z.literal('object_rows'),
-    object: z.string().regex(NAME, 'an sObject API name such as Contact or Invoice__c').max(255),
-    external_id_field: z.string().regex(NAME, 'a field API name such as External_Id__c').max(255),
-    mode: z.literal('upsert').default('upsert'),
-  })
-  .strict();
 
 export const BATCH = 200;
 
