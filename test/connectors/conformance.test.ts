@@ -17,7 +17,7 @@ import { type ConformanceFixture, type Live, type Reach, sampleRows } from './co
 import { fixtures } from './conformance/index';
 
 // The cases every connector kind shares, run over every registered kind (docs/architecture.md
-// "Adding a connector kind"): a kind gets them by registering, and one without a fixture in
+// "Connectors"): a kind gets them by registering, and one without a fixture in
 // conformance/index.ts fails here. Per-kind suites keep only what is particular to their kind.
 
 const offers = (def: ConnectorDefinition, name: CapabilityName) => capabilitiesOf(def).includes(name);

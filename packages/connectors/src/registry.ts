@@ -13,7 +13,7 @@ import { salesforceConnector } from './salesforce/index';
 import { snowflakeConnector } from './snowflake/index';
 import type { ConnectorDefinition } from './types';
 
-// Connectors are data (docs/architecture.md "Adding a connector kind"): one line per kind, the
+// Connectors are data (docs/architecture.md "Connectors"): one line per kind, the
 // only list of kinds; no central switch elsewhere. The order is the order of the `type` enum in
 // the OpenAPI document.
 export const connectors: readonly ConnectorDefinition[] = [
