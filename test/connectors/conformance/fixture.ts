@@ -73,3 +73,19 @@ export const sampleRows = (): Payload => ({
 /** Config as the kind's own schema parses it (defaults applied). */
 export const configOf = (type: string, raw: Record<string, unknown>) =>
   connectorFor(type).configSchema.parse(raw) as Record<string, unknown>;
+
+/** A SQL kind (postgres, mysql) aimed at host:port as `user` of `database`. */
+export const sqlReach = (type: string, t: Target, database: string, user: string, password: string) => ({
+  conn: {
+    config: configOf(type, {
+      host: t.host,
+      port: t.port,
+      database,
+      user,
+      connect_timeout_seconds: 1,
+      allow_private_hosts: t.allowPrivate,
+    }),
+    credentials: { password },
+  },
+  ctx: contextFor(t),
+});

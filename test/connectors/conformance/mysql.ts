@@ -1,29 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import mysqlDriver from 'mysql2/promise';
-import { type ConformanceFixture, configOf, contextFor, type Target } from './fixture';
+import { type ConformanceFixture, sqlReach } from './fixture';
 
 // MySQL/MariaDB: the test server (SLUICE_TEST_MYSQL_HOST/PORT), a throwaway database and user.
 
 const HOST = process.env.SLUICE_TEST_MYSQL_HOST ?? '127.0.0.1';
 const PORT = Number(process.env.SLUICE_TEST_MYSQL_PORT ?? 3306);
 
-const connection = (t: Target, database: string, user: string, password: string) => ({
-  conn: {
-    config: configOf('mysql', {
-      host: t.host,
-      port: t.port,
-      database,
-      user,
-      connect_timeout_seconds: 1,
-      allow_private_hosts: t.allowPrivate,
-    }),
-    credentials: { password },
-  },
-  ctx: contextFor(t),
-});
-
 export const mysqlFixture: ConformanceFixture = {
-  at: (t) => connection(t, 'sluice', 'sluice', 'unused'),
+  at: (t) => sqlReach('mysql', t, 'sluice', 'sluice', 'unused'),
   silentTimeoutSeconds: 1,
   sinkOperation: { operation_type: 'sql', write: { table: 'conformance_people', mode: 'insert' } },
   async live() {
@@ -38,8 +23,8 @@ export const mysqlFixture: ConformanceFixture = {
     await admin.query(`CREATE TABLE ${db}.conformance_people (id int, name varchar(100))`);
     const at = { host: HOST, port: PORT, allowPrivate: true };
     return {
-      good: connection(at, db, user, password),
-      badCredentials: connection(at, db, user, `wrong-${randomBytes(6).toString('hex')}`),
+      good: sqlReach('mysql', at, db, user, password),
+      badCredentials: sqlReach('mysql', at, db, user, `wrong-${randomBytes(6).toString('hex')}`),
       roundTrip: { name: 'conformance_people', fields: ['id', 'name'], throughSink: true },
       countRows: async () => {
         const [rows] = await admin.query(`SELECT count(*) AS n FROM ${db}.conformance_people`);

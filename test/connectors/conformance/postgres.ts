@@ -3,27 +3,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startPostgresCluster } from '../../peers/postgres-cluster';
-import { type ConformanceFixture, configOf, contextFor, type Target } from './fixture';
+import { type ConformanceFixture, sqlReach } from './fixture';
 
 // PostgreSQL: a throwaway cluster that checks scram-sha-256 passwords over TCP.
 
-const connection = (t: Target, user: string, password: string, database = 'postgres') => ({
-  conn: {
-    config: configOf('postgres', {
-      host: t.host,
-      port: t.port,
-      database,
-      user,
-      connect_timeout_seconds: 1,
-      allow_private_hosts: t.allowPrivate,
-    }),
-    credentials: { password },
-  },
-  ctx: contextFor(t),
-});
-
 export const postgresFixture: ConformanceFixture = {
-  at: (t) => connection(t, 'sluice', 'unused'),
+  at: (t) => sqlReach('postgres', t, 'postgres', 'sluice', 'unused'),
   silentTimeoutSeconds: 1,
   sinkOperation: { operation_type: 'sql', write: { table: 'public.conformance_people', mode: 'insert' } },
   async live() {
@@ -42,8 +27,14 @@ export const postgresFixture: ConformanceFixture = {
     await admin.query('SELECT pg_reload_conf()');
     const at = { host: '127.0.0.1', port: cluster.port, allowPrivate: true };
     return {
-      good: connection(at, 'sluice_t', password),
-      badCredentials: connection(at, 'sluice_t', `wrong-${randomBytes(6).toString('hex')}`),
+      good: sqlReach('postgres', at, 'postgres', 'sluice_t', password),
+      badCredentials: sqlReach(
+        'postgres',
+        at,
+        'postgres',
+        'sluice_t',
+        `wrong-${randomBytes(6).toString('hex')}`,
+      ),
       roundTrip: { name: 'public.conformance_people', fields: ['id', 'name'], throughSink: true },
       countRows: async () =>
         Number((await admin.query('SELECT count(*) AS n FROM public.conformance_people')).rows[0].n),
