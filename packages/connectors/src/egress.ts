@@ -167,7 +167,7 @@ export const undici = (): typeof import('undici') => createRequire(import.meta.u
  */
 export function guardedDispatcher(
   policy: EgressPolicy,
-  opts: { connectTimeoutMs?: number; ca?: string | Buffer } = {},
+  opts: { connectTimeoutMs?: number; ca?: string | Buffer; answerTimeoutMs?: number } = {},
 ): Agent {
   const u = undici();
   const base = u.buildConnector({
@@ -176,6 +176,10 @@ export function guardedDispatcher(
     ...(opts.ca ? { ca: opts.ca } : {}),
   } as any);
   return new u.Agent({
+    // undici's own default is 300 s for the headers and between body chunks.
+    ...(opts.answerTimeoutMs
+      ? { headersTimeout: opts.answerTimeoutMs, bodyTimeout: opts.answerTimeoutMs }
+      : {}),
     connect: (options, callback) => {
       const literal = literalAddress(options.hostname);
       if (literal) {

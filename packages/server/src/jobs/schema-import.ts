@@ -1,3 +1,4 @@
+import { capabilityOf } from '@sluice/connectors';
 import { z } from 'zod';
 import { type Deps, systemActor } from '../context';
 import {
@@ -34,17 +35,9 @@ const importDataSourceSchema =
     let failure: Failure | null = null;
     try {
       const loaded = await loadConnection(deps.db, deps, row);
-      if (!loaded.definition.importSchema) {
-        failure = {
-          code: 'UNSUPPORTED_OPERATION',
-          message: `the ${row.type} connector does not support schema-import yet`,
-        };
-      } else {
-        schema = (await loaded.definition.importSchema(loaded.connection, loaded.ctx)) as Record<
-          string,
-          unknown
-        >;
-      }
+      // A kind without discover fails here as UNSUPPORTED_OPERATION, stored as the diagnostic.
+      const discover = capabilityOf(loaded.definition, 'discover');
+      schema = (await discover.importSchema(loaded.connection, loaded.ctx)) as Record<string, unknown>;
     } catch (err) {
       const described = describeFailure(err);
       if (described.unexpected) deps.log.error({ err, dataSourceId }, 'schema import failed unexpectedly');

@@ -1,9 +1,12 @@
 import {
   allowsPrivateHosts,
+  type Capabilities,
+  type CapabilityName,
   type Connection,
   type ConnectorContext,
   type ConnectorDefinition,
   ConnectorError,
+  capabilityOf,
   connectorFor,
   defaultLimits,
   EgressBlockedError,
@@ -12,6 +15,7 @@ import {
 import type { Deps } from '../../context';
 import { DecryptionError } from '../../crypto/keyring';
 import type { DbOrTx } from '../../db/client';
+import { AppError } from '../../http/errors';
 import { providerOfType } from '../oauth/oauth.providers';
 import { oauthAccess } from '../oauth/oauth.tokens';
 import * as repo from './data-sources.repo';
@@ -27,6 +31,14 @@ export type LoadedConnection = {
   connection: Connection;
   ctx: ConnectorContext;
 };
+
+/**
+ * The capability of a data source type's connector (docs/architecture.md "Connectors"), or
+ * 422 CONNECTOR_OPERATION_UNSUPPORTED naming what the type does not support.
+ */
+export function capabilityFor<N extends CapabilityName>(type: string, name: N): Capabilities[N] {
+  return capabilityOf(connectorFor(type), name, (m) => new AppError('CONNECTOR_OPERATION_UNSUPPORTED', m));
+}
 
 /** A data source of the organization by slug, or null (callers answer 404). */
 export const findDataSource = repo.findDataSource;

@@ -1,4 +1,4 @@
-import { connectorFor } from '@sluice/connectors';
+import { connectorFor, optionalCapability } from '@sluice/connectors';
 import {
   type DerivedRef,
   deriveRefs,
@@ -96,23 +96,25 @@ function bindingFindings(spec: PipelineSpec, refs: DerivedRef[], bound: Map<stri
           `steps[${i}].data_source_ref`,
         ),
       );
-    const hook = s.kind === 'source' ? 'read' : 'write';
-    const connector = connectorFor(b.dataSourceType);
-    out.push(...operationFindings(connector.pipelineOperation?.[s.kind], s.operation, i));
-    if (!connector[hook])
+    // A missing capability is a finding here; the run would refuse it the same way.
+    const capability = optionalCapability(connectorFor(b.dataSourceType), s.kind);
+    if (!capability) {
       out.push(
         error(
           'CONNECTOR_CAPABILITY_MISSING',
-          `the ${b.dataSourceType} connector cannot ${hook} pipeline data (${s.kind} ${s.slug})`,
+          `the ${b.dataSourceType} connector cannot be a pipeline ${s.kind} (${s.slug})`,
           `steps[${i}]`,
         ),
       );
+      return;
+    }
+    out.push(...operationFindings(capability.operation, s.operation, i));
   });
   return out;
 }
 
 /** The step's operation against its connector's field schema (OPERATION_INVALID findings). */
-function operationFindings(schema: z.ZodType | undefined, operation: unknown, i: number): Finding[] {
+function operationFindings(schema: z.ZodType | null, operation: unknown, i: number): Finding[] {
   if (!schema) return [];
   const r = schema.safeParse(operation);
   if (r.success) return [];

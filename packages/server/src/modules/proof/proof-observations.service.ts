@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { connectorFor } from '@sluice/connectors';
+import { capabilityOf, connectorFor } from '@sluice/connectors';
 import { canonicalJson } from '@sluice/engine';
 import type { Ctx, Deps, Scope } from '../../context';
 import { AppError, notFound } from '../../http/errors';
@@ -129,7 +129,7 @@ export async function runObservation(deps: Deps, observationId: string): Promise
 
   let outcome: Partial<repo.ObservationRow> & { candidate?: { repositoryId: string; commitSha: string } };
   try {
-    const proof = connectorFor(ds.type).proof!;
+    const proof = capabilityOf(connectorFor(ds.type), 'proof');
     const reads = new Map<string, PipelineRead[]>();
     for (const t of obs.targets.filter((t) => t.kind === 'pipeline')) {
       const [p] = await findPipelineTarget(ctx, ds.organizationId, t.ref);

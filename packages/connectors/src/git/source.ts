@@ -1,18 +1,18 @@
-import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
+import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
 import { deferred, tracked } from '../payloads/streams';
-import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
+import { type ConnectorContext, ConnectorError } from '../types';
 import { type GitConn, GitSession } from './cli';
-import { basename, delimiterOf, fileBodyOf, formatOf, jsonLines, mimeOf } from './formats';
+import { type GitOperation, gitOperationSchema } from './config';
+import { basename, delimiterOf, formatOf, jsonLines, mimeOf } from './formats';
 import { jsonRecords } from './json';
 import { repoPath } from './remote';
-import { blobStream, commitFile, defaultBranchOf, fetchRef, fileAt, listRemote } from './repo';
-import { type GitOperation, gitOperationSchema } from './schemas';
+import { blobStream, defaultBranchOf, fetchRef, fileAt, listRemote } from './repo';
 
 // Pipeline steps over git (docs/pipeline-spec.md, operation_type git): a source reads one
 // file at a branch or commit and streams it as CSV, JSON records or a raw file; a sink
 // commits its upstream payload as one file and pushes the commit.
 
-function operationOf(step: StepContext): GitOperation {
+export function operationOf(step: StepContext): GitOperation {
   const parsed = gitOperationSchema.safeParse(step.step.operation);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -25,7 +25,7 @@ function operationOf(step: StepContext): GitOperation {
 }
 
 /** A template's value as text; a missing or non-text value is a statement error. */
-function text(step: StepContext, value: string | undefined, what: string): string | undefined {
+export function text(step: StepContext, value: string | undefined, what: string): string | undefined {
   if (value === undefined) return undefined;
   const v = step.render(value);
   if (v === null || v === undefined) return undefined;
@@ -33,7 +33,7 @@ function text(step: StepContext, value: string | undefined, what: string): strin
   return String(v);
 }
 
-const signalOf = (step: StepContext, ctx: ConnectorContext) =>
+export const signalOf = (step: StepContext, ctx: ConnectorContext) =>
   ctx.signal ? AbortSignal.any([step.signal, ctx.signal]) : step.signal;
 
 export async function readGit(
@@ -87,46 +87,10 @@ export async function readGit(
   }
 }
 
-export async function writeGit(
-  conn: GitConn,
-  input: Payload,
-  step: StepContext,
-  ctx: ConnectorContext,
-): Promise<SinkResult> {
-  assertWritable(ctx);
-  const op = operationOf(step);
-  const file = repoPath(conn.config.base_path, text(step, op.path, 'path'));
-  if (file === '') throw new ConnectorError('INVALID_STATEMENT', 'the path names no file');
-  const format = formatOf(op.format, file);
-  const body = fileBodyOf(input, format, delimiterOf(op.delimiter, file));
-  const message = text(step, op.message, 'message') ?? `Sluice run ${step.runSlug}: write ${file}`;
-  const session = await GitSession.open(conn, { ...ctx, signal: signalOf(step, ctx) });
-  try {
-    const refs = await listRemote(session);
-    const fallback = defaultBranchOrNull(conn.config.default_branch, refs);
-    const branch = text(step, op.branch ?? op.ref, 'branch') ?? fallback;
-    if (!branch)
-      throw new ConnectorError('NOT_FOUND', 'the repository has no branch: name one in the operation');
-    const result = await commitFile(session, {
-      branch,
-      fallbackBase: fallback,
-      path: file,
-      content: body.chunks,
-      message,
-    });
-    step.log(
-      'info',
-      result.changed
-        ? `committed ${file} to ${branch}${result.created ? ' (new branch)' : ''}: ${result.commit.slice(0, 12)}, ${result.bytes} bytes, ${body.rows()} rows`
-        : `${file} on ${branch} already had this content: nothing committed`,
-    );
-    return { rows: body.rows(), bytes: result.bytes };
-  } finally {
-    await session.close();
-  }
-}
-
-function defaultBranchOrNull(configured: string | undefined, refs: Awaited<ReturnType<typeof listRemote>>) {
+export function defaultBranchOrNull(
+  configured: string | undefined,
+  refs: Awaited<ReturnType<typeof listRemote>>,
+) {
   try {
     return defaultBranchOf(configured, refs);
   } catch {

@@ -3,9 +3,9 @@ import type { AbstractCursor, Document } from 'mongodb';
 import { deferred, tracked } from '../payloads/streams';
 import { signalOf } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
+import { type MongoOperation, mongodbOperationSchema } from './config';
 import { connectMongo, failure, type MongoConnection } from './connect';
 import { boundQuery, openCursor } from './operations';
-import { type MongoOperation, mongodbOperationSchema } from './statement';
 import { toJson } from './values';
 
 // A pipeline source on MongoDB: the find or aggregate runs behind a server cursor read one

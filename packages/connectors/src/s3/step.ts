@@ -1,7 +1,7 @@
 import type { StepContext } from '@sluice/engine';
 import { signalOf } from '../relational/pipeline';
 import { ConnectorError } from '../types';
-import { type S3Operation, s3OperationSchema } from './schemas';
+import { type S3Operation, s3OperationSchema } from './config';
 
 // The `operation_type: s3` of a pipeline step: rendered (templates in key and prefix), then
 // checked here, since the engine accepts any fields for this type at push time.

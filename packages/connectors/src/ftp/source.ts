@@ -1,33 +1,23 @@
-import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
-import { csvAsIs, csvBytes, jsonBytes, recordsOf } from '../payloads/encode';
+import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
 import { jsonLineRecords } from '../payloads/json-lines';
 import { JsonRecordScanner, JsonScanError, scanRecords } from '../payloads/json-records';
 import { deferred, tracked } from '../payloads/streams';
 import { signalOf } from '../relational/pipeline';
-import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
+import { type ConnectorContext, ConnectorError } from '../types';
 import { openFtp } from './client';
-import {
-  defaultDelimiter,
-  type Format,
-  formatOf,
-  isLines,
-  mimeOf,
-  recordsTable,
-  spreadsheetBytes,
-  spreadsheetTable,
-} from './formats';
+import { type FtpConn, type FtpOperation, ftpOperationSchema } from './config';
+import { defaultDelimiter, formatOf, isLines, mimeOf, spreadsheetTable } from './formats';
 import { relativeTo, renderText, resolveBelow } from './paths';
-import { type FtpConn, type FtpOperation, ftpOperationSchema } from './schemas';
-import { downloadAll, downloadStream, sizeOf, uploadAtomic } from './transfer';
+import { downloadAll, downloadStream, sizeOf } from './transfer';
 
 // Pipeline steps over FTP. A source streams one file into the payload its format calls for
 // (CSV bytes, JSON records, raw file bytes; a spreadsheet, which cannot be streamed, as
 // records); a sink streams its upstream payload into one file, landed atomically.
 
 const JSON_BATCH = 1000;
-const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
+export const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
 
-function ftpOperationOf(step: StepContext, kind: 'read' | 'write'): FtpOperation {
+export function ftpOperationOf(step: StepContext, kind: 'read' | 'write'): FtpOperation {
   const parsed = ftpOperationSchema.safeParse(step.step.operation);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -42,7 +32,7 @@ function ftpOperationOf(step: StepContext, kind: 'read' | 'write'): FtpOperation
   return op;
 }
 
-const renderPath = (op: FtpOperation, step: StepContext) =>
+export const renderPath = (op: FtpOperation, step: StepContext) =>
   renderText(op.path, (name) => step.render(`{{${name}}}`));
 
 export async function readFtp(
@@ -138,93 +128,4 @@ function jsonOutput(
 
 // ---- sink -------------------------------------------------------------------------------------
 
-type Body = { chunks: AsyncIterable<Buffer>; rows(): number };
-
-/** CSV as it came when its delimiter and header match the target's, else the rows re-encoded. */
-function csvBody(input: Payload, delimiter: string, header: boolean): Body {
-  if (input.kind === 'csv' && input.delimiter === delimiter && input.header === header) return csvAsIs(input);
-  return csvBytes(input, delimiter, header);
-}
-
-async function* bytesOf(chunks: AsyncIterable<Uint8Array>) {
-  for await (const c of chunks) yield Buffer.from(c);
-}
-
-// Excel's own limit; a spreadsheet is built in memory, so it is bounded.
-const MAX_SHEET_ROWS = 1_048_575;
-
-async function spreadsheetBody(input: Payload, op: FtpOperation): Promise<Body> {
-  const items: unknown[] = [];
-  for await (const batch of recordsOf(input)) {
-    for (const r of batch) items.push(r);
-    if (items.length > MAX_SHEET_ROWS) {
-      throw new ConnectorError('RESPONSE_TOO_LARGE', `a spreadsheet holds at most ${MAX_SHEET_ROWS} rows`);
-    }
-  }
-  const table = recordsTable(items);
-  const bytes = await spreadsheetBytes(table, {
-    sheet: op.sheet,
-    range: op.range,
-    hasHeader: op.has_header ?? true,
-  });
-  async function* once() {
-    yield bytes;
-  }
-  return { chunks: once(), rows: () => items.length };
-}
-
-async function bodyOf(input: Payload, format: Format, op: FtpOperation, target: string): Promise<Body> {
-  if (input.kind === 'form') throw invalid('a form payload cannot be written to an FTP file');
-  switch (format) {
-    case 'csv':
-      if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
-      return csvBody(input, op.delimiter ?? defaultDelimiter(target), op.has_header ?? true);
-    case 'json':
-      if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
-      return jsonBytes(input, isLines(target));
-    case 'spreadsheet':
-      if (input.kind === 'file') return { chunks: bytesOf(input.chunks), rows: () => 0 };
-      return spreadsheetBody(input, op);
-    default:
-      if (input.kind === 'file' || input.kind === 'csv')
-        return { chunks: bytesOf(input.chunks), rows: () => 0 };
-      return jsonBytes(input, false);
-  }
-}
-
-export async function writeFtp(
-  conn: FtpConn,
-  input: Payload,
-  step: StepContext,
-  ctx: ConnectorContext,
-): Promise<SinkResult> {
-  assertWritable(ctx);
-  const op = ftpOperationOf(step, 'write');
-  const rendered = renderPath(op, step);
-  const format = formatOf(op.format, rendered);
-  const s = await openFtp(conn, { ...ctx, signal: signalOf(step, ctx) });
-  // An upstream failure is the step's error as it is, not an FTP error.
-  let upstream: unknown = null;
-  async function* watched(chunks: AsyncIterable<Buffer>) {
-    try {
-      yield* chunks;
-    } catch (err) {
-      upstream = err;
-      throw err;
-    }
-  }
-  try {
-    const full = resolveBelow(s.home, rendered);
-    const body = await bodyOf(input, format, op, full);
-    const written = await uploadAtomic(s, full, watched(body.chunks), op.overwrite);
-    step.log(
-      'info',
-      `wrote ${relativeTo(s.home, full)} (${written.bytes} bytes, ${format}) to ${conn.config.host}${s.secure ? ' over TLS' : ''}`,
-    );
-    return { rows: body.rows(), bytes: written.bytes };
-  } catch (err) {
-    throw upstream ?? s.fail(err, 'writing the file');
-  } finally {
-    s.close();
-  }
-}
+export type Body = { chunks: AsyncIterable<Buffer>; rows(): number };

@@ -6,8 +6,8 @@ import { openS3, type S3Conn } from './client';
 import { delimiterOf, filenameOf, mimeTypeOf, resolveFormat } from './formats';
 import { fullKey, getObject, objectPages, relativeKey } from './objects';
 import { openParquet } from './parquet';
-import { s3OperationOf, signalOf } from './pipeline';
 import { jsonRecords, ndjsonRecords } from './records';
+import { s3OperationOf, signalOf } from './step';
 
 // A pipeline source on S3. `read` streams one object in the payload its format calls for
 // (CSV bytes, JSON records from JSON or NDJSON, rows from Parquet, or the raw file);

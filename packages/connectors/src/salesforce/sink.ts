@@ -1,91 +1,10 @@
-import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
+import type { Payload, SinkResult, StepContext } from '@sluice/engine';
 import { rowsOf } from '@sluice/engine';
-import { z } from 'zod';
-import { deferred, tracked } from '../payloads/streams';
 import { signalOf } from '../relational/pipeline';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { openSalesforce, type SalesforceConnection, salesforceError } from './client';
-import { flatRecord, type QueryPage, queryPages } from './operations';
-import { renderSoql } from './soql';
-
-// Pipeline steps on Salesforce (operation type `object_rows`). A source runs one SOQL query
-// and streams its pages (each nextRecordsUrl fetched only when the previous page was consumed)
-// as JSON records. A sink upserts by an external-id field through the sObject Collections API,
-// 200 records a request (all-or-none within each request).
-
-const NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
-
-export const salesforceSourceOperation = z
-  .object({
-    operation_type: z.literal('object_rows'),
-    soql: z
-      .string()
-      .min(1)
-      .max(100_000)
-      .describe('SOQL query; `{{…}}` templates become escaped SOQL literals.'),
-  })
-  .strict();
-
-export const salesforceSinkOperation = z
-  .object({
-    operation_type: z.literal('object_rows'),
-    object: z.string().regex(NAME, 'an sObject API name such as Contact or Invoice__c').max(255),
-    external_id_field: z.string().regex(NAME, 'a field API name such as External_Id__c').max(255),
-    mode: z.literal('upsert').default('upsert'),
-  })
-  .strict();
-
-const BATCH = 200;
-
-function operation<T extends z.ZodType>(schema: T, step: StepContext): z.infer<T> {
-  const parsed = schema.safeParse(step.step.operation);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ConnectorError(
-      'INVALID_STATEMENT',
-      `operation.${issue.path.join('.') || '(root)'}: ${issue.message}`,
-    );
-  }
-  return parsed.data;
-}
-
-export async function readSalesforce(
-  conn: SalesforceConnection,
-  step: StepContext,
-  ctx: ConnectorContext,
-): Promise<SourceOutput> {
-  const op = operation(salesforceSourceOperation, step);
-  const { text, values } = renderSoql(op.soql, (name) => step.render(`{{${name}}}`), true);
-  const session = await openSalesforce(conn, { ...ctx, signal: signalOf(step, ctx) });
-  const pages = queryPages(session, text);
-  let first: IteratorResult<QueryPage>;
-  try {
-    first = await pages.next();
-  } catch (err) {
-    await session.close();
-    throw salesforceError(err, conn, values);
-  }
-  async function* batches(): AsyncGenerator<unknown[]> {
-    try {
-      let res = first;
-      while (!res.done) {
-        if (res.value.records.length > 0) yield res.value.records.map((r) => flatRecord(r));
-        res = await pages.next();
-      }
-    } catch (err) {
-      throw salesforceError(err, conn, values);
-    } finally {
-      await session.close();
-    }
-  }
-  const ended = deferred<string | null>();
-  return {
-    payload: { kind: 'json', batches: tracked(batches(), () => ended.resolve(null), ended.reject) },
-    nextCursor: () => ended.promise,
-  };
-}
-
-type SaveResult = { id?: string; success: boolean; errors?: { statusCode?: string; fields?: string[] }[] };
+import { salesforceSinkOperation } from './config';
+import { BATCH, operation, type SaveResult } from './source';
 
 export async function writeSalesforce(
   conn: SalesforceConnection,

@@ -1,21 +1,20 @@
-import type { Payload, SinkResult, SourceOutput, StepContext } from '@sluice/engine';
+import type { Payload, SourceOutput, StepContext } from '@sluice/engine';
 import { googleError } from '../google/auth';
-import { csvLine } from '../payloads/csv';
 import { deferred, tracked } from '../payloads/streams';
-import { signalOf, tableRows } from '../relational/pipeline';
-import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
-import { folderOf, openWorkspace, spreadsheetOf, type Workspace, type WorkspaceConnection } from './client';
-import { downloadFile, uploadFile } from './drive';
+import { signalOf } from '../relational/pipeline';
+import { type ConnectorContext, ConnectorError } from '../types';
+import { openWorkspace, spreadsheetOf, type Workspace, type WorkspaceConnection } from './client';
+import { type WorkspaceStep, workspaceStepSchema } from './config';
+import { downloadFile } from './drive';
 import { renderText } from './operations';
-import { APPEND_BLOCK, appendPlan, appendRows, readRange } from './sheets';
-import { type WorkspaceStep, workspaceStepSchema } from './statement';
+import { readRange } from './sheets';
 
 // Pipeline steps (`operation_type: workspace_file`). Sources: `read_range` streams a range as
 // rows (read block by block), `read_file` streams a Drive file (CSV as CSV, anything else as a
 // file payload). Sinks: `append_rows` appends the input's rows under the sheet's header,
 // `write_file` uploads the input as a Drive file (rows and JSON as CSV / JSON text).
 
-function stepOp(step: StepContext): WorkspaceStep {
+export function stepOp(step: StepContext): WorkspaceStep {
   const r = workspaceStepSchema.safeParse(step.step.operation);
   if (!r.success) {
     const issue = r.error.issues[0];
@@ -27,7 +26,7 @@ function stepOp(step: StepContext): WorkspaceStep {
   return r.data;
 }
 
-const text = (step: StepContext, v: string) => renderText(v, (name) => step.render(`{{${name}}}`));
+export const text = (step: StepContext, v: string) => renderText(v, (name) => step.render(`{{${name}}}`));
 
 /** Column types of a block of values: numbers, booleans or text. */
 function typesOf(rows: unknown[][], width: number): string[] {
@@ -127,92 +126,5 @@ export async function readWorkspace(
   } catch (err) {
     w?.google.close();
     throw googleError(err, op.operation, true);
-  }
-}
-
-async function* csvOf(input: Payload): AsyncGenerator<Uint8Array> {
-  const rows = await tableRows(input);
-  yield Buffer.from(csvLine(rows.columns.map((c) => c.name)));
-  for await (const batch of rows.batches) {
-    let out = '';
-    for (const r of batch)
-      out += csvLine(
-        r.map((v) =>
-          v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : String(v),
-        ),
-      );
-    yield Buffer.from(out);
-  }
-}
-
-export async function writeWorkspace(
-  conn: WorkspaceConnection,
-  input: Payload,
-  step: StepContext,
-  ctx: ConnectorContext,
-): Promise<SinkResult> {
-  assertWritable(ctx);
-  const op = stepOp(step);
-  if (op.operation !== 'append_rows' && op.operation !== 'write_file')
-    throw new ConnectorError(
-      'INVALID_STATEMENT',
-      `a Google Workspace sink writes (append_rows or write_file), not ${op.operation}`,
-    );
-  let w: Workspace | null = null;
-  try {
-    w = await openWorkspace(conn, ctx);
-    if (op.operation === 'write_file') {
-      const file = input.kind === 'file' ? input : null;
-      const mimeType = op.mime_type ?? (file ? file.mimeType : 'text/csv');
-      const chunks = file ? file.chunks : input.kind === 'csv' ? input.chunks : csvOf(input);
-      const out = await uploadFile(
-        w,
-        {
-          fileId: op.file_id,
-          name: op.name ? text(step, op.name) : undefined,
-          folderId: op.file_id ? undefined : folderOf(op.folder_id, conn),
-          mimeType,
-        },
-        chunks,
-      );
-      step.log(
-        'info',
-        `${out.created ? 'created' : 'replaced'} Drive file ${out.file.id} (${out.digest.size_bytes} bytes)`,
-      );
-      return { rows: 0, bytes: out.digest.size_bytes };
-    }
-    const spreadsheetId = spreadsheetOf(op.spreadsheet_id, conn);
-    const range = text(step, op.range as string);
-    const rows = await tableRows(input);
-    const names = rows.columns.map((c) => c.name);
-    const plan = await appendPlan(w, spreadsheetId, range, names);
-    const index = plan.order.map((c) => names.indexOf(c));
-    const target = { spreadsheetId, range, valueInputOption: op.value_input_option };
-    let pending: unknown[][] = plan.writeHeader ? [plan.order] : [];
-    let written = 0;
-    let bytes = 0;
-    const flush = async () => {
-      if (pending.length === 0) return;
-      await appendRows(w as Workspace, target, pending);
-      pending = [];
-    };
-    for await (const batch of rows.batches) {
-      if (signalOf(step, ctx).aborted) throw new ConnectorError('TIMEOUT', 'the run was canceled');
-      for (const r of batch) {
-        const row = index.map((i) => (i === -1 ? null : r[i]));
-        bytes += Buffer.byteLength(
-          JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
-        );
-        pending.push(row);
-        written++;
-        if (pending.length >= APPEND_BLOCK) await flush();
-      }
-    }
-    await flush();
-    return { rows: written, bytes };
-  } catch (err) {
-    throw googleError(err, op.operation, true);
-  } finally {
-    w?.google.close();
   }
 }

@@ -4,7 +4,7 @@ import { assertWritable, type ConnectorContext, ConnectorError } from '../types'
 import { openS3, type S3Conn } from './client';
 import { type Concrete, contentTypeFor, delimiterOf, mimeTypeOf, resolveFormat } from './formats';
 import { fullKey, objectExists, putObject, relativeKey } from './objects';
-import { s3OperationOf, signalOf } from './pipeline';
+import { s3OperationOf, signalOf } from './step';
 
 // A pipeline sink on S3: the upstream payload streams into one object (a multipart upload
 // once it outgrows one part), converted to the key's format: CSV (rows, JSON records or CSV

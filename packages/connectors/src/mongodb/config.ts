@@ -1,8 +1,10 @@
 import { EJSON } from 'bson';
 import { z } from 'zod';
+import { allowPrivateHostsField, secretField } from '../fields';
 import { ConnectorError } from '../types';
 
-// Statements of the MongoDB connector: a find or an aggregate on one collection, written as
+// Config, credentials and statements of the MongoDB connector. A statement is a find or an
+// aggregate on one collection, written as
 // JSON (Extended JSON for BSON values: {"$oid": …}, {"$date": …}, {"$numberDecimal": …}).
 // A `{{name}}` placeholder may only be a whole JSON string value; it becomes the parameter's
 // value, never text spliced into a key, an operator or a longer string. Server-side JavaScript
@@ -250,3 +252,44 @@ export function placeholderNames(value: unknown): string[] {
   walk(value);
   return [...names];
 }
+
+export const mongodbConfigSchema = z
+  .object({
+    hosts: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(261)
+          .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s/@:[\]]+)(:\d{1,5})?$/, '`host` or `host:port`'),
+      )
+      .min(1)
+      .max(50)
+      .describe('Replica-set members or mongos routers, each `host` or `host:port` (port 27017 by default).'),
+    database: z.string().min(1).max(64).describe('Database the connector reads and writes.'),
+    username: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('User name; omit for a server without authentication.'),
+    auth_source: z
+      .string()
+      .min(1)
+      .max(64)
+      .default('admin')
+      .describe('Database holding the user (default admin).'),
+    replica_set: z.string().min(1).max(255).optional().describe('Replica-set name.'),
+    tls: z.boolean().default(true).describe('Connect with TLS (default true).'),
+    allow_private_hosts: allowPrivateHostsField,
+  })
+  .strict()
+  .describe('MongoDB connector configuration.');
+
+export const mongodbCredentialsSchema = z
+  .object({ password: secretField('Password of the user.').optional() })
+  .strict()
+  .describe('MongoDB credentials; `{}` when the server needs no authentication. Write-only.');
+
+export type MongoConfig = z.infer<typeof mongodbConfigSchema>;
+export type MongoCredentials = z.infer<typeof mongodbCredentialsSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { serviceAccountJsonField } from '../fields';
 
 // The statement of a saved query, and the fields of a pipeline step's `workspace_file`
 // operation (the same fields without `type`).
@@ -99,3 +100,16 @@ export const workspaceStepSchema = z
 
 export type WorkspaceStatement = z.output<typeof googleWorkspaceStatementSchema>;
 export type WorkspaceStep = z.output<typeof workspaceStepSchema>;
+
+export const googleWorkspaceConfigSchema = z
+  .object({
+    spreadsheet_id: googleId('Spreadsheet to read and write (the id in its URL).').optional(),
+    drive_folder_id: googleId('Drive folder whose files are listed and read.').optional(),
+  })
+  .strict()
+  .describe('Google Workspace connector configuration: a spreadsheet, a Drive folder, or both.');
+
+export const googleWorkspaceCredentialsSchema = z
+  .object({ service_account_json: serviceAccountJsonField })
+  .strict()
+  .describe('Google Workspace credentials: a service account the files are shared with. Write-only.');

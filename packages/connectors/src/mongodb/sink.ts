@@ -4,7 +4,7 @@ import type { AnyBulkWriteOperation, Document } from 'mongodb';
 import { signalOf } from '../relational/pipeline';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { connectMongo, failure, type MongoConnection } from './connect';
-import { operationOf } from './read';
+import { operationOf } from './source';
 import { convertersOf } from './values';
 
 // A pipeline sink on MongoDB: the upstream payload becomes documents (rows by their column
