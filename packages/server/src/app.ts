@@ -14,10 +14,9 @@ import { installRateLimit } from './http/rate-limit';
 import { OneLinePerRequest } from './http/request-log';
 import { type RouteInfo, routeMatcher } from './http/route-table';
 import { responseSerializerCompiler } from './http/serializer';
-import { modules } from './modules/index';
+import { modules } from './modules/registry';
 
 export type App = FastifyInstance & { routeTable: RouteInfo[] };
-export type TypedApp = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 

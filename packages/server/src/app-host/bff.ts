@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps, Principal } from '../context';
 import { installAuth } from '../http/auth';
-import { modules } from '../modules/index';
+import { modules } from '../modules/registry';
 import { requireCsrfToken, requireSameOrigin } from './csrf';
 import type { StreamRegistry } from './event-stream';
 import { currentSession } from './session.service';

@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { orgParams, withVerb } from '../../http/fields';
 import { errorResponses } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import * as as from '../alerts/attempts.schemas';
 import * as asvc from '../alerts/attempts.service';
 import * as s from './notifications.schemas';

@@ -1,5 +1,5 @@
-import type { TypedApp } from '../app';
 import type { Deps } from '../context';
+import type { TypedApp } from '../http/typed-app';
 import { destinationsRoutes } from './alerts/destinations.routes';
 import { policiesRoutes } from './alerts/policies.routes';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
