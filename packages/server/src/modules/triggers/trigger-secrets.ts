@@ -6,9 +6,9 @@ import { randomSlug } from '../../http/fields';
 import { assertProtectedConfirmation } from '../environments/protected';
 import { recordEvent } from '../events/events.record';
 import { eventSource } from '../pipelines/pipelines.service';
+import { lockResolve, requireTrigger, type TriggerPe } from './triggers.place';
 import { presentTrigger } from './triggers.present';
 import * as repo from './triggers.repo';
-import { lockResolve, requireTrigger, type TriggerPe } from './triggers.service';
 
 // Webhook signing secrets: sealed with the keyring (the HMAC needs the value), shown once,
 // rotated with a grace period so a sender can move over without downtime.
