@@ -5,8 +5,8 @@ import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { issueToken } from '../../http/tokens';
+import { isSubset } from '../../permissions';
 import { recordEvent } from '../events/events.record';
-import { isSubset } from '../roles/permissions';
 import { permissionsOfRole } from '../roles/role-permissions';
 import * as repo from './api-keys.repo';
 

@@ -3,10 +3,10 @@ import type { DbOrTx } from '../../db/client';
 import { conflict, forbidden, notFound, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
+import { isSubset, type Permission, visibilityOf } from '../../permissions';
 import { recordEvent } from '../events/events.record';
 import { lockOrganization } from '../organizations/organizations.repo';
 import { resolveScope } from '../organizations/scope';
-import { isSubset, type Permission, visibilityOf } from '../roles/permissions';
 import { permissionsOfRole } from '../roles/role-permissions';
 import * as repo from './members.repo';
 

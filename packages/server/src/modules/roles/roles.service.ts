@@ -3,8 +3,6 @@ import { conflict, forbidden, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import { type ListQuery, onePage, paginateInMemory } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { findOrganization } from '../organizations/organizations.repo';
 import {
   allPermissions,
   builtInRoleSlugs,
@@ -13,7 +11,9 @@ import {
   isSubset,
   type Permission,
   permissionCatalog,
-} from './permissions';
+} from '../../permissions';
+import { recordEvent } from '../events/events.record';
+import { findOrganization } from '../organizations/organizations.repo';
 import * as repo from './roles.repo';
 
 type RoleView = {
