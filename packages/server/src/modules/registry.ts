@@ -1,5 +1,6 @@
 import type { Deps } from '../context';
 import type { TypedApp } from '../http/typed-app';
+import { attemptsRoutes } from './alerts/attempts.routes';
 import { destinationsRoutes } from './alerts/destinations.routes';
 import { policiesRoutes } from './alerts/policies.routes';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
@@ -60,6 +61,7 @@ export const modules: ModuleRoutes[] = [
   validationsRoutes,
   deploymentsRoutes,
   notificationsRoutes,
+  attemptsRoutes,
   destinationsRoutes,
   policiesRoutes,
   triggersRoutes,

@@ -5,7 +5,6 @@ import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { recordEvent } from '../events/events.record';
-import { insertMember } from '../members/members.repo';
 import * as repo from './organizations.repo';
 
 const TRIAL_DAYS = 14;
@@ -56,7 +55,7 @@ export async function createOrganization(
       plan: 'trial',
       trialEndsAt: new Date(Date.now() + TRIAL_DAYS * 86_400_000),
     });
-    await insertMember(tx, { organizationId: org.id, userId: user.userId, role: 'owner' });
+    await repo.insertOwner(tx, org.id, user.userId);
     const src = { organizationId: org.id, actor: actorOf(user), requestId: ctx.requestId };
     await recordEvent(tx, src, {
       entityType: 'organization',

@@ -13,7 +13,6 @@ import {
   permissionCatalog,
 } from '../../permissions';
 import { recordEvent } from '../events/events.record';
-import { findOrganization } from '../organizations/organizations.repo';
 import * as repo from './roles.repo';
 
 type RoleView = {
@@ -76,9 +75,9 @@ const src = (scope: Scope, ctx: Ctx) => ({
 });
 
 async function orgCreatedAt(ctx: Ctx, scope: Scope): Promise<Date> {
-  const org = await findOrganization(ctx.deps.db, scope.org.id);
-  if (!org) throw notFound('organization');
-  return org.createdAt;
+  const createdAt = await repo.organizationCreatedAt(ctx.deps.db, scope.org.id);
+  if (!createdAt) throw notFound('organization');
+  return createdAt;
 }
 
 export async function listRoles(ctx: Ctx, scope: Scope, query: ListQuery) {
