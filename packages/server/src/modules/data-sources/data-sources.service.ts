@@ -11,11 +11,11 @@ import { chooseSlug } from '../../http/slugs';
 import { recordEvent } from '../events/events.record';
 import { currentOrganizationGrant, emptyMetadata } from '../oauth/oauth.grants';
 import { providerOfType } from '../oauth/oauth.providers';
-import { revokeBeforeDelete } from '../oauth/oauth.revoke';
 import { credentialBinding } from './data-sources.connection';
 import { assertCredentialsFollow, changedDestination, parsedCredentials } from './data-sources.destination';
 import * as repo from './data-sources.repo';
 import type { CreateDataSourceInput, UpdateDataSourceInput } from './data-sources.schemas';
+import { revokeBeforeDelete } from './oauth.revoke';
 
 export function toDataSource(row: repo.DataSourceRow, credential: repo.CredentialRow | null) {
   const schema =

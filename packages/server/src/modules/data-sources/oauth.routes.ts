@@ -4,7 +4,7 @@ import { scopeOf } from '../../http/auth';
 import { errorResponses, errorSchema } from '../../http/openapi';
 import { publicRateLimit } from '../../http/rate-limit';
 import type { TypedApp } from '../../http/typed-app';
-import { dataSourceSchema } from '../data-sources/data-sources.schemas';
+import { dataSourceSchema } from './data-sources.schemas';
 import * as s from './oauth.schemas';
 import * as svc from './oauth.service';
 

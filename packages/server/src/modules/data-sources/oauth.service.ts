@@ -2,8 +2,6 @@ import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Ctx, Scope } from '../../context';
 import { oauthAuthorizationRequests, organizations } from '../../db/schema/index';
 import { AppError, conflict, notFound } from '../../http/errors';
-import * as dsRepo from '../data-sources/data-sources.repo';
-import { getDataSource, src, toDataSource, unsupported } from '../data-sources/data-sources.service';
 import { recordEvent } from '../events/events.record';
 import {
   type GrantRef,
@@ -13,7 +11,7 @@ import {
   type OAuthMetadata,
   openBundle,
   storeNewGrant,
-} from './oauth.grants';
+} from '../oauth/oauth.grants';
 import {
   accountOf,
   authorizationUrl,
@@ -28,7 +26,9 @@ import {
   providerLabel,
   providerOfType,
   revokeToken,
-} from './oauth.providers';
+} from '../oauth/oauth.providers';
+import * as dsRepo from './data-sources.repo';
+import { getDataSource, src, toDataSource, unsupported } from './data-sources.service';
 
 // The authorization code flow (docs/oauth.md): authorize hands out a provider URL carrying a
 // single-use `state` (stored hashed) and a PKCE S256 challenge, bound to the data source's
