@@ -5,6 +5,7 @@ import { destinationsRoutes } from './alerts/destinations.routes';
 import { policiesRoutes } from './alerts/policies.routes';
 import { apiKeysRoutes } from './api-keys/api-keys.routes';
 import { billingRoutes } from './billing/billing.routes';
+import { contractFindings } from './contracts/contract-validation';
 import { contractsRoutes } from './contracts/contracts.routes';
 import { connectorsRoutes } from './data-sources/connectors.routes';
 import { dataSourcesRoutes } from './data-sources/data-sources.routes';
@@ -58,7 +59,8 @@ export const modules: ModuleRoutes[] = [
   versionsRoutes,
   refsRoutes,
   bindingsRoutes,
-  validationsRoutes,
+  // Validation runs the contracts module's check too; pipelines sits below contracts.
+  (app, deps) => validationsRoutes(app, deps, [contractFindings]),
   deploymentsRoutes,
   notificationsRoutes,
   attemptsRoutes,

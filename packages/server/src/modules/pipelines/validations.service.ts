@@ -5,7 +5,7 @@ import { iso, randomSlug } from '../../http/fields';
 import { recordEvent } from '../events/events.record';
 import { findPipeline } from './pipelines.repo';
 import { eventSource, requirePlace } from './pipelines.service';
-import { checkSpec, schemaFindings } from './validations.checks';
+import { checkSpec, type SpecCheck, schemaFindings } from './validations.checks';
 import * as repo from './validations.repo';
 import { resolveVersion } from './versions.service';
 
@@ -34,6 +34,7 @@ export async function validate(
   projectSlug: string,
   environmentSlug: string,
   input: ValidateInput,
+  moreChecks: readonly SpecCheck[],
 ) {
   const db = ctx.deps.db;
   const place = await requirePlace(db, scope, projectSlug, environmentSlug);
@@ -58,6 +59,7 @@ export async function validate(
       db,
       { organizationId: scope.org.id, pipelineId: pipeline.id, environmentId: place.environment.id },
       parsed.data,
+      moreChecks,
     );
   } else {
     hash ||= specHash(document);
