@@ -41,7 +41,7 @@ export const deliverAlert =
       rejected: [],
       durationMs: 0,
     });
-    if (!dest || !dest.enabled) outcome = refused('configuration');
+    if (!dest?.enabled) outcome = refused('configuration');
     else {
       const msg = buildAlertMessage({
         notification: n,

@@ -14,7 +14,7 @@ export const sendInvitationEmail =
       .leftJoin(users, eq(users.id, invitations.invitedByUserId))
       .where(eq(invitations.id, invitationId))
       .limit(1);
-    if (!row || row.inv.status !== 'pending') return;
+    if (row?.inv.status !== 'pending') return;
     const by = row.inviter ? `${oneLine(row.inviter.name)} invited you` : 'You are invited';
     const org = oneLine(row.org.name);
     await deps.mailer.send({

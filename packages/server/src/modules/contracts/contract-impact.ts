@@ -1,7 +1,7 @@
 import { pipelineSpecSchema } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
 import type { DbOrTx, Tx } from '../../db/client';
-import * as drift from '../drift/drift.repo';
+import * as drift from '../drift/drift.reads';
 import { contractProblems, type Impact } from '../drift/impact';
 import { sinkInputs } from '../drift/outputs';
 import { writeReport } from '../drift/report-writer';

@@ -1,6 +1,6 @@
 import type { Finding, PipelineSpec } from '@sluice/engine';
 import type { DbOrTx } from '../../db/client';
-import { refSchemas } from '../drift/drift.repo';
+import { refSchemas } from '../drift/drift.reads';
 import { contractProblems } from '../drift/impact';
 import { sinkInputs } from '../drift/outputs';
 import { latestContracts, ofPipeline } from './contracts.repo';

@@ -95,6 +95,7 @@ export async function latestContracts(db: DbOrTx, filter: SQL): Promise<LatestCo
 }
 
 export const ofPipeline = (pipelineId: string) => eq(contracts.pipelineId, pipelineId);
+export const byContractId = (contractId: string) => eq(contracts.id, contractId);
 
 export async function countRevisions(db: DbOrTx, contractId: string) {
   const [row] = await db

@@ -200,3 +200,16 @@ export async function purgeEnvironment(ctx: Ctx, scope: Scope, slug: string, con
     });
   });
 }
+
+/** An environment, deleted or not, locked for the transaction; 404 when there is none. */
+export async function lockEnvironmentRow(tx: Tx, scope: Scope, slug: string) {
+  const row = await repo.lockEnvironment(tx, scope.org.id, slug);
+  if (!row) throw notFound('environment');
+  return row;
+}
+
+/** A live (not deleted) environment, or null. */
+export async function findLiveEnvironment(db: DbOrTx, scope: Scope, slug: string) {
+  const row = await repo.findEnvironment(db, scope.org.id, slug);
+  return row && !row.deletedAt ? row : null;
+}

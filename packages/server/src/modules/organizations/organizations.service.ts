@@ -1,5 +1,6 @@
 import type { Ctx, Principal, Scope } from '../../context';
 import { actorOf } from '../../context';
+import type { Tx } from '../../db/client';
 import { notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
@@ -113,4 +114,12 @@ export async function deleteOrganization(ctx: Ctx, scope: Scope) {
     { organization: scope.org.slug, actor: scope.actor, requestId: ctx.requestId },
     'organization deleted',
   );
+}
+
+/**
+ * Takes the organization's row lock for the transaction: membership changes of one organization
+ * (owners, invitations) happen one at a time.
+ */
+export async function lockOrganizationFor(tx: Tx, organizationId: string) {
+  await repo.lockOrganization(tx, organizationId);
 }

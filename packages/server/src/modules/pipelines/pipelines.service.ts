@@ -7,7 +7,7 @@ import { chooseSlug } from '../../http/slugs';
 import { lockLiveEnvironment } from '../environments/environments.service';
 import { recordEvent } from '../events/events.record';
 import { findProjectEnvironment } from '../projects/project-environments.service';
-import { findProject, type ProjectRow } from '../projects/projects.repo';
+import { requireProject } from '../projects/projects.service';
 import * as repo from './pipelines.repo';
 
 export function toPipeline(projectSlug: string, r: repo.PipelineWithLatest) {
@@ -28,11 +28,7 @@ export const eventSource = (scope: Scope, ctx: Ctx) => ({
   requestId: ctx.requestId,
 });
 
-export async function requireProject(db: DbOrTx, scope: Scope, slug: string): Promise<ProjectRow> {
-  const project = await findProject(db, scope.org.id, slug);
-  if (!project) throw notFound('project');
-  return project;
-}
+export { requireProject };
 
 /** The project and one of its pipelines, or 404 naming what is missing. */
 export async function requirePipeline(db: DbOrTx, scope: Scope, projectSlug: string, pipelineSlug: string) {

@@ -6,7 +6,7 @@ import {
   type EnvironmentRow,
   environmentKeyOf,
   environmentSortColumns,
-} from '../environments/environments.repo';
+} from '../environments/environment-sort';
 
 export type ProjectEnvironmentRow = EnvironmentRow & { isDefault: boolean };
 

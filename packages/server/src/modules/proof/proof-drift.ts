@@ -2,7 +2,7 @@ import type { ProofSnapshot } from '@sluice/connectors';
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { contracts, pipelines, projects } from '../../db/schema/index';
-import { latestContracts } from '../contracts/contracts.repo';
+import { latestRevisionOf } from '../contracts/contracts.service';
 import type { DataSourceRow } from '../data-sources/data-sources.connection';
 import { computeReport, type ReportBody } from '../drift/report';
 import { targetsOfDataSource } from '../drift/targets';
@@ -78,13 +78,13 @@ export async function findContractTarget(
     );
   const out: ContractTarget[] = [];
   for (const r of rows) {
-    const [latest] = await latestContracts(db, eq(contracts.id, r.id));
+    const latest = await latestRevisionOf(db, r.id);
     out.push({
       slug: r.slug,
       pipelineId: r.pipelineId,
       pipelineSlug: r.pipelineSlug,
       stepSlug: r.stepSlug,
-      revision: latest ? { slug: latest.revision.slug, digest: latest.revision.digest } : null,
+      revision: latest ? { slug: latest.slug, digest: latest.digest } : null,
     });
   }
   return out;

@@ -6,8 +6,7 @@ import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { describeFailure, loadConnection } from '../data-sources/data-sources.connection';
-import { findDataSourceById } from '../data-sources/data-sources.repo';
-import { src } from '../data-sources/data-sources.service';
+import { dataSourceById, src } from '../data-sources/data-sources.service';
 import { recordEvent } from '../events/events.record';
 import * as repo from './proof.repo';
 import type { TargetResult } from './proof.schemas';
@@ -122,7 +121,7 @@ const stateOf = (results: TargetResult[]) =>
 export async function runObservation(deps: Deps, observationId: string): Promise<void> {
   const obs = await repo.findObservationById(deps.db, observationId);
   if (obs?.state !== 'running') return;
-  const ds = await findDataSourceById(deps.db, obs.dataSourceId);
+  const ds = await dataSourceById(deps.db, obs.dataSourceId);
   const settings = ds && (await repo.findSettings(deps.db, ds.id));
   if (!ds || !settings) return;
   const ctx: Ctx = { deps, requestId: null };
