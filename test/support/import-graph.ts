@@ -16,6 +16,11 @@ const TEST = /\.test\.ts$/;
 /** Plumbing knows no domain: it may not import these. */
 const PLUMBING = ['http/', 'db/', 'crypto/'];
 const DOMAIN = ['modules/', 'jobs/', 'app-host/', 'app.ts', 'runtime.ts'];
+/**
+ * Not held to the face rule yet: the job handlers and the browser host still reach into the
+ * modules they serve (docs/architecture.md, "Module faces and boundaries").
+ */
+const NOT_YET_THROUGH_FACES = ['jobs/', 'app-host/'];
 
 export function readSourceTree(root: string): SourceTree {
   const files = new Map<string, string>();
@@ -58,7 +63,14 @@ export function importEdges(tree: SourceTree): ImportEdge[] {
               named.elements.every((e) => e.isTypeOnly)));
         add(node.moduleSpecifier, allTypes, node);
       } else if (ts.isExportDeclaration(node)) {
-        add(node.moduleSpecifier, node.isTypeOnly, node);
+        const named = node.exportClause;
+        const allTypes =
+          node.isTypeOnly ||
+          (!!named &&
+            ts.isNamedExports(named) &&
+            named.elements.length > 0 &&
+            named.elements.every((e) => e.isTypeOnly));
+        add(node.moduleSpecifier, allTypes, node);
       } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
         add(node.arguments[0], false, node);
       } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
@@ -89,17 +101,26 @@ export function moduleOf(file: string): string | undefined {
 
 const where = (e: ImportEdge) => `${e.from}:${e.line} imports ${e.to}`;
 
-/** A file outside a module reaches it only through its face, `modules/<domain>/index.ts`. */
+const isFace = (file: string) => /^modules\/[^/]+\/index\.ts$/.test(file);
+
+/**
+ * A file outside a module reaches it only through its face, `modules/<domain>/index.ts`; a face
+ * exports no value of a repository (its row types may pass).
+ */
 export function faceViolations(edges: ImportEdge[]): Violation[] {
-  return edges
-    .filter((e) => {
-      const target = moduleOf(e.to);
-      return target && moduleOf(e.from) !== target && e.to !== `modules/${target}/index.ts`;
-    })
-    .map((e) => ({
-      rule: 'module-face' as const,
-      message: `${where(e)} instead of modules/${moduleOf(e.to)}/index.ts`,
-    }));
+  const out: Violation[] = [];
+  for (const e of edges) {
+    const target = moduleOf(e.to);
+    if (!target) continue;
+    const outside = moduleOf(e.from) !== target && !NOT_YET_THROUGH_FACES.some((p) => e.from.startsWith(p));
+    if (outside && !isFace(e.to)) {
+      out.push({ rule: 'module-face', message: `${where(e)} instead of modules/${target}/index.ts` });
+    }
+    if (isFace(e.from) && e.to.endsWith('.repo.ts') && !e.typeOnly) {
+      out.push({ rule: 'module-face', message: `${where(e)}: a face exports no repository` });
+    }
+  }
+  return out;
 }
 
 /** Plumbing (http/, db/, crypto/) imports no module, job, host or composition root. */

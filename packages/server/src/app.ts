@@ -14,9 +14,9 @@ import { installRateLimit } from './http/rate-limit';
 import { OneLinePerRequest } from './http/request-log';
 import { type RouteInfo, routeMatcher } from './http/route-table';
 import { responseSerializerCompiler } from './http/serializer';
-import { recordPermissionDenial } from './modules/events/events.record';
-import { resolvePrincipal } from './modules/identity/principal';
-import { resolveScope } from './modules/organizations/scope';
+import { recordPermissionDenial } from './modules/events/index';
+import { resolvePrincipal } from './modules/identity/index';
+import { resolveScope } from './modules/organizations/index';
 import { modules } from './modules/registry';
 
 export type App = FastifyInstance & { routeTable: RouteInfo[] };

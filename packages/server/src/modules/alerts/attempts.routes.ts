@@ -4,7 +4,7 @@ import { scopeOf } from '../../http/auth';
 import { orgParams } from '../../http/fields';
 import { errorResponses } from '../../http/openapi';
 import type { TypedApp } from '../../http/typed-app';
-import { notificationParams } from '../notifications/notifications.schemas';
+import { notificationParams } from '../notifications/index';
 import * as s from './attempts.schemas';
 import * as svc from './attempts.service';
 

@@ -1,7 +1,7 @@
 import type { Ctx, Scope } from '../../context';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { requireNotificationRow } from '../notifications/notifications.service';
+import { requireNotificationRow } from '../notifications/index';
 import * as repo from './attempts.repo';
 
 export function toAttempt(r: repo.AttemptRow, notificationSlug: string) {

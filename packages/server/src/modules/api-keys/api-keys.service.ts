@@ -6,8 +6,8 @@ import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { issueToken } from '../../http/tokens';
 import { isSubset } from '../../permissions';
-import { recordEvent } from '../events/events.record';
-import { permissionsOfRole } from '../roles/role-permissions';
+import { recordEvent } from '../events/index';
+import { permissionsOfRole } from '../roles/index';
 import * as repo from './api-keys.repo';
 
 export function toApiKey(r: repo.ApiKeyRow) {

@@ -4,7 +4,7 @@ import { scopeOf } from '../../http/auth';
 import { orgParams } from '../../http/fields';
 import { errorResponses } from '../../http/openapi';
 import type { TypedApp } from '../../http/typed-app';
-import { meOf } from '../identity/me';
+import { meOf } from '../identity/index';
 import * as s from './billing.schemas';
 import * as svc from './billing.service';
 

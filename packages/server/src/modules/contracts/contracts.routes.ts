@@ -3,7 +3,7 @@ import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses } from '../../http/openapi';
 import type { TypedApp } from '../../http/typed-app';
-import { projectParams } from '../projects/projects.schemas';
+import { projectParams } from '../projects/index';
 import * as s from './contracts.schemas';
 import * as svc from './contracts.service';
 

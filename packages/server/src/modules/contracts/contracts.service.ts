@@ -5,9 +5,9 @@ import { AppError, conflict, notFound, validationFailed } from '../../http/error
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { eventSource, requirePipeline, requireProject } from '../pipelines/pipelines.service';
-import { resolveVersion } from '../pipelines/versions.service';
+import { recordEvent } from '../events/index';
+import { eventSource, requirePipeline, requireProject, resolveVersion } from '../pipelines/index';
+
 import { contractImpactReports } from './contract-impact';
 import { diffRevisions, type RevisionContent, revisionDigest, toOdcs } from './contract-rules';
 import * as repo from './contracts.repo';

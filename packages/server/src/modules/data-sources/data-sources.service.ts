@@ -8,9 +8,9 @@ import { AppError, conflict, notFound, type ValidationIssue, validationFailed } 
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { currentOrganizationGrant, emptyMetadata } from '../oauth/oauth.grants';
-import { providerOfType } from '../oauth/oauth.providers';
+import { recordEvent } from '../events/index';
+import { currentOrganizationGrant, emptyMetadata, providerOfType } from '../oauth/index';
+
 import { credentialBinding } from './data-sources.connection';
 import { assertCredentialsFollow, changedDestination, parsedCredentials } from './data-sources.destination';
 import * as repo from './data-sources.repo';

@@ -1,6 +1,6 @@
 import type { Deps } from '../../context';
-import { grantOf, openBundle } from '../oauth/oauth.grants';
-import { providerOfType, revokeToken } from '../oauth/oauth.providers';
+import { grantOf, openBundle, providerOfType, revokeToken } from '../oauth/index';
+
 import * as dsRepo from './data-sources.repo';
 
 /**

@@ -4,9 +4,9 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { notFound, validationFailed } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { requireDataSourceRow } from '../data-sources/data-sources.service';
-import { requirePipeline, requirePlace, requireProject } from '../pipelines/pipelines.service';
-import { resolveVersion } from '../pipelines/versions.service';
+import { requireDataSourceRow } from '../data-sources/index';
+import { requirePipeline, requirePlace, requireProject, resolveVersion } from '../pipelines/index';
+
 import * as repo from './drift.repo';
 import { computeReport, type ReportBody } from './report';
 import { type DriftDeps, writeReport } from './report-writer';

@@ -4,7 +4,7 @@ import { conflict, notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import * as repo from './environments.repo';
 import type { environmentColors } from './environments.schemas';
 import { assertProtectedConfirmation } from './protected';

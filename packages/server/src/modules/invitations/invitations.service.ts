@@ -4,9 +4,9 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { conflict, notFound } from '../../http/errors';
 import { iso, isoOrNull, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { recordEvent } from '../events/events.record';
-import { addMemberUnlessPresent, assertMayGrant, memberByEmail } from '../members/members.service';
-import { lockOrganizationFor } from '../organizations/organizations.service';
+import { recordEvent } from '../events/index';
+import { addMemberUnlessPresent, assertMayGrant, memberByEmail } from '../members/index';
+import { lockOrganizationFor } from '../organizations/index';
 import * as repo from './invitations.repo';
 import type { InvitationStatus } from './invitations.schemas';
 

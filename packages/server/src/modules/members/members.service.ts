@@ -4,10 +4,10 @@ import { conflict, forbidden, notFound, validationFailed } from '../../http/erro
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { isSubset, type Permission, visibilityOf } from '../../permissions';
-import { recordEvent } from '../events/events.record';
-import { lockOrganizationFor } from '../organizations/organizations.service';
-import { resolveScope } from '../organizations/scope';
-import { permissionsOfRole } from '../roles/role-permissions';
+import { recordEvent } from '../events/index';
+import { lockOrganizationFor, resolveScope } from '../organizations/index';
+
+import { permissionsOfRole } from '../roles/index';
 import * as repo from './members.repo';
 
 export function toMember(r: repo.MemberRow) {

@@ -2,8 +2,8 @@ import type { Ctx, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { conflict, notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
-import { eventSource } from '../projects/projects.service';
+import { recordEvent } from '../events/index';
+import { eventSource } from '../projects/index';
 import * as repo from './notifications.repo';
 import type { NotificationFilters } from './notifications.schemas';
 

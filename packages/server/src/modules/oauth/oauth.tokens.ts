@@ -6,8 +6,8 @@ import type { dataSources } from '../../db/schema/index';
 /** The data source row an OAuth grant belongs to (the data-sources module owns the table). */
 type DataSourceRow = typeof dataSources.$inferSelect;
 
-import { recordEvent } from '../events/events.record';
-import { alertCredentialFailed, resolveCredentialFailed } from '../notifications/source-alerts';
+import { recordEvent } from '../events/index';
+import { alertCredentialFailed, resolveCredentialFailed } from '../notifications/index';
 import {
   type GrantRef,
   type GrantRow,

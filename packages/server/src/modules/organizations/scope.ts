@@ -3,7 +3,7 @@ import { actorOf, type Org, type Principal, type Scope } from '../../context';
 import type { Db } from '../../db/client';
 import { members, organizations } from '../../db/schema/index';
 import { isBuiltInRole } from '../../permissions';
-import { knownPermissions, permissionsOfRole } from '../roles/role-permissions';
+import { knownPermissions, permissionsOfRole } from '../roles/index';
 
 const orgColumns = {
   id: organizations.id,

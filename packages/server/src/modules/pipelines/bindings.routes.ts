@@ -3,7 +3,7 @@ import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, noContent } from '../../http/openapi';
 import type { TypedApp } from '../../http/typed-app';
-import { confirmationOf } from '../environments/protected';
+import { confirmationOf } from '../environments/index';
 import * as s from './bindings.schemas';
 import * as svc from './bindings.service';
 

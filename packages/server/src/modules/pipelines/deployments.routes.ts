@@ -4,7 +4,7 @@ import { scopeOf } from '../../http/auth';
 import { withVerb } from '../../http/fields';
 import { errorResponses } from '../../http/openapi';
 import type { TypedApp } from '../../http/typed-app';
-import { confirmationOf } from '../environments/protected';
+import { confirmationOf } from '../environments/index';
 import { pe, peParams } from './bindings.schemas';
 import * as s from './deployments.schemas';
 import * as svc from './deployments.service';

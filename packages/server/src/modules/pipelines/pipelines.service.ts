@@ -4,10 +4,10 @@ import { conflict, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { lockLiveEnvironment } from '../environments/environments.service';
-import { recordEvent } from '../events/events.record';
-import { findProjectEnvironment } from '../projects/project-environments.service';
-import { requireProject } from '../projects/projects.service';
+import { lockLiveEnvironment } from '../environments/index';
+import { recordEvent } from '../events/index';
+import { findProjectEnvironment, requireProject } from '../projects/index';
+
 import * as repo from './pipelines.repo';
 
 export function toPipeline(projectSlug: string, r: repo.PipelineWithLatest) {

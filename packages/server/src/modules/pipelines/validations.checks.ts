@@ -9,8 +9,8 @@ import {
 } from '@sluice/engine';
 import type { z } from 'zod';
 import type { DbOrTx } from '../../db/client';
-import { secretKeys } from '../secrets/secrets.resolve';
-import { resolveVariables } from '../variables/variables.service';
+import { secretKeys } from '../secrets/index';
+import { resolveVariables } from '../variables/index';
 import { type BindingView, bindingsOfPipeline } from './bindings.repo';
 import { typesForOperations } from './refs.service';
 import { sqlParser, withoutTemplates } from './sql-check';

@@ -2,7 +2,7 @@ import { type Finding, pipelineSpecSchema, specHash } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
 import { notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import { findPipeline } from './pipelines.repo';
 import { eventSource, requirePlace } from './pipelines.service';
 import { checkSpec, type SpecCheck, schemaFindings } from './validations.checks';

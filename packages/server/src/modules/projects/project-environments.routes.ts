@@ -3,7 +3,7 @@ import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, noContent } from '../../http/openapi';
 import type { TypedApp } from '../../http/typed-app';
-import { confirmationOf, confirmationQuery } from '../environments/protected';
+import { confirmationOf, confirmationQuery } from '../environments/index';
 import * as s from './project-environments.schemas';
 import * as svc from './project-environments.service';
 import { projectParams } from './projects.schemas';

@@ -3,14 +3,15 @@ import type { Tx } from '../../db/client';
 import { notFound } from '../../http/errors';
 import type { ListQuery } from '../../http/pagination';
 import {
+  assertProtectedConfirmation,
   eventSource,
   findLiveEnvironment,
   lockEnvironmentRow,
   lockLiveEnvironment,
   toEnvironment,
-} from '../environments/environments.service';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
+} from '../environments/index';
+
+import { recordEvent } from '../events/index';
 import * as repo from './project-environments.repo';
 import { findProject, lockProject } from './projects.repo';
 

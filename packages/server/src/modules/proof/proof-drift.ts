@@ -2,10 +2,9 @@ import type { ProofSnapshot } from '@sluice/connectors';
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { contracts, pipelines, projects } from '../../db/schema/index';
-import { latestRevisionOf } from '../contracts/contracts.service';
-import type { DataSourceRow } from '../data-sources/data-sources.connection';
-import { computeReport, type ReportBody } from '../drift/report';
-import { targetsOfDataSource } from '../drift/targets';
+import { latestRevisionOf } from '../contracts/index';
+import type { DataSourceRow } from '../data-sources/index';
+import { computeReport, type ReportBody, targetsOfDataSource } from '../drift/index';
 
 // What a commit's files would do to the pipelines that read them: the data source's imported
 // file schema with the observed files' columns put in, diffed and dry-bound by the drift module

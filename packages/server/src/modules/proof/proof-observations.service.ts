@@ -5,9 +5,9 @@ import type { Ctx, Deps, Scope } from '../../context';
 import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { describeFailure, loadConnection } from '../data-sources/data-sources.connection';
-import { dataSourceById, src } from '../data-sources/data-sources.service';
-import { recordEvent } from '../events/events.record';
+import { dataSourceById, describeFailure, loadConnection, src } from '../data-sources/index';
+
+import { recordEvent } from '../events/index';
 import * as repo from './proof.repo';
 import type { TargetResult } from './proof.schemas';
 import { type ContractTarget, driftAtCommit, findContractTarget } from './proof-drift';

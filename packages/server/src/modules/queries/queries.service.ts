@@ -5,8 +5,8 @@ import { AppError, conflict, notFound, validationFailed } from '../../http/error
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { findDataSource } from '../data-sources/data-sources.connection';
-import { recordEvent } from '../events/events.record';
+import { findDataSource } from '../data-sources/index';
+import { recordEvent } from '../events/index';
 import * as repo from './queries.repo';
 
 export function toQuery(r: repo.QueryRow) {

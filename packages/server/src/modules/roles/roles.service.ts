@@ -12,7 +12,7 @@ import {
   type Permission,
   permissionCatalog,
 } from '../../permissions';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import * as repo from './roles.repo';
 
 type RoleView = {

@@ -5,9 +5,9 @@ import type { Keyring } from '../../crypto/keyring';
 import type { Tx } from '../../db/client';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
 import { randomSlug } from '../../http/fields';
-import { eventSource } from '../environments/environments.service';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
+import { assertProtectedConfirmation, eventSource } from '../environments/index';
+
+import { recordEvent } from '../events/index';
 import { findExecuteTarget } from './run-execute.repo';
 import * as repo from './runs.repo';
 import { type PeSlugs, runResource, toRun } from './runs.service';

@@ -3,8 +3,8 @@ import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, noContent } from '../../http/openapi';
 import type { TypedApp } from '../../http/typed-app';
-import { environmentParams } from '../environments/environments.schemas';
-import { confirmationOf, confirmationQuery } from '../environments/protected';
+import { confirmationOf, confirmationQuery, environmentParams } from '../environments/index';
+
 import * as s from './secrets.schemas';
 import * as svc from './secrets.service';
 

@@ -3,10 +3,10 @@ import type { Actor, Deps } from '../../context';
 import type { Tx } from '../../db/client';
 import { environments, pipelineRuns } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
-import { findActiveDeployment } from '../pipelines/deployments.service';
-import { sealRunInput } from '../runs/run-execute.service';
-import type { RunRecord } from '../runs/runs.repo';
+import { recordEvent } from '../events/index';
+import { findActiveDeployment } from '../pipelines/index';
+import { type RunRecord, sealRunInput } from '../runs/index';
+
 import type { TriggerRow } from './triggers.repo';
 
 // A run started by a trigger: the same records as an execute (run, sealed input, job, event),

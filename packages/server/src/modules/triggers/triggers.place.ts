@@ -1,7 +1,7 @@
 import type { Scope } from '../../context';
 import type { DbOrTx, Tx } from '../../db/client';
 import { notFound } from '../../http/errors';
-import { lockPipelineOf, lockPlace, requirePipeline, requirePlace } from '../pipelines/pipelines.service';
+import { lockPipelineOf, lockPlace, requirePipeline, requirePlace } from '../pipelines/index';
 import type { TriggerNames } from './triggers.present';
 import type * as repo from './triggers.repo';
 import { findTrigger } from './triggers.repo';
