@@ -8,7 +8,7 @@ import {
   type SourceTree,
 } from './support/import-graph';
 
-// The boundary rules of docs/architecture.md ("Module faces and boundaries") over the server's
+// The boundary rules of docs/architecture.md#module-faces-and-boundaries over the server's
 // import graph: modules meet through their faces, plumbing knows no domain, nothing imports in a
 // circle (type-only imports included).
 
