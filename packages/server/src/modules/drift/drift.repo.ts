@@ -8,6 +8,7 @@ import {
   dataSources,
   driftReports,
   environments,
+  latestRevisionOfContract,
   pipelineDeployments,
   pipelineRuns,
   pipelines,
@@ -231,12 +232,6 @@ export async function contractColumnsOf(db: DbOrTx, pipelineId: string) {
   return db
     .select({ stepSlug: contracts.stepSlug, slug: contracts.slug, columns: contractRevisions.columns })
     .from(contracts)
-    .innerJoin(
-      contractRevisions,
-      and(
-        eq(contractRevisions.contractId, contracts.id),
-        eq(contractRevisions.slug, contracts.latestRevisionSlug),
-      ),
-    )
+    .innerJoin(contractRevisions, latestRevisionOfContract)
     .where(eq(contracts.pipelineId, pipelineId));
 }

@@ -44,8 +44,7 @@ export async function requireEnvironment(db: DbOrTx, scope: Scope, slug: string)
  * (restore it first) so nothing is configured into an environment on its way out.
  */
 export async function lockLiveEnvironment(tx: Tx, scope: Scope, slug: string) {
-  const row = await repo.lockEnvironment(tx, scope.org.id, slug);
-  if (!row) throw notFound('environment');
+  const row = await lockEnvironmentRow(tx, scope, slug);
   if (row.deletedAt) throw conflict(`environment ${slug} is deleted; restore it first`);
   return row;
 }
