@@ -5,7 +5,7 @@ import type { Db, Store } from './db/client';
 import type { Config } from './env';
 import type { Queue } from './jobs/queue';
 import type { Mailer } from './mail/mailer';
-import type { Permission } from './modules/roles/permissions';
+import type { Permission } from './permissions';
 
 /** What the composition root builds once and hands to every module. */
 export type Deps = {

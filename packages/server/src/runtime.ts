@@ -12,7 +12,7 @@ import { openQueue } from './jobs/queue';
 import { startTriggerTicker } from './jobs/trigger-ticker';
 import { startWorker } from './jobs/worker';
 import { createMailer } from './mail/mailer';
-import { ensureSigningKey } from './modules/proof/proof-keys';
+import { ensureSigningKey } from './modules/proof/index';
 
 export type Runtime = { deps: Deps; close(): Promise<void> };
 

@@ -16,8 +16,7 @@ import type { Deps } from '../../context';
 import { DecryptionError } from '../../crypto/keyring';
 import type { DbOrTx } from '../../db/client';
 import { AppError } from '../../http/errors';
-import { providerOfType } from '../oauth/oauth.providers';
-import { oauthAccess } from '../oauth/oauth.tokens';
+import { oauthAccess, providerOfType } from '../oauth/index';
 import * as repo from './data-sources.repo';
 
 // The one place a data source's credentials are decrypted: whoever calls a connector

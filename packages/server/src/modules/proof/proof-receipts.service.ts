@@ -4,9 +4,9 @@ import type { Ctx, Scope } from '../../context';
 import { AppError, notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { describeFailure, loadConnection } from '../data-sources/data-sources.connection';
-import { src } from '../data-sources/data-sources.service';
-import { recordEvent } from '../events/events.record';
+import { describeFailure, loadConnection, src } from '../data-sources/index';
+
+import { recordEvent } from '../events/index';
 import { envelopeDigest, PREDICATE_TYPE, STATEMENT_TYPE, signStatement } from './dsse';
 import * as repo from './proof.repo';
 import type { TargetResult } from './proof.schemas';

@@ -4,9 +4,9 @@ import type { Ctx, Scope } from '../../context';
 import { pipelines, projects } from '../../db/schema/index';
 import { AppError, notFound, type ValidationIssue, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
-import { describeFailure, loadConnection } from '../data-sources/data-sources.connection';
-import { getRow, src } from '../data-sources/data-sources.service';
-import { recordEvent } from '../events/events.record';
+import { describeFailure, getRow, loadConnection, src } from '../data-sources/index';
+
+import { recordEvent } from '../events/index';
 import * as repo from './proof.repo';
 import type { PutSettings } from './proof.schemas';
 import { findContractTarget } from './proof-drift';

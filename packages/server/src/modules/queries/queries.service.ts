@@ -5,8 +5,8 @@ import { conflict, notFound, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { capabilityFor, findDataSource } from '../data-sources/data-sources.connection';
-import { recordEvent } from '../events/events.record';
+import { capabilityFor, findDataSource } from '../data-sources/index';
+import { recordEvent } from '../events/index';
 import * as repo from './queries.repo';
 
 export function toQuery(r: repo.QueryRow) {

@@ -2,33 +2,32 @@ import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Ctx, Scope } from '../../context';
 import { oauthAuthorizationRequests, organizations } from '../../db/schema/index';
 import { AppError, conflict, notFound } from '../../http/errors';
-import * as dsRepo from '../data-sources/data-sources.repo';
-import { getDataSource, src, toDataSource, unsupported } from '../data-sources/data-sources.service';
-import { recordEvent } from '../events/events.record';
-import {
-  type GrantRef,
-  grantOf,
-  markRevoked,
-  metadataOf,
-  type OAuthMetadata,
-  openBundle,
-  storeNewGrant,
-} from './oauth.grants';
+import { recordEvent } from '../events/index';
 import {
   accountOf,
   authorizationUrl,
   exchangeCode,
+  type GrantRef,
+  grantOf,
   hashState,
+  markRevoked,
+  metadataOf,
   newPkce,
   newState,
+  type OAuthMetadata,
   OAuthNotConfiguredError,
   type OAuthProvider,
   OAuthRejectedError,
+  openBundle,
   providerConfig,
   providerLabel,
   providerOfType,
   revokeToken,
-} from './oauth.providers';
+  storeNewGrant,
+} from '../oauth/index';
+
+import * as dsRepo from './data-sources.repo';
+import { getDataSource, src, toDataSource, unsupported } from './data-sources.service';
 
 // The authorization code flow (docs/oauth.md): authorize hands out a provider URL carrying a
 // single-use `state` (stored hashed) and a PKCE S256 challenge, bound to the data source's

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { orgSlugParam, slugSchema } from '../../http/fields';
-import { credentialMetadataSchema } from '../data-sources/data-sources.schemas';
+import { credentialMetadataSchema } from './data-sources.schemas';
 
 export const dataSourceParams = z.object({ organization: orgSlugParam, data_source: slugSchema }).strict();
 

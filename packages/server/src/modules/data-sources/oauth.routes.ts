@@ -1,10 +1,10 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, errorSchema } from '../../http/openapi';
 import { publicRateLimit } from '../../http/rate-limit';
-import { dataSourceSchema } from '../data-sources/data-sources.schemas';
+import type { TypedApp } from '../../http/typed-app';
+import { dataSourceSchema } from './data-sources.schemas';
 import * as s from './oauth.schemas';
 import * as svc from './oauth.service';
 

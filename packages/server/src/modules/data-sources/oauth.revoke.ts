@@ -1,7 +1,7 @@
 import type { Deps } from '../../context';
-import * as dsRepo from '../data-sources/data-sources.repo';
-import { grantOf, openBundle } from './oauth.grants';
-import { providerOfType, revokeToken } from './oauth.providers';
+import { grantOf, openBundle, providerOfType, revokeToken } from '../oauth/index';
+
+import * as dsRepo from './data-sources.repo';
 
 /**
  * Before a data source with its own OAuth grant is deleted: revoke the token at the provider,

@@ -1,9 +1,9 @@
 import type { Deps } from '../../context';
 import { systemActor } from '../../context';
-import { hashPassword } from '../identity/passwords';
-import { deleteSessionsOfUser } from '../identity/sessions.repo';
-import { recordAccountEvent } from '../identity/user-events';
-import * as users from '../identity/users.repo';
+import { hashPassword } from './passwords';
+import { deleteSessionsOfUser } from './sessions.repo';
+import { recordAccountEvent } from './user-events';
+import * as users from './users.repo';
 
 export class UnknownUserError extends Error {}
 
