@@ -21,8 +21,8 @@ import pg from 'pg';
 import { buildApp } from '../packages/server/src/app';
 import { buildAppHost } from '../packages/server/src/app-host/app-host';
 import { parseConfig } from '../packages/server/src/env';
+import { setUserPassword } from '../packages/server/src/modules/identity/set-password';
 import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
-import { setUserPassword } from '../packages/server/src/modules/system/set-password';
 import { openRuntime } from '../packages/server/src/runtime';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_SECONDS ?? 5) * 1000;

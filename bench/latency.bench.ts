@@ -22,6 +22,12 @@
 //                                 file: where a run's statements go (statement-counter.mjs)
 //   BENCH_PG_LOG=1                log every statement on the platform database (server log, with
 //                                 its duration) to profile where the time goes
+//   BENCH_PGBOUNCER=listen|poll   the API and the workers reach the platform database through
+//                                 Debian's PgBouncer in transaction mode (test/peers/pgbouncer.ts,
+//                                 SLUICE_DB_POOLER=transaction, docs/operations.md "Behind
+//                                 PgBouncer"): `listen` keeps LISTEN on DATABASE_DIRECT_URL, `poll`
+//                                 has no direct URL (the queue polls every 0.5 s). The baseline
+//                                 and the bench's own reads stay direct.
 //
 // Beside the latencies each phase prints its cost per run: statements sent through `pg` (by the
 // API in this process and by the workers: statement-counter.mjs), committed transactions on the
@@ -33,6 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import './statement-counter.mjs';
+import { type PgBouncerPeer, startPgBouncer } from '../test/peers/pgbouncer';
 import {
   createDatabase,
   dbUrl,
@@ -57,6 +64,8 @@ const SCALE = (process.env.BENCH_SCALE ?? '1,2,4').split(',').filter(Boolean).ma
 const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
 const SCALE_ROWS = Number(process.env.BENCH_SCALE_ROWS ?? 20_000);
 const SCALE_ROW_RUNS = Number(process.env.BENCH_SCALE_ROW_RUNS ?? 8);
+const PGBOUNCER = process.env.BENCH_PGBOUNCER ?? '';
+if (!['', 'listen', 'poll'].includes(PGBOUNCER)) throw new Error('BENCH_PGBOUNCER is listen or poll');
 const PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
 const id = `${process.pid}`;
@@ -138,8 +147,19 @@ async function bareBaseline(count: number, perMinute: number): Promise<Lat> {
   return lat;
 }
 
+let bouncer: PgBouncerPeer | null = null;
+/** How the API and the workers reach the platform database: directly, or through the pooler. */
+function storeEnv(): Record<string, string> {
+  if (!bouncer) return { DATABASE_URL: dbUrl(STORE) };
+  return {
+    DATABASE_URL: bouncer.urlFor(dbUrl(STORE)),
+    SLUICE_DB_POOLER: 'transaction',
+    ...(PGBOUNCER === 'listen' ? { DATABASE_DIRECT_URL: dbUrl(STORE) } : {}),
+  };
+}
+
 async function startWorkers(n: number): Promise<WorkerProcess[]> {
-  const env = { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
+  const env = { ...storeEnv(), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
   return Promise.all(
     Array.from({ length: n }, () =>
       startWorker(env, [...COUNTER, ...PROF], ['--concurrency', String(CONCURRENCY)]),
@@ -245,6 +265,15 @@ async function main() {
       `${CONCURRENCY}; ${RATE} runs/min for ${SECONDS} s; load average ${load()}`,
   );
   for (const db of [STORE, DST]) await createDatabase(db);
+  if (PGBOUNCER) {
+    // More server connections than the API's pool and the workers' together: the pooler is
+    // measured, not a queue in front of a too-small pool.
+    bouncer = await startPgBouncer({ serverUrl: dbUrl('postgres'), poolSize: 40 });
+    console.log(
+      `platform database through PgBouncer 1.18 (transaction mode, port ${bouncer.port}), ` +
+        `${PGBOUNCER === 'listen' ? 'LISTEN on the direct URL' : 'no direct URL: the queue polls every 0.5 s'}`,
+    );
+  }
   if (process.env.BENCH_PG_LOG) {
     await sql('postgres', `alter database ${STORE} set log_min_duration_statement = 0`);
   }
@@ -267,7 +296,7 @@ async function main() {
                                active boolean, note text)`,
     );
     p = await openPlatform({
-      DATABASE_URL: dbUrl(STORE),
+      ...storeEnv(),
       SLUICE_MASTER_KEY: masterKey,
       SLUICE_DATA_DIR: dataDir,
       // 3,000 executes a minute from one key would otherwise measure 429s.
@@ -405,6 +434,7 @@ async function main() {
   } finally {
     for (const w of workers) await w.stop().catch(() => {});
     await p?.close().catch(() => {});
+    await bouncer?.close().catch(() => {});
     for (const db of [STORE, DST]) await dropDatabase(db).catch(() => {});
     fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(statsDir, { recursive: true, force: true });

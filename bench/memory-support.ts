@@ -16,6 +16,10 @@ export type Started = {
   pid: number;
   /** Milliseconds from spawn to the ready line. */
   readyMs: number;
+  /** Its standard output and error so far. */
+  output(): string;
+  /** Resolves with the exit code once it has exited (null: killed by a signal). */
+  exited: Promise<number | null>;
   stop(): Promise<void>;
 };
 
@@ -45,7 +49,7 @@ export async function startProcess(
   child.stderr?.on('data', (c) => {
     out += c;
   });
-  const exited = new Promise<void>((r) => child.on('close', () => r()));
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
       if (out.includes(ready)) {
@@ -61,6 +65,8 @@ export async function startProcess(
   return {
     pid: child.pid!,
     readyMs,
+    output: () => out,
+    exited,
     async stop() {
       child.kill('SIGTERM');
       await exited;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppHost } from '../packages/server/src/app-host/app-host';
 import { BODY_LIMITS } from '../packages/server/src/http/json-body';
-import { setUserPassword } from '../packages/server/src/modules/system/set-password';
+import { setUserPassword } from '../packages/server/src/modules/identity/set-password';
 import { sessionCookieOf } from './support/accounts';
 import { startTestApp, type TestApp } from './support/app';
 

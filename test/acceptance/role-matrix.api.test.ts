@@ -3,11 +3,7 @@ import type { Response as InjectResponse } from 'light-my-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizations, roles } from '../../packages/server/src/db/schema/index';
 import { type RouteInfo, routeRegex } from '../../packages/server/src/http/route-table';
-import {
-  builtInRoles,
-  type Permission,
-  visibilityOf,
-} from '../../packages/server/src/modules/roles/permissions';
+import { builtInRoles, type Permission, visibilityOf } from '../../packages/server/src/permissions';
 import { startTestApp, type TestApp } from '../support/app';
 import {
   bodyFor,

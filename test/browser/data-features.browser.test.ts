@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppHost } from '../../packages/server/src/app-host/app-host';
-import { setUserPassword } from '../../packages/server/src/modules/system/set-password';
+import { setUserPassword } from '../../packages/server/src/modules/identity/set-password';
 import { signedHeaders } from '../../packages/server/src/modules/triggers/webhook-signature';
 import { type GitHttpsPeer, startGitHttpsPeer } from '../peers/git-https';
 import { commitFiles } from '../peers/git-repos';

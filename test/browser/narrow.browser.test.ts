@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppHost } from '../../packages/server/src/app-host/app-host';
+import { setUserPassword } from '../../packages/server/src/modules/identity/set-password';
 import { raiseNotification } from '../../packages/server/src/modules/notifications/notifications.raise';
-import { setUserPassword } from '../../packages/server/src/modules/system/set-password';
 import { settingsSections } from '../../packages/web/src/lib/places';
 import {
   type Call,

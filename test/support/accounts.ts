@@ -15,7 +15,7 @@ export function sessionCookieOf(res: { cookies: { name: string; value: string }[
  * person would: sign-up on the API host, then sign-in and token creation on the app host.
  */
 export async function signUpWithToken(
-  t: TestApp,
+  t: Pick<TestApp, 'call'>,
   appHost: FastifyInstance,
   o: { email: string; name: string; password?: string },
 ): Promise<Account> {

@@ -5,12 +5,13 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openStore } from '../../packages/server/src/db/client';
 import { migrate } from '../../packages/server/src/db/migrate';
+import { jobDefinitions } from '../../packages/server/src/jobs/catalog';
 import { openQueue } from '../../packages/server/src/jobs/queue';
 import { ADMIN_URL, pgliteTemplate, type TestStoreKind, templateDb, withDatabase } from './stores';
 
 async function prepare(store: Awaited<ReturnType<typeof openStore>>) {
   await migrate(store);
-  const q = await openQueue(store, { pollSeconds: 1, supervise: false });
+  const q = await openQueue(store, { pollSeconds: 1, supervise: false, jobs: jobDefinitions });
   await q.stop();
 }
 

@@ -10,6 +10,23 @@ export type Call = (
   body?: unknown,
 ) => Promise<{ statusCode: number; body: string; json(): any }>;
 
+/** An API host's calls as the holder of `token()` (read at each call: it may be set later). */
+export function bearerCall(
+  app: { inject(opts: { method: any; url: string; headers: Record<string, string>; payload?: string }): any },
+  token: () => string,
+): Call {
+  return (method, url, body) =>
+    app.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${token()}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      payload: body === undefined ? undefined : JSON.stringify(body),
+    });
+}
+
 export const PG_ADMIN = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export function pgUrl(database: string) {

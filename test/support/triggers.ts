@@ -34,7 +34,7 @@ export function tickAt(t: TestApp, iso: string) {
 }
 
 /** Places a schedule's cursor as if it had been created (or last decided) at `iso`. */
-export async function rewindCursor(t: TestApp, slug: string, iso: string) {
+export async function rewindCursor(t: Pick<TestApp, 'rt'>, slug: string, iso: string) {
   await t.rt.deps.store.executeSql(
     'update pipeline_triggers set cursor_nominal_at = $2, next_fire_at = $2 where slug = $1',
     [slug, iso],

@@ -2,8 +2,8 @@ import createFetchClient, { type Client, type Middleware } from 'openapi-fetch';
 import { apiErrorOf, ConnectionError } from './errors';
 import type { components, operations, paths } from './schema';
 
-export { ApiError, ConnectionError, type ErrorEnvelope, type ValidationIssue } from './errors';
-export type { components, operations, paths };
+export { ApiError, apiErrorOf, ConnectionError, type ErrorEnvelope, type ValidationIssue } from './errors';
+export type { components, Middleware, operations, paths };
 
 export type ClientOptions = {
   /** The API host, e.g. `http://127.0.0.1:8080` (no `/api` suffix). */

@@ -1,7 +1,8 @@
 import dns from 'node:dns';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector } from 'undici';
+import type { Agent } from 'undici';
 
 // The SSRF guard (docs/operations.md#deployment-mode). Every connector resolves and checks every
 // address it connects to through here: after DNS resolution, on every redirect hop (each hop opens
@@ -155,19 +156,30 @@ export function guardedLookup(policy: EgressPolicy) {
 }
 
 /**
+ * undici, loaded on the first outbound HTTP request rather than with every process that could
+ * make one (docs/benchmarks.md, Memory).
+ */
+export const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici');
+
+/**
  * An undici dispatcher whose every connection (first request and each redirect hop) is
  * checked. IP-literal hosts skip DNS in net.connect, so they are checked here explicitly.
  */
 export function guardedDispatcher(
   policy: EgressPolicy,
-  opts: { connectTimeoutMs?: number; ca?: string | Buffer } = {},
+  opts: { connectTimeoutMs?: number; ca?: string | Buffer; answerTimeoutMs?: number } = {},
 ): Agent {
-  const base = buildConnector({
+  const u = undici();
+  const base = u.buildConnector({
     timeout: opts.connectTimeoutMs ?? 10_000,
     lookup: guardedLookup(policy) as any,
     ...(opts.ca ? { ca: opts.ca } : {}),
   } as any);
-  return new Agent({
+  return new u.Agent({
+    // undici's own default is 300 s for the headers and between body chunks.
+    ...(opts.answerTimeoutMs
+      ? { headersTimeout: opts.answerTimeoutMs, bodyTimeout: opts.answerTimeoutMs }
+      : {}),
     connect: (options, callback) => {
       const literal = literalAddress(options.hostname);
       if (literal) {

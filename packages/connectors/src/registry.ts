@@ -11,9 +11,11 @@ import { postgres } from './postgres/index';
 import { s3Connector } from './s3/index';
 import { salesforceConnector } from './salesforce/index';
 import { snowflakeConnector } from './snowflake/index';
-import type { ConnectorDefinition, DataSourceType } from './types';
+import type { ConnectorDefinition } from './types';
 
-// Connectors are data (ARCHITECTURE.md): one line per kind, no central switch elsewhere.
+// Connectors are data (docs/architecture.md "Connectors"): one line per kind, the
+// only list of kinds; no central switch elsewhere. The order is the order of the `type` enum in
+// the OpenAPI document.
 export const connectors: readonly ConnectorDefinition[] = [
   httpConnector,
   ftpConnector,
@@ -30,10 +32,13 @@ export const connectors: readonly ConnectorDefinition[] = [
   s3Connector,
 ];
 
+/** Every data source type, in registry order. */
+export const dataSourceTypes = connectors.map((c) => c.type) as [string, ...string[]];
+
 const byType = new Map(connectors.map((c) => [c.type, c]));
 
-export function connectorFor(type: DataSourceType | string): ConnectorDefinition {
-  const def = byType.get(type as DataSourceType);
+export function connectorFor(type: string): ConnectorDefinition {
+  const def = byType.get(type);
   if (!def) throw new Error(`no connector registered for type ${type}`);
   return def;
 }

@@ -3,63 +3,66 @@ import type { z } from 'zod';
 import type { EgressPolicy } from './egress';
 import type { SessionPool } from './session-pool';
 
-// The contract every connector folder implements (ARCHITECTURE.md "Connectors are data").
-// Connectors know nothing of HTTP routes or our database: the server hands them a decrypted
-// connection and bounds, and stores what they return.
+// The contract every connector folder implements (docs/architecture.md "Connectors"). A
+// connector is a required core plus the capability objects it offers; every member of a
+// capability is required, so a call site asks for the capability (capabilityOf) and never
+// checks a method. Connectors know nothing of HTTP routes or our database: the server hands
+// them a decrypted connection and bounds, and stores what they return.
 
-export const dataSourceTypes = [
-  'http',
-  'ftp',
-  'git',
-  'postgres',
-  'mysql',
-  'bigquery',
-  'snowflake',
-  'google_workspace',
-  'salesforce',
-  'mongodb',
-  'github',
-  'gitlab',
-  's3',
-] as const;
-export type DataSourceType = (typeof dataSourceTypes)[number];
+/** A data source type: the `type` of a registered connector (registry.ts lists them). */
+export type DataSourceType = string;
 
 /** A query execution's `result_type` (OpenAPI operation `executeQueries`). */
 export type ResultType = 'sql' | 'mongodb' | 'http' | 'object_rows' | 'ftp' | 'git' | 's3' | 'workspace_file';
 
-export type ConnectorErrorCode =
-  | 'CONNECTION_FAILED'
-  | 'HOST_NOT_FOUND'
-  | 'TIMEOUT'
-  | 'AUTHENTICATION_FAILED'
-  | 'PERMISSION_DENIED'
-  | 'HEALTH_PATH_NOT_GET'
-  | 'REMOTE_ERROR'
-  | 'INVALID_OPENAPI'
-  | 'OPENAPI_UNREACHABLE'
-  | 'PRIVATE_HOST_BLOCKED'
-  | 'RESPONSE_TOO_LARGE'
-  | 'TOO_MANY_REDIRECTS'
-  | 'INVALID_STATEMENT'
-  | 'QUERY_FAILED'
-  | 'UNSUPPORTED_OPERATION'
-  /** A named remote object that does not exist: an S3 bucket or key; a repository, branch, commit or file. */
-  | 'NOT_FOUND'
-  /** The SSH server's host key is not the pinned one (git over SSH). */
-  | 'HOST_KEY_MISMATCH'
+/**
+ * Every code a connector throws, and whether trying the same call again can help: a refused or
+ * reset connection, a timeout and a rate limit pass; a wrong name, credential, statement or
+ * permission stays wrong however often it is tried (docs/runs.md "Retries").
+ */
+export const connectorErrorCodes = {
+  CONNECTION_FAILED: { retryable: true },
+  TIMEOUT: { retryable: true },
   /** The remote's rate limit or quota answered; the message says when to retry. */
-  | 'RATE_LIMITED';
+  RATE_LIMITED: { retryable: true },
+  /** The name does not resolve: a typo does not heal by waiting. */
+  HOST_NOT_FOUND: { retryable: false },
+  AUTHENTICATION_FAILED: { retryable: false },
+  PERMISSION_DENIED: { retryable: false },
+  HEALTH_PATH_NOT_GET: { retryable: false },
+  /** The remote answered with an error of its own; a throw site that knows it is passing says so. */
+  REMOTE_ERROR: { retryable: false },
+  INVALID_OPENAPI: { retryable: false },
+  OPENAPI_UNREACHABLE: { retryable: false },
+  PRIVATE_HOST_BLOCKED: { retryable: false },
+  RESPONSE_TOO_LARGE: { retryable: false },
+  TOO_MANY_REDIRECTS: { retryable: false },
+  INVALID_STATEMENT: { retryable: false },
+  QUERY_FAILED: { retryable: false },
+  UNSUPPORTED_OPERATION: { retryable: false },
+  /** A named remote object that does not exist: an S3 bucket or key; a repository, branch, commit or file. */
+  NOT_FOUND: { retryable: false },
+  /** The SSH server's host key is not the pinned one (git over SSH). */
+  HOST_KEY_MISMATCH: { retryable: false },
+} as const satisfies Record<string, { retryable: boolean }>;
+
+export type ConnectorErrorCode = keyof typeof connectorErrorCodes;
 
 /**
  * The one error a connector throws. `message` is shown to users and stored (test_error,
  * schema_diagnostic), so it must already be sanitized: no credential, no raw provider body.
+ * `retryable` comes from the code's row in connectorErrorCodes unless the throw site knows
+ * better (a remote's own "try again later").
  */
 export class ConnectorError extends Error {
+  readonly retryable: boolean;
   constructor(
     readonly code: ConnectorErrorCode,
     message: string,
+    options?: { retryable?: boolean },
   ) {
     super(message);
+    this.retryable = options?.retryable ?? connectorErrorCodes[code].retryable;
   }
 }
 
@@ -162,7 +165,8 @@ export type QueryResult = {
   truncated: boolean;
 };
 
-export type ConnectorDefinition<C = any, K = any, S = any> = {
+/** What every kind has. */
+export type ConnectorCore<C = any, K = any> = {
   type: DataSourceType;
   /** Human label for docs and errors. */
   label: string;
@@ -178,48 +182,132 @@ export type ConnectorDefinition<C = any, K = any, S = any> = {
   credentialDestination: readonly string[];
   /** The CRM kind is read-only unless the user says otherwise. */
   defaultReadOnly: boolean;
-  /** Statement of a saved query (`{{name}}` placeholders allowed where the connector says). */
-  statementSchema: z.ZodType<S> | null;
-  resultType: ResultType | null;
   /** Connect and prove access; throws ConnectorError. */
-  test?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<void>;
-  importSchema?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<SchemaDocument>;
+  test(conn: Connection<C, K>, ctx: ConnectorContext): Promise<void>;
+};
+
+/** Saved queries: a statement schema and its execution. */
+export type QueryCapability<C = any, K = any, S = any> = {
+  /** Statement of a saved query (`{{name}}` placeholders allowed where the connector says). */
+  statementSchema: z.ZodType<S>;
+  resultType: ResultType;
   /** Runs a statement with its parameters sent as bound values, never spliced into text. */
-  execute?(
+  execute(
     conn: Connection<C, K>,
     statement: S,
     parameters: Record<string, unknown>,
     ctx: ConnectorContext,
   ): Promise<QueryResult>;
+};
+
+/** Pipeline source steps. */
+export type SourceCapability<C = any, K = any> = {
   /**
-   * The fields of this kind's pipeline operation, by step kind, checked by validation once a
-   * step's ref is bound (the engine accepts any fields for connector operation types).
+   * The fields of a source step's operation, checked by validation once the step's ref is
+   * bound; null when the kind checks them itself at run time (the engine accepts any fields).
    */
-  pipelineOperation?: { source?: z.ZodType; sink?: z.ZodType };
-  /** Branches of a git-compatible source (`GET …/data-sources/{data_source}/branches`). */
-  listBranches?(conn: Connection<C, K>, ctx: ConnectorContext): Promise<Branch[]>;
-  /** Pipeline source step: streams what the operation reads; never buffers a whole dataset. */
-  read?(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
-  /**
-   * Pipeline sink step: what earlier attempts committed under commit keys starting with
-   * `keyPrefix` (read from the sink's own ledger), or null. Kinds without a ledger omit it.
-   */
-  committedWrites?(
-    conn: Connection<C, K>,
-    step: Step,
-    keyPrefix: string,
-    ctx: ConnectorContext,
-  ): Promise<SinkResult | null>;
-  /** Git-backed kinds: what proof observations read (docs/proof.md). */
-  proof?: ProofCapability<C, K>;
-  /** Pipeline sink step: writes the upstream payload; resolves once it is committed. */
-  write?(
+  operation: z.ZodType | null;
+  /** Streams what the operation reads; never buffers a whole dataset. */
+  read(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
+};
+
+/** Pipeline sink steps. */
+export type SinkCapability<C = any, K = any> = {
+  /** As SourceCapability.operation, for sink steps. */
+  operation: z.ZodType | null;
+  /** Writes the upstream payload; resolves once it is committed. */
+  write(
     conn: Connection<C, K>,
     input: Payload,
     step: StepContext,
     ctx: ConnectorContext,
   ): Promise<SinkResult>;
 };
+
+/** Sinks that record each write under its commit key, in the target's own transaction. */
+export type LedgerCapability<C = any, K = any> = {
+  /** What earlier attempts committed under commit keys starting with `keyPrefix`, or null. */
+  committedWrites(
+    conn: Connection<C, K>,
+    step: Step,
+    keyPrefix: string,
+    ctx: ConnectorContext,
+  ): Promise<SinkResult | null>;
+};
+
+/** Schema import: what `data_source.schema` holds (field `schema` of OpenAPI `getDataSources`). */
+export type DiscoverCapability<C = any, K = any> = {
+  importSchema(conn: Connection<C, K>, ctx: ConnectorContext): Promise<SchemaDocument>;
+};
+
+/** Git-compatible sources (`GET …/data-sources/{data_source}/branches`). */
+export type BranchesCapability<C = any, K = any> = {
+  listBranches(conn: Connection<C, K>, ctx: ConnectorContext): Promise<Branch[]>;
+};
+
+/** Hosted repositories that post a check on a commit (proof receipts; docs/proof.md). */
+export type ChecksCapability<C = any, K = any> = {
+  /** Creates or updates the named check on the commit. */
+  publish(conn: Connection<C, K>, ctx: ConnectorContext, check: ProofCheck): Promise<{ url: string | null }>;
+};
+
+export type Capabilities<C = any, K = any, S = any> = {
+  query: QueryCapability<C, K, S>;
+  source: SourceCapability<C, K>;
+  sink: SinkCapability<C, K>;
+  ledger: LedgerCapability<C, K>;
+  discover: DiscoverCapability<C, K>;
+  branches: BranchesCapability<C, K>;
+  /** Git-backed kinds: what proof observations read (docs/proof.md). */
+  proof: ProofCapability<C, K>;
+  checks: ChecksCapability<C, K>;
+};
+
+export type CapabilityName = keyof Capabilities;
+
+/** A connector: the core, plus the capabilities it offers. */
+export type ConnectorDefinition<C = any, K = any, S = any> = ConnectorCore<C, K> &
+  Partial<Capabilities<C, K, S>>;
+
+/** How a refusal names a capability ("… do not support schema import"). */
+const capabilityWords: Record<CapabilityName, string> = {
+  query: 'saved queries',
+  source: 'pipeline sources',
+  sink: 'pipeline sinks',
+  ledger: 'a sink ledger',
+  discover: 'schema import',
+  branches: 'branch listing',
+  proof: 'proof',
+  checks: 'publishing checks',
+};
+
+/**
+ * The one way to reach a capability: the kind's capability object, or the error `refuse`
+ * makes of the sentence saying it is missing (by default ConnectorError UNSUPPORTED_OPERATION;
+ * the server passes its own error of the API contract).
+ */
+export function capabilityOf<N extends CapabilityName>(
+  def: ConnectorDefinition,
+  name: N,
+  refuse: (message: string) => Error = (m) => new ConnectorError('UNSUPPORTED_OPERATION', m),
+): Capabilities[N] {
+  const capability = def[name] as Capabilities[N] | undefined;
+  if (!capability) throw refuse(`data sources of type ${def.type} do not support ${capabilityWords[name]}`);
+  return capability;
+}
+
+/** For behaviour that is skipped, not refused, without the capability (a ledger, checks). */
+export function optionalCapability<N extends CapabilityName>(
+  def: ConnectorDefinition,
+  name: N,
+): Capabilities[N] | null {
+  return (def[name] as Capabilities[N] | undefined) ?? null;
+}
+
+/** The capabilities a kind offers, in the order of Capabilities. */
+export function capabilitiesOf(def: ConnectorDefinition): CapabilityName[] {
+  return (Object.keys(capabilityWords) as CapabilityName[]).filter((n) => def[n] !== undefined);
+}
 
 /** The `allow_private_hosts` flag lives in config for every kind that reaches a host. */
 export function allowsPrivateHosts(config: unknown): boolean {
@@ -279,6 +367,4 @@ export type ProofCapability<C = any, K = any> = {
     ctx: ConnectorContext,
     at: { commit?: string; ref?: string; paths: string[] },
   ): Promise<ProofSnapshot>;
-  /** Creates or updates the named check on the commit; kinds without checks leave it out. */
-  publish?(conn: Connection<C, K>, ctx: ConnectorContext, check: ProofCheck): Promise<{ url: string | null }>;
 };

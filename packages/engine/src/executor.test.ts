@@ -358,3 +358,60 @@ describe('executeRun: templates', () => {
     await h.cleanup();
   });
 });
+
+describe('executeRun: retrying a source that failed to open', () => {
+  /** An error as a connector throws it: a code, and whether a retry can help. */
+  const portError = (code: string, retryable: boolean) =>
+    Object.assign(new Error(`${code} now`), { code, retryable });
+  const spec = { steps: [source('orders'), sink('load')], edges: edges(['orders', 'load']) };
+
+  /** A run whose source fails with `code` until its `opensOn`-th attempt (never, without it). */
+  async function flaky(code: string, retryable: boolean, opensOn = Number.POSITIVE_INFINITY) {
+    const state = { calls: 0, got: [] as unknown[][] };
+    const h = await harness(
+      spec,
+      memoryPorts(
+        {
+          orders: () => {
+            state.calls += 1;
+            if (state.calls < opensOn) throw portError(code, retryable);
+            return rowsSource(['id:int'], [[[1], [2]]])();
+          },
+        },
+        { load: collectSink(state.got) },
+      ),
+    );
+    return { h, state };
+  }
+
+  it('opens it again after a retryable failure, and logs each wait', async () => {
+    const { h, state } = await flaky('CONNECTION_FAILED', true, 3);
+    await h.run({ sourceRetry: { attempts: 3, delayMs: 5 } });
+    expect(state.calls).toBe(3);
+    expect(state.got).toEqual([[1], [2]]);
+    expect(h.final('orders')?.state).toBe('succeeded');
+    const waits = h.logs.filter((l) => l.level === 'warn' && l.step === 'orders').map((l) => l.message);
+    expect(waits).toEqual([
+      'CONNECTION_FAILED: CONNECTION_FAILED now; attempt 2 of 3 in 5 ms',
+      'CONNECTION_FAILED: CONNECTION_FAILED now; attempt 3 of 3 in 10 ms',
+    ]);
+    await h.cleanup();
+  });
+
+  it('fails at once on a failure a retry cannot help', async () => {
+    const { h, state } = await flaky('AUTHENTICATION_FAILED', false);
+    const err = await rejection(h.run({ sourceRetry: { attempts: 3, delayMs: 5 } }));
+    expect(state.calls).toBe(1);
+    expect(err.code).toBe('STEP_FAILED');
+    expect(h.final('orders')?.error?.code).toBe('AUTHENTICATION_FAILED');
+    await h.cleanup();
+  });
+
+  it('gives up after the last attempt with the last failure', async () => {
+    const { h, state } = await flaky('TIMEOUT', true);
+    await rejection(h.run({ sourceRetry: { attempts: 2, delayMs: 5 } }));
+    expect(state.calls).toBe(2);
+    expect(h.final('orders')?.error).toEqual({ code: 'TIMEOUT', message: 'TIMEOUT now' });
+    await h.cleanup();
+  });
+});

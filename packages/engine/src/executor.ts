@@ -1,10 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Canceled, type Deferred, deferred, type MeteredPayload, meterPayload, raceAbort } from './meter';
 import type { Payload } from './payloads';
 import type { Plan } from './plan';
 import type { LogLevel, Ports, RunObserver, StepContext, StepReport, StepState } from './ports';
-import { classifyFailure, masker, RunError } from './run-error';
+import { classifyFailure, isRetryable, masker, RunError } from './run-error';
 import type { PipelineSpec, Step } from './spec';
 import { spoolPayload } from './spool';
 import { bindTemplates, newStepTally, type StepTally, stepContext, stepResolver } from './step-context';
@@ -32,7 +33,15 @@ export type ExecuteRunOptions = {
   tmpDir: string;
   /** DuckDB memory limit of one transform before it spills to tmpDir; default '256MB'. */
   transformMemoryLimit?: string;
+  /**
+   * Opening a source again after a failure its port marks `retryable` (a refused connection, a
+   * timeout, a rate limit): attempts in all, and the wait before the second, doubled after
+   * each. Nothing has flowed while a source opens, so another try cannot duplicate data.
+   */
+  sourceRetry?: { attempts: number; delayMs: number };
 };
+
+const defaultSourceRetry = { attempts: 3, delayMs: 1000 };
 
 export type RunOutcome = {
   /** Next cursor of every source step; commit them only because every sink succeeded. */
@@ -170,10 +179,29 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
 
   const nextCursors: Record<string, string | null> = {};
 
+  /** The source's output, opened again while it fails with a retryable error (docs/runs.md). */
+  const openSource = async (n: Node) => {
+    const { attempts, delayMs } = opts.sourceRetry ?? defaultSourceRetry;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await raceAbort(ports.readSource(n.ctx), signal);
+      } catch (err) {
+        if (attempt >= attempts || !isRetryable(err) || n.templateError) throw err;
+        const wait = delayMs * 2 ** (attempt - 1);
+        const { code, message } = classifyFailure(n.step.slug, err, null, mask).step;
+        log('warn', n.step.slug, `${code}: ${message}; attempt ${attempt + 1} of ${attempts} in ${wait} ms`);
+        await raceAbort(
+          sleep(wait, undefined, { signal }).catch(() => {}),
+          signal,
+        );
+      }
+    }
+  };
+
   const runSource = async (n: Node) => {
     let out: MeteredPayload | null = null;
     try {
-      const source = await raceAbort(ports.readSource(n.ctx), signal);
+      const source = await openSource(n);
       out = meterPayload(source.payload, {
         signal,
         rows: (k) => bump(n, 'rows_out', k),

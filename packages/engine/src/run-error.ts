@@ -45,6 +45,14 @@ export function masker(secretValues: string[]): (text: string) => string {
 }
 
 /**
+ * Whether trying the same call again can help: the port's error says so itself (a connector's
+ * error carries `retryable` from its code). Anything else is not retried.
+ */
+export function isRetryable(err: unknown): boolean {
+  return (err as { retryable?: unknown } | null)?.retryable === true;
+}
+
+/**
  * The errors of a step's failure, masked: the step's own (a port error keeps its code, such
  * as a connector's QUERY_FAILED) and the run's (STEP_FAILED, TEMPLATE_MISSING or the code of
  * a RunError, with a message naming the step).

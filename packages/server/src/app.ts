@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from './context';
-import { installAuth } from './http/auth';
+import { type AuthPorts, installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { installJsonBody } from './http/json-body';
 import { LazyChildLogger, requestLineLogger, requestSerializer } from './http/logging';
@@ -14,10 +14,21 @@ import { installRateLimit } from './http/rate-limit';
 import { OneLinePerRequest } from './http/request-log';
 import { type RouteInfo, routeMatcher } from './http/route-table';
 import { responseSerializerCompiler } from './http/serializer';
-import { modules } from './modules/index';
+import { recordPermissionDenial } from './modules/events/index';
+import { resolvePrincipal } from './modules/identity/index';
+import { resolveScope } from './modules/organizations/index';
+import { modules } from './modules/registry';
 
 export type App = FastifyInstance & { routeTable: RouteInfo[] };
-export type TypedApp = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+
+/** What authentication asks of the domain: http/auth.ts imports no module, this root wires them. */
+export function authPorts(deps: Deps): AuthPorts {
+  return {
+    principalOfToken: (token, now, facts) => resolvePrincipal(deps.store, token, now, facts),
+    scopeIn: (principal, organizationSlug) => resolveScope(deps.db, principal, organizationSlug),
+    recordDenial: (scope, denial) => recordPermissionDenial(deps.db, scope, denial),
+  };
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
@@ -63,7 +74,7 @@ export async function buildApp(deps: Deps): Promise<App> {
   installErrorHandling(app, { allowedMethods: allowed });
   await installRateLimit(app, config);
   const metrics = installMetrics(app);
-  installAuth(app, deps);
+  installAuth(app, deps, authPorts(deps));
   installNoStore(app);
 
   await app.register(swagger, {

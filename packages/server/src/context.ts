@@ -5,7 +5,7 @@ import type { Db, Store } from './db/client';
 import type { Config } from './env';
 import type { Queue } from './jobs/queue';
 import type { Mailer } from './mail/mailer';
-import type { Permission } from './modules/roles/permissions';
+import type { Permission } from './permissions';
 
 /** What the composition root builds once and hands to every module. */
 export type Deps = {
@@ -16,7 +16,7 @@ export type Deps = {
   mailer: Mailer;
   keyring: Keyring;
   log: Logger;
-  /** A worker's pool of data sessions for pipeline runs (absent outside workers). */
+  /** The worker's pool of data sessions, on the deps a pipeline run executes with (absent elsewhere). */
   sessions?: SessionPool;
   /** Wall clock for alert windows and throttles; tests inject one instead of sleeping. */
   clock?: () => Date;

@@ -29,4 +29,30 @@ describe('configuration', () => {
     );
     expect(() => parseConfig({ SLUICE_STREAMS_PER_SESSION: '0' })).toThrow(/SLUICE_STREAMS_PER_SESSION/);
   });
+
+  it('behind a transaction pooler polls the queue every 0.5 s unless LISTEN has a direct URL', () => {
+    const url = 'postgres://u@pooler:6432/sluice';
+    expect(parseConfig({}).dbPooler).toEqual({ mode: 'none', directUrl: undefined });
+    expect(parseConfig({ DATABASE_URL: url }).queuePollSeconds).toBe(2);
+    const pooled = parseConfig({ DATABASE_URL: url, SLUICE_DB_POOLER: 'transaction' });
+    expect(pooled.dbPooler).toEqual({ mode: 'transaction', directUrl: undefined });
+    expect(pooled.queuePollSeconds).toBe(0.5);
+    const direct = parseConfig({
+      DATABASE_URL: url,
+      SLUICE_DB_POOLER: 'transaction',
+      DATABASE_DIRECT_URL: 'postgres://u@db:5432/sluice',
+    });
+    expect(direct.queuePollSeconds).toBe(2);
+    expect(
+      parseConfig({ DATABASE_URL: url, SLUICE_DB_POOLER: 'transaction', SLUICE_QUEUE_POLL_SECONDS: '1' })
+        .queuePollSeconds,
+    ).toBe(1);
+  });
+
+  it('refuses an unknown pooler mode, and a pooler without DATABASE_URL', () => {
+    expect(() => parseConfig({ SLUICE_DB_POOLER: 'session' })).toThrow(/SLUICE_DB_POOLER/);
+    expect(() => parseConfig({ SLUICE_DB_POOLER: 'transaction' })).toThrow(
+      'SLUICE_DB_POOLER: transaction needs DATABASE_URL',
+    );
+  });
 });

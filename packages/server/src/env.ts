@@ -16,6 +16,10 @@ export const configSchema = z.object({
   SLUICE_APP_ADDR: z.string().default('127.0.0.1:8081').pipe(addr),
   SLUICE_DATA_DIR: z.string().min(1).default('./.sluice'),
   DATABASE_URL: z.string().url().optional(),
+  // Behind a pooler in transaction mode (docs/operations.md "Behind PgBouncer"): no named
+  // prepared statements, and LISTEN only on DATABASE_DIRECT_URL (a session of its own), else polling.
+  SLUICE_DB_POOLER: z.enum(['none', 'transaction']).default('none'),
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   SLUICE_DEPLOYMENT: z.enum(['hosted', 'self_hosted']).default('self_hosted'),
   SLUICE_MASTER_KEY: z.string().optional(),
   SLUICE_SMTP_URL: z.string().url().optional(),
@@ -43,7 +47,8 @@ export const configSchema = z.object({
     .int()
     .min(2, 'must be at least 2 (the startup migration uses two connections)')
     .default(10),
-  SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).default(2),
+  // Unset: 2, or 0.5 when polling is how jobs are found (a transaction pooler without a direct URL).
+  SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).optional(),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
   // Alerting (docs/alerting.md): repeat window, reopen quiet time, hourly cap, retry schedule.
@@ -93,6 +98,11 @@ export type Config = {
   app: { host: string; port: number };
   dataDir: string;
   databaseUrl: string | undefined;
+  /**
+   * The store's connections go through a pooler in transaction mode: no session state survives a
+   * transaction. `directUrl` (optional) reaches the server itself, for LISTEN.
+   */
+  dbPooler: { mode: 'none' | 'transaction'; directUrl: string | undefined };
   deployment: 'hosted' | 'self_hosted';
   masterKey: string | undefined;
   smtpUrl: string | undefined;
@@ -160,11 +170,16 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = r.data;
+  if (e.SLUICE_DB_POOLER === 'transaction' && !e.DATABASE_URL)
+    throw new ConfigError(
+      'invalid configuration:\n  SLUICE_DB_POOLER: transaction needs DATABASE_URL (the embedded store has no pooler)',
+    );
   return {
     api: e.SLUICE_API_ADDR,
     app: e.SLUICE_APP_ADDR,
     dataDir: e.SLUICE_DATA_DIR,
     databaseUrl: e.DATABASE_URL,
+    dbPooler: { mode: e.SLUICE_DB_POOLER, directUrl: e.DATABASE_DIRECT_URL },
     deployment: e.SLUICE_DEPLOYMENT,
     masterKey: e.SLUICE_MASTER_KEY,
     smtpUrl: e.SLUICE_SMTP_URL,
@@ -186,7 +201,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     invitationTtlHours: e.SLUICE_INVITATION_TTL_HOURS,
     verificationTtlHours: e.SLUICE_VERIFICATION_TTL_HOURS,
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,
-    queuePollSeconds: e.SLUICE_QUEUE_POLL_SECONDS,
+    queuePollSeconds:
+      e.SLUICE_QUEUE_POLL_SECONDS ??
+      (e.SLUICE_DB_POOLER === 'transaction' && !e.DATABASE_DIRECT_URL ? 0.5 : 2),
     runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
     triggerTickSeconds: e.SLUICE_TRIGGER_TICK_SECONDS,
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },

@@ -20,8 +20,14 @@ export { DataDirVersionError } from './db/pglite';
 export { type Config, ConfigError, loadConfig, parseConfig } from './env';
 export { emailSchema, slugSchema } from './http/fields';
 export { startWorker } from './jobs/worker';
-export { rotateSigningKey } from './modules/proof/proof-keys';
-export { AlreadyBootstrappedError, type BootstrapResult, bootstrap } from './modules/system/bootstrap';
-export { setUserPassword, UnknownUserError } from './modules/system/set-password';
-export { issueSetupCode, setupCodePath } from './modules/system/setup-code';
+export { setUserPassword, UnknownUserError } from './modules/identity/index';
+export { rotateSigningKey } from './modules/proof/index';
+export {
+  AlreadyBootstrappedError,
+  type BootstrapResult,
+  bootstrap,
+  issueSetupCode,
+  setupCodePath,
+} from './modules/system/index';
+
 export { openRuntime, type Runtime, type Server, startApi } from './runtime';

@@ -7,11 +7,12 @@ import { openStore } from './db/client';
 import { migrate } from './db/migrate';
 import type { Config } from './env';
 import { createLogger } from './http/logging';
+import { jobDefinitions } from './jobs/catalog';
 import { openQueue } from './jobs/queue';
 import { startTriggerTicker } from './jobs/trigger-ticker';
 import { startWorker } from './jobs/worker';
 import { createMailer } from './mail/mailer';
-import { ensureSigningKey } from './modules/proof/proof-keys';
+import { ensureSigningKey } from './modules/proof/index';
 
 export type Runtime = { deps: Deps; close(): Promise<void> };
 
@@ -25,6 +26,8 @@ export async function openRuntime(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    pooler: config.dbPooler.mode,
+    directUrl: config.dbPooler.directUrl,
     onBackgroundError: (err) => log.warn({ errCode: (err as any).code }, 'database connection lost'),
   });
   try {
@@ -32,6 +35,7 @@ export async function openRuntime(
     const queue = await openQueue(store, {
       pollSeconds: config.queuePollSeconds,
       supervise: opts.supervise ?? true,
+      jobs: jobDefinitions,
     });
     const keyring = createKeyring(
       loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir }).key,

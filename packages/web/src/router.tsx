@@ -8,10 +8,9 @@ import {
   redirect,
 } from '@tanstack/react-router';
 import { OrgLayout } from './components/shell';
-import { api, type Page } from './lib/api';
+import { organizationsQuery } from './lib/queries/organizations';
 import { strings } from './lib/search';
 import { sessionQuery } from './lib/session';
-import type { Organization } from './lib/types';
 import { RunsList } from './screens/runs-list';
 import { SignIn } from './screens/sign-in';
 
@@ -62,10 +61,7 @@ const indexRoute = createRoute({
   getParentRoute: () => authedRoute,
   path: '/',
   beforeLoad: async ({ context }) => {
-    const orgs = await context.queryClient.fetchQuery({
-      queryKey: ['organizations'],
-      queryFn: () => api.get<Page<'organizations', Organization>>('/organizations', { limit: 100 }),
-    });
+    const orgs = await context.queryClient.fetchQuery(organizationsQuery());
     const first = orgs.organizations[0];
     if (first) throw redirect({ to: '/o/$org/runs', params: { org: first.slug } });
   },

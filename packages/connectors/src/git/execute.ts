@@ -3,11 +3,11 @@ import { csvRecords } from '@sluice/engine';
 import { csvLine } from '../payloads/csv';
 import { type ConnectorContext, ConnectorError, type QueryResult } from '../types';
 import { type GitConn, GitSession } from './cli';
+import type { GitStatement } from './config';
 import { basename, delimiterOf, type Format, formatOf, isTextual, jsonLines, mimeOf } from './formats';
 import { jsonRecords } from './json';
 import { repoPath } from './remote';
 import { blobStream, branchesOf, commitFile, defaultBranchOf, fetchRef, fileAt, listRemote } from './repo';
-import type { GitStatement } from './schemas';
 
 // Saved queries over git (result_type `git`): read a file at a branch or commit (rows of a
 // CSV or JSON file up to the row limit, or a raw file's metadata and text), commit a file,

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GitHttpsPeer, startGitHttpsPeer } from '../../../../test/peers/git-https';
 import { commitFiles, commitMessage, headOf, showFile } from '../../../../test/peers/git-repos';
-import { startSilentTcpServer } from '../../../../test/peers/silent-tcp';
 import { batches, bytesOf, collect, stepContext } from '../../../../test/support/step-context';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './config';
 import { gitConnector } from './index';
-import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './schemas';
 
 // The git connector over HTTPS against `git http-backend` behind a local TLS server with
 // Basic auth: test connection and its failures, schema import, saved-query operations,
@@ -48,7 +47,7 @@ describe('git connector over HTTPS', () => {
     return err as ConnectorError;
   };
   const exec = (statement: Record<string, unknown>, params: Record<string, unknown> = {}, c = conn()) =>
-    gitConnector.execute!(c, gitStatementSchema.parse({ type: 'git', ...statement }), params, ctx);
+    gitConnector.query.execute(c, gitStatementSchema.parse({ type: 'git', ...statement }), params, ctx);
 
   beforeAll(async () => {
     peer = await startGitHttpsPeer({ token: TOKEN });
@@ -72,21 +71,21 @@ describe('git connector over HTTPS', () => {
   });
 
   it('tests a good connection, with default_branch and base_path', async () => {
-    await gitConnector.test!(conn(), ctx);
-    await gitConnector.test!(conn({ default_branch: 'dev', base_path: 'data' }), ctx);
+    await gitConnector.test(conn(), ctx);
+    await gitConnector.test(conn({ default_branch: 'dev', base_path: 'data' }), ctx);
   });
 
   it('maps failures to codes', async () => {
-    await fails(gitConnector.test!(conn({}, { token: 'wrong-token' }), ctx), 'AUTHENTICATION_FAILED');
-    await fails(gitConnector.test!(conn({ repo_url: `${peer.url}nope.git` }), ctx), 'NOT_FOUND');
-    await fails(gitConnector.test!(conn({ default_branch: 'nope' }), ctx), 'NOT_FOUND');
-    await fails(gitConnector.test!(conn({ base_path: 'nowhere' }), ctx), 'NOT_FOUND');
+    await fails(gitConnector.test(conn({}, { token: 'wrong-token' }), ctx), 'AUTHENTICATION_FAILED');
+    await fails(gitConnector.test(conn({ repo_url: `${peer.url}nope.git` }), ctx), 'NOT_FOUND');
+    await fails(gitConnector.test(conn({ default_branch: 'nope' }), ctx), 'NOT_FOUND');
+    await fails(gitConnector.test(conn({ base_path: 'nowhere' }), ctx), 'NOT_FOUND');
     await fails(
-      gitConnector.test!(conn({ repo_url: 'https://no-such-host-sluice.invalid/r.git' }), ctx),
+      gitConnector.test(conn({ repo_url: 'https://no-such-host-sluice.invalid/r.git' }), ctx),
       'HOST_NOT_FOUND',
     );
     await fails(
-      gitConnector.test!(conn({ allow_private_hosts: false }), { ...ctx, policy: { allowPrivate: false } }),
+      gitConnector.test(conn({ allow_private_hosts: false }), { ...ctx, policy: { allowPrivate: false } }),
       'PRIVATE_HOST_BLOCKED',
     );
   });
@@ -95,9 +94,9 @@ describe('git connector over HTTPS', () => {
     const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
     const url = `https://git.sluice-test.invalid:${peer.port}/shop.git`;
     // The name exists only in the guard's resolver: git can reach it only through the pin.
-    await gitConnector.test!(conn({ repo_url: url }), { ...ctx, policy: { allowPrivate: true, lookup } });
+    await gitConnector.test(conn({ repo_url: url }), { ...ctx, policy: { allowPrivate: true, lookup } });
     await fails(
-      gitConnector.test!(conn({ repo_url: url }), { ...ctx, policy: { allowPrivate: false, lookup } }),
+      gitConnector.test(conn({ repo_url: url }), { ...ctx, policy: { allowPrivate: false, lookup } }),
       'PRIVATE_HOST_BLOCKED',
     );
   });
@@ -116,32 +115,15 @@ describe('git connector over HTTPS', () => {
     peer.redirect('moved', 'https://localhost:1/elsewhere/');
     const before = peer.requests.length;
     const err = await fails(
-      gitConnector.test!(conn({ repo_url: `${peer.url}moved.git` }), ctx),
+      gitConnector.test(conn({ repo_url: `${peer.url}moved.git` }), ctx),
       'REMOTE_ERROR',
     );
     expect(err.message).toContain('redirect, which is not followed');
     expect(peer.requests.slice(before).every((r) => r.url.startsWith('/moved.git/'))).toBe(true);
   });
 
-  it('times out against a server that never answers', async () => {
-    const silent = await startSilentTcpServer();
-    const saved = process.env.SLUICE_GIT_TIMEOUT_SECONDS;
-    process.env.SLUICE_GIT_TIMEOUT_SECONDS = '2';
-    try {
-      const started = Date.now();
-      await fails(
-        gitConnector.test!(conn({ repo_url: `https://127.0.0.1:${silent.port}/r.git` }), ctx),
-        'TIMEOUT',
-      );
-      expect(Date.now() - started).toBeLessThan(20_000);
-    } finally {
-      process.env.SLUICE_GIT_TIMEOUT_SECONDS = saved;
-      await silent.close();
-    }
-  });
-
   it('imports the files under base_path with the fields of CSV and JSON files', async () => {
-    const schema = await gitConnector.importSchema!(conn({ base_path: 'data' }), ctx);
+    const schema = await gitConnector.discover.importSchema(conn({ base_path: 'data' }), ctx);
     expect(schema).toMatchObject({ schema_type: 'file', type: 'git' });
     const files = (schema as any).files;
     expect(files.map((f: any) => f.name).sort()).toEqual([
@@ -254,7 +236,7 @@ describe('git connector over HTTPS', () => {
     await fails(exec({ path: '.git/config' }), 'INVALID_STATEMENT');
     await fails(exec({ operation: 'write', path: 'x.txt', branch: '-f', content: 'x' }), 'INVALID_STATEMENT');
     await fails(
-      gitConnector.execute!(
+      gitConnector.query.execute(
         conn(),
         gitStatementSchema.parse({ type: 'git', operation: 'write', path: 'x.txt', content: 'x' }),
         {},
@@ -273,7 +255,7 @@ describe('git connector over HTTPS', () => {
       },
       { scope: { runtime: { input: { ref: 'main' } } } },
     );
-    const out = await gitConnector.read!(conn(), source, ctx);
+    const out = await gitConnector.source.read(conn(), source, ctx);
     expect(out.payload).toMatchObject({ kind: 'csv', delimiter: ',', header: true });
     expect((await bytesOf(out.payload)).toString()).toBe(CSV);
     expect(await out.nextCursor()).toBeNull();
@@ -284,7 +266,7 @@ describe('git connector over HTTPS', () => {
       data_source_ref: 'repo',
       operation: { operation_type: 'git', path: 'items.json', records_path: 'items' },
     });
-    const records = await gitConnector.read!(conn({ base_path: 'data' }), jsonSource, ctx);
+    const records = await gitConnector.source.read(conn({ base_path: 'data' }), jsonSource, ctx);
     expect((await collect(records.payload)).items).toEqual(JSON.parse(JSON_DOC).items);
 
     const fileSource = stepContext({
@@ -292,7 +274,7 @@ describe('git connector over HTTPS', () => {
       data_source_ref: 'repo',
       operation: { operation_type: 'git', path: 'README.md' },
     });
-    const file = await gitConnector.read!(conn(), fileSource, ctx);
+    const file = await gitConnector.source.read(conn(), fileSource, ctx);
     expect(file.payload).toMatchObject({ kind: 'file', mimeType: 'text/markdown', filename: 'README.md' });
     expect((await bytesOf(file.payload)).toString()).toBe('# shop\n');
 
@@ -320,7 +302,7 @@ describe('git connector over HTTPS', () => {
         [[3, null]],
       ),
     };
-    const res = await gitConnector.write!(conn(), rows, sink, ctx);
+    const res = await gitConnector.sink.write(conn(), rows, sink, ctx);
     expect(res).toEqual({ rows: 3, bytes: expect.any(Number) });
     expect(JSON.parse(showFile(repo, 'exports', 'exports/run-1.json').toString())).toEqual([
       { id: 1, name: 'a' },
@@ -344,7 +326,7 @@ describe('git connector over HTTPS', () => {
       operation: { operation_type: 'git', path: 'broken.csv' },
     });
     const csv = { kind: 'csv' as const, delimiter: ',', header: true, chunks: broken() };
-    const err = await fails(gitConnector.write!(conn(), csv, sink, ctx), 'QUERY_FAILED');
+    const err = await fails(gitConnector.sink.write(conn(), csv, sink, ctx), 'QUERY_FAILED');
     expect(err.message).toBe('the upstream source failed');
     expect(headOf(repo, 'main')).toBe(before);
   });

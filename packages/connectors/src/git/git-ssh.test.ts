@@ -4,8 +4,8 @@ import { type GitSshPeer, startGitSshPeer } from '../../../../test/peers/git-ssh
 import { startSilentTcpServer } from '../../../../test/peers/silent-tcp';
 import { bytesOf, chunksOf, stepContext } from '../../../../test/support/step-context';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './config';
 import { gitConnector } from './index';
-import { gitConfigSchema, gitCredentialsSchema, gitStatementSchema } from './schemas';
 
 // The git connector over SSH against Debian's sshd with a git-shell user and key auth: keys
 // with and without a passphrase, strict host key checking, failures, read and write, and
@@ -48,8 +48,8 @@ describe('git connector over SSH', () => {
   });
 
   it('connects with a key, and with a passphrase-protected key', async () => {
-    await gitConnector.test!(conn({ base_path: 'in' }), ctx);
-    await gitConnector.test!(
+    await gitConnector.test(conn({ base_path: 'in' }), ctx);
+    await gitConnector.test(
       conn(
         {},
         { ssh_private_key: peer.passphraseKey.privateKey, ssh_passphrase: peer.passphraseKey.passphrase },
@@ -60,7 +60,7 @@ describe('git connector over SSH', () => {
 
   it('maps failures to codes', async () => {
     await fails(
-      gitConnector.test!(
+      gitConnector.test(
         conn({}, { ssh_private_key: peer.passphraseKey.privateKey, ssh_passphrase: 'wrong' }),
         ctx,
       ),
@@ -73,25 +73,25 @@ describe('git connector over SSH', () => {
     const stranger = makeKey(dir, 'stranger');
     fs.rmSync(dir, { recursive: true, force: true });
     await fails(
-      gitConnector.test!(conn({}, { ssh_private_key: stranger.privateKey }), ctx),
+      gitConnector.test(conn({}, { ssh_private_key: stranger.privateKey }), ctx),
       'AUTHENTICATION_FAILED',
     );
     await fails(
-      gitConnector.test!(conn({}, { ssh_known_hosts: peer.otherKnownHosts }), ctx),
+      gitConnector.test(conn({}, { ssh_known_hosts: peer.otherKnownHosts }), ctx),
       'HOST_KEY_MISMATCH',
     );
     // A known_hosts line for another name does not vouch for this one either.
     await fails(
-      gitConnector.test!(
+      gitConnector.test(
         conn({}, { ssh_known_hosts: peer.knownHosts.replace('[127.0.0.1]', '[localhost]') }),
         ctx,
       ),
       'HOST_KEY_MISMATCH',
     );
-    await fails(gitConnector.test!(conn({ repo_url: peer.urlOf('missing') }), ctx), 'NOT_FOUND');
-    await fails(gitConnector.test!(conn({ default_branch: 'nope' }), ctx), 'NOT_FOUND');
+    await fails(gitConnector.test(conn({ repo_url: peer.urlOf('missing') }), ctx), 'NOT_FOUND');
+    await fails(gitConnector.test(conn({ default_branch: 'nope' }), ctx), 'NOT_FOUND');
     await fails(
-      gitConnector.test!(conn({ repo_url: 'ssh://git@no-such-host-sluice.invalid/r.git' }), ctx),
+      gitConnector.test(conn({ repo_url: 'ssh://git@no-such-host-sluice.invalid/r.git' }), ctx),
       'HOST_NOT_FOUND',
     );
   });
@@ -101,9 +101,9 @@ describe('git connector over SSH', () => {
     const repoUrl = peer.urlOf('data').replace('@127.0.0.1:', '@git.sluice-test.invalid:');
     const named = peer.knownHosts.replace('[127.0.0.1]', '[git.sluice-test.invalid]');
     const pinned = { ...ctx, policy: { allowPrivate: true, lookup } };
-    await gitConnector.test!(conn({ repo_url: repoUrl }, { ssh_known_hosts: named }), pinned);
+    await gitConnector.test(conn({ repo_url: repoUrl }, { ssh_known_hosts: named }), pinned);
     // The address's own entry does not vouch for the name.
-    await fails(gitConnector.test!(conn({ repo_url: repoUrl }), pinned), 'HOST_KEY_MISMATCH');
+    await fails(gitConnector.test(conn({ repo_url: repoUrl }), pinned), 'HOST_KEY_MISMATCH');
   });
 
   it('times out against a server that never sends its banner', async () => {
@@ -113,7 +113,7 @@ describe('git connector over SSH', () => {
     try {
       const started = Date.now();
       await fails(
-        gitConnector.test!(conn({ repo_url: `ssh://git@127.0.0.1:${silent.port}/r.git` }), ctx),
+        gitConnector.test(conn({ repo_url: `ssh://git@127.0.0.1:${silent.port}/r.git` }), ctx),
         'TIMEOUT',
       );
       expect(Date.now() - started).toBeLessThan(20_000);
@@ -125,7 +125,7 @@ describe('git connector over SSH', () => {
 
   it('reads and writes over SSH (saved query and pipeline)', async () => {
     const exec = (statement: Record<string, unknown>) =>
-      gitConnector.execute!(conn(), gitStatementSchema.parse({ type: 'git', ...statement }), {}, ctx);
+      gitConnector.query.execute(conn(), gitStatementSchema.parse({ type: 'git', ...statement }), {}, ctx);
     expect((await exec({ operation: 'list_branches' })).payload.branches).toEqual([
       { name: 'main', is_default: true },
     ]);
@@ -148,7 +148,7 @@ describe('git connector over SSH', () => {
       header: true,
       chunks: chunksOf('a,b\n1,"x\ny"\n', '2,z\n'),
     };
-    expect(await gitConnector.write!(conn(), csv, sink, ctx)).toEqual({ rows: 2, bytes: 16 });
+    expect(await gitConnector.sink.write(conn(), csv, sink, ctx)).toEqual({ rows: 2, bytes: 16 });
     expect(showFile(repo, 'main', 'out/copy.csv').toString()).toBe('a,b\n1,"x\ny"\n2,z\n');
     expect(commitMessage(repo, 'main')).toBe('copy');
 
@@ -157,7 +157,7 @@ describe('git connector over SSH', () => {
       data_source_ref: 'repo',
       operation: { operation_type: 'git', path: 'out/copy.csv', format: 'file' },
     });
-    const out = await gitConnector.read!(conn(), source, ctx);
+    const out = await gitConnector.source.read(conn(), source, ctx);
     expect(out.payload).toMatchObject({ kind: 'file', mimeType: 'text/csv', filename: 'copy.csv' });
     expect((await bytesOf(out.payload)).toString()).toBe('a,b\n1,"x\ny"\n2,z\n');
   });

@@ -1,13 +1,4 @@
-import type { Branch, Column, ConnectorContext, ConnectorDefinition, SchemaDocument } from '../types';
-import { ConnectorError } from '../types';
-import { type GitConn, GitSession } from './cli';
-import { executeGit } from './execute';
-import { formatOf, mimeOf } from './formats';
-import { readGit, writeGit } from './pipeline';
-import { gitRepositoryId, gitSnapshot } from './proof';
-import { repoPath } from './remote';
-import { blobStream, branchesOf, defaultBranchOf, entryAt, fetchRef, listFiles, listRemote } from './repo';
-import { sampleFileFields } from './sample-fields';
+import type { ConnectorDefinition } from '../types';
 import {
   type GitConfig,
   type GitCredentials,
@@ -16,115 +7,21 @@ import {
   gitCredentialsSchema,
   gitOperationSchema,
   gitStatementSchema,
-} from './schemas';
+} from './config';
+import { executeGit } from './execute';
+import { importSchema, listBranches, sampleFields, test } from './operations';
+import { gitRepositoryId, gitSnapshot } from './proof';
+import { writeGit } from './sink';
+import { readGit } from './source';
 
-export * from './schemas';
+export * from './config';
 
 // The git connector (docs/connectors/git.md): any HTTPS or SSH git server through the git
 // CLI (cli.ts has the sandbox). Test connection lists the remote and checks default_branch
 // and base_path; schema import lists the files under base_path with the fields of CSV and
 // JSON files; saved queries read, write and list branches; pipelines read and commit files.
 
-async function test(conn: GitConn, ctx: ConnectorContext): Promise<void> {
-  const session = await GitSession.open(conn, ctx);
-  try {
-    const refs = await listRemote(session);
-    if (conn.config.default_branch && !refs.branches.has(conn.config.default_branch)) {
-      throw new ConnectorError('NOT_FOUND', `default_branch ${conn.config.default_branch} was not found`);
-    }
-    const base = repoPath(conn.config.base_path, undefined);
-    if (base === '') return;
-    const branch = defaultBranchOf(conn.config.default_branch, refs);
-    const commit = await fetchRef(session, branch);
-    const entry = await entryAt(session, commit, base);
-    if (entry?.type !== 'tree')
-      throw new ConnectorError('NOT_FOUND', `base_path ${base} is not a directory on ${branch}`);
-  } finally {
-    await session.close();
-  }
-}
-
-async function listBranches(conn: GitConn, ctx: ConnectorContext): Promise<Branch[]> {
-  const session = await GitSession.open(conn, ctx);
-  try {
-    return branchesOf(conn.config.default_branch, await listRemote(session));
-  } finally {
-    await session.close();
-  }
-}
-
-const MAX_FILES = 1000;
-const MAX_SAMPLED = 200;
-
-type Diagnostic = { name: string; target: string; severity: string; code: string; message: string };
-
-async function importSchema(conn: GitConn, ctx: ConnectorContext): Promise<SchemaDocument> {
-  const session = await GitSession.open(conn, ctx);
-  try {
-    const branch = defaultBranchOf(conn.config.default_branch, await listRemote(session));
-    const commit = await fetchRef(session, branch);
-    await session.dropSecrets();
-    const base = repoPath(conn.config.base_path, undefined);
-    const { files, total } = await listFiles(session, commit, base, MAX_FILES);
-    const diagnostics: Diagnostic[] = [];
-    if (total > files.length) {
-      diagnostics.push({
-        name: base || '/',
-        target: base || '/',
-        severity: 'warning',
-        code: 'TOO_MANY_FILES',
-        message: `${total} files; the first ${files.length} are listed`,
-      });
-    }
-    let sampled = 0;
-    const out: { name: string; fields: Column[]; mime_type?: string; resource_id?: string }[] = [];
-    for (const f of files) {
-      const name = base ? f.path.slice(base.length + 1) : f.path;
-      const format = formatOf('auto', f.path);
-      let fields: Column[] = [];
-      if (format !== 'file' && sampled < MAX_SAMPLED) {
-        sampled++;
-        try {
-          fields = await sampleFields(session, f.oid, format, f.path);
-        } catch {
-          diagnostics.push({
-            name,
-            target: f.path,
-            severity: 'warning',
-            code: 'UNREADABLE_FILE',
-            message: `${name} could not be read as ${format.toUpperCase()}`,
-          });
-        }
-      }
-      out.push({ name, fields, mime_type: mimeOf(f.path), resource_id: f.path });
-    }
-    return {
-      schema_type: 'file',
-      type: 'git',
-      files: out,
-      ...(diagnostics.length > 0 ? { diagnostics } : {}),
-    };
-  } finally {
-    await session.close();
-  }
-}
-
-/** Fields of a CSV or JSON blob of the repository (the shared sampler reads its bytes). */
-async function sampleFields(
-  session: GitSession,
-  oid: string,
-  format: string,
-  path: string,
-): Promise<Column[]> {
-  const blob = blobStream(session, oid, `read ${path}`);
-  try {
-    return await sampleFileFields(blob.stdout, format, path);
-  } finally {
-    blob.kill();
-  }
-}
-
-export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitStatement> = {
+export const gitConnector = {
   type: 'git',
   label: 'Git',
   configSchema: gitConfigSchema,
@@ -132,17 +29,14 @@ export const gitConnector: ConnectorDefinition<GitConfig, GitCredentials, GitSta
   credentialDestination: ['repo_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: gitStatementSchema,
-  resultType: 'git',
-  pipelineOperation: { source: gitOperationSchema, sink: gitOperationSchema },
   test,
-  importSchema,
+  query: { statementSchema: gitStatementSchema, resultType: 'git', execute: executeGit },
+  discover: { importSchema },
+  branches: { listBranches },
+  source: { operation: gitOperationSchema, read: readGit },
+  sink: { operation: gitOperationSchema, write: writeGit },
   proof: {
     repositoryId: gitRepositoryId,
     snapshot: (conn, ctx, at) => gitSnapshot(conn, ctx, at, sampleFields),
   },
-  listBranches,
-  execute: executeGit,
-  read: readGit,
-  write: writeGit,
-};
+} satisfies ConnectorDefinition<GitConfig, GitCredentials, GitStatement>;

@@ -4,10 +4,11 @@ import { rowsOf } from '@sluice/engine';
 import { z } from 'zod';
 import { csvLine } from '../payloads/csv';
 import {
+  assertWritable,
   type Connection,
   type ConnectorContext,
+  type ConnectorDefinition,
   ConnectorError,
-  type ProofCapability,
   type ProofCheck,
   type QueryResult,
   type SchemaDocument,
@@ -21,6 +22,7 @@ import {
   type ObjectKind,
   objectColumns,
   objectRowsOperation,
+  statementSchema,
 } from './statements';
 import { type ForgeAuth, forgeError, newAuth } from './transport';
 
@@ -44,17 +46,16 @@ export type ForgeClient = {
   /** Normalized rows (objectColumns order), page by page, following the provider's paging. */
   objects(kind: ObjectKind, state: 'open' | 'closed' | 'all'): AsyncIterable<unknown[][]>;
   /** Proof: the provider's immutable repository id. */
-  repositoryId?(): Promise<string>;
+  repositoryId(): Promise<string>;
   /** Proof: the commit a branch or commit id names, with its tree. */
-  commit?(ref: string): Promise<{ sha: string; treeSha: string | null }>;
+  commit(ref: string): Promise<{ sha: string; treeSha: string | null }>;
   /** Proof: creates or updates the named check (a commit status) on the commit. */
-  publishCheck?(check: ProofCheck): Promise<void>;
+  publishCheck(check: ProofCheck): Promise<void>;
 };
 
 export type ForgeKind = {
+  type: 'github' | 'gitlab';
   label: string;
-  /** The client implements the proof methods (repositoryId, commit, publishCheck). */
-  proof?: boolean;
   objects: readonly ObjectKind[];
   client(config: Record<string, unknown>, auth: ForgeAuth, ctx: ConnectorContext): Promise<ForgeClient>;
 };
@@ -242,7 +243,7 @@ export function forgeOperations(kind: ForgeKind) {
     const files = await s.call('list the repository files', (c) => c.files(ref));
     return {
       schema_type: 'file',
-      type: kind.label === 'GitHub' ? 'github' : 'gitlab',
+      type: kind.type,
       files: [
         ...files.slice(0, 5000).map((f) => ({
           name: f.path,
@@ -446,6 +447,7 @@ export function forgeOperations(kind: ForgeKind) {
     step: StepContext,
     ctx: ConnectorContext,
   ): Promise<SinkResult> {
+    assertWritable(ctx);
     const op = step.render(step.step.operation) as Record<string, unknown>;
     const parsed = gitSinkOperation.safeParse(op);
     if (!parsed.success)
@@ -469,22 +471,16 @@ export function forgeOperations(kind: ForgeKind) {
     return { rows: rows ?? 0, bytes: bytes.length };
   }
 
-  // A source reads a file (git) or a collection (object_rows); a sink commits a file.
-  const pipelineOperation = {
-    source: z.discriminatedUnion('operation_type', [gitSourceOperation, objectOp]),
-    sink: gitSinkOperation,
-  };
-  const proof: ProofCapability | undefined = kind.proof
-    ? forgeProof({ open: (conn, ctx) => session(kind, conn, ctx), branchOf })
-    : undefined;
+  const proof = forgeProof({ open: (conn, ctx) => session(kind, conn, ctx), branchOf });
   return {
     test,
-    importSchema,
-    listBranches,
-    execute,
-    read,
-    write,
-    pipelineOperation,
-    ...(proof ? { proof } : {}),
-  };
+    query: { statementSchema: statementSchema(kind.type), resultType: 'git', execute },
+    discover: { importSchema },
+    branches: { listBranches },
+    // A source reads a file (git) or a collection (object_rows); a sink commits a file.
+    source: { operation: z.discriminatedUnion('operation_type', [gitSourceOperation, objectOp]), read },
+    sink: { operation: gitSinkOperation, write },
+    proof: { repositoryId: proof.repositoryId, snapshot: proof.snapshot },
+    checks: { publish: proof.publish },
+  } satisfies Partial<ConnectorDefinition>;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { formatOf } from '../git/formats';
 import { sampleFileFields } from '../git/sample-fields';
 import {
+  type ChecksCapability,
   type Connection,
   type ConnectorContext,
   ConnectorError,
@@ -65,17 +66,17 @@ async function describe(s: ForgeSession, path: string, commit: string): Promise<
   };
 }
 
-export function forgeProof(deps: Deps): ProofCapability {
+export function forgeProof(deps: Deps): ProofCapability & ChecksCapability {
   return {
     async repositoryId(conn, ctx) {
       const s = await deps.open(conn, ctx);
-      return s.call('read the repository id', (c) => c.repositoryId!());
+      return s.call('read the repository id', (c) => c.repositoryId());
     },
     async snapshot(conn, ctx, at) {
       const s = await deps.open(conn, ctx);
       const ref = at.commit ?? (await deps.branchOf(conn, s, at.ref));
-      const commit = await s.call(`read commit ${ref}`, (c) => c.commit!(ref));
-      const repositoryId = await s.call('read the repository id', (c) => c.repositoryId!());
+      const commit = await s.call(`read commit ${ref}`, (c) => c.commit(ref));
+      const repositoryId = await s.call('read the repository id', (c) => c.repositoryId());
       const all = (await s.call('list the files', (c) => c.files(commit.sha))).map((f) => f.path);
       const files = new Map<string, ProofFile>();
       const missing: string[] = [];
@@ -95,7 +96,7 @@ export function forgeProof(deps: Deps): ProofCapability {
     },
     async publish(conn, ctx, check) {
       const s = await deps.open(conn, ctx);
-      await s.call(`publish ${check.name}`, (c) => c.publishCheck!(check));
+      await s.call(`publish ${check.name}`, (c) => c.publishCheck(check));
       return { url: null };
     },
   };

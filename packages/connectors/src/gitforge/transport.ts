@@ -16,6 +16,9 @@ export type ForgeAuth = {
 /** Waits longer than this are reported as RATE_LIMITED rather than slept through. */
 const MAX_RATE_LIMIT_WAIT_S = 5;
 
+/** How long one request waits for the answer's headers, and between body chunks. */
+export const FORGE_TIMEOUT_MS = 30_000;
+
 export function newAuth(credentials: Record<string, unknown> | null): ForgeAuth {
   const token = typeof credentials?.access_token === 'string' ? credentials.access_token : '';
   return { token, refreshed: false, error: null };
@@ -35,7 +38,7 @@ export function rateLimitWait(status: number, headers: HeaderView): number | nul
 }
 
 export function forgeFetch(ctx: ConnectorContext, auth: ForgeAuth): typeof fetch {
-  const dispatcher = guardedDispatcher(ctx.policy);
+  const dispatcher = guardedDispatcher(ctx.policy, { answerTimeoutMs: FORGE_TIMEOUT_MS });
   const send = async (url: string | URL | Request, init: RequestInit | undefined) => {
     const { fetch: undiciFetch } = await import('undici');
     const headers = new Headers(init?.headers as ConstructorParameters<typeof Headers>[0]);
@@ -83,6 +86,27 @@ export function forgeFetch(ctx: ConnectorContext, auth: ForgeAuth): typeof fetch
   }) as typeof fetch;
 }
 
+/** The network failure under an SDK error (Octokit reports a failed fetch as status 500). */
+function networkFailure(label: string, err: unknown): ConnectorError | null {
+  let e: unknown = err;
+  for (let i = 0; i < 6 && e; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      return new ConnectorError('HOST_NOT_FOUND', `the ${label} host was not found`);
+    if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH')
+      return new ConnectorError('CONNECTION_FAILED', `could not connect to ${label} (${code})`);
+    if (
+      code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      code === 'UND_ERR_BODY_TIMEOUT' ||
+      code === 'UND_ERR_CONNECT_TIMEOUT' ||
+      code === 'ETIMEDOUT'
+    )
+      return new ConnectorError('TIMEOUT', `${label} did not answer within ${FORGE_TIMEOUT_MS / 1000} s`);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
 function findCause<T>(err: unknown, type: new (...a: any[]) => T): T | null {
   let e: unknown = err;
   for (let i = 0; i < 6 && e; i++) {
@@ -97,10 +121,12 @@ function findCause<T>(err: unknown, type: new (...a: any[]) => T): T | null {
  * provider's message or the request URL (which the SDKs put into theirs).
  */
 export function forgeError(label: string, err: unknown, auth: ForgeAuth, what: string): Error {
-  if (auth.error instanceof ConnectorError || auth.error instanceof EgressBlockedError) return auth.error;
+  if (auth.error instanceof ConnectorError) return auth.error;
   if (err instanceof ConnectorError) return err;
-  const blocked = findCause(err, EgressBlockedError);
-  if (blocked) return blocked;
+  const blocked = auth.error instanceof EgressBlockedError ? auth.error : findCause(err, EgressBlockedError);
+  if (blocked) return new ConnectorError('PRIVATE_HOST_BLOCKED', blocked.message);
+  const network = networkFailure(label, err);
+  if (network) return network;
   const status = statusOf(err);
   const headers = headersOf(err);
   if (status === 401) {

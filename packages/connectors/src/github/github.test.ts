@@ -44,26 +44,26 @@ describe('GitHub connector', () => {
   afterAll(() => fake?.close());
 
   it('tests the connection, and names what went wrong', async () => {
-    await gh.test!(conn(), ctx());
-    const bad = await failsWith(gh.test!(conn('ghu_not-a-token'), ctx()), 'AUTHENTICATION_FAILED');
+    await gh.test(conn(), ctx());
+    const bad = await failsWith(gh.test(conn('ghu_not-a-token'), ctx()), 'AUTHENTICATION_FAILED');
     expect(bad.message).toMatch(/rejected the access token/);
-    await failsWith(gh.test!(conn(null), ctx()), 'AUTHENTICATION_FAILED');
-    await failsWith(gh.test!(conn(token, 'missing'), ctx()), 'NOT_FOUND');
+    await failsWith(gh.test(conn(null), ctx()), 'AUTHENTICATION_FAILED');
+    await failsWith(gh.test(conn(token, 'missing'), ctx()), 'NOT_FOUND');
 
     fake.denied.add('octo-user');
     try {
-      await failsWith(gh.test!(conn(), ctx()), 'PERMISSION_DENIED');
+      await failsWith(gh.test(conn(), ctx()), 'PERMISSION_DENIED');
     } finally {
       fake.denied.delete('octo-user');
     }
 
     fake.rateLimitNext(2, { status: 403, retryAfter: 3600 });
-    const limited = await failsWith(gh.test!(conn(), ctx()), 'RATE_LIMITED');
+    const limited = await failsWith(gh.test(conn(), ctx()), 'RATE_LIMITED');
     expect(limited.message).toMatch(/retry after \d+ seconds/);
     fake.rateLimitNext(0);
     // A short wait is waited out once.
     fake.rateLimitNext(1, { status: 429, retryAfter: 1 });
-    await gh.test!(conn(), ctx());
+    await gh.test(conn(), ctx());
   });
 
   it('refreshes the token once after a 401 and replays the request', async () => {
@@ -73,7 +73,7 @@ describe('GitHub connector', () => {
       asked++;
       return { access_token: fresh };
     };
-    await gh.test!(conn('ghu_expired'), ctx({ refreshCredentials }));
+    await gh.test(conn('ghu_expired'), ctx({ refreshCredentials }));
     expect(asked).toBe(1);
     // A refusal of the refresh is reported with its own message.
     const refused = async () => {
@@ -83,14 +83,14 @@ describe('GitHub connector', () => {
       );
     };
     const err = await failsWith(
-      gh.test!(conn('ghu_expired'), ctx({ refreshCredentials: refused })),
+      gh.test(conn('ghu_expired'), ctx({ refreshCredentials: refused })),
       'AUTHENTICATION_FAILED',
     );
     expect(err.message).toMatch(/refused to refresh/);
   });
 
   it('imports the schema: repository files and object collections', async () => {
-    const schema = await gh.importSchema!(conn(), ctx());
+    const schema = await gh.discover.importSchema(conn(), ctx());
     expect(schema.schema_type).toBe('file');
     const names = (schema as any).files.map((f: any) => f.name);
     expect(names).toEqual(
@@ -102,7 +102,7 @@ describe('GitHub connector', () => {
 
   it('executes statements: branches (Link paging), files, issues, pull requests, commits', async () => {
     const run = (statement: unknown, parameters = {}, extra: Partial<ConnectorContext> = {}) =>
-      gh.execute!(conn(), gh.statementSchema!.parse(statement), parameters, ctx(extra));
+      gh.query.execute(conn(), gh.query.statementSchema.parse(statement), parameters, ctx(extra));
 
     const branches = await run({ type: 'github', operation: 'list_branches' });
     expect(branches.result_type).toBe('git');
@@ -171,7 +171,7 @@ describe('GitHub connector', () => {
       data_source_ref: 'gh',
       operation: { operation_type: 'git', path: 'data/people.csv' },
     });
-    const out = await gh.read!(conn(), src, ctx());
+    const out = await gh.source.read(conn(), src, ctx());
     expect(out.payload.kind).toBe('csv');
     expect((await bytesOf(out.payload)).toString()).toBe('id,name\n1,Ada\n2,Grace\n');
     expect(src.counters.bytes_in).toBe(22);
@@ -189,12 +189,12 @@ describe('GitHub connector', () => {
       ],
       batches: batches([[1, 'Ada, "the first"']], [[2, null]]),
     };
-    const res = await gh.write!(conn(), payload, sink, ctx());
+    const res = await gh.sink.write(conn(), payload, sink, ctx());
     expect(res.rows).toBe(2);
     const stored = fake.repos.get('acme/repo')!.branches.get('main')!.get('out/run-1.csv')!.toString();
     expect(stored).toBe('"id","name"\n"1","Ada, ""the first"""\n"2",\n');
     // Writing again updates the file (with its blob sha).
-    await gh.write!(
+    await gh.sink.write(
       conn(),
       {
         kind: 'csv',
@@ -216,7 +216,7 @@ describe('GitHub connector', () => {
       data_source_ref: 'gh',
       operation: { operation_type: 'object_rows', object: 'pull_requests', state: 'all' },
     });
-    const rows = await gh.read!(conn(), objects, ctx());
+    const rows = await gh.source.read(conn(), objects, ctx());
     const { items } = await collect(rows.payload);
     expect(items).toHaveLength(120);
   });

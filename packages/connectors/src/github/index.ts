@@ -1,42 +1,19 @@
-import { z } from 'zod';
-import { allowPrivateHostsField, httpUrlField } from '../fields';
 import { forgeOperations } from '../gitforge/forge';
-import { statementSchema } from '../gitforge/statements';
 import type { ConnectorDefinition } from '../types';
 import { githubClient } from './client';
+import { githubConfigSchema } from './config';
 
-const name = z
-  .string()
-  .min(1)
-  .max(100)
-  .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, `_`, `.` and `-`');
+export * from './config';
 
-export const githubConfigSchema = z
-  .object({
-    owner: name.describe('User or organization that owns the repository.'),
-    repo: name.describe('Repository name.'),
-    base_url: httpUrlField(
-      'API URL of a GitHub Enterprise Server (default https://api.github.com).',
-    ).optional(),
-    default_branch: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('Branch used when a statement names none.'),
-    allow_private_hosts: allowPrivateHostsField,
-  })
-  .strict()
-  .describe('GitHub connector configuration. It connects through OAuth, so it takes no static credentials.');
-
+// The kind is the shared hosted-forge implementation (gitforge/) on its own SDK client.
 const operations = forgeOperations({
+  type: 'github',
   label: 'GitHub',
   objects: ['issues', 'pull_requests'],
-  proof: true,
   client: githubClient,
 });
 
-export const githubConnector: ConnectorDefinition = {
+export const githubConnector = {
   type: 'github',
   label: 'GitHub',
   configSchema: githubConfigSchema,
@@ -44,7 +21,5 @@ export const githubConnector: ConnectorDefinition = {
   credentialDestination: ['base_url'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: statementSchema('github'),
-  resultType: 'git',
   ...operations,
-};
+} satisfies ConnectorDefinition;

@@ -51,21 +51,21 @@ describe('GitLab connector', () => {
   afterAll(() => fake?.close());
 
   it('tests the connection, and names what went wrong', async () => {
-    await gl.test!(conn(), ctx());
-    await failsWith(gl.test!(conn('glat-wrong'), ctx()), 'AUTHENTICATION_FAILED');
-    await failsWith(gl.test!(conn(null), ctx()), 'AUTHENTICATION_FAILED');
-    await failsWith(gl.test!(conn(token, 'acme/missing'), ctx()), 'NOT_FOUND');
+    await gl.test(conn(), ctx());
+    await failsWith(gl.test(conn('glat-wrong'), ctx()), 'AUTHENTICATION_FAILED');
+    await failsWith(gl.test(conn(null), ctx()), 'AUTHENTICATION_FAILED');
+    await failsWith(gl.test(conn(token, 'acme/missing'), ctx()), 'NOT_FOUND');
     fake.denied.add('gl-user');
     try {
-      await failsWith(gl.test!(conn(), ctx()), 'PERMISSION_DENIED');
+      await failsWith(gl.test(conn(), ctx()), 'PERMISSION_DENIED');
     } finally {
       fake.denied.delete('gl-user');
     }
     fake.rateLimitNext(2, 120);
-    const limited = await failsWith(gl.test!(conn(), ctx()), 'RATE_LIMITED');
+    const limited = await failsWith(gl.test(conn(), ctx()), 'RATE_LIMITED');
     expect(limited.message).toMatch(/retry after 120 seconds/);
     fake.rateLimitNext(1, 1);
-    await gl.test!(conn(), ctx());
+    await gl.test(conn(), ctx());
   });
 
   it('refreshes once after a 401 for an expired token', async () => {
@@ -77,12 +77,12 @@ describe('GitLab connector', () => {
       asked++;
       return { access_token: fresh };
     };
-    await gl.test!(conn(old), ctx({ refreshCredentials }));
+    await gl.test(conn(old), ctx({ refreshCredentials }));
     expect(asked).toBe(1);
   });
 
   it('imports the schema and executes statements with x-next-page paging', async () => {
-    const schema = (await gl.importSchema!(conn(), ctx())) as any;
+    const schema = (await gl.discover.importSchema(conn(), ctx())) as any;
     expect(schema.files.map((f: any) => f.name)).toEqual([
       'data/people.csv',
       'docs/readme.md',
@@ -91,7 +91,7 @@ describe('GitLab connector', () => {
     ]);
 
     const run = (statement: unknown, parameters = {}) =>
-      gl.execute!(conn(), gl.statementSchema!.parse(statement), parameters, ctx());
+      gl.query.execute(conn(), gl.query.statementSchema.parse(statement), parameters, ctx());
     const branches = await run({ type: 'gitlab', operation: 'list_branches' });
     expect((branches.payload as any).branches).toHaveLength(131);
     const file = await run({
@@ -130,7 +130,7 @@ describe('GitLab connector', () => {
       data_source_ref: 'gl',
       operation: { operation_type: 'git', path: 'data/people.csv' },
     });
-    const out = await gl.read!(conn(), src, ctx());
+    const out = await gl.source.read(conn(), src, ctx());
     expect((await bytesOf(out.payload)).toString()).toBe('id,name\n1,Ada\n2,Grace\n');
 
     const sink = stepContext({
@@ -143,7 +143,7 @@ describe('GitLab connector', () => {
       columns: [{ name: 'id', type: 'bigint' }],
       batches: batches([[1], [2]]),
     };
-    expect((await gl.write!(conn(), rows, sink, ctx())).rows).toBe(2);
+    expect((await gl.sink.write(conn(), rows, sink, ctx())).rows).toBe(2);
     expect(
       JSON.parse(fake.projects.get('acme/data')!.branches.get('main')!.get('out/people.json')!.toString()),
     ).toEqual([{ id: 1 }, { id: 2 }]);
@@ -153,13 +153,13 @@ describe('GitLab connector', () => {
       data_source_ref: 'gl',
       operation: { operation_type: 'object_rows', object: 'merge_requests', state: 'all', max_rows: 105 },
     });
-    const { items } = await collect((await gl.read!(conn(), mrs, ctx())).payload);
+    const { items } = await collect((await gl.source.read(conn(), mrs, ctx())).payload);
     expect(items).toHaveLength(105);
     const bad = stepContext({
       kind: 'source',
       data_source_ref: 'gl',
       operation: { operation_type: 'object_rows', object: 'pull_requests' },
     });
-    await expect(gl.read!(conn(), bad, ctx())).rejects.toMatchObject({ code: 'INVALID_STATEMENT' });
+    await expect(gl.source.read(conn(), bad, ctx())).rejects.toMatchObject({ code: 'INVALID_STATEMENT' });
   });
 });

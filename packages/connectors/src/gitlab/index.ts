@@ -1,40 +1,19 @@
-import { z } from 'zod';
-import { allowPrivateHostsField, httpUrlField } from '../fields';
 import { forgeOperations } from '../gitforge/forge';
-import { statementSchema } from '../gitforge/statements';
 import type { ConnectorDefinition } from '../types';
 import { gitlabClient } from './client';
+import { gitlabConfigSchema } from './config';
 
-export const gitlabConfigSchema = z
-  .object({
-    project: z
-      .string()
-      .min(1)
-      .max(1024)
-      .regex(/^([A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+|\d+)$/, '`group/project` path or numeric project id')
-      .describe('Project path (`group/subgroup/project`) or numeric id.'),
-    base_url: httpUrlField('URL of a self-managed GitLab instance (default https://gitlab.com).').default(
-      'https://gitlab.com',
-    ),
-    default_branch: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('Branch used when a statement names none.'),
-    allow_private_hosts: allowPrivateHostsField,
-  })
-  .strict()
-  .describe('GitLab connector configuration. It connects through OAuth, so it takes no static credentials.');
+export * from './config';
 
+// The kind is the shared hosted-forge implementation (gitforge/) on its own SDK client.
 const operations = forgeOperations({
+  type: 'gitlab',
   label: 'GitLab',
   objects: ['issues', 'merge_requests'],
-  proof: true,
   client: gitlabClient,
 });
 
-export const gitlabConnector: ConnectorDefinition = {
+export const gitlabConnector = {
   type: 'gitlab',
   label: 'GitLab',
   configSchema: gitlabConfigSchema,
@@ -42,7 +21,5 @@ export const gitlabConnector: ConnectorDefinition = {
   credentialDestination: ['base_url'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: statementSchema('gitlab'),
-  resultType: 'git',
   ...operations,
-};
+} satisfies ConnectorDefinition;

@@ -23,7 +23,8 @@ const conn = () => ({
   config: { spreadsheet_id: book.id, drive_folder_id: folder.id },
   credentials: { service_account_json: sa.json },
 });
-const stmt = (s: Record<string, unknown>) => gw.statementSchema!.parse({ type: 'google_workspace', ...s });
+const stmt = (s: Record<string, unknown>) =>
+  gw.query.statementSchema.parse({ type: 'google_workspace', ...s });
 
 beforeAll(async () => {
   fake = await startWorkspaceFake();
@@ -63,27 +64,27 @@ describe('google_workspace connector', () => {
   });
 
   it('tests the connection and maps failures', async () => {
-    await gw.test!(conn(), ctx);
+    await gw.test(conn(), ctx);
     const wrong = testServiceAccount(fake.tokenUri, sa.email);
-    const err = await gw.test!({ ...conn(), credentials: { service_account_json: wrong.json } }, ctx).catch(
-      (e) => e,
-    );
+    const err = await gw
+      .test({ ...conn(), credentials: { service_account_json: wrong.json } }, ctx)
+      .catch((e) => e);
     expect(err.code).toBe('AUTHENTICATION_FAILED');
     // The generated clients retry a 429 a few times; a lasting one is reported.
     fake.failNext(20, 'rateLimitExceeded');
-    expect((await gw.test!(conn(), ctx).catch((e) => e)).code).toBe('REMOTE_ERROR');
+    expect((await gw.test(conn(), ctx).catch((e) => e)).code).toBe('REMOTE_ERROR');
     fake.failNext(0, 'rateLimitExceeded');
     const denied = testServiceAccount(fake.tokenUri, 'other@test-project.iam.gserviceaccount.com');
     fake.oauth.trust(denied.email, denied.publicKey);
     fake.deny(denied.email);
-    const d = await gw.test!({ ...conn(), credentials: { service_account_json: denied.json } }, ctx).catch(
-      (e) => e,
-    );
+    const d = await gw
+      .test({ ...conn(), credentials: { service_account_json: denied.json } }, ctx)
+      .catch((e) => e);
     expect(d.code).toBe('PERMISSION_DENIED');
   });
 
   it('imports spreadsheets and files with their header fields', async () => {
-    const schema = await gw.importSchema!(conn(), ctx);
+    const schema = await gw.discover.importSchema(conn(), ctx);
     expect(schema).toMatchObject({ schema_type: 'file', type: 'google_workspace' });
     expect((schema as any).files).toEqual([
       {
@@ -113,7 +114,12 @@ describe('google_workspace connector', () => {
   });
 
   it('reads and appends ranges', async () => {
-    const read = await gw.execute!(conn(), stmt({ operation: 'read_range', range: 'Orders!A:C' }), {}, ctx);
+    const read = await gw.query.execute(
+      conn(),
+      stmt({ operation: 'read_range', range: 'Orders!A:C' }),
+      {},
+      ctx,
+    );
     expect(read).toMatchObject({ result_type: 'workspace_file', row_count: 3, truncated: false });
     expect(read.payload).toMatchObject({
       column_names: ['id', 'name', 'qty'],
@@ -123,9 +129,9 @@ describe('google_workspace connector', () => {
         [3, 'fig', 9],
       ],
     });
-    const gaps = await gw.execute!(conn(), stmt({ operation: 'read_range', range: 'Gaps' }), {}, ctx);
+    const gaps = await gw.query.execute(conn(), stmt({ operation: 'read_range', range: 'Gaps' }), {}, ctx);
     expect(gaps.payload.rows).toEqual([[1], [4]]);
-    const appended = await gw.execute!(
+    const appended = await gw.query.execute(
       conn(),
       stmt({ operation: 'append_rows', range: 'Orders', rows: '{{rows}}' }),
       { rows: [{ name: 'kiwi', id: 4 }] },
@@ -133,7 +139,7 @@ describe('google_workspace connector', () => {
     );
     expect(appended.payload).toMatchObject({ written_rows: 1, updated_range: 'Orders!A5:C5' });
     expect(book.sheets?.get('Orders')?.[4]).toEqual([4, 'kiwi', '']);
-    await gw.execute!(
+    await gw.query.execute(
       conn(),
       stmt({ operation: 'append_rows', range: 'Empty', rows: [{ a: 1, b: 'x' }] }),
       {},
@@ -143,24 +149,21 @@ describe('google_workspace connector', () => {
       ['a', 'b'],
       [1, 'x'],
     ]);
-    const bad = await gw.execute!(
-      conn(),
-      stmt({ operation: 'append_rows', range: 'Orders', rows: [{ nope: 1 }] }),
-      {},
-      ctx,
-    ).catch((e) => e);
+    const bad = await gw.query
+      .execute(conn(), stmt({ operation: 'append_rows', range: 'Orders', rows: [{ nope: 1 }] }), {}, ctx)
+      .catch((e) => e);
     expect(bad.code).toBe('INVALID_STATEMENT');
   });
 
   it('lists, reads and writes Drive files', async () => {
-    const list = await gw.execute!(conn(), stmt({ operation: 'list_files' }), {}, ctx);
+    const list = await gw.query.execute(conn(), stmt({ operation: 'list_files' }), {}, ctx);
     expect((list.payload.files as any[]).map((f) => f.name)).toEqual(['Orders', 'prices.csv']);
-    const read = await gw.execute!(conn(), stmt({ operation: 'read_file', file_id: csv.id }), {}, ctx);
+    const read = await gw.query.execute(conn(), stmt({ operation: 'read_file', file_id: csv.id }), {}, ctx);
     expect(read.payload).toMatchObject({
       text: 'sku,price\na,1.5\n',
       file: { mime_type: 'text/csv', size_bytes: 16, digest_algorithm: 'sha256', filename: 'prices.csv' },
     });
-    const created = await gw.execute!(
+    const created = await gw.query.execute(
       conn(),
       stmt({ operation: 'write_file', name: 'note-{{n}}.txt', content: 'hello' }),
       { n: 1 },
@@ -173,14 +176,16 @@ describe('google_workspace connector', () => {
       parents: [folder.id],
     });
     expect(fake.files.get(id)?.content.toString()).toBe('hello');
-    await gw.execute!(conn(), stmt({ operation: 'write_file', file_id: id, content: { a: 1 } }), {}, ctx);
-    expect(fake.files.get(id)?.content.toString()).toBe('{"a":1}');
-    const native = await gw.execute!(
+    await gw.query.execute(
       conn(),
-      stmt({ operation: 'read_file', file_id: book.id }),
+      stmt({ operation: 'write_file', file_id: id, content: { a: 1 } }),
       {},
       ctx,
-    ).catch((e) => e);
+    );
+    expect(fake.files.get(id)?.content.toString()).toBe('{"a":1}');
+    const native = await gw.query
+      .execute(conn(), stmt({ operation: 'read_file', file_id: book.id }), {}, ctx)
+      .catch((e) => e);
     expect(native.code).toBe('UNSUPPORTED_OPERATION');
   });
 });

@@ -1,30 +1,18 @@
-import { z } from 'zod';
-import { serviceAccountJsonField } from '../fields';
 import type { ConnectorDefinition } from '../types';
 import type { WorkspaceConnection } from './client';
-import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operations';
-import { readWorkspace, writeWorkspace } from './pipeline';
 import {
-  googleId,
+  googleWorkspaceConfigSchema,
+  googleWorkspaceCredentialsSchema,
   googleWorkspaceStatementSchema,
   type WorkspaceStatement,
   workspaceStepSchema,
-} from './statement';
+} from './config';
+import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operations';
+import { writeWorkspace } from './sink';
+import { readWorkspace } from './source';
 
-export const googleWorkspaceConfigSchema = z
-  .object({
-    spreadsheet_id: googleId('Spreadsheet to read and write (the id in its URL).').optional(),
-    drive_folder_id: googleId('Drive folder whose files are listed and read.').optional(),
-  })
-  .strict()
-  .describe('Google Workspace connector configuration: a spreadsheet, a Drive folder, or both.');
-
-export const googleWorkspaceCredentialsSchema = z
-  .object({ service_account_json: serviceAccountJsonField })
-  .strict()
-  .describe('Google Workspace credentials: a service account the files are shared with. Write-only.');
-
-export const googleWorkspaceConnector: ConnectorDefinition = {
+export * from './config';
+export const googleWorkspaceConnector = {
   type: 'google_workspace',
   label: 'Google Workspace',
   configSchema: googleWorkspaceConfigSchema,
@@ -32,13 +20,20 @@ export const googleWorkspaceConnector: ConnectorDefinition = {
   credentialDestination: [],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: googleWorkspaceStatementSchema,
-  resultType: 'workspace_file',
-  pipelineOperation: { source: workspaceStepSchema, sink: workspaceStepSchema },
   test: (conn, ctx) => testWorkspace(conn as WorkspaceConnection, ctx),
-  importSchema: (conn, ctx) => importWorkspaceSchema(conn as WorkspaceConnection, ctx),
-  execute: (conn, statement, parameters, ctx) =>
-    executeWorkspace(conn as WorkspaceConnection, statement as WorkspaceStatement, parameters, ctx),
-  read: (conn, step, ctx) => readWorkspace(conn as WorkspaceConnection, step, ctx),
-  write: (conn, input, step, ctx) => writeWorkspace(conn as WorkspaceConnection, input, step, ctx),
-};
+  query: {
+    statementSchema: googleWorkspaceStatementSchema,
+    resultType: 'workspace_file',
+    execute: (conn, statement, parameters, ctx) =>
+      executeWorkspace(conn as WorkspaceConnection, statement as WorkspaceStatement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importWorkspaceSchema(conn as WorkspaceConnection, ctx) },
+  source: {
+    operation: workspaceStepSchema,
+    read: (conn, step, ctx) => readWorkspace(conn as WorkspaceConnection, step, ctx),
+  },
+  sink: {
+    operation: workspaceStepSchema,
+    write: (conn, input, step, ctx) => writeWorkspace(conn as WorkspaceConnection, input, step, ctx),
+  },
+} satisfies ConnectorDefinition;

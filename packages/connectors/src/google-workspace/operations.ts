@@ -8,9 +8,9 @@ import {
   type SchemaDocument,
 } from '../types';
 import { folderOf, spreadsheetOf, type Workspace, type WorkspaceConnection, withWorkspace } from './client';
+import type { WorkspaceStatement } from './config';
 import { Digest, downloadFile, listFiles, uploadFile } from './drive';
 import { appendPlan, appendRows, readRange } from './sheets';
-import type { WorkspaceStatement } from './statement';
 
 // Test connection, schema import and saved-query execution (result type `workspace_file`).
 

@@ -187,7 +187,7 @@ export function googleReason(err: unknown): {
   return { status, reason, message };
 }
 
-const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ETIMEDOUT']);
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
 /**
  * A Google client or SDK error as a sanitized ConnectorError. `detail` says whether a
@@ -197,15 +197,22 @@ const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNRE
 export function googleError(err: unknown, what: string, detail = false): Error {
   if (err instanceof ConnectorError) return err;
   const code = (err as { code?: unknown }).code;
-  if (code === 'PRIVATE_HOST_BLOCKED') return err as Error;
+  if (code === 'PRIVATE_HOST_BLOCKED')
+    return new ConnectorError('PRIVATE_HOST_BLOCKED', (err as Error).message);
   const cause = (err as { cause?: { code?: string } }).cause?.code;
   if (typeof code === 'string' && (NETWORK.has(code) || NETWORK.has(cause ?? ''))) {
     return new ConnectorError('CONNECTION_FAILED', `${what}: could not connect to Google (${code})`);
   }
   if (code === 'ENOTFOUND')
     return new ConnectorError('HOST_NOT_FOUND', `${what}: a Google host was not found`);
-  const name = (err as { name?: string }).name;
-  if (name === 'AbortError' || name === 'TimeoutError' || code === 'ETIMEDOUT')
+  // gaxios reports its own timeout as an Error whose cause is the AbortError.
+  const names = [(err as { name?: string }).name, (err as { cause?: { name?: string } }).cause?.name];
+  if (
+    names.includes('AbortError') ||
+    names.includes('TimeoutError') ||
+    code === 'ETIMEDOUT' ||
+    cause === 'ETIMEDOUT'
+  )
     return new ConnectorError('TIMEOUT', `${what}: timed out`);
   const { status, reason, message } = googleReason(err);
   const safe = detail && message ? `: ${clean(message)}` : '';

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { edges, harness } from '../../../engine/src/test-support';
 import { postgres, postgresConfigSchema } from '../postgres/index';
 import { type ConnectorContext, defaultLimits } from '../types';
+import { httpConfigSchema, httpCredentialsSchema } from './config';
 import { httpConnector } from './index';
-import { httpConfigSchema, httpCredentialsSchema } from './schemas';
 
 // HTTP JSON → DuckDB transform → PostgreSQL through the executor with the real connectors: a
 // local records API and the PostgreSQL at 127.0.0.1:5432 (scratch database). The HTTP body's
@@ -104,9 +104,9 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       credentials: httpCredentialsSchema.parse({}),
     };
     return {
-      readSource: (step) => httpConnector.read!(httpConn, step, { ...ctx, signal: step.signal }),
+      readSource: (step) => httpConnector.source.read(httpConn, step, { ...ctx, signal: step.signal }),
       writeSink: (input, step) =>
-        postgres.write!(pgConn, input, step, {
+        postgres.sink.write(pgConn, input, step, {
           ...ctx,
           signal: step.signal,
           commitKey: `${step.runSlug}-${randomBytes(4).toString('hex')}:${step.step.slug}`,

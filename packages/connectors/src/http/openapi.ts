@@ -4,8 +4,8 @@ import {
   type HttpOperationSummary,
   type SchemaDocument,
 } from '../types';
+import type { HttpConfig, HttpCredentials } from './config';
 import { authHeaders } from './request';
-import type { HttpConfig, HttpCredentials } from './schemas';
 import { hostOf, sendHttp } from './transport';
 
 // Schema import of the HTTP connector: fetch the OpenAPI document through the egress guard,

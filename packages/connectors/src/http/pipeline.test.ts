@@ -4,8 +4,8 @@ import type { Payload } from '@sluice/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batches, bytesOf, chunksOf, collect, stepContext } from '../../../../test/support/step-context';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
+import { httpConfigSchema, httpCredentialsSchema } from './config';
 import { httpConnector } from './index';
-import { httpConfigSchema, httpCredentialsSchema } from './schemas';
 
 // Pipeline read and write of the HTTP connector against a real local server on 127.0.0.1.
 
@@ -134,7 +134,7 @@ describe('HTTP connector in pipelines', () => {
         { records_path: 'data', cursor_path: 'paging.next' },
         '0',
       );
-      const out = await httpConnector.read!(conn(), step, ctx);
+      const out = await httpConnector.source.read(conn(), step, ctx);
       const last = seen.at(-1)!;
       expect(last.url).toBe('/api/orders?after=0');
       expect(last.headers['x-api-key']).toBe(SECRET);
@@ -150,7 +150,7 @@ describe('HTTP connector in pipelines', () => {
       expect(JSON.stringify(step.lines)).not.toContain(SECRET);
 
       // The last page has no next cursor: the committed one stays.
-      const end = await httpConnector.read!(
+      const end = await httpConnector.source.read(
         conn(),
         source(
           { path: '/orders', query_params: { after: '{{runtime.incremental.lower_bound.cursor}}' } },
@@ -164,30 +164,32 @@ describe('HTTP connector in pipelines', () => {
     });
 
     it('URL-encodes path templates and takes the body itself when there is no records_path', async () => {
-      const out = await httpConnector.read!(
-        conn(),
-        source({ path: '/x/{{runtime.input.region}}' }),
-        ctx,
-      ).catch((e) => e);
+      const out = await httpConnector.source
+        .read(conn(), source({ path: '/x/{{runtime.input.region}}' }), ctx)
+        .catch((e) => e);
       expect(out).toBeInstanceOf(ConnectorError);
       expect(seen.at(-1)!.url).toBe('/api/x/eu%2Fwest');
-      const many = await httpConnector.read!(conn(), source({ path: '/many' }), ctx);
+      const many = await httpConnector.source.read(conn(), source({ path: '/many' }), ctx);
       const got = await collect(many.payload);
       expect(got.sizes).toEqual([1000, 1000, 500]);
       expect(got.items[2499]).toEqual({ i: 2499 });
       expect(await many.nextCursor()).toBeNull();
-      const one = await httpConnector.read!(conn(), source({ path: '/one' }, { cursor_path: 'next' }), ctx);
+      const one = await httpConnector.source.read(
+        conn(),
+        source({ path: '/one' }, { cursor_path: 'next' }),
+        ctx,
+      );
       expect((await collect(one.payload)).items).toEqual([{ id: 7, next: 'n7' }]);
       expect(await one.nextCursor()).toBe('n7');
     });
 
     it('streams CSV as a csv payload and other media types as files', async () => {
-      const csv = await httpConnector.read!(conn(), source({ path: '/report.csv' }), ctx);
+      const csv = await httpConnector.source.read(conn(), source({ path: '/report.csv' }), ctx);
       expect(csv.payload).toMatchObject({ kind: 'csv', delimiter: ',', header: true });
       expect((await bytesOf(csv.payload)).toString()).toBe('id,name\n1,"a, b"\n2,c\n');
       expect(await csv.nextCursor()).toBeNull();
 
-      const pdf = await httpConnector.read!(conn(), source({ path: '/report.pdf' }), ctx);
+      const pdf = await httpConnector.source.read(conn(), source({ path: '/report.pdf' }), ctx);
       expect(pdf.payload).toMatchObject({
         kind: 'file',
         mimeType: 'application/pdf',
@@ -196,7 +198,7 @@ describe('HTTP connector in pipelines', () => {
       expect((await bytesOf(pdf.payload)).equals(PDF)).toBe(true);
 
       // response.format overrides the media type.
-      const forced = await httpConnector.read!(
+      const forced = await httpConnector.source.read(
         conn(),
         source({ path: '/report.csv' }, { format: 'file' }),
         ctx,
@@ -207,7 +209,7 @@ describe('HTTP connector in pipelines', () => {
 
     it('answers a non-2xx status with REMOTE_ERROR naming the status, never the body', async () => {
       const err = await fails(
-        httpConnector.read!(
+        httpConnector.source.read(
           conn(),
           source({ path: '/fail', headers: { 'X-Api-Key': '{{runtime.secrets.KEY}}' } }),
           ctx,
@@ -217,20 +219,24 @@ describe('HTTP connector in pipelines', () => {
       expect(err.message).toMatch(/HTTP 500 \(application\/json\)/);
       expect(err.message).not.toContain(SECRET);
       await fails(
-        httpConnector.read!(conn(), source({ path: '/orders', body: '{{input}}', method: 'POST' }), ctx),
+        httpConnector.source.read(
+          conn(),
+          source({ path: '/orders', body: '{{input}}', method: 'POST' }),
+          ctx,
+        ),
         'INVALID_STATEMENT',
       );
       await fails(
-        httpConnector.read!(conn(), source({ path: '/x', headers: { Authorization: 'x' } }), ctx),
+        httpConnector.source.read(conn(), source({ path: '/x', headers: { Authorization: 'x' } }), ctx),
         'INVALID_STATEMENT',
       );
     });
 
     it('times out waiting on the remote, for the headers and between body chunks', async () => {
       let started = Date.now();
-      await fails(httpConnector.read!(conn(1), source({ path: '/hang' }), ctx), 'TIMEOUT');
+      await fails(httpConnector.source.read(conn(1), source({ path: '/hang' }), ctx), 'TIMEOUT');
       expect(Date.now() - started).toBeLessThan(6000);
-      const out = await httpConnector.read!(conn(1), source({ path: '/stall' }), ctx);
+      const out = await httpConnector.source.read(conn(1), source({ path: '/stall' }), ctx);
       started = Date.now();
       const err = await collect(out.payload).catch((e) => e);
       expect(err).toBeInstanceOf(ConnectorError);
@@ -238,18 +244,21 @@ describe('HTTP connector in pipelines', () => {
       expect(Date.now() - started).toBeLessThan(6000);
       await expect(out.nextCursor()).rejects.toBeTruthy();
       // A slow consumer downstream is not the remote's fault: no timeout while we hold a chunk.
-      const slow = await httpConnector.read!(conn(1), source({ path: '/many' }), ctx);
+      const slow = await httpConnector.source.read(conn(1), source({ path: '/many' }), ctx);
       await new Promise((r) => setTimeout(r, 1500));
       expect((await collect(slow.payload)).items).toHaveLength(2500);
     });
 
     it('bounds the response and goes through the egress guard', async () => {
       const small: ConnectorContext = { ...ctx, limits: { ...defaultLimits, maxResponseBytes: 1000 } };
-      const many = await httpConnector.read!(conn(), source({ path: '/many' }), small).catch((e) => e);
+      const many = await httpConnector.source.read(conn(), source({ path: '/many' }), small).catch((e) => e);
       const err = many instanceof ConnectorError ? many : await collect(many.payload).catch((e) => e);
       expect(err.code).toBe('RESPONSE_TOO_LARGE');
       const closed: ConnectorContext = { ...ctx, policy: { allowPrivate: false } };
-      await fails(httpConnector.read!(conn(), source({ path: '/orders' }), closed), 'PRIVATE_HOST_BLOCKED');
+      await fails(
+        httpConnector.source.read(conn(), source({ path: '/orders' }), closed),
+        'PRIVATE_HOST_BLOCKED',
+      );
     });
   });
 
@@ -276,7 +285,7 @@ describe('HTTP connector in pipelines', () => {
         body: '{{input}}',
         headers: { 'X-Api-Key': '{{runtime.secrets.KEY}}' },
       });
-      const result = await httpConnector.write!(conn(), rows, step, ctx);
+      const result = await httpConnector.sink.write(conn(), rows, step, ctx);
       const last = seen.at(-1)!;
       expect(last.method).toBe('POST');
       expect(last.headers['content-type']).toBe('application/json');
@@ -295,7 +304,7 @@ describe('HTTP connector in pipelines', () => {
         batches: batches<unknown>([{ n: 1 }, { n: 2 }, { n: 3 }], [{ n: 4 }, { n: 5 }]),
       });
       const before = seen.length;
-      const result = await httpConnector.write!(
+      const result = await httpConnector.sink.write(
         conn(),
         records(),
         sink({ path: '/sink', body: '{{input}}', batch_size: 2 }),
@@ -309,7 +318,7 @@ describe('HTTP connector in pipelines', () => {
       ]);
       expect(sent.every((r) => r.headers['content-type'] === 'application/json')).toBe(true);
       expect(result).toEqual({ rows: 5, bytes: sent.reduce((n, r) => n + r.body.length, 0) });
-      await httpConnector.write!(
+      await httpConnector.sink.write(
         conn(),
         records(),
         sink({
@@ -328,7 +337,7 @@ describe('HTTP connector in pipelines', () => {
 
     it('stops at the first refused batch and says how much was accepted', async () => {
       const err = await fails(
-        httpConnector.write!(
+        httpConnector.sink.write(
           conn(),
           { kind: 'json', batches: batches<unknown>([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }]) },
           sink({ path: '/second-fails', body: '{{input}}', batch_size: 2 }),
@@ -341,7 +350,7 @@ describe('HTTP connector in pipelines', () => {
       );
       expect(secondFails).toBe(2);
       await fails(
-        httpConnector.write!(
+        httpConnector.sink.write(
           conn(),
           { kind: 'json', batches: batches<unknown>([{ n: 1 }]) },
           sink({ path: '/sink', body: '{{input}}', batch_size: 2, headers: { 'Content-Type': 'text/csv' } }),
@@ -350,7 +359,7 @@ describe('HTTP connector in pipelines', () => {
         'INVALID_STATEMENT',
       );
       await fails(
-        httpConnector.write!(
+        httpConnector.sink.write(
           conn(),
           { kind: 'json', batches: batches<unknown>([{ n: 1 }]) },
           sink({ path: '/sink', body: { fixed: true }, batch_size: 2 }),
@@ -361,7 +370,7 @@ describe('HTTP connector in pipelines', () => {
     });
 
     it('forwards JSON records as NDJSON and CSV as text/csv when asked', async () => {
-      await httpConnector.write!(
+      await httpConnector.sink.write(
         conn(),
         { kind: 'json', batches: batches<unknown>([{ a: 1 }, [2]], [{ b: null }]) },
         sink({ path: '/sink', body: '{{input}}', headers: { 'Content-Type': 'application/x-ndjson' } }),
@@ -369,7 +378,7 @@ describe('HTTP connector in pipelines', () => {
       );
       expect(seen.at(-1)!.body.toString()).toBe('{"a":1}\n[2]\n{"b":null}\n');
       const csv = 'id,name\n1,"x\ny"\n2,z\n';
-      const result = await httpConnector.write!(
+      const result = await httpConnector.sink.write(
         conn(),
         { kind: 'csv', delimiter: ',', header: true, chunks: chunksOf(csv.slice(0, 9), csv.slice(9)) },
         sink({ path: '/sink', body: '{{input}}', method: 'PUT' }),
@@ -387,10 +396,10 @@ describe('HTTP connector in pipelines', () => {
         filename: 'r.pdf',
         chunks: chunksOf(PDF),
       });
-      await httpConnector.write!(conn(), file(), sink({ path: '/sink', body: '{{input}}' }), ctx);
+      await httpConnector.sink.write(conn(), file(), sink({ path: '/sink', body: '{{input}}' }), ctx);
       expect(seen.at(-1)!.headers['content-type']).toBe('application/pdf');
       expect(seen.at(-1)!.body.equals(PDF)).toBe(true);
-      await httpConnector.write!(
+      await httpConnector.sink.write(
         conn(),
         file(),
         sink({ path: '/sink', body: '{{input}}', headers: { 'Content-Type': 'application/octet-stream' } }),
@@ -400,7 +409,7 @@ describe('HTTP connector in pipelines', () => {
     });
 
     it('sends forms URL-encoded or multipart with our boundary', async () => {
-      await httpConnector.write!(
+      await httpConnector.sink.write(
         conn(),
         {
           kind: 'form',
@@ -416,7 +425,7 @@ describe('HTTP connector in pipelines', () => {
       expect(seen.at(-1)!.headers['content-type']).toBe('application/x-www-form-urlencoded');
       expect(seen.at(-1)!.body.toString()).toBe('a=1%262&b=x+y');
 
-      await httpConnector.write!(
+      await httpConnector.sink.write(
         conn(),
         {
           kind: 'form',
@@ -447,7 +456,7 @@ describe('HTTP connector in pipelines', () => {
       expect(last.body.equals(expected)).toBe(true);
       // A file cannot travel URL-encoded.
       await fails(
-        httpConnector.write!(
+        httpConnector.sink.write(
           conn(),
           {
             kind: 'form',
@@ -464,7 +473,7 @@ describe('HTTP connector in pipelines', () => {
     it('answers a non-2xx status with REMOTE_ERROR and keeps the upstream error as it is', async () => {
       const before = seen.filter((s) => s.url === '/api/fail').length;
       const err = await fails(
-        httpConnector.write!(
+        httpConnector.sink.write(
           conn(),
           { kind: 'json', batches: batches([{ a: 1 }]) },
           sink({ path: '/fail', body: '{{input}}', headers: { 'X-Api-Key': '{{runtime.secrets.KEY}}' } }),
@@ -482,7 +491,7 @@ describe('HTTP connector in pipelines', () => {
         throw new ConnectorError('QUERY_FAILED', 'upstream broke');
       }
       const up = await fails(
-        httpConnector.write!(
+        httpConnector.sink.write(
           conn(),
           { kind: 'json', batches: broken() },
           sink({ path: '/sink', body: '{{input}}' }),
@@ -492,7 +501,7 @@ describe('HTTP connector in pipelines', () => {
       );
       expect(up.message).toBe('upstream broke');
       await fails(
-        httpConnector.write!(conn(), rows, sink({ path: '/sink', body: '{{input}}' }), {
+        httpConnector.sink.write(conn(), rows, sink({ path: '/sink', body: '{{input}}' }), {
           ...ctx,
           readOnly: true,
         }),

@@ -1,7 +1,7 @@
 import type { Operation, StepContext } from '@sluice/engine';
 import { type ConnectorContext, ConnectorError } from '../types';
+import { type HttpConfig, type HttpCredentials, RESERVED_HEADERS } from './config';
 import { authHeaders, joinUrl } from './request';
-import { type HttpConfig, type HttpCredentials, RESERVED_HEADERS } from './schemas';
 import type { OutboundRequest } from './transport';
 
 // A pipeline step's HTTP operation as one outbound request. Templates are rendered here, at

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ConnectorError } from '../types';
-import type { HttpCredentials, HttpStatement } from './schemas';
+import type { HttpCredentials, HttpStatement } from './config';
 
 // Turning config, credentials and a statement with its parameters into one outbound request.
 // Parameters are substituted into values (URL-encoded in the path, JSON values in JSON

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
-import { request } from 'undici';
-import { guardedDispatcher } from '../egress';
+import { guardedDispatcher, undici } from '../egress';
 import { type ConnectorContext, ConnectorError } from '../types';
 
 // One outbound HTTP exchange of the HTTP connector: every connection (first request and each
@@ -112,7 +111,7 @@ async function exchange(
   try {
     for (let hop = 0; ; hop++) {
       const sameOrigin = url.origin === origin;
-      const res = await request(url, {
+      const res = await undici().request(url, {
         method: method as any,
         headers: { ...headers, ...(sameOrigin ? req.originHeaders : {}) },
         body,

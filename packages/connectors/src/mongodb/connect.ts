@@ -38,6 +38,8 @@ export type MongoHandle = {
   client: MongoClient;
   close(): Promise<void>;
   blocked(): EgressBlockedError | null;
+  /** The last connect to a server that failed below the driver (egress-proxy.ts). */
+  upstreamError(): Error | null;
   /** Why the last attempt to reach a server failed (a selection timeout says only "timed out"). */
   lastHeartbeatError(): unknown;
 };
@@ -115,6 +117,7 @@ export async function connectMongo(conn: MongoConnection, ctx: ConnectorContext)
     client,
     close,
     blocked: () => blocked ?? proxy.blocked(),
+    upstreamError: () => proxy.upstreamError(),
     lastHeartbeatError: () => lastHeartbeatError,
   };
 }
@@ -156,6 +159,10 @@ export function failure(
     const mapped = mongoError(heartbeat, conn, secrets);
     if (mapped.code !== 'CONNECTION_FAILED' || !/could not talk/.test(mapped.message)) return mapped;
   }
+  // No server was usable because the connects themselves failed (a refused port).
+  const upstream = handle.upstreamError();
+  const reason = upstream && networkError(upstream, where(conn.config), CONNECT_TIMEOUT_SECONDS);
+  if ((err as { name?: string })?.name === 'MongoServerSelectionError' && reason) return reason;
   return mongoError(err, conn, secrets);
 }
 

@@ -14,6 +14,11 @@ export type EgressProxy = {
   port: number;
   /** The first destination the guard refused, if any. */
   blocked(): EgressBlockedError | null;
+  /**
+   * The last failed connect to a checked destination (refused, unreachable, timed out): the
+   * driver only sees its SOCKS reply, so the caller's error names the cause from here.
+   */
+  upstreamError(): Error | null;
   close(): Promise<void>;
 };
 
@@ -73,6 +78,7 @@ export async function startEgressProxy(
   opts: { connectTimeoutMs: number },
 ): Promise<EgressProxy> {
   let blocked: EgressBlockedError | null = null;
+  let upstreamError: Error | null = null;
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -130,10 +136,12 @@ export async function startEgressProxy(
     const upstream = net.connect({ host: address, port: req.port, timeout: opts.connectTimeoutMs });
     track(upstream);
     upstream.once('timeout', () => {
+      upstreamError = Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' });
       upstream.destroy();
       client.end(reply(REPLY.hostUnreachable));
     });
-    upstream.once('error', () => {
+    upstream.once('error', (err) => {
+      upstreamError = err;
       if (!client.destroyed) client.end(reply(REPLY.refused));
     });
     upstream.once('connect', () => {
@@ -158,6 +166,7 @@ export async function startEgressProxy(
     host: '127.0.0.1',
     port,
     blocked: () => blocked,
+    upstreamError: () => upstreamError,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

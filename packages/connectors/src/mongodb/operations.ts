@@ -1,14 +1,14 @@
 import type { AbstractCursor, Db, Document, Sort } from 'mongodb';
 import { type ConnectorContext, ConnectorError, type QueryResult, type SchemaDocument } from '../types';
-import { type MongoConnection, withMongo } from './connect';
-import { FieldTypes } from './schema';
 import {
   bindStatement,
   type MongoOperation,
   type MongoStatement,
   placeholderNames,
   writingStage,
-} from './statement';
+} from './config';
+import { type MongoConnection, withMongo } from './connect';
+import { FieldTypes } from './schema';
 import { toJson } from './values';
 
 // Connection test, schema import and saved-query execution.

@@ -76,7 +76,7 @@ afterAll(async () => {
 
 describe('mongodb pipeline source', () => {
   it('streams a find in batches of batch_size as JSON records', async () => {
-    const out = await mongodbConnector.read!(
+    const out = await mongodbConnector.source.read(
       connection(),
       source({ collection: 'events', projection: { _id: 0 }, sort: { id: 1 }, batch_size: 50 }),
       ctx,
@@ -90,7 +90,7 @@ describe('mongodb pipeline source', () => {
   });
 
   it('binds run inputs as values in an aggregate', async () => {
-    const out = await mongodbConnector.read!(
+    const out = await mongodbConnector.source.read(
       connection(),
       source(
         {
@@ -110,7 +110,7 @@ describe('mongodb pipeline source', () => {
 
   it('stops reading and closes its client when the run is canceled', async () => {
     const step = source({ collection: 'events', sort: { id: 1 }, batch_size: 10 });
-    const out = await mongodbConnector.read!(connection(), step, ctx);
+    const out = await mongodbConnector.source.read(connection(), step, ctx);
     if (out.payload.kind !== 'json') throw new Error('json expected');
     const it = out.payload.batches[Symbol.asyncIterator]();
     expect((await it.next()).value).toHaveLength(10);
@@ -125,7 +125,7 @@ describe('mongodb pipeline source', () => {
 
   it('refuses writing stages and a write block in a source', async () => {
     await failure(
-      mongodbConnector.read!(
+      mongodbConnector.source.read(
         connection(),
         source({ collection: 'events', operation: 'aggregate', pipeline: [{ $out: 'copy' }] }),
         ctx,
@@ -133,7 +133,11 @@ describe('mongodb pipeline source', () => {
       'INVALID_STATEMENT',
     );
     await failure(
-      mongodbConnector.read!(connection(), source({ collection: 'events', filter: { $where: '1' } }), ctx),
+      mongodbConnector.source.read(
+        connection(),
+        source({ collection: 'events', filter: { $where: '1' } }),
+        ctx,
+      ),
       'INVALID_STATEMENT',
     );
   });
@@ -157,7 +161,7 @@ describe('mongodb pipeline sink', () => {
 
   it('inserts rows with BSON types from their column types, in batches', async () => {
     const step = sink({ collection: 'typed', write: { mode: 'insert' }, batch_size: 2 });
-    const result = await mongodbConnector.write!(
+    const result = await mongodbConnector.sink.write(
       connection(),
       rows(
         columns,
@@ -190,7 +194,7 @@ describe('mongodb pipeline sink', () => {
 
   it('upserts by key: a second run replaces, the last record of a key wins', async () => {
     const write = (data: unknown[][]) =>
-      mongodbConnector.write!(
+      mongodbConnector.sink.write(
         connection(),
         { kind: 'json', batches: batches(data) },
         sink({ collection: 'people', write: { mode: 'upsert', key: ['id'] } }),
@@ -213,12 +217,14 @@ describe('mongodb pipeline sink', () => {
   });
 
   it('keeps key values as values, even ones shaped like operators', async () => {
-    await mongodbConnector.write!(
-      connection(),
-      { kind: 'json', batches: batches([{ id: { $gt: 0 }, name: 'odd key' }]) },
-      sink({ collection: 'people', write: { mode: 'upsert', key: ['name'] } }),
-      ctx,
-    ).catch(() => {});
+    await mongodbConnector.sink
+      .write(
+        connection(),
+        { kind: 'json', batches: batches([{ id: { $gt: 0 }, name: 'odd key' }]) },
+        sink({ collection: 'people', write: { mode: 'upsert', key: ['name'] } }),
+        ctx,
+      )
+      .catch(() => {});
     // Whatever the server made of it, no existing document was replaced.
     expect((await docs('people')).filter((d) => d.name !== 'odd key')).toHaveLength(3);
   });
@@ -231,7 +237,7 @@ describe('mongodb pipeline sink', () => {
       yield [{ n: 3 }];
     }
     await failure(
-      mongodbConnector.write!(connection(), { kind: 'json', batches: upstream() }, step, ctx),
+      mongodbConnector.sink.write(connection(), { kind: 'json', batches: upstream() }, step, ctx),
       'TIMEOUT',
     );
     expect((await docs('canceled')).map((d) => d.n).sort()).toEqual([1, 2]);
@@ -241,11 +247,11 @@ describe('mongodb pipeline sink', () => {
     const ok = sink({ collection: 'x', write: { mode: 'insert' } });
     const json = (items: unknown[]): Payload => ({ kind: 'json', batches: batches(items) });
     await failure(
-      mongodbConnector.write!(connection(), json([{ a: 1 }]), ok, { ...ctx, readOnly: true }),
+      mongodbConnector.sink.write(connection(), json([{ a: 1 }]), ok, { ...ctx, readOnly: true }),
       'PERMISSION_DENIED',
     );
     await failure(
-      mongodbConnector.write!(
+      mongodbConnector.sink.write(
         connection(),
         { kind: 'file', mimeType: 'application/pdf', chunks: (async function* () {})() },
         ok,
@@ -254,7 +260,7 @@ describe('mongodb pipeline sink', () => {
       'INVALID_STATEMENT',
     );
     await failure(
-      mongodbConnector.write!(
+      mongodbConnector.sink.write(
         connection(),
         json([{ a: 1 }]),
         sink({ collection: 'x', write: { mode: 'upsert' } }),
@@ -263,7 +269,7 @@ describe('mongodb pipeline sink', () => {
       'INVALID_STATEMENT',
     );
     await failure(
-      mongodbConnector.write!(
+      mongodbConnector.sink.write(
         connection(),
         json([{ id: 1 }, { name: 'no id' }]),
         sink({ collection: 'x', write: { mode: 'upsert', key: ['id'] } }),
@@ -272,18 +278,18 @@ describe('mongodb pipeline sink', () => {
       'QUERY_FAILED',
     );
     await failure(
-      mongodbConnector.write!(connection(), json([{ $set: { a: 1 } }]), ok, ctx),
+      mongodbConnector.sink.write(connection(), json([{ $set: { a: 1 } }]), ok, ctx),
       'INVALID_STATEMENT',
     );
     await failure(
-      mongodbConnector.write!(connection(), json([{ a: 1 }]), sink({ collection: 'x' }), ctx),
+      mongodbConnector.sink.write(connection(), json([{ a: 1 }]), sink({ collection: 'x' }), ctx),
       'INVALID_STATEMENT',
     );
   });
 
   it('reports a duplicate _id as QUERY_FAILED without the value', async () => {
     const err = await failure(
-      mongodbConnector.write!(
+      mongodbConnector.sink.write(
         connection(),
         {
           kind: 'json',

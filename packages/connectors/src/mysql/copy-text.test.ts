@@ -200,7 +200,7 @@ describe('COPY text from MySQL rows', () => {
       'SELECT id, v, id * 2 AS twice FROM seq ORDER BY id': 30_000,
     };
     for (const [sql, count] of Object.entries(counts)) {
-      const out = await mysql.read!(myConnection(), source(sql), ctx);
+      const out = await mysql.source.read(myConnection(), source(sql), ctx);
       const p = out.payload as Extract<Payload, { kind: 'rows' }>;
       expect(p.csv?.format).toBe('text');
       // Floating-point numbers are the same number, spelled by the server or by JavaScript.
@@ -212,7 +212,7 @@ describe('COPY text from MySQL rows', () => {
       expect(cells(wire)).toEqual(cells(await fromRows(sql)));
       expect(p.csv!.count()).toBe(count);
     }
-    const out = await mysql.read!(myConnection(), source('SELECT * FROM every WHERE id = 1'), ctx);
+    const out = await mysql.source.read(myConnection(), source('SELECT * FROM every WHERE id = 1'), ctx);
     const line = (await text((out.payload as Extract<Payload, { kind: 'rows' }>).csv!.chunks)).split('\t');
     expect(line.slice(0, 9)).toEqual([
       '1',
@@ -240,14 +240,14 @@ describe('COPY text from MySQL rows', () => {
       ['every', 'every'],
       ['seq', 'seq'],
     ]) {
-      const viaText = await mysql.read!(myConnection(), source(`SELECT * FROM ${from}`), ctx);
+      const viaText = await mysql.source.read(myConnection(), source(`SELECT * FROM ${from}`), ctx);
       const textSink = sink(`${to}_text`);
-      const a = await postgres.write!(pgConnection(), viaText.payload, textSink, ctx);
+      const a = await postgres.sink.write(pgConnection(), viaText.payload, textSink, ctx);
       expect(textSink.lines.map((l) => l.message).join('\n')).toMatch(/as COPY text directly/);
-      const viaRows = await mysql.read!(myConnection(), source(`SELECT * FROM ${from}`), ctx);
+      const viaRows = await mysql.source.read(myConnection(), source(`SELECT * FROM ${from}`), ctx);
       const { csv: _, ...rowsOnly } = viaRows.payload as Extract<Payload, { kind: 'rows' }>;
       const rowSink = sink(`${to}_rows`);
-      const b = await postgres.write!(pgConnection(), rowsOnly, rowSink, ctx);
+      const b = await postgres.sink.write(pgConnection(), rowsOnly, rowSink, ctx);
       expect(rowSink.lines.map((l) => l.message).join('\n')).not.toMatch(/COPY text/);
       expect(a.rows).toBe(b.rows);
       const diff = await pgc.query(
@@ -269,18 +269,18 @@ describe('COPY text from MySQL rows', () => {
 
   it('keeps the row path for JSON, templates, and floats into text columns, and says why', async () => {
     const json = source("SELECT id, JSON_OBJECT('a', id) AS j FROM every");
-    const a = await mysql.read!(myConnection(), json, ctx);
+    const a = await mysql.source.read(myConnection(), json, ctx);
     expect((a.payload as Extract<Payload, { kind: 'rows' }>).csv).toBeUndefined();
     expect(json.lines.map((l) => l.message)).toContain('rows are not offered as COPY text: column j is JSON');
     for await (const _ of (a.payload as Extract<Payload, { kind: 'rows' }>).batches);
 
-    const floats = await mysql.read!(
+    const floats = await mysql.source.read(
       myConnection(),
       source('SELECT id, f, dbl FROM every WHERE id = 1'),
       ctx,
     );
     const s = sink('floats');
-    await postgres.write!(pgConnection(), floats.payload, s, ctx);
+    await postgres.sink.write(pgConnection(), floats.payload, s, ctx);
     expect(s.lines.map((l) => l.message).join('\n')).toMatch(
       /one by one: column f is text and its values are float/,
     );
@@ -290,7 +290,7 @@ describe('COPY text from MySQL rows', () => {
   });
 
   it('streams COPY text with backpressure: the server waits while chunks are downstream', async () => {
-    const out = await mysql.read!(
+    const out = await mysql.source.read(
       myConnection(),
       source("SELECT seq AS id, REPEAT('x', 200) AS pad, SYSDATE(6) AS at FROM seq_1_to_100000"),
       ctx,
@@ -315,10 +315,10 @@ describe('COPY text from MySQL rows', () => {
     await pgc.query('CREATE TABLE zero (id int primary key, dt date, dtm timestamp)');
     const codes: string[] = [];
     for (const text of [true, false]) {
-      const out = await mysql.read!(myConnection(), source('SELECT * FROM zero'), ctx);
+      const out = await mysql.source.read(myConnection(), source('SELECT * FROM zero'), ctx);
       const p = out.payload as Extract<Payload, { kind: 'rows' }>;
       const payload = text ? p : { ...p, csv: undefined };
-      const err = await postgres.write!(pgConnection(), payload, sink('zero'), ctx).then(
+      const err = await postgres.sink.write(pgConnection(), payload, sink('zero'), ctx).then(
         () => null,
         (e) => e,
       );
@@ -331,7 +331,7 @@ describe('COPY text from MySQL rows', () => {
 
   it('follows cursor_column through COPY text', async () => {
     const step = source('SELECT id, v FROM seq WHERE id <= 100', { cursor_column: 'id' });
-    const out = await mysql.read!(myConnection(), step, ctx);
+    const out = await mysql.source.read(myConnection(), step, ctx);
     await text((out.payload as Extract<Payload, { kind: 'rows' }>).csv!.chunks);
     expect(await out.nextCursor()).toBe('100');
   });

@@ -1,40 +1,44 @@
-import {
-  passwordCredentialsSchema,
-  relationalConfigSchema,
-  type SqlStatement,
-  sqlStatementSchema,
-} from '../relational/config';
+import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { mysqlConfigSchema, mysqlCredentialsSchema, mysqlStatementSchema } from './config';
 import type { MysqlConnection } from './connect';
 
 // MySQL and MariaDB (docs/connectors/mysql.md). Every call opens one session to the address
 // the egress guard checked and closes it before returning.
 
-export const mysqlConfigSchema = relationalConfigSchema(3306, 'MySQL');
+export * from './config';
 
-export const mysql: ConnectorDefinition<
-  MysqlConnection['config'],
-  MysqlConnection['credentials'],
-  SqlStatement
-> = {
+export const mysql = {
   type: 'mysql',
   label: 'MySQL',
   configSchema: mysqlConfigSchema,
-  credentialsSchema: passwordCredentialsSchema,
+  credentialsSchema: mysqlCredentialsSchema,
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: sqlStatementSchema('mysql'),
-  resultType: 'sql',
-  committedWrites: async (conn, step, keyPrefix, ctx) =>
-    (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),
   // The driver loads on first use, so a process that never talks to this kind never holds it.
   test: async (conn, ctx) => (await import('./operations')).testMysql(conn, ctx),
-  importSchema: async (conn, ctx) => (await import('./operations')).importMysqlSchema(conn, ctx),
-  execute: async (conn, statement, parameters, ctx) =>
-    (await import('./operations')).executeMysql(conn, statement, parameters, ctx),
-  read: async (conn, step, ctx) => (await import('./read')).readMysql(conn, step, ctx),
-  write: async (conn, input, step, ctx) => (await import('./write')).writeMysql(conn, input, step, ctx),
-};
+  query: {
+    statementSchema: mysqlStatementSchema,
+    resultType: 'sql',
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeMysql(conn, statement, parameters, ctx),
+  },
+  discover: {
+    importSchema: async (conn, ctx) => (await import('./operations')).importMysqlSchema(conn, ctx),
+  },
+  source: {
+    operation: null,
+    read: async (conn, step, ctx) => (await import('./source')).readMysql(conn, step, ctx),
+  },
+  sink: {
+    operation: null,
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeMysql(conn, input, step, ctx),
+  },
+  ledger: {
+    committedWrites: async (conn, step, keyPrefix, ctx) =>
+      (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),
+  },
+} satisfies ConnectorDefinition<MysqlConnection['config'], MysqlConnection['credentials'], SqlStatement>;
 
 export const definition = mysql;

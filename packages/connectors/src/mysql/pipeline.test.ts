@@ -83,7 +83,7 @@ describe('mysql pipelines', () => {
         yield Array.from({ length: 5000 }, (_, i) => [start + i + 1, pad]);
       }
     }
-    const result = await mysql.write!(
+    const result = await mysql.sink.write(
       connection(),
       {
         kind: 'rows',
@@ -101,7 +101,7 @@ describe('mysql pipelines', () => {
   });
 
   it('streams 100,000 rows with backpressure: the server waits while a batch is downstream', async () => {
-    const out = await mysql.read!(
+    const out = await mysql.source.read(
       connection(),
       source('SELECT id, pad, SYSDATE(6) AS at FROM big WHERE id > {{runtime.input.min}} ORDER BY id', {
         min: 0,
@@ -143,16 +143,16 @@ describe('mysql pipelines', () => {
         },
         { cursor },
       );
-    const first = await mysql.read!(connection(), step(null), ctx);
+    const first = await mysql.source.read(connection(), step(null), ctx);
     expect((await collect(first.payload)).items).toHaveLength(3);
     expect(await first.nextCursor()).toBe('3');
-    const second = await mysql.read!(connection(), step('3'), ctx);
+    const second = await mysql.source.read(connection(), step('3'), ctx);
     expect((await collect(second.payload)).items).toEqual([]);
     expect(await second.nextCursor()).toBeNull();
   });
 
   it('binds templates as values and only runs queries', async () => {
-    const out = await mysql.read!(
+    const out = await mysql.source.read(
       connection(),
       source('SELECT id, name FROM people WHERE name = {{runtime.input.name}} OR id = {{runtime.input.id}}', {
         name: "x' OR '1'='1",
@@ -161,13 +161,16 @@ describe('mysql pipelines', () => {
       ctx,
     );
     expect((await collect(out.payload)).items).toEqual([[2, 'bob']]);
-    await failure(mysql.read!(connection(), source('DELETE FROM people'), ctx), 'INVALID_STATEMENT');
-    await failure(mysql.read!(connection(), source('SELECT 1; DELETE FROM people'), ctx), 'QUERY_FAILED');
+    await failure(mysql.source.read(connection(), source('DELETE FROM people'), ctx), 'INVALID_STATEMENT');
+    await failure(
+      mysql.source.read(connection(), source('SELECT 1; DELETE FROM people'), ctx),
+      'QUERY_FAILED',
+    );
     expect(await sql('SELECT COUNT(*) AS n FROM people')).toEqual([{ n: 3 }]);
   });
 
   it('inserts tricky values exactly', async () => {
-    const result = await mysql.write!(
+    const result = await mysql.sink.write(
       connection(),
       rowsPayload(
         ['id', 'txt', 'js', 'b', 'ts', 'n', 'ok'],
@@ -208,7 +211,7 @@ describe('mysql pipelines', () => {
 
   it('stores zoned timestamp text as its UTC instant in DATETIME and TIMESTAMP columns', async () => {
     await sql('CREATE TABLE stamps (id INT PRIMARY KEY, dt DATETIME(6), ts TIMESTAMP(6) NULL) ENGINE=InnoDB');
-    await mysql.write!(
+    await mysql.sink.write(
       connection(),
       rowsPayload(
         ['id', 'dt', 'ts'],
@@ -229,7 +232,7 @@ describe('mysql pipelines', () => {
   });
 
   it('upserts (the last row of a key wins) and replaces', async () => {
-    await mysql.write!(
+    await mysql.sink.write(
       connection(),
       rowsPayload(
         ['id', 'name'],
@@ -248,7 +251,7 @@ describe('mysql pipelines', () => {
       { id: 3, name: 'cy', city: null },
       { id: 4, name: 'dee', city: null },
     ]);
-    await mysql.write!(
+    await mysql.sink.write(
       connection(),
       {
         kind: 'csv',
@@ -271,7 +274,7 @@ describe('mysql pipelines', () => {
     // The duplicate lands in the second INSERT statement, after the DELETE and the first one.
     many.push([1000, 'dup']);
     const dup = await failure(
-      mysql.write!(
+      mysql.sink.write(
         connection(),
         rowsPayload(['id', 'name'], many),
         sink({ table: 'people', mode: 'replace' }),
@@ -282,7 +285,7 @@ describe('mysql pipelines', () => {
     expect(dup.message).toMatch(/Duplicate entry for key/);
     expect(dup.message).not.toContain("'1000'");
     const bad = await failure(
-      mysql.write!(
+      mysql.sink.write(
         connection(),
         rowsPayload(['id', 'name'], [[101, 'x']], [['secret-ish-value', 'y']]),
         sink({ table: 'people' }),
@@ -298,13 +301,13 @@ describe('mysql pipelines', () => {
   it('creates a missing table from JSON records and upserts into it', async () => {
     const json = (records: unknown[]): Payload => ({ kind: 'json', batches: batches<unknown>(records) });
     const write = { table: 'orders_new', mode: 'upsert', key: ['code'], create_table: true };
-    await mysql.write!(
+    await mysql.sink.write(
       connection(),
       json([{ code: 'A-1', 'we`ird col': 'a', meta: { x: [1] }, price: 9.5, paid: true, qty: 3 }]),
       sink(write),
       ctx,
     );
-    await mysql.write!(
+    await mysql.sink.write(
       connection(),
       json([{ code: 'A-1', 'we`ird col': 'b', meta: null, price: 10, paid: false, qty: 4 }]),
       sink(write),
@@ -327,7 +330,7 @@ describe('mysql pipelines', () => {
       { code: 'A-1', 'we`ird col': 'b', meta: null, price: 10, paid: 0, qty: 4 },
     ]);
     const missing = await failure(
-      mysql.write!(connection(), json([{ id: 1 }]), sink({ table: 'nowhere' }), ctx),
+      mysql.sink.write(connection(), json([{ id: 1 }]), sink({ table: 'nowhere' }), ctx),
       'QUERY_FAILED',
     );
     expect(missing.message).toMatch(/does not exist; set create_table/);
@@ -337,7 +340,7 @@ describe('mysql pipelines', () => {
     'refuses the table name %j',
     async (table) => {
       await failure(
-        mysql.write!(connection(), rowsPayload(['id'], [[1]]), sink({ table }), ctx),
+        mysql.sink.write(connection(), rowsPayload(['id'], [[1]]), sink({ table }), ctx),
         'INVALID_STATEMENT',
       );
       expect(await sql('SELECT COUNT(*) AS n FROM people')).toEqual([{ n: 2 }]);
@@ -346,14 +349,14 @@ describe('mysql pipelines', () => {
 
   it('refuses read-only sources and unknown columns', async () => {
     await failure(
-      mysql.write!(connection(), rowsPayload(['id'], [[1]]), sink({ table: 'people' }), {
+      mysql.sink.write(connection(), rowsPayload(['id'], [[1]]), sink({ table: 'people' }), {
         ...ctx,
         readOnly: true,
       }),
       'PERMISSION_DENIED',
     );
     const unknown = await failure(
-      mysql.write!(connection(), rowsPayload(['id', 'nope'], [[1, 2]]), sink({ table: 'people' }), ctx),
+      mysql.sink.write(connection(), rowsPayload(['id', 'nope'], [[1, 2]]), sink({ table: 'people' }), ctx),
       'QUERY_FAILED',
     );
     expect(unknown.message).toContain('"nope" is not in table people');

@@ -1,41 +1,35 @@
-import {
-  passwordCredentialsSchema,
-  relationalConfigSchema,
-  type SqlStatement,
-  sqlStatementSchema,
-} from '../relational/config';
+import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchema } from './config';
 import type { PgConnection } from './connect';
 import { committedWrites } from './ledger';
 import { executePg, importPgSchema, testPg } from './operations';
-import { readPg } from './read';
-import { writePg } from './write';
+import { writePg } from './sink';
+import { readPg } from './source';
 
 // PostgreSQL (docs/connectors/postgres.md). Every call opens one session to the address the
 // egress guard checked and closes it before returning.
 
-export const postgresConfigSchema = relationalConfigSchema(5432, 'PostgreSQL');
+export * from './config';
 
-export const postgres: ConnectorDefinition<
-  PgConnection['config'],
-  PgConnection['credentials'],
-  SqlStatement
-> = {
+export const postgres = {
   type: 'postgres',
   label: 'PostgreSQL',
   configSchema: postgresConfigSchema,
-  credentialsSchema: passwordCredentialsSchema,
+  credentialsSchema: postgresCredentialsSchema,
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  statementSchema: sqlStatementSchema('postgres'),
-  resultType: 'sql',
   test: (conn, ctx) => testPg(conn, ctx),
-  importSchema: (conn, ctx) => importPgSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readPg(conn, step, ctx),
-  write: (conn, input, step, ctx) => writePg(conn, input, step, ctx),
-  committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx),
-};
+  query: {
+    statementSchema: postgresStatementSchema,
+    resultType: 'sql',
+    execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importPgSchema(conn, ctx) },
+  source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx) },
+  sink: { operation: null, write: (conn, input, step, ctx) => writePg(conn, input, step, ctx) },
+  ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
+} satisfies ConnectorDefinition<PgConnection['config'], PgConnection['credentials'], SqlStatement>;
 
 export const definition = postgres;

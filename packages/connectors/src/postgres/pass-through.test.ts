@@ -59,9 +59,9 @@ const dump = async (database: string, table: string) =>
 
 async function copy(query: string, write: Record<string, unknown>, extra: Partial<ConnectorContext> = {}) {
   const from = source(query);
-  const out = await postgres.read!(connection(SRC), from, ctx);
+  const out = await postgres.source.read(connection(SRC), from, ctx);
   const to = sink(write);
-  const result = await postgres.write!(connection(DST), out.payload, to, { ...ctx, ...extra });
+  const result = await postgres.sink.write(connection(DST), out.payload, to, { ...ctx, ...extra });
   return { result, to };
 }
 
@@ -174,9 +174,9 @@ describe('postgres → postgres pass-through', () => {
         input: { min: 199990, skip: "it's \\ not" },
       },
     );
-    const out = await postgres.read!(connection(SRC), from, ctx);
+    const out = await postgres.source.read(connection(SRC), from, ctx);
     const to = sink({ table: 't5', mode: 'insert' });
-    const result = await postgres.write!(connection(DST), out.payload, to, ctx);
+    const result = await postgres.sink.write(connection(DST), out.payload, to, ctx);
     expect(passedThrough(to)).not.toBeNull();
     expect(result.rows).toBe(10);
     expect(await out.nextCursor()).toBe('200000');
@@ -190,9 +190,9 @@ describe('postgres → postgres pass-through', () => {
       'SELECT id, clock_timestamp() AS seen, id::bigint * 1000000007 AS n FROM big WHERE id <= 50000',
       { cursor_column: 'seen' },
     );
-    const out = await postgres.read!(connection(SRC), from, ctx);
+    const out = await postgres.source.read(connection(SRC), from, ctx);
     const to = sink({ table: 't5b', mode: 'insert' });
-    const result = await postgres.write!(connection(DST), out.payload, to, ctx);
+    const result = await postgres.sink.write(connection(DST), out.payload, to, ctx);
     expect(passedThrough(to)).toContain('(binary)');
     expect(result.rows).toBe(50000);
     const [{ latest }] = await sql(DST, 'SELECT max(seen) AS latest FROM t5b');
@@ -201,18 +201,18 @@ describe('postgres → postgres pass-through', () => {
     expect(cursor).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+[+-]\d{2}/);
 
     const byNumber = source('SELECT id, h FROM big WHERE id <= 1234', { cursor_column: 'id' });
-    const again = await postgres.read!(connection(SRC), byNumber, ctx);
+    const again = await postgres.source.read(connection(SRC), byNumber, ctx);
     await sql(DST, 'CREATE TABLE t5c (id int, h text)');
-    await postgres.write!(connection(DST), again.payload, sink({ table: 't5c', mode: 'insert' }), ctx);
+    await postgres.sink.write(connection(DST), again.payload, sink({ table: 't5c', mode: 'insert' }), ctx);
     expect(await again.nextCursor()).toBe('1234');
 
     const byNumeric = source('SELECT id, id::numeric / 7 AS n FROM big WHERE id <= 777', {
       cursor_column: 'n',
     });
-    const third = await postgres.read!(connection(SRC), byNumeric, ctx);
+    const third = await postgres.source.read(connection(SRC), byNumeric, ctx);
     await sql(DST, 'CREATE TABLE t5d (id int, n numeric)');
     const t5d = sink({ table: 't5d', mode: 'insert' });
-    await postgres.write!(connection(DST), third.payload, t5d, ctx);
+    await postgres.sink.write(connection(DST), third.payload, t5d, ctx);
     expect(passedThrough(t5d)).toContain('(binary)');
     const [{ want }] = await sql(SRC, 'SELECT max(id::numeric / 7)::text AS want FROM big WHERE id <= 777');
     expect(await third.nextCursor()).toBe(want);
@@ -221,7 +221,7 @@ describe('postgres → postgres pass-through', () => {
   it('commits nothing when the run is canceled mid-copy', async () => {
     await sql(DST, 'CREATE TABLE t6 (id int, h text)');
     const from = source('SELECT id, h FROM big');
-    const out = await postgres.read!(connection(SRC), from, ctx);
+    const out = await postgres.source.read(connection(SRC), from, ctx);
     const payload = out.payload as Extract<Payload, { kind: 'rows' }>;
     const to = sink({ table: 't6', mode: 'insert' });
     // Cancel once the second chunk is on its way: the COPY has begun on both sides.
@@ -248,7 +248,7 @@ describe('postgres → postgres pass-through', () => {
         },
       },
     };
-    const err = await postgres.write!(connection(DST), stopping, to, ctx).then(
+    const err = await postgres.sink.write(connection(DST), stopping, to, ctx).then(
       () => null,
       (e) => e,
     );

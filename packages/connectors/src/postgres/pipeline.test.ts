@@ -90,7 +90,7 @@ describe('postgres read', () => {
          FROM generate_series(1, 100000) g WHERE g > {{runtime.input.min}};`,
       { min: 0 },
     );
-    const out = await postgres.read!(connection(), step, ctx);
+    const out = await postgres.source.read(connection(), step, ctx);
     expect(out.payload.kind).toBe('rows');
     if (out.payload.kind !== 'rows') return;
     expect(out.payload.columns).toEqual([
@@ -117,7 +117,7 @@ describe('postgres read', () => {
   });
 
   it('binds templates as values and reads in a read-only transaction', async () => {
-    const out = await postgres.read!(
+    const out = await postgres.source.read(
       connection(),
       source('SELECT id, name FROM people WHERE name = {{runtime.input.name}} OR id = {{runtime.input.id}}', {
         name: "x' OR '1'='1",
@@ -127,12 +127,12 @@ describe('postgres read', () => {
     );
     expect((await collect(out.payload)).items).toEqual([[2, 'bob']]);
     const write = await failure(
-      postgres.read!(connection(), source("SELECT nextval('seq')"), ctx),
+      postgres.source.read(connection(), source("SELECT nextval('seq')"), ctx),
       'PERMISSION_DENIED',
     );
     expect(write.message).toMatch(/read-only/);
     const cte = await failure(
-      postgres.read!(
+      postgres.source.read(
         connection(),
         source('WITH d AS (DELETE FROM people RETURNING id) SELECT * FROM d'),
         ctx,
@@ -141,10 +141,10 @@ describe('postgres read', () => {
     );
     expect(cte.message).toMatch(/data-modifying/);
     expect(await sql('SELECT count(*)::int AS n FROM people')).toEqual([{ n: 3 }]);
-    await failure(postgres.read!(connection(), source('DELETE FROM people'), ctx), 'INVALID_STATEMENT');
+    await failure(postgres.source.read(connection(), source('DELETE FROM people'), ctx), 'INVALID_STATEMENT');
     // One statement only, even without parameters: no way out of the read-only transaction.
     await failure(
-      postgres.read!(
+      postgres.source.read(
         connection(),
         source('SELECT 1; COMMIT; SET default_transaction_read_only = off; DELETE FROM people'),
         ctx,
@@ -181,21 +181,21 @@ describe('postgres source cursor', () => {
   afterAll(() => sql(`ALTER DATABASE ${DB} RESET timezone`));
 
   it('takes the greatest value of cursor_column as the next cursor, and reads after it next time', async () => {
-    const first = await postgres.read!(connection(), tracked(QUERY, null), ctx);
+    const first = await postgres.source.read(connection(), tracked(QUERY, null), ctx);
     expect((await collect(first.payload)).items.map((r: any) => r[0])).toEqual([4, 3, 2, 1]);
     const cursor = await first.nextCursor();
     expect(cursor).toBe('2026-10-25 02:10:00+01');
-    const second = await postgres.read!(connection(), tracked(QUERY, cursor), ctx);
+    const second = await postgres.source.read(connection(), tracked(QUERY, cursor), ctx);
     expect((await collect(second.payload)).items).toEqual([]);
     // No row, no value: the committed cursor stays.
     expect(await second.nextCursor()).toBeNull();
     await sql("INSERT INTO stamps VALUES (5, '2026-10-26 00:00:00+00')");
-    const third = await postgres.read!(connection(), tracked(QUERY, cursor), ctx);
+    const third = await postgres.source.read(connection(), tracked(QUERY, cursor), ctx);
     expect((await collect(third.payload)).items.map((r: any) => r[0])).toEqual([5]);
   });
 
   it('compares numbers as numbers and refuses a column the result lacks', async () => {
-    const out = await postgres.read!(
+    const out = await postgres.source.read(
       connection(),
       tracked('SELECT * FROM (VALUES (9::bigint), (10::bigint), (NULL)) v(n)', null, 'n'),
       ctx,
@@ -203,7 +203,7 @@ describe('postgres source cursor', () => {
     await collect(out.payload);
     expect(await out.nextCursor()).toBe('10');
     const err = await failure(
-      postgres.read!(connection(), tracked('SELECT 1 AS x', null, 'n'), ctx),
+      postgres.source.read(connection(), tracked('SELECT 1 AS x', null, 'n'), ctx),
       'INVALID_STATEMENT',
     );
     expect(err.message).toContain('cursor_column "n"');
@@ -236,7 +236,7 @@ describe('postgres write', () => {
         [4, '\\N', null, null, null, null, null, null, null],
       ],
     );
-    const result = await postgres.write!(connection(), input, sink({ table: 'tricky' }), ctx);
+    const result = await postgres.sink.write(connection(), input, sink({ table: 'tricky' }), ctx);
     expect(result.rows).toBe(4);
     expect(result.bytes).toBeGreaterThan(0);
     const rows = await sql(
@@ -272,7 +272,7 @@ describe('postgres write', () => {
   });
 
   it('upserts (the last row of a key wins) and replaces', async () => {
-    await postgres.write!(
+    await postgres.sink.write(
       connection(),
       rowsPayload(
         ['id', 'name'],
@@ -291,7 +291,7 @@ describe('postgres write', () => {
       { id: 3, name: 'cy', city: null },
       { id: 4, name: 'dee', city: null },
     ]);
-    await postgres.write!(
+    await postgres.sink.write(
       connection(),
       {
         kind: 'csv',
@@ -312,7 +312,7 @@ describe('postgres write', () => {
     const before = await sql('SELECT * FROM people ORDER BY id');
     // A key violation against existing rows, found after the first batch was staged.
     const dup = await failure(
-      postgres.write!(
+      postgres.sink.write(
         connection(),
         rowsPayload(['id', 'name'], [[100, 'new']], [[7, 'dup']]),
         sink({ table: 'people' }),
@@ -323,7 +323,7 @@ describe('postgres write', () => {
     expect(dup.message).toMatch(/duplicate key value violates unique constraint "people_pkey"/);
     // A value the column type refuses: the message does not echo it.
     const bad = await failure(
-      postgres.write!(
+      postgres.sink.write(
         connection(),
         rowsPayload(['id', 'name'], [[101, 'x']], [['secret-ish-value', 'y']]),
         sink({ table: 'people', mode: 'replace' }),
@@ -334,7 +334,7 @@ describe('postgres write', () => {
     expect(bad.message).toMatch(/invalid input syntax for type integer/);
     expect(bad.message).not.toContain('secret-ish-value');
     await failure(
-      postgres.write!(
+      postgres.sink.write(
         connection(),
         rowsPayload(['id', 'name'], [[102, null]]),
         sink({ table: 'people' }),
@@ -348,13 +348,13 @@ describe('postgres write', () => {
   it('creates a missing table from JSON records and upserts into it', async () => {
     const json = (records: unknown[]): Payload => ({ kind: 'json', batches: batches<unknown>(records) });
     const write = { table: 'sales.orders_new', mode: 'upsert', key: ['id'], create_table: true };
-    await postgres.write!(
+    await postgres.sink.write(
       connection(),
       json([{ id: 1, 'we"ird col': 'a', meta: { x: [1] }, price: 9.5, paid: true }]),
       sink(write),
       ctx,
     );
-    await postgres.write!(
+    await postgres.sink.write(
       connection(),
       json([{ id: 1, 'we"ird col': 'b', meta: null, price: 10, paid: false }]),
       sink(write),
@@ -376,7 +376,7 @@ describe('postgres write', () => {
       { id: '1', 'we"ird col': 'b', meta: null, price: 10, paid: false },
     ]);
     const missing = await failure(
-      postgres.write!(connection(), json([{ id: 1 }]), sink({ table: 'nowhere' }), ctx),
+      postgres.sink.write(connection(), json([{ id: 1 }]), sink({ table: 'nowhere' }), ctx),
       'QUERY_FAILED',
     );
     expect(missing.message).toMatch(/does not exist; set create_table/);
@@ -397,20 +397,23 @@ describe('postgres write', () => {
       operation: { operation_type: 'sql', write: { table: table || 'x', mode: 'insert' } },
     });
     if (!table) (step.step.operation as { write: { table: string } }).write.table = '';
-    await failure(postgres.write!(connection(), rowsPayload(['id'], [[1]]), step, ctx), 'INVALID_STATEMENT');
+    await failure(
+      postgres.sink.write(connection(), rowsPayload(['id'], [[1]]), step, ctx),
+      'INVALID_STATEMENT',
+    );
     expect(await sql(`SELECT to_regclass('people') IS NOT NULL AS ok`)).toEqual([{ ok: true }]);
   });
 
   it('refuses read-only sources, missing keys and payloads that are not tabular', async () => {
     await failure(
-      postgres.write!(connection(), rowsPayload(['id'], [[1]]), sink({ table: 'people' }), {
+      postgres.sink.write(connection(), rowsPayload(['id'], [[1]]), sink({ table: 'people' }), {
         ...ctx,
         readOnly: true,
       }),
       'PERMISSION_DENIED',
     );
     await failure(
-      postgres.write!(
+      postgres.sink.write(
         connection(),
         rowsPayload(['id'], [[1]]),
         sink({ table: 'people', mode: 'upsert' }),
@@ -419,7 +422,7 @@ describe('postgres write', () => {
       'INVALID_STATEMENT',
     );
     await failure(
-      postgres.write!(
+      postgres.sink.write(
         connection(),
         { kind: 'file', mimeType: 'application/pdf', chunks: chunksOf('%PDF') },
         sink({ table: 'people' }),
@@ -428,7 +431,12 @@ describe('postgres write', () => {
       'INVALID_STATEMENT',
     );
     const unknown = await failure(
-      postgres.write!(connection(), rowsPayload(['id', 'nope'], [[1, 2]]), sink({ table: 'people' }), ctx),
+      postgres.sink.write(
+        connection(),
+        rowsPayload(['id', 'nope'], [[1, 2]]),
+        sink({ table: 'people' }),
+        ctx,
+      ),
       'QUERY_FAILED',
     );
     expect(unknown.message).toContain('"nope" is not in table people');

@@ -7,7 +7,7 @@ import { batches, stepContext } from '../../../../test/support/step-context';
 import { egressPolicy } from '../egress';
 import { mysql, mysqlConfigSchema } from '../mysql/index';
 import { postgres, postgresConfigSchema } from '../postgres/index';
-import { type ConnectorContext, type ConnectorDefinition, defaultLimits } from '../types';
+import { type ConnectorContext, defaultLimits } from '../types';
 
 // The SQL sinks' commit ledger on the real PostgreSQL and MariaDB: a write under a commit key
 // records itself in the same transaction; the same key again writes nothing and answers the
@@ -36,7 +36,7 @@ const sink = (table: string) =>
 
 type Target = {
   name: string;
-  definition: ConnectorDefinition;
+  definition: typeof postgres | typeof mysql;
   connection: () => any;
   query: (text: string) => Promise<any[]>;
   /** The target table, qualified the way the dialect names a schema or database. */
@@ -113,7 +113,7 @@ afterAll(async () => {
 
 describe.each(targets)('$name sink ledger', (t) => {
   const write = (key: string, payload: Payload) =>
-    t.definition.write!(t.connection(), payload, sink(t.table), { ...base, commitKey: key });
+    t.definition.sink.write(t.connection(), payload, sink(t.table), { ...base, commitKey: key });
   const count = async () => Number((await t.query(`SELECT COUNT(*) AS n FROM ${t.table}`))[0].n);
 
   it('writes a commit key once: the same key again writes nothing and answers what was committed', async () => {
@@ -145,11 +145,11 @@ describe.each(targets)('$name sink ledger', (t) => {
     await write('run-1:load:1', rows([[4, 'd']]));
     expect(await count()).toBe(4);
     const step = sink(t.table).step;
-    expect(await t.definition.committedWrites!(t.connection(), step, 'run-1:load:', base)).toEqual({
+    expect(await t.definition.ledger.committedWrites(t.connection(), step, 'run-1:load:', base)).toEqual({
       rows: 4,
       bytes: expect.any(Number),
     });
-    expect(await t.definition.committedWrites!(t.connection(), step, 'run-2:load:', base)).toBeNull();
+    expect(await t.definition.ledger.committedWrites(t.connection(), step, 'run-2:load:', base)).toBeNull();
   });
 
   it('records nothing when the write rolls back, so the retry writes it', async () => {

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { EgressBlockedError, guardedLookup, resolveAllowed } from '../egress';
 import { type ConnectorContext, ConnectorError } from '../types';
-import type { S3Config, S3Credentials } from './schemas';
+import type { S3Config, S3Credentials } from './config';
 
 // One S3 client per call, built from the data source. Every connection resolves its host
 // through the egress guard (the lookup of both agents), and the configured host is checked up

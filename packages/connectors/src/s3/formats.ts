@@ -1,4 +1,4 @@
-import type { S3Format } from './schemas';
+import type { S3Format } from './config';
 
 // What an object holds, by its key's extension first (S3 stores often say
 // application/octet-stream for everything) and then by its Content-Type.

@@ -1,7 +1,4 @@
 import type { ConnectorDefinition } from '../types';
-import { executeS3, testS3 } from './operations';
-import { readS3 } from './read';
-import { importS3Schema } from './schema';
 import {
   type S3Config,
   type S3Credentials,
@@ -10,15 +7,18 @@ import {
   s3CredentialsSchema,
   s3OperationSchema,
   s3StatementSchema,
-} from './schemas';
-import { writeS3 } from './write';
+} from './config';
+import { executeS3, testS3 } from './operations';
+import { importS3Schema } from './schema';
+import { writeS3 } from './sink';
+import { readS3 } from './source';
 
 // Amazon S3 and S3-compatible stores (docs/connectors/s3.md). The AWS SDK is loaded only when
 // an S3 data source is used; every call builds its own client and destroys it before returning.
 
 export { s3ConfigSchema, s3CredentialsSchema, s3StatementSchema };
 
-export const s3Connector: ConnectorDefinition<S3Config, S3Credentials, S3Statement> = {
+export const s3Connector = {
   type: 's3',
   label: 'Amazon S3',
   configSchema: s3ConfigSchema,
@@ -26,12 +26,9 @@ export const s3Connector: ConnectorDefinition<S3Config, S3Credentials, S3Stateme
   credentialDestination: ['endpoint'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  statementSchema: s3StatementSchema,
-  resultType: 's3',
-  pipelineOperation: { source: s3OperationSchema, sink: s3OperationSchema },
   test: testS3,
-  importSchema: importS3Schema,
-  execute: executeS3,
-  read: readS3,
-  write: writeS3,
-};
+  query: { statementSchema: s3StatementSchema, resultType: 's3', execute: executeS3 },
+  discover: { importSchema: importS3Schema },
+  source: { operation: s3OperationSchema, read: readS3 },
+  sink: { operation: s3OperationSchema, write: writeS3 },
+} satisfies ConnectorDefinition<S3Config, S3Credentials, S3Statement>;

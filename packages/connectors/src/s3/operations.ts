@@ -3,11 +3,11 @@ import { type Resolve, renderString, renderValue, TemplateError } from '@sluice/
 import { csvLine } from '../payloads/csv';
 import { type ConnectorContext, ConnectorError, type QueryResult } from '../types';
 import { openS3, type S3Conn, type S3Session } from './client';
+import type { S3Statement } from './config';
 import { contentTypeFor, delimiterOf, filenameOf, mimeTypeOf, resolveFormat } from './formats';
 import { fullKey, getObject, listObjects, objectExists, putObject, relativeKey } from './objects';
 import { openParquet } from './parquet';
 import { csvRecords, jsonRecords, ndjsonRecords } from './records';
-import type { S3Statement } from './schemas';
 
 // Test connection and query execution (list, read, write) of the S3 connector.
 

@@ -1,6 +1,5 @@
 import type { PassThrough } from 'node:stream';
-import { request as undiciRequest } from 'undici';
-import { EgressBlockedError, guardedDispatcher } from '../egress';
+import { EgressBlockedError, guardedDispatcher, undici } from '../egress';
 import { networkError, scrub } from '../relational/errors';
 import { type ConnectorContext, ConnectorError } from '../types';
 
@@ -65,6 +64,10 @@ export function salesforceError(
     if (e instanceof EgressBlockedError) return new ConnectorError('PRIVATE_HOST_BLOCKED', e.message);
   }
   const where = new URL(conn.config.instance_url).host;
+  for (let e = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
+    if (e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT')
+      return new ConnectorError('TIMEOUT', `${where} did not answer in time`);
+  }
   const net = networkError(err?.cause ?? err, where, 30);
   if (net && !(net === err)) return net;
   const code = String(err?.errorCode ?? err?.name ?? '');
@@ -86,12 +89,12 @@ export function salesforceError(
     );
   if (code === 'REQUEST_LIMIT_EXCEEDED')
     return new ConnectorError(
-      'REMOTE_ERROR',
+      'RATE_LIMITED',
       'the organization exceeded its Salesforce API request limit (REQUEST_LIMIT_EXCEEDED); try again later',
     );
   if (code === 'ERROR_HTTP_429')
     return new ConnectorError(
-      'REMOTE_ERROR',
+      'RATE_LIMITED',
       'Salesforce is rate-limiting requests (HTTP 429); try again later',
     );
   if (QUERY.has(code))
@@ -118,7 +121,10 @@ export type SalesforceSession = {
 export async function openSalesforce(
   conn: SalesforceConnection,
   ctx: ConnectorContext,
+  opts: { answerTimeoutMs?: number } = {},
 ): Promise<SalesforceSession> {
+  // Long by default: a bulk query may take a while to answer its first page.
+  const answerTimeoutMs = opts.answerTimeoutMs ?? 120_000;
   const credentials = conn.credentials;
   if (!credentials) throw new ConnectorError('AUTHENTICATION_FAILED', 'the data source has no credentials');
   const instance = new URL(conn.config.instance_url);
@@ -144,14 +150,14 @@ export async function openSalesforce(
               'REMOTE_ERROR',
               `Salesforce named a URL on another host (${target.host}); it was not followed`,
             );
-          const res = await undiciRequest(target, {
+          const res = await undici().request(target, {
             method: req.method as any,
             headers: req.headers,
             body: req.body,
             dispatcher,
             signal: ctx.signal,
-            headersTimeout: 120_000,
-            bodyTimeout: 120_000,
+            headersTimeout: answerTimeoutMs,
+            bodyTimeout: answerTimeoutMs,
           });
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v);

@@ -12,8 +12,9 @@ export async function withSalesforce<T>(
   ctx: ConnectorContext,
   work: (s: SalesforceSession) => Promise<T>,
   values: readonly unknown[] = [],
+  opts: { answerTimeoutMs?: number } = {},
 ): Promise<T> {
-  const s = await openSalesforce(conn, ctx);
+  const s = await openSalesforce(conn, ctx, opts);
   try {
     return await work(s);
   } catch (err) {
@@ -23,8 +24,13 @@ export async function withSalesforce<T>(
   }
 }
 
+/** A connection test gives up sooner than a query: nothing it asks for takes long to answer. */
+export const TEST_TIMEOUT_MS = 30_000;
+
 export async function testSalesforce(conn: SalesforceConnection, ctx: ConnectorContext): Promise<void> {
-  await withSalesforce(conn, ctx, (s) => s.call({ url: `${s.base}/limits` }));
+  await withSalesforce(conn, ctx, (s) => s.call({ url: `${s.base}/limits` }), [], {
+    answerTimeoutMs: TEST_TIMEOUT_MS,
+  });
 }
 
 /** Objects described per import: an org has hundreds; the rest are listed without fields. */

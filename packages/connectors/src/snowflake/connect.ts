@@ -60,8 +60,11 @@ async function loadSdk(): Promise<any> {
   return sdk;
 }
 
+/** The last socket error of a connection's agents: the SDK retries it into a mere timeout. */
+type SocketFailures = { last: Error | null };
+
 /** An IP-literal host skips DNS, so the agent checks it before connecting. */
-function guardedAgent<A extends http.Agent>(agent: A, policy: EgressPolicy): A {
+function guardedAgent<A extends http.Agent>(agent: A, policy: EgressPolicy, failures: SocketFailures): A {
   const create = (agent as any).createConnection.bind(agent);
   (agent as any).createConnection = (options: any, cb: any) => {
     const host = String(options.host ?? options.hostname ?? '');
@@ -74,7 +77,11 @@ function guardedAgent<A extends http.Agent>(agent: A, policy: EgressPolicy): A {
         return s;
       }
     }
-    return create(options, cb);
+    const socket = create(options, cb) as net.Socket | undefined;
+    socket?.once?.('error', (err: Error) => {
+      failures.last = err;
+    });
+    return socket;
   };
   return agent;
 }
@@ -204,11 +211,17 @@ export async function openSnowflake(
   const s = await loadSdk();
   const lookup = guardedLookup(ctx.policy) as any;
   const timeoutMs = config.timeout_seconds * 1000;
+  const failures: SocketFailures = { last: null };
   const httpsAgent = guardedAgent(
     new https.Agent({ lookup, keepAlive: true, timeout: timeoutMs }),
     ctx.policy,
+    failures,
   );
-  const httpAgent = guardedAgent(new http.Agent({ lookup, keepAlive: true, timeout: timeoutMs }), ctx.policy);
+  const httpAgent = guardedAgent(
+    new http.Agent({ lookup, keepAlive: true, timeout: timeoutMs }),
+    ctx.policy,
+    failures,
+  );
   const auth =
     'password' in credentials
       ? { password: credentials.password }
@@ -246,7 +259,9 @@ export async function openSnowflake(
     );
   } catch (err) {
     destroyAgents();
-    throw snowflakeError(err, conn);
+    // A login that never got a connection fails for the connection's reason (a refused port).
+    const timedOut = err instanceof ConnectorError && err.code === 'TIMEOUT';
+    throw snowflakeError(timedOut && failures.last ? failures.last : err, conn);
   }
 
   const execute = (sqlText: string, binds: unknown[] | undefined, streamResult: boolean) => {

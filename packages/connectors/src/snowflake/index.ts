@@ -1,65 +1,16 @@
-import { z } from 'zod';
-import { allowPrivateHostsField, httpUrlField, secretField, timeoutSecondsField } from '../fields';
 import { type SqlStatement, sqlStatementSchema } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { snowflakeConfigSchema, snowflakeCredentialsSchema } from './config';
 import type { SnowflakeConfig, SnowflakeCredentials } from './connect';
 import { executeSnowflake, importSnowflakeSchema, testSnowflake } from './operations';
-import { readSnowflake } from './read';
-import { writeSnowflake } from './write';
+import { writeSnowflake } from './sink';
+import { readSnowflake } from './source';
+
+export * from './config';
 
 // Snowflake through snowflake-sdk (docs/connectors/snowflake.md). Every call signs in, works
 // and signs out; the SDK is loaded on first use.
-
-const identifier = (what: string) =>
-  z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[A-Za-z0-9_$."-]+$/, 'letters, digits, _, $, ., - and quotes only')
-    .describe(what);
-
-export const snowflakeConfigSchema = z
-  .object({
-    account: z
-      .string()
-      .min(1)
-      .max(255)
-      .regex(/^[A-Za-z0-9_.-]+$/, 'an account identifier such as `myorg-myaccount`')
-      .describe('Account identifier (`orgname-accountname` or a locator such as `xy12345.eu-central-1`).'),
-    username: identifier('User the connector signs in as.'),
-    warehouse: identifier('Virtual warehouse that runs queries.').optional(),
-    database: identifier('Default database.').optional(),
-    schema: identifier('Default schema.').optional(),
-    role: identifier('Role to use after signing in.').optional(),
-    timeout_seconds: timeoutSecondsField(300, 5),
-    access_url: httpUrlField(
-      'Endpoint instead of `https://<account>.snowflakecomputing.com` (PrivateLink, a proxy). `http://` only with allow_private_hosts.',
-    ).optional(),
-    allow_private_hosts: allowPrivateHostsField,
-  })
-  .strict()
-  .refine((c) => !c.access_url || c.access_url.startsWith('https://') || c.allow_private_hosts, {
-    message: 'access_url must use https unless allow_private_hosts is true',
-    path: ['access_url'],
-  })
-  .describe('Snowflake connector configuration.');
-
-export const snowflakeCredentialsSchema = z
-  .union([
-    z.object({ password: secretField('Password of the user.') }).strict(),
-    z
-      .object({
-        private_key: secretField('Private key (PEM) for key-pair authentication.').regex(
-          /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
-          'must be a PEM private key',
-        ),
-        private_key_passphrase: secretField('Passphrase of an encrypted private key.').optional(),
-      })
-      .strict(),
-  ])
-  .describe('Snowflake credentials: a password, or a private key (and its passphrase). Write-only.');
-
-export const snowflakeConnector: ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement> = {
+export const snowflakeConnector = {
   type: 'snowflake',
   label: 'Snowflake',
   configSchema: snowflakeConfigSchema,
@@ -67,12 +18,14 @@ export const snowflakeConnector: ConnectorDefinition<SnowflakeConfig, SnowflakeC
   credentialDestination: ['account', 'access_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  // `{{name}}` placeholders are sent as `?` binds.
-  statementSchema: sqlStatementSchema('mysql'),
-  resultType: 'sql',
   test: (conn, ctx) => testSnowflake(conn, ctx),
-  importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx),
-  execute: (conn, statement, parameters, ctx) => executeSnowflake(conn, statement, parameters, ctx),
-  read: (conn, step, ctx) => readSnowflake(conn, step, ctx),
-  write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx),
-};
+  query: {
+    // `{{name}}` placeholders are sent as `?` binds.
+    statementSchema: sqlStatementSchema('mysql'),
+    resultType: 'sql',
+    execute: (conn, statement, parameters, ctx) => executeSnowflake(conn, statement, parameters, ctx),
+  },
+  discover: { importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx) },
+  source: { operation: null, read: (conn, step, ctx) => readSnowflake(conn, step, ctx) },
+  sink: { operation: null, write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx) },
+} satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;

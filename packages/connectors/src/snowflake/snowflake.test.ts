@@ -101,36 +101,36 @@ afterAll(async () => {
 
 describe('snowflake connector', () => {
   it('signs in with a password, a private key and an encrypted private key', async () => {
-    await snowflakeConnector.test!(pw(), ctx);
-    await snowflakeConnector.test!(conn({ private_key: PRIVATE_KEY }), ctx);
-    await snowflakeConnector.test!(
+    await snowflakeConnector.test(pw(), ctx);
+    await snowflakeConnector.test(conn({ private_key: PRIVATE_KEY }), ctx);
+    await snowflakeConnector.test(
       conn({ private_key: ENCRYPTED_KEY, private_key_passphrase: PASSPHRASE }),
       ctx,
     );
-    await snowflakeConnector.test!(pw({ role: 'LOADER' }), ctx);
+    await snowflakeConnector.test(pw({ role: 'LOADER' }), ctx);
   });
 
   it('maps sign-in failures without leaking credentials', async () => {
     const bad = await failure(
-      snowflakeConnector.test!(conn({ password: 'wrong-password' }), ctx),
+      snowflakeConnector.test(conn({ password: 'wrong-password' }), ctx),
       'AUTHENTICATION_FAILED',
     );
     expect(bad.message).toContain('390100');
-    await failure(snowflakeConnector.test!(conn({ private_key: OTHER_KEY }), ctx), 'AUTHENTICATION_FAILED');
+    await failure(snowflakeConnector.test(conn({ private_key: OTHER_KEY }), ctx), 'AUTHENTICATION_FAILED');
     await failure(
-      snowflakeConnector.test!(conn({ private_key: ENCRYPTED_KEY, private_key_passphrase: 'nope' }), ctx),
+      snowflakeConnector.test(conn({ private_key: ENCRYPTED_KEY, private_key_passphrase: 'nope' }), ctx),
       'AUTHENTICATION_FAILED',
     );
-    await failure(snowflakeConnector.test!(pw({ role: 'ACCOUNTADMIN' }), ctx), 'PERMISSION_DENIED');
+    await failure(snowflakeConnector.test(pw({ role: 'ACCOUNTADMIN' }), ctx), 'PERMISSION_DENIED');
     peer.setFault('expired');
-    const expired = await failure(snowflakeConnector.test!(pw(), ctx), 'AUTHENTICATION_FAILED');
+    const expired = await failure(snowflakeConnector.test(pw(), ctx), 'AUTHENTICATION_FAILED');
     expect(expired.message).toContain('expired');
     peer.setFault('rate_limit');
-    const limited = await failure(snowflakeConnector.test!(pw(), ctx), 'REMOTE_ERROR');
+    const limited = await failure(snowflakeConnector.test(pw(), ctx), 'REMOTE_ERROR');
     expect(limited.message).toContain('429');
     peer.setFault(null);
     await failure(
-      snowflakeConnector.test!(pw(), { ...ctx, policy: egressPolicy('self_hosted', false) }),
+      snowflakeConnector.test(pw(), { ...ctx, policy: egressPolicy('self_hosted', false) }),
       'PRIVATE_HOST_BLOCKED',
     );
     expect(() =>
@@ -139,7 +139,7 @@ describe('snowflake connector', () => {
   });
 
   it('runs a query with bound values, never spliced into the text', async () => {
-    const r = await snowflakeConnector.execute!(
+    const r = await snowflakeConnector.query.execute(
       pw(),
       { type: 'sql', sql: 'SELECT id, name FROM customers WHERE name = {{who}}' },
       { who: "o'brien; DROP TABLE customers" },
@@ -160,7 +160,7 @@ describe('snowflake connector', () => {
     expect(last.sqlText).toBe('SELECT id, name FROM customers WHERE name = ?');
     expect(last.bindings).toEqual({ '1': { type: 'TEXT', value: "o'brien; DROP TABLE customers" } });
 
-    const limited = await snowflakeConnector.execute!(
+    const limited = await snowflakeConnector.query.execute(
       pw(),
       { type: 'sql', sql: 'SELECT * FROM events' },
       {},
@@ -171,11 +171,11 @@ describe('snowflake connector', () => {
     );
     expect(limited).toMatchObject({ row_count: 10, truncated: true });
     await failure(
-      snowflakeConnector.execute!(pw(), { type: 'sql', sql: 'SELECT * FROM nope' }, {}, ctx),
+      snowflakeConnector.query.execute(pw(), { type: 'sql', sql: 'SELECT * FROM nope' }, {}, ctx),
       'QUERY_FAILED',
     );
     await failure(
-      snowflakeConnector.execute!(
+      snowflakeConnector.query.execute(
         pw(),
         { type: 'sql', sql: 'DELETE FROM customers' },
         {},
@@ -190,7 +190,12 @@ describe('snowflake connector', () => {
     try {
       const started = Date.now();
       await failure(
-        snowflakeConnector.execute!(pw({ timeout_seconds: 1 }), { type: 'sql', sql: 'SELECT 1' }, {}, ctx),
+        snowflakeConnector.query.execute(
+          pw({ timeout_seconds: 1 }),
+          { type: 'sql', sql: 'SELECT 1' },
+          {},
+          ctx,
+        ),
         'TIMEOUT',
       );
       // It did time out rather than hang (generous bound: many times the configured timeout).
@@ -213,17 +218,17 @@ describe('snowflake connector', () => {
     });
     peer.setChunkOrigin(peer.url.replace('127.0.0.1', '127.0.0.2'));
     try {
-      const out = await snowflakeConnector.read!(pw(), src, narrow);
+      const out = await snowflakeConnector.source.read(pw(), src, narrow);
       await failure(collect(out.payload), 'PRIVATE_HOST_BLOCKED');
     } finally {
       peer.setChunkOrigin(null);
     }
-    const out = await snowflakeConnector.read!(pw(), src, narrow);
+    const out = await snowflakeConnector.source.read(pw(), src, narrow);
     expect((await collect(out.payload)).items.length).toBe(12_345);
   });
 
   it('imports tables and columns from INFORMATION_SCHEMA', async () => {
-    const schema = await snowflakeConnector.importSchema!(pw(), ctx);
+    const schema = await snowflakeConnector.discover.importSchema(pw(), ctx);
     expect(schema).toMatchObject({ schema_type: 'relational', type: 'snowflake' });
     expect((schema as any).tables.find((t: any) => t.name === 'CUSTOMERS')).toEqual({
       schema: 'PUBLIC',
@@ -243,7 +248,7 @@ describe('snowflake connector', () => {
       data_source_ref: 'sf',
       operation: { operation_type: 'sql', sql: 'SELECT id, kind FROM events ORDER BY id' },
     });
-    const out = await snowflakeConnector.read!(pw(), src, ctx);
+    const out = await snowflakeConnector.source.read(pw(), src, ctx);
     expect(out.payload.kind).toBe('rows');
     expect((out.payload as any).columns).toEqual([
       { name: 'ID', type: 'bigint' },
@@ -255,7 +260,7 @@ describe('snowflake connector', () => {
     expect(items[12_344]).toEqual([12_345, `k${12_344 % 7}`]);
     expect(await out.nextCursor()).toBeNull();
     // cursor_column names the result column without regard to Snowflake's upper case.
-    const tracked = await snowflakeConnector.read!(
+    const tracked = await snowflakeConnector.source.read(
       pw(),
       stepContext({
         kind: 'source',
@@ -288,7 +293,7 @@ describe('snowflake connector', () => {
       data_source_ref: 'sf',
       operation: { operation_type: 'sql', write: { table: 'loaded', mode: 'insert', create_table: true } },
     });
-    expect(await snowflakeConnector.write!(pw(), payload, sink, ctx)).toMatchObject({ rows: 6001 });
+    expect(await snowflakeConnector.sink.write(pw(), payload, sink, ctx)).toMatchObject({ rows: 6001 });
     const t = peer.tables.get('LOADED')!;
     expect(t.columns.map((c) => c.name)).toEqual(['ID', 'LABEL', 'Mixed Case']);
     expect(t.rows.length).toBe(6001);
@@ -312,7 +317,7 @@ describe('snowflake connector', () => {
       data_source_ref: 'sf',
       operation: { operation_type: 'sql', write: { table: 'loaded', mode: 'replace' } },
     });
-    const err = await failure(snowflakeConnector.write!(pw(), bad, replace, ctx), 'QUERY_FAILED');
+    const err = await failure(snowflakeConnector.sink.write(pw(), bad, replace, ctx), 'QUERY_FAILED');
     expect(err.message).not.toContain('not a number');
     expect(peer.tables.get('LOADED')!.rows.length).toBe(6001);
     const upsert = stepContext({
@@ -334,7 +339,7 @@ describe('snowflake connector', () => {
         [[1, 'uno']],
       ),
     };
-    expect(await snowflakeConnector.write!(pw(), changes, upsert, ctx)).toMatchObject({ rows: 3 });
+    expect(await snowflakeConnector.sink.write(pw(), changes, upsert, ctx)).toMatchObject({ rows: 3 });
     const loaded = peer.tables.get('LOADED')!.rows;
     expect(loaded.length).toBe(6002);
     expect(loaded.filter((r) => r[0] === 1)).toEqual([[1, 'uno', false]]);

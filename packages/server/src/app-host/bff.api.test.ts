@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionCookieOf } from '../../../../test/support/accounts';
 import { startTestApp, type TestApp } from '../../../../test/support/app';
 import { pushLogsPipeline } from '../../../../test/support/runs';
-import { setUserPassword } from '../modules/system/set-password';
+import { setUserPassword } from '../modules/identity/set-password';
 import { buildAppHost } from './app-host';
 
 const EMAIL = 'owner@example.com';

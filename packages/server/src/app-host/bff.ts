@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authPorts } from '../app';
 import type { Deps, Principal } from '../context';
 import { installAuth } from '../http/auth';
-import { modules } from '../modules/index';
+import { modules } from '../modules/registry';
 import { requireCsrfToken, requireSameOrigin } from './csrf';
 import type { StreamRegistry } from './event-stream';
 import { currentSession } from './session.service';
@@ -20,7 +21,7 @@ export async function registerBff(app: FastifyInstance, deps: Deps, streams: Str
   await app.register(
     async (api) => {
       api.addHook('onRequest', async (req) => requireSameOrigin(req, deps.config));
-      installAuth(api, deps, async (req): Promise<Principal | null> => {
+      installAuth(api, deps, authPorts(deps), async (req): Promise<Principal | null> => {
         const found = await currentSession({ deps, requestId: req.id }, req.cookies[cookieName]);
         if (!found) return null;
         requireCsrfToken(req, found.secret);

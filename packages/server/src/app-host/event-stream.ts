@@ -4,7 +4,7 @@ import { userOf } from '../http/auth';
 import { AppError } from '../http/errors';
 import { sessionStanding } from '../modules/identity/sessions.repo';
 import { resolveScope } from '../modules/organizations/scope';
-import type { Permission } from '../modules/roles/permissions';
+import type { Permission } from '../permissions';
 
 /**
  * Why the server ended a stream: the data of its last event, `end` (docs/operations.md "Event

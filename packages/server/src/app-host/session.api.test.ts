@@ -3,9 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionCookieOf } from '../../../../test/support/accounts';
 import { startTestApp, type TestApp } from '../../../../test/support/app';
+import { runJobNow } from '../../../../test/support/jobs';
 import { events, members, organizations, sessions, users } from '../db/schema/index';
 import { hashToken } from '../http/tokens';
-import { pruneEvents } from '../jobs/events-retention';
+import { eventsRetentionJob } from '../jobs/events-retention';
 import { buildAppHost } from './app-host';
 
 const CANARY = 'canary-Session-Pw-3b8d41e0';
@@ -172,7 +173,7 @@ describe('app host sessions', { timeout: 60_000 }, () => {
       { userId: danaId, tokenHash: hashToken('expired-1'), expiresAt: sql`now() - interval '1 hour'` },
       { userId: danaId, tokenHash: hashToken('expired-2'), expiresAt: sql`now() - interval '1 day'` },
     ]);
-    await pruneEvents(t.rt.deps)({}, { id: 'test', retryCount: 0 });
+    await runJobNow(t.rt.deps, eventsRetentionJob, {});
     const left = await db.select().from(sessions).where(sql`${sessions.expiresAt} < now()`);
     expect(left).toHaveLength(0);
     expect((await whoAmI(live)).statusCode).toBe(200);

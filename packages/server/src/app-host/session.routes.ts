@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import type { TypedApp } from '../app';
 import type { Deps } from '../context';
 import { iso } from '../http/fields';
 import { errorResponses, noContent } from '../http/openapi';
 import { publicRateLimit } from '../http/rate-limit';
+import type { TypedApp } from '../http/typed-app';
 import { createPatBody, patWithTokenSchema } from '../modules/identity/pats.schemas';
 import { createPat } from '../modules/identity/pats.service';
 import { toUser } from '../modules/identity/users.service';

@@ -8,7 +8,7 @@ import { openSse } from '../../../../test/support/sse';
 import { addMember, createUser } from '../../../../test/support/users';
 import { sessions } from '../db/schema/index';
 import { hashToken } from '../http/tokens';
-import { setUserPassword } from '../modules/system/set-password';
+import { setUserPassword } from '../modules/identity/set-password';
 import { buildAppHost } from './app-host';
 
 const PE = '/api/organizations/acme/projects/logs/environments/dev';

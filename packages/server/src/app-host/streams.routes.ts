@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { TypedApp } from '../app';
 import type { Deps } from '../context';
 import { access } from '../http/access';
 import { scopeOf } from '../http/auth';
+import type { TypedApp } from '../http/typed-app';
 import { logCursorAfter } from '../modules/runs/runs.repo';
 import {
   type RunState,

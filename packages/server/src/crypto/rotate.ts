@@ -8,7 +8,6 @@ import {
   pipelineRunInputs,
   proofSigningKeys,
 } from '../db/schema/index';
-import { proofKeyBinding } from '../modules/proof/proof-keys';
 import type { Keyring } from './keyring';
 
 // Every table holding sealed values, with the binding kind its rows were sealed under.
@@ -20,6 +19,13 @@ export const sealedTables = [
   { table: organizationOauthGrants, kind: 'organization_oauth_grant' },
   { table: oauthAuthorizationRequests, kind: 'oauth_authorization_request' },
 ] as const;
+
+/** What a proof signing key is sealed under (the proof module seals with it, rotation re-seals under it). */
+export const proofKeyBinding = (keyid: string) => ({
+  organizationId: 'deployment',
+  kind: 'proof_signing_key',
+  recordId: keyid,
+});
 
 export type RotationReport = { kid: string; reencrypted: number; tables: Record<string, number> };
 

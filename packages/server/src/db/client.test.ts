@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite as PGlite03 } from 'pglite-0.3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../../test/support/cli';
@@ -93,6 +95,37 @@ describe('embedded store data directory', () => {
     const again = await openStore({ dataDir: dir });
     try {
       expect((await again.executeSql('select id from t')).rows).toEqual([{ id: 7 }]);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('copies the template `npm install` prepared on a first start instead of running initdb', async () => {
+    // The template's script is what the root `prepare` runs; it does nothing when it is current.
+    const script = fileURLToPath(new URL('../../scripts/pgdata-template.mjs', import.meta.url));
+    execFileSync(process.execPath, [script], { stdio: 'ignore' });
+    const template = fileURLToPath(new URL('../../.pgdata-template/', import.meta.url));
+    const made = JSON.parse(fs.readFileSync(path.join(template, 'template.json'), 'utf8'));
+    expect(made.pgMajor).toBe('17');
+    // pg_control begins with the cluster's system identifier (a little-endian uint64), which
+    // initdb draws anew for every cluster: the same one means the store is the template's copy.
+    const templateId = fs.readFileSync(path.join(template, 'pgdata/global/pg_control')).readBigUInt64LE(0);
+
+    const dir = tempDir();
+    const store = await openStore({ dataDir: dir });
+    try {
+      const { rows } = await store.executeSql(
+        'select system_identifier::text as id from pg_control_system()',
+      );
+      expect(BigInt(rows[0].id)).toBe(templateId);
+      await store.executeSql('create table t (id int)');
+    } finally {
+      await store.close();
+    }
+    // The copy is the store's own: a later first start copies the template unchanged.
+    const again = await openStore({ dataDir: tempDir() });
+    try {
+      expect((await again.executeSql("select to_regclass('t') as t")).rows).toEqual([{ t: null }]);
     } finally {
       await again.close();
     }

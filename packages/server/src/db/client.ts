@@ -26,6 +26,7 @@ export type Store = SqlExecutor & {
    * A named prepared statement in raw SQL, for the hottest read paths (every request's token
    * lookup, the first page of a list): parsed and planned once per connection, rows as the
    * driver parses them (timestamptz → Date, jsonb → object), without the ORM's row mapping.
+   * Behind a transaction pooler it is sent unnamed (parsed on every call).
    */
   prepared(name: string, text: string, values: unknown[]): Promise<{ rows: any[] }>;
   ping(): Promise<void>;
@@ -44,6 +45,14 @@ export type StoreOptions = {
   databaseUrl?: string;
   dataDir: string;
   poolSize?: number;
+  /**
+   * `transaction`: databaseUrl is a pooler in transaction mode (PgBouncer 1.18), where a
+   * statement prepared under a name on one server connection is missing on the next; every
+   * statement is sent unnamed, and LISTEN needs `directUrl`.
+   */
+  pooler?: 'none' | 'transaction';
+  /** The server itself, bypassing the pooler: where LISTEN holds its session. */
+  directUrl?: string;
   /** Called for connection-level errors that would otherwise crash the process. */
   onBackgroundError?: (err: Error) => void;
 };
@@ -52,9 +61,29 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir);
 }
 
+/**
+ * A pg client that never names a statement: behind a transaction pooler consecutive statements of
+ * one client reach different server connections, so a name prepared on one is unknown to (or
+ * already taken on) the next. Unnamed statements are parsed in the same round trip as they run.
+ */
+class UnnamedStatementClient extends pg.Client {
+  override query(config: any, values?: any, callback?: any): any {
+    if (config && typeof config === 'object' && typeof config.submit !== 'function' && config.name) {
+      const { name: _name, ...unnamed } = config;
+      return super.query(unnamed, values, callback);
+    }
+    return super.query(config, values, callback);
+  }
+}
+
+/** How often a process waiting for an advisory lock asks again. */
+const LOCK_RETRY_MS = 100;
+
 function openPostgres(url: string, opts: StoreOptions): Store {
+  const transactionPooler = opts.pooler === 'transaction';
   const pool = new pg.Pool({
     connectionString: url,
+    Client: transactionPooler ? UnnamedStatementClient : pg.Client,
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
@@ -79,17 +108,39 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     ping: async () => {
       await pool.query('select 1');
     },
+    // A transaction-level lock in a transaction left open while fn works on other connections: a
+    // pooler in transaction mode keeps the session under an open transaction, where a session
+    // lock's unlock could reach another server connection (and leave the lock held for good).
+    // A process that dies ends its transaction, and the lock with it. Waiting is by retrying
+    // outside a transaction: a waiter blocked inside one would hold one of the pooler's server
+    // connections, and processes starting together could take them all from the holder's fn.
     withAdvisoryLock: async (key, fn) => {
       const client = await pool.connect();
+      let broken = false;
       try {
-        await client.query('select pg_advisory_lock($1)', [key]);
+        for (;;) {
+          await client.query('begin');
+          const got = await client.query('select pg_try_advisory_xact_lock($1) as ok', [key]);
+          if (got.rows[0].ok) break;
+          await client.query('rollback');
+          await new Promise((r) => setTimeout(r, LOCK_RETRY_MS));
+        }
         return await fn();
       } finally {
-        await client.query('select pg_advisory_unlock($1)', [key]).catch(() => {});
-        client.release();
+        await client.query('commit').catch(() => {
+          broken = true;
+        });
+        client.release(broken);
       }
     },
-    listen: (channel, onMessage) => listenPostgres(url, channel, onMessage, opts.onBackgroundError),
+    listen: (channel, onMessage) => {
+      if (!transactionPooler) return listenPostgres(url, channel, onMessage, opts.onBackgroundError);
+      // Through the pooler LISTEN succeeds, but on a server connection other clients get next;
+      // the notifications never reach this one.
+      if (!opts.directUrl)
+        return Promise.reject(new Error('LISTEN behind a transaction pooler needs DATABASE_DIRECT_URL'));
+      return listenPostgres(opts.directUrl, channel, onMessage, opts.onBackgroundError);
+    },
     close: () => pool.end(),
   };
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
@@ -43,7 +44,8 @@ const MEMORY_SETTINGS = [
   'maintenance_work_mem=16MB',
 ];
 
-async function startParams(): Promise<string[]> {
+/** PGlite's own start parameters with MEMORY_SETTINGS (also the bench's bare-PGlite baseline). */
+export async function startParams(): Promise<string[]> {
   const { PGlite } = await import('@electric-sql/pglite');
   return [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((s) => ['-c', s])];
 }
@@ -65,15 +67,52 @@ function pgVersion(pgdata: string): string {
 }
 
 /**
- * Runs initdb in a child process into `pgdata.partial-<pid>` and renames it into place once
- * complete, so a crash leaves no half-made cluster where the store looks for one. The caller
- * holds the data directory lock: any other partial directory is a leftover.
+ * The cluster `npm install` prepared for first starts (scripts/pgdata-template.mjs), when it was
+ * made by the PGlite installed now: copying it takes a fraction of a second where initdb takes
+ * several (docs/operations.md "Embedded store or PostgreSQL server").
+ */
+function pgdataTemplate(): string | null {
+  const template = fileURLToPath(new URL('../../.pgdata-template/', import.meta.url));
+  try {
+    const made = JSON.parse(fs.readFileSync(path.join(template, 'template.json'), 'utf8'));
+    const dist = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    const installed = JSON.parse(fs.readFileSync(path.join(dist, '../package.json'), 'utf8'));
+    return made.pglite === installed.version && made.pgMajor === PG_MAJOR
+      ? path.join(template, 'pgdata')
+      : null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/**
+ * Fills `pgdata.partial-<pid>` with a new cluster (a copy of the template, or initdb in a child
+ * process) and renames it into place once complete, so a crash leaves no half-made cluster where
+ * the store looks for one. The caller holds the data directory lock: any other partial directory
+ * is a leftover.
  */
 async function createCluster(dir: string, pgdata: string, params: string[]): Promise<void> {
   for (const name of fs.readdirSync(dir)) {
     if (name.startsWith('pgdata.partial-')) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
   }
   const partial = path.join(dir, `pgdata.partial-${process.pid}`);
+  const template = pgdataTemplate();
+  if (template) await fs.promises.cp(template, partial, { recursive: true });
+  else await initdb(dir, partial, params);
+  if (pgVersion(partial) !== PG_MAJOR) {
+    fs.rmSync(partial, { recursive: true, force: true });
+    throw new Error(
+      `creating the embedded store in ${dir} failed: the new cluster has no PG_VERSION ${PG_MAJOR}`,
+    );
+  }
+  // An empty pgdata (made by hand, or by an interrupted older release) gives way.
+  fs.rmSync(pgdata, { recursive: true, force: true });
+  fs.renameSync(partial, pgdata);
+}
+
+/** Runs initdb into `partial` in a child process (its peak memory is never this process's). */
+async function initdb(dir: string, partial: string, params: string[]): Promise<void> {
   const script = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
   const child = spawn(process.execPath, ['--liftoff-only', script, partial, JSON.stringify(params)], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -86,15 +125,12 @@ async function createCluster(dir: string, pgdata: string, params: string[]): Pro
     child.once('error', reject);
     child.once('close', (c, signal) => resolve(signal ? null : c));
   });
-  if (code !== 0 || pgVersion(partial) !== PG_MAJOR) {
+  if (code !== 0) {
     fs.rmSync(partial, { recursive: true, force: true });
     throw new Error(
       `creating the embedded store in ${dir} failed: ${stderr.trim() || `initdb exited ${code}`}`,
     );
   }
-  // An empty pgdata (made by hand, or by an interrupted older release) gives way.
-  fs.rmSync(pgdata, { recursive: true, force: true });
-  fs.renameSync(partial, pgdata);
 }
 
 /**

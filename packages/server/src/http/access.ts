@@ -1,4 +1,4 @@
-import type { Permission } from '../modules/roles/permissions';
+import type { Permission } from '../permissions';
 
 // Every route declares who may call it; the auth hooks enforce it before validation, so a
 // caller outside the organization gets 404 whatever the body looks like.

@@ -1,9 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps, Principal, Scope } from '../context';
-import { recordEvent } from '../modules/events/events.record';
-import { resolvePrincipal } from '../modules/identity/principal';
-import { resolveScope } from '../modules/organizations/scope';
-import { visibilityOf } from '../modules/roles/permissions';
+import { type Permission, visibilityOf } from '../permissions';
 import { addressBudget } from './address-budget';
 import { AppError, forbidden, notFound, unauthenticated, validationFailed } from './errors';
 import { hashToken, parseToken, type TokenKind } from './tokens';
@@ -60,7 +57,28 @@ export function scopeOf(req: FastifyRequest): Scope {
 /** Who a request acts as; the API host reads the bearer token, the app host its session cookie. */
 export type PrincipalResolver = (req: FastifyRequest) => Promise<Principal | null>;
 
-export function installAuth(app: FastifyInstance, deps: Deps, resolve?: PrincipalResolver) {
+/** A refused permission check, as the security audit records it. */
+export type PermissionDenial = {
+  permission: Permission;
+  method: string;
+  route: string | undefined;
+  requestId: string;
+};
+
+/**
+ * What authentication needs from the domain, handed in by the composition root (app.ts), so this
+ * plumbing imports no module.
+ */
+export type AuthPorts = {
+  /** The principal of a bearer token; null when unknown, revoked or expired. */
+  principalOfToken: (token: string, now: Date, facts: BearerFacts) => Promise<Principal | null>;
+  /** The principal's scope in an organization; null when it cannot see the organization. */
+  scopeIn: (principal: Principal, organizationSlug: string) => Promise<Scope | null>;
+  /** Records the refusal in the organization's security audit. */
+  recordDenial: (scope: Scope, denial: PermissionDenial) => Promise<void>;
+};
+
+export function installAuth(app: FastifyInstance, deps: Deps, ports: AuthPorts, resolve?: PrincipalResolver) {
   if (!app.hasRequestDecorator('principal')) {
     app.decorateRequest('principal', null);
     app.decorateRequest('scope', null);
@@ -76,7 +94,7 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolve?: Principa
     if (!facts) return null;
     const { hash } = facts;
     if (!budget.knownToken(hash)) budget.check(req.ip);
-    const principal = await resolvePrincipal(deps.store, facts.token, new Date(), facts);
+    const principal = await ports.principalOfToken(facts.token, new Date(), facts);
     if (principal) budget.rememberToken(hash);
     return principal;
   };
@@ -113,26 +131,16 @@ export function installAuth(app: FastifyInstance, deps: Deps, resolve?: Principa
         },
       ]);
     }
-    const scope = await resolveScope(deps.db, req.principal, orgSlug);
+    const scope = await ports.scopeIn(req.principal, orgSlug);
     if (!scope) throw notFound('organization');
     if (!scope.permissions.has(access.permission)) {
       const visible = scope.permissions.has(visibilityOf(access.permission));
-      await recordEvent(
-        deps.db,
-        { organizationId: scope.org.id, actor: scope.actor, requestId: req.id },
-        {
-          entityType: 'organization',
-          entitySlug: scope.org.slug,
-          action: 'read',
-          securityOnly: true,
-          metadata: {
-            outcome: 'permission_denied',
-            permission: access.permission,
-            method: req.method,
-            route: req.routeOptions.url,
-          },
-        },
-      );
+      await ports.recordDenial(scope, {
+        permission: access.permission,
+        method: req.method,
+        route: req.routeOptions.url,
+        requestId: req.id,
+      });
       if (!visible) throw notFound();
       throw forbidden(`this operation needs the ${access.permission} permission`);
     }

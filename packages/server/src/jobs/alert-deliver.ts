@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Deps } from '../context';
 import { organizations } from '../db/schema/index';
 import { type SendOutcome, sendAlertMail } from '../mail/alert-transport';
@@ -13,7 +14,16 @@ import {
 import { failureMessage, providerMetadata } from '../modules/alerts/delivery-metadata';
 import { findDestinationById } from '../modules/alerts/destinations.repo';
 import { raiseNotification, resolveNotification } from '../modules/notifications/notifications.raise';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({ attemptId: z.string().uuid() });
+
+declare module './queue' {
+  interface JobPayloads {
+    'alerts.deliver': typeof payload;
+  }
+}
 
 const jitter = (seconds: number) => seconds * 1000 * (0.8 + Math.random() * 0.4);
 
@@ -21,7 +31,7 @@ const jitter = (seconds: number) => seconds * 1000 * (0.8 + Math.random() * 0.4)
  * One try of one delivery: send outside any transaction, then record the result on the attempt
  * row, and queue the next try (a new row) or raise alert_delivery_failed, in one transaction.
  */
-export const deliverAlert =
+const deliverAlert =
   (deps: Deps): JobHandler<'alerts.deliver'> =>
   async ({ attemptId }) => {
     const attempt = await findAttempt(deps.db, attemptId);
@@ -41,7 +51,7 @@ export const deliverAlert =
       rejected: [],
       durationMs: 0,
     });
-    if (!dest || !dest.enabled) outcome = refused('configuration');
+    if (!dest?.enabled) outcome = refused('configuration');
     else {
       const msg = buildAlertMessage({
         notification: n,
@@ -150,3 +160,12 @@ export const deliverAlert =
       }
     });
   };
+
+export const alertDeliverJob = defineJob({
+  name: 'alerts.deliver',
+  payload,
+  // Only for a lost worker or a store error: the attempt row is still queued, so the same try
+  // runs again. SMTP failures are recorded and retried as new attempt rows, never by the queue.
+  policy: { retry: { limit: 2, delaySeconds: 30, backoff: false }, expireInSeconds: 180 },
+  handler: deliverAlert,
+});

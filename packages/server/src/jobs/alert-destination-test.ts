@@ -1,14 +1,24 @@
+import { z } from 'zod';
 import type { Deps } from '../context';
 import { sendAlertMail } from '../mail/alert-transport';
 import { mailDomain } from '../modules/alerts/alert-message';
 import { findDestinationById } from '../modules/alerts/destinations.repo';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({ destinationId: z.string().uuid(), testId: z.string().min(1).max(64) });
+
+declare module './queue' {
+  interface JobPayloads {
+    'alerts.destination_test': typeof payload;
+  }
+}
 
 /**
  * A destination test: one real message through the real transport, no retry, no throttle, no
  * notification and no attempt record; the outcome goes to the log (codes only, never the body).
  */
-export const testAlertDestination =
+const testAlertDestination =
   (deps: Deps): JobHandler<'alerts.destination_test'> =>
   async ({ destinationId, testId }) => {
     const dest = await findDestinationById(deps.db, destinationId);
@@ -38,3 +48,10 @@ export const testAlertDestination =
     if (outcome.ok) deps.log.info(fields, 'alert destination test delivered');
     else deps.log.warn(fields, 'alert destination test failed');
   };
+
+export const alertDestinationTestJob = defineJob({
+  name: 'alerts.destination_test',
+  payload,
+  policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 120 },
+  handler: testAlertDestination,
+});

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { Deps } from '../context';
 import { moreSpecific, policyMatches } from '../modules/alerts/alert-matching';
 import {
@@ -9,13 +10,26 @@ import {
 } from '../modules/alerts/delivery.repo';
 import { allDestinations } from '../modules/alerts/destinations.repo';
 import { enabledPolicies, type PolicyWithDestinations } from '../modules/alerts/policies.repo';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({
+  notificationId: z.string().uuid(),
+  seq: z.number().int().min(1),
+  reason: z.enum(['open', 'reopen', 'escalate', 'repeat']),
+});
+
+declare module './queue' {
+  interface JobPayloads {
+    'alerts.dispatch': typeof payload;
+  }
+}
 
 /**
  * One send decision for a notification: match the enabled policies, unite their destinations,
  * and for each destination claim the gate (send rules and throttles) and queue one attempt.
  */
-export const dispatchNotification =
+const dispatchNotification =
   (deps: Deps): JobHandler<'alerts.dispatch'> =>
   async ({ notificationId, seq, reason }) => {
     const n = await findNotificationById(deps.db, notificationId);
@@ -81,3 +95,10 @@ export const dispatchNotification =
       });
     }
   };
+
+export const alertDispatchJob = defineJob({
+  name: 'alerts.dispatch',
+  payload,
+  policy: { retry: { limit: 3, delaySeconds: 10, backoff: true }, expireInSeconds: 120 },
+  handler: dispatchNotification,
+});

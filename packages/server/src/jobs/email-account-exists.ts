@@ -1,13 +1,23 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Deps } from '../context';
 import { users } from '../db/schema/index';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({ userId: z.string().uuid() });
+
+declare module './queue' {
+  interface JobPayloads {
+    'email.account_exists': typeof payload;
+  }
+}
 
 /**
  * A sign-up with an address that already has an account answers like any sign-up (docs/account.md:
  * the answer never says whether an address is registered); the owner of the address is told here.
  */
-export const sendAccountExistsEmail =
+const sendAccountExistsEmail =
   (deps: Deps): JobHandler<'email.account_exists'> =>
   async ({ userId }) => {
     const [user] = await deps.db.select().from(users).where(eq(users.id, userId)).limit(1);
@@ -27,3 +37,10 @@ export const sendAccountExistsEmail =
       ].join('\n'),
     });
   };
+
+export const emailAccountExistsJob = defineJob({
+  name: 'email.account_exists',
+  payload,
+  policy: { retry: { limit: 5, delaySeconds: 5, backoff: true }, expireInSeconds: 120 },
+  handler: sendAccountExistsEmail,
+});

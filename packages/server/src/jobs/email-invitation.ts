@@ -1,10 +1,20 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Deps } from '../context';
 import { invitations, organizations, users } from '../db/schema/index';
 import { oneLine } from '../mail/mailer';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
 
-export const sendInvitationEmail =
+const payload = z.object({ invitationId: z.string().uuid() });
+
+declare module './queue' {
+  interface JobPayloads {
+    'email.invitation': typeof payload;
+  }
+}
+
+const sendInvitationEmail =
   (deps: Deps): JobHandler<'email.invitation'> =>
   async ({ invitationId }) => {
     const [row] = await deps.db
@@ -14,7 +24,7 @@ export const sendInvitationEmail =
       .leftJoin(users, eq(users.id, invitations.invitedByUserId))
       .where(eq(invitations.id, invitationId))
       .limit(1);
-    if (!row || row.inv.status !== 'pending') return;
+    if (row?.inv.status !== 'pending') return;
     const by = row.inviter ? `${oneLine(row.inviter.name)} invited you` : 'You are invited';
     const org = oneLine(row.org.name);
     await deps.mailer.send({
@@ -30,3 +40,10 @@ export const sendInvitationEmail =
       ].join('\n'),
     });
   };
+
+export const emailInvitationJob = defineJob({
+  name: 'email.invitation',
+  payload,
+  policy: { retry: { limit: 5, delaySeconds: 5, backoff: true }, expireInSeconds: 120 },
+  handler: sendInvitationEmail,
+});

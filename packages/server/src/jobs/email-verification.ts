@@ -1,15 +1,25 @@
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Deps } from '../context';
 import { emailVerificationTokens, users } from '../db/schema/index';
 import { issueSecret } from '../http/tokens';
 import { oneLine } from '../mail/mailer';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({ userId: z.string().uuid() });
+
+declare module './queue' {
+  interface JobPayloads {
+    'email.verification': typeof payload;
+  }
+}
 
 /**
  * The raw verification token is made here, at send time, so it never sits in the queue;
  * only its hash is stored.
  */
-export const sendVerificationEmail =
+const sendVerificationEmail =
   (deps: Deps): JobHandler<'email.verification'> =>
   async ({ userId }) => {
     const [user] = await deps.db.select().from(users).where(eq(users.id, userId)).limit(1);
@@ -34,3 +44,10 @@ export const sendVerificationEmail =
       ].join('\n'),
     });
   };
+
+export const emailVerificationJob = defineJob({
+  name: 'email.verification',
+  payload,
+  policy: { retry: { limit: 5, delaySeconds: 5, backoff: true }, expireInSeconds: 120 },
+  handler: sendVerificationEmail,
+});

@@ -1,6 +1,16 @@
 import { type SQL, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Deps } from '../context';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({}).passthrough();
+
+declare module './queue' {
+  interface JobPayloads {
+    'events.retention': typeof payload;
+  }
+}
 
 const BATCH = 5_000;
 const MAX_ROUNDS = 200;
@@ -18,7 +28,7 @@ async function deleteInBatches(deps: Deps, statement: SQL): Promise<void> {
  * The hourly sweep: event records older than their organization's retention, then expired app
  * sessions (lookups already ignore those; this only reclaims the rows).
  */
-export const pruneEvents =
+const pruneEvents =
   (deps: Deps): JobHandler<'events.retention'> =>
   async () => {
     await deleteInBatches(
@@ -34,3 +44,12 @@ export const pruneEvents =
       sql`delete from sessions where id in (select id from sessions where expires_at < now() limit ${BATCH})`,
     );
   };
+
+export const eventsRetentionJob = defineJob({
+  name: 'events.retention',
+  payload,
+  policy: { retry: { limit: 2, delaySeconds: 60, backoff: false }, expireInSeconds: 600 },
+  // Hourly; pg-boss keeps one schedule per name across all workers.
+  schedule: '7 * * * *',
+  handler: pruneEvents,
+});

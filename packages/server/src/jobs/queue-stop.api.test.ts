@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore } from '../../../../test/support/fresh-store';
 import { openStore, type Store } from '../db/client';
+import { jobDefinitions } from './catalog';
 import { openQueue } from './queue';
 
 // A stopping queue must let the job in hand end and its completion land before it resolves:
@@ -33,7 +34,7 @@ describe('queue stop', () => {
   });
 
   it('waits for the job in hand and its completion, and fetches nothing more', async () => {
-    const queue = await openQueue(store, { pollSeconds: 600, supervise: false });
+    const queue = await openQueue(store, { pollSeconds: 600, supervise: false, jobs: jobDefinitions });
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;

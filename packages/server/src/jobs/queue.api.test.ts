@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore } from '../../../../test/support/fresh-store';
 import { storeKind } from '../../../../test/support/stores';
 import { openStore, type Store } from '../db/client';
+import { jobDefinitions } from './catalog';
 import { openQueue, type Queue } from './queue';
 
 // Workers sleep a whole poll interval between fetches; a new job must wake them at once: NOTIFY
@@ -41,14 +42,18 @@ describe('queue wake-ups', () => {
     const open = () =>
       openStore({ databaseUrl: fresh.env.DATABASE_URL, dataDir: fresh.env.SLUICE_DATA_DIR ?? '' });
     store = await open();
-    producer = await openQueue(store, { pollSeconds: POLL_SECONDS, supervise: false });
+    producer = await openQueue(store, { pollSeconds: POLL_SECONDS, supervise: false, jobs: jobDefinitions });
     // PostgreSQL: the consumer is another "process" (own pool, own LISTEN connection).
     // PGlite belongs to one process, so producer and consumer share it.
     consumerStore = storeKind() === 'postgres' ? await open() : store;
     consumer =
       consumerStore === store
         ? producer
-        : await openQueue(watched(consumerStore), { pollSeconds: POLL_SECONDS, supervise: false });
+        : await openQueue(watched(consumerStore), {
+            pollSeconds: POLL_SECONDS,
+            supervise: false,
+            jobs: jobDefinitions,
+          });
     await consumer.work('events.retention', async (data: any, job) => {
       if (data.slow) await new Promise((r) => setTimeout(r, 30));
       if (data.mode === 'tx') {

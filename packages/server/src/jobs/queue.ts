@@ -1,7 +1,29 @@
 import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
+import type { z } from 'zod';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
-import { type JobData, type JobName, jobCatalog, jobNames } from './catalog';
+
+/**
+ * The payload schema of every job, by name. Each job file adds its own entry beside its
+ * definition (`declare module './queue'`, see docs/architecture.md#background-work), so whoever
+ * enqueues gets typed payloads without importing the handlers, which import the deps that
+ * import this file.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in each job file
+export interface JobPayloads {}
+export type JobName = keyof JobPayloads;
+export type JobData<N extends JobName> = z.infer<JobPayloads[N]>;
+
+/** How pg-boss retries and expires the jobs of one queue. */
+export type JobPolicy = {
+  /** Retries after the first try fails (0: never retried by the queue). */
+  retry: { limit: number; delaySeconds: number; backoff: boolean };
+  /** A job still running after this long fails (and is retried as `retry` says). */
+  expireInSeconds: number;
+};
+
+/** What the queue needs of a job definition (jobs/define.ts): its name, payload and policy. */
+export type QueueJob = { name: JobName; payload: z.ZodType; policy: JobPolicy };
 
 export type EnqueueOptions = {
   singletonKey?: string;
@@ -111,7 +133,7 @@ type Consumer = {
 
 export async function openQueue(
   store: Store,
-  opts: { pollSeconds: number; supervise: boolean },
+  opts: { pollSeconds: number; supervise: boolean; jobs: readonly QueueJob[] },
 ): Promise<Queue> {
   const tracked = trackedExecutor(store);
   const boss = new PgBoss({
@@ -125,14 +147,20 @@ export async function openQueue(
     // pg-boss retries its own maintenance; connection loss is reported by /readyz instead.
   });
   await boss.start();
-  for (const name of jobNames) {
-    const def = jobCatalog[name];
+  const jobs = new Map(opts.jobs.map((job) => [job.name, job]));
+  const jobOf = (name: JobName) => {
+    const job = jobs.get(name);
+    if (!job) throw new Error(`no job definition named ${name}`);
+    return job;
+  };
+  for (const { name, policy } of jobs.values()) {
+    const { retry, expireInSeconds } = policy;
     await boss.createQueue(name, {
       name,
-      retryLimit: def.retryLimit,
-      retryDelay: def.retryDelay,
-      retryBackoff: def.retryBackoff,
-      expireInSeconds: def.expireInSeconds,
+      retryLimit: retry.limit,
+      retryDelay: retry.delaySeconds,
+      retryBackoff: retry.backoff,
+      expireInSeconds,
     } as any);
   }
   const stopHooks: (() => Promise<void>)[] = [];
@@ -177,16 +205,16 @@ export async function openQueue(
   type FetchedJob = { id: string; data: unknown; retryCount?: number; expireInSeconds?: number };
   const start = (c: Consumer, job: FetchedJob) => {
     c.active++;
-    const def = jobCatalog[c.name];
+    const def = jobOf(c.name);
     let expiry: NodeJS.Timeout | undefined;
     const handled = (async () => {
-      const data = def.schema.parse(job.data);
+      const data = def.payload.parse(job.data);
       // As pg-boss does: a handler that outlives its job's expiry fails it (the job is retried
       // as its queue says); the handler itself is not interrupted.
       const expired = new Promise<never>((_, reject) => {
         expiry = setTimeout(
-          () => reject(new Error(`handler exceeded the job's ${def.expireInSeconds} s`)),
-          def.expireInSeconds * 1000,
+          () => reject(new Error(`handler exceeded the job's ${def.policy.expireInSeconds} s`)),
+          def.policy.expireInSeconds * 1000,
         );
         expiry.unref();
       });
@@ -248,7 +276,7 @@ export async function openQueue(
   return {
     boss,
     async enqueue(tx, name, data, o = {}) {
-      const payload = jobCatalog[name].schema.parse(data);
+      const payload = jobOf(name).payload.parse(data);
       const sendOpts: Record<string, unknown> = {};
       if (o.singletonKey) sendOpts.singletonKey = o.singletonKey;
       if (o.singletonSeconds) sendOpts.singletonSeconds = o.singletonSeconds;
@@ -282,6 +310,7 @@ export async function openQueue(
     },
     async work(name, handler, o = {}) {
       if (consumers.has(name)) throw new Error(`queue ${name} is already consumed here`);
+      jobOf(name);
       await listen();
       const c: Consumer = {
         name,

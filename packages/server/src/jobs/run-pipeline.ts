@@ -1,16 +1,26 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import { executeRun, RunError } from '@sluice/engine';
+import { z } from 'zod';
 import type { Deps } from '../context';
 import type { ErrorRecord } from '../db/schema/index';
 import { randomSuffix } from '../http/fields';
 import { claimRun, renewLease } from '../modules/runs/run-lease.repo';
 import { finishRun, type RunOutcome } from '../modules/runs/run-lifecycle.service';
 import { resetSteps } from '../modules/runs/run-progress.repo';
+import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
 import { PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
 import { makeRunTmpDir } from './run-tmp';
+
+const payload = z.object({ runId: z.string().uuid() });
+
+declare module './queue' {
+  interface JobPayloads {
+    'pipelines.run': typeof payload;
+  }
+}
 
 // The run worker: claim the run under a lease, keep the lease alive with heartbeats (which also
 // notice cancel requests), stop at the run time limit, execute the spec through the engine, and
@@ -31,7 +41,7 @@ const heartbeatMs = (leaseSeconds: number) => Math.max(250, Math.min(2000, (leas
 /** How long a shutting-down worker waits for its runs to hand themselves back. */
 const SHUTDOWN_WAIT_MS = 10_000;
 
-export const runPipeline = (deps: Deps): JobHandler<'pipelines.run'> => {
+const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pipelines.run'> => {
   const active = new Set<Active>();
   let stopping = false;
   deps.queue.onStop(async () => {
@@ -85,7 +95,8 @@ export const runPipeline = (deps: Deps): JobHandler<'pipelines.run'> => {
 
     let outcome: RunOutcome;
     try {
-      const cursors = await execute(deps, run, controller.signal, recorder);
+      // The run's connectors read and write through this worker's pool of data sessions.
+      const cursors = await execute({ ...deps, sessions }, run, controller.signal, recorder);
       outcome = { kind: 'succeeded', cursors };
     } catch (err) {
       outcome = failureOutcome(deps, runId, err, stopReason, timeoutSeconds);
@@ -180,3 +191,12 @@ function failureOutcome(
   }
   return { kind: 'failed', error };
 }
+
+export const runPipelineJob = defineJob({
+  name: 'pipelines.run',
+  payload,
+  // A lost worker is recovered by the run lease sweep (attempt 2, then WORKER_LOST), not by a
+  // queue retry; the expiry only has to outlast the longest run.
+  policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 6 * 3600 },
+  handler: runPipeline,
+});

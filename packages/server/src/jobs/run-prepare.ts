@@ -1,4 +1,4 @@
-import { ConnectorError } from '@sluice/connectors';
+import { ConnectorError, capabilityOf, optionalCapability } from '@sluice/connectors';
 import {
   type PipelineSpec,
   type Plan,
@@ -191,23 +191,12 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
   const ports: Ports = {
     async readSource(ctx) {
       const c = connectionOf(ctx.step.slug);
-      if (!c.definition.read) {
-        throw new ConnectorError(
-          'UNSUPPORTED_OPERATION',
-          `the ${c.definition.type} connector cannot be a pipeline source`,
-        );
-      }
-      return c.definition.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal, sessions: deps.sessions });
+      const source = capabilityOf(c.definition, 'source');
+      return source.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal, sessions: deps.sessions });
     },
     async writeSink(payload, ctx) {
       const c = connectionOf(ctx.step.slug);
-      if (!c.definition.write) {
-        throw new ConnectorError(
-          'UNSUPPORTED_OPERATION',
-          `the ${c.definition.type} connector cannot be a pipeline sink`,
-        );
-      }
-      return c.definition.write(c.connection, payload, ctx, {
+      return capabilityOf(c.definition, 'sink').write(c.connection, payload, ctx, {
         ...c.ctx,
         signal: ctx.signal,
         sessions: deps.sessions,
@@ -220,8 +209,10 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
     const found: Record<string, SinkResult> = {};
     for (const step of spec.steps) {
       const c = connections.get(step.slug);
-      if (step.kind !== 'sink' || !c?.definition.committedWrites) continue;
-      const r = await c.definition.committedWrites(c.connection, step, `${run.id}:${step.slug}:`, {
+      // A sink without a ledger cannot tell what a lost attempt committed.
+      const ledger = step.kind === 'sink' && c ? optionalCapability(c.definition, 'ledger') : null;
+      if (!c || !ledger) continue;
+      const r = await ledger.committedWrites(c.connection, step, `${run.id}:${step.slug}:`, {
         ...c.ctx,
         signal,
         sessions: deps.sessions,

@@ -1,3 +1,5 @@
+import { capabilityOf } from '@sluice/connectors';
+import { z } from 'zod';
 import { type Deps, systemActor } from '../context';
 import {
   describeFailure,
@@ -8,13 +10,22 @@ import * as repo from '../modules/data-sources/data-sources.repo';
 import { recordSourceSchemaReports } from '../modules/drift/drift.service';
 import { recordEvent } from '../modules/events/events.record';
 import { alertSchemaImport } from '../modules/notifications/source-alerts';
+import { defineJob } from './define';
 import type { JobHandler } from './queue';
+
+const payload = z.object({ dataSourceId: z.string().uuid() });
+
+declare module './queue' {
+  interface JobPayloads {
+    'data_sources.schema_import': typeof payload;
+  }
+}
 
 /**
  * Runs a requested schema import: introspect through the connector (outside any transaction),
  * then store `ready` + schema or `failed` + a sanitized diagnostic on the still-importing row.
  */
-export const importDataSourceSchema =
+const importDataSourceSchema =
   (deps: Deps): JobHandler<'data_sources.schema_import'> =>
   async ({ dataSourceId }) => {
     const row = await repo.findDataSourceById(deps.db, dataSourceId);
@@ -24,17 +35,9 @@ export const importDataSourceSchema =
     let failure: Failure | null = null;
     try {
       const loaded = await loadConnection(deps.db, deps, row);
-      if (!loaded.definition.importSchema) {
-        failure = {
-          code: 'UNSUPPORTED_OPERATION',
-          message: `the ${row.type} connector does not support schema-import yet`,
-        };
-      } else {
-        schema = (await loaded.definition.importSchema(loaded.connection, loaded.ctx)) as Record<
-          string,
-          unknown
-        >;
-      }
+      // A kind without discover fails here as UNSUPPORTED_OPERATION, stored as the diagnostic.
+      const discover = capabilityOf(loaded.definition, 'discover');
+      schema = (await discover.importSchema(loaded.connection, loaded.ctx)) as Record<string, unknown>;
     } catch (err) {
       const described = describeFailure(err);
       if (described.unexpected) deps.log.error({ err, dataSourceId }, 'schema import failed unexpectedly');
@@ -74,3 +77,11 @@ export const importDataSourceSchema =
       await alertSchemaImport(tx, deps, current, failure, importKey);
     });
   };
+
+export const schemaImportJob = defineJob({
+  name: 'data_sources.schema_import',
+  payload,
+  // Failures are recorded as the import's diagnostic, so a retry only covers a lost worker.
+  policy: { retry: { limit: 1, delaySeconds: 10, backoff: false }, expireInSeconds: 300 },
+  handler: importDataSourceSchema,
+});

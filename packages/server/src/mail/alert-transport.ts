@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer';
 import { smtpTransportOptions } from './mailer';
 
 // Alert mail needs what the plain mailer hides: per-recipient acceptance, SMTP reply codes and
@@ -61,6 +60,7 @@ export function classify(err: { code?: string; responseCode?: number }): {
 }
 
 export async function sendAlertMail(smtpUrl: string, from: string, mail: AlertMail): Promise<SendOutcome> {
+  const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({ ...smtpTransportOptions(smtpUrl), socketTimeout: 30_000 });
   const started = Date.now();
   try {

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import { CONTROL_CHARACTERS } from '../http/fields';
 
@@ -39,13 +39,23 @@ export function createMailer(opts: { smtpUrl?: string; from: string; log: Logger
       close() {},
     };
   }
-  const transport = nodemailer.createTransport(smtpTransportOptions(opts.smtpUrl));
+  const smtpUrl = opts.smtpUrl;
+  // nodemailer loads with the first mail: most processes send none (docs/benchmarks.md, Memory).
+  let transport: Promise<Transporter> | null = null;
   return {
     async send(mail) {
-      await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text });
+      transport ??= import('nodemailer').then((m) =>
+        m.default.createTransport(smtpTransportOptions(smtpUrl)),
+      );
+      await (await transport).sendMail({
+        from: opts.from,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+      });
     },
     close() {
-      transport.close();
+      transport?.then((t) => t.close()).catch(() => {});
     },
   };
 }

@@ -1,10 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
-import { api, type Page } from '../lib/api';
 import { useProjects } from '../lib/hooks';
 import { mainPlaces, settingsSections } from '../lib/places';
-import type { DataSource, Pipeline } from '../lib/types';
+import { dataSourcePickerQuery } from '../lib/queries/data-sources';
+import { everyProjectPipelinesQuery } from '../lib/queries/pipelines';
 
 // Ctrl/Cmd-K: jump to any screen, pipeline or data source by name, from the keyboard.
 
@@ -26,27 +26,11 @@ function useTargets(org: string, open: boolean) {
   const projects = useProjects(org);
   const slugs = (projects.data?.projects ?? []).map((p) => p.slug);
   const pipelines = useQuery({
-    queryKey: ['palette-pipelines', org, slugs],
+    ...everyProjectPipelinesQuery(org, slugs),
     enabled: open && projects.isSuccess,
     staleTime: 30_000,
-    queryFn: async () =>
-      (
-        await Promise.all(
-          slugs.map((p) =>
-            api.get<Page<'pipelines', Pipeline>>(`/organizations/${org}/projects/${p}/pipelines`, {
-              limit: 100,
-            }),
-          ),
-        )
-      ).flatMap((page) => page.pipelines),
   });
-  const sources = useQuery({
-    queryKey: ['palette-data-sources', org],
-    enabled: open,
-    staleTime: 30_000,
-    queryFn: () =>
-      api.get<Page<'data_sources', DataSource>>(`/organizations/${org}/data-sources`, { limit: 100 }),
-  });
+  const sources = useQuery({ ...dataSourcePickerQuery(org), enabled: open, staleTime: 30_000 });
   return { pipelines: pipelines.data ?? [], sources: sources.data?.data_sources ?? [] };
 }
 

@@ -2,9 +2,9 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
-import { type Destination, destinationsPath } from '../lib/alerts';
-import { api } from '../lib/api';
+import type { Destination } from '../lib/alerts';
 import { emailField, nameField, slugField, splitList } from '../lib/form-fields';
+import { alertKeys, createDestination, updateDestination } from '../lib/queries/alerts';
 import { Button, Card, ErrorNote, Field, Input } from './ui';
 
 const schema = z.object({
@@ -38,12 +38,12 @@ export function DestinationForm(props: { org: string; existing?: Destination; on
     mutationFn: (v: Values) => {
       const non_secret_config = { recipients: splitList(v.recipients) };
       return e
-        ? api.patch<Destination>(`${destinationsPath(props.org)}/${e.slug}`, {
+        ? updateDestination(props.org, e.slug, {
             name: v.name,
             non_secret_config,
             enabled: v.enabled,
           })
-        : api.post<Destination>(destinationsPath(props.org), {
+        : createDestination(props.org, {
             name: v.name,
             ...(v.slug ? { slug: v.slug } : {}),
             type: 'email',
@@ -52,8 +52,7 @@ export function DestinationForm(props: { org: string; existing?: Destination; on
           });
     },
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['alert-destinations', props.org] });
-      await qc.invalidateQueries({ queryKey: ['alert-destination', props.org] });
+      await qc.invalidateQueries({ queryKey: alertKeys.destinations(props.org) });
       props.onSaved();
     },
   });

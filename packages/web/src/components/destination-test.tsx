@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
-import { type DestinationTest, destinationsPath } from '../lib/alerts';
-import { ApiError, api } from '../lib/api';
+import { ApiError } from '../lib/api';
+import { testDestination } from '../lib/queries/alerts';
 import { Button, ErrorNote } from './ui';
 
 /**
@@ -9,7 +9,7 @@ import { Button, ErrorNote } from './ui';
  */
 export function useDestinationTest(org: string) {
   return useMutation({
-    mutationFn: (slug: string) => api.post<DestinationTest>(`${destinationsPath(org)}/${slug}:test`),
+    mutationFn: (slug: string) => testDestination(org, slug),
   });
 }
 

@@ -1,7 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { scrollRegion } from '../lib/a11y';
-import { api, type Page, withQuery } from '../lib/api';
+import { fetchLogs, logStreamUrl, type RunPath } from '../lib/queries/runs';
 import { useEventStream } from '../lib/sse';
 import type { LogLine } from '../lib/types';
 import { Input, Select } from './ui';
@@ -27,7 +27,7 @@ const cursorAt = (seq: number) => {
  * live tail over SSE that appends only new lines. Only the visible rows are in the DOM.
  */
 export function LogView(props: {
-  base: string;
+  run: RunPath;
   level?: string;
   q?: string;
   step?: string;
@@ -49,19 +49,12 @@ export function LogView(props: {
     let live = true;
     void (async () => {
       if (target !== null) {
-        const page = await api.get<Page<'logs', LogLine>>(`${props.base}/logs`, {
-          limit: 100,
-          order: 'asc',
-          cursor: cursorAt(target - 50),
-        });
+        const page = await fetchLogs(props.run, { order: 'asc', cursor: cursorAt(target - 50) });
         if (!live) return;
         setLines(page.logs);
         setHasOlder(target > 50);
       } else {
-        const page = await api.get<Page<'logs', LogLine>>(`${props.base}/logs`, {
-          limit: 100,
-          order: 'desc',
-        });
+        const page = await fetchLogs(props.run, { order: 'desc' });
         if (!live) return;
         setLines(page.logs.slice().reverse());
         setHasOlder(page.has_more);
@@ -71,14 +64,12 @@ export function LogView(props: {
     return () => {
       live = false;
     };
-  }, [props.base, target]);
+  }, [props.run, target]);
 
   const lastSeq = lines.at(-1)?.seq ?? 0;
   // A linked line opens where it is, so the tail starts only once the page has reached the end.
   const streamUrl =
-    ready && props.live && (target === null || lines.length < 100)
-      ? withQuery(`/api${props.base}/log-stream`, { after_id: lastSeq })
-      : null;
+    ready && props.live && (target === null || lines.length < 100) ? logStreamUrl(props.run, lastSeq) : null;
   const [streamFrom, setStreamFrom] = useState<string | null>(null);
   useEffect(() => {
     if (streamUrl && !streamFrom) setStreamFrom(streamUrl);
@@ -91,14 +82,10 @@ export function LogView(props: {
   const loadOlder = useCallback(async () => {
     const first = lines[0]?.seq;
     if (first === undefined) return;
-    const page = await api.get<Page<'logs', LogLine>>(`${props.base}/logs`, {
-      limit: 100,
-      order: 'desc',
-      cursor: cursorAt(first),
-    });
+    const page = await fetchLogs(props.run, { order: 'desc', cursor: cursorAt(first) });
     setLines((old) => page.logs.slice().reverse().concat(old));
     setHasOlder(page.has_more);
-  }, [lines, props.base]);
+  }, [lines, props.run]);
 
   const needle = props.q?.toLowerCase();
   const shown = useMemo(
@@ -163,7 +150,7 @@ export function LogView(props: {
         </div>
         <a
           className="inline-flex items-center rounded-md border border-slate-300 px-3 py-1.5 text-sm hover:bg-slate-100 dark:border-slate-600 dark:hover:bg-slate-800"
-          href={`/api${props.base}/log-download`}
+          href={`/api${props.run}/log-download`}
           download
         >
           Download

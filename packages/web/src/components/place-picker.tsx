@@ -3,7 +3,7 @@ import { Select } from './ui';
 
 /** Project and environment pickers that write to the URL. */
 export function PlacePicker(props: {
-  projects: Project[];
+  projects: Pick<Project, 'slug' | 'name'>[];
   environments?: Environment[];
   project?: string;
   env?: string;

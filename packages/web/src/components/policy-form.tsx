@@ -8,12 +8,9 @@ import {
   NOTIFICATION_TYPES,
   POLICY_SCOPES,
   type Policy,
-  policiesPath,
   SEVERITIES,
   type SourceMetadata,
-  useAllDestinations,
 } from '../lib/alerts';
-import { api } from '../lib/api';
 import { useProjectEnvironments, useProjects } from '../lib/hooks';
 import {
   policyBody,
@@ -22,6 +19,14 @@ import {
   SCOPE_LABELS,
   type PolicyValues as Values,
 } from '../lib/policy-values';
+import {
+  alertKeys,
+  allDestinationsQuery,
+  createPolicy,
+  type PolicyBody,
+  sourceMetadataQuery,
+  updatePolicy,
+} from '../lib/queries/alerts';
 import type { Project } from '../lib/types';
 import { Button, Card, ErrorNote, Field, Input, Select } from './ui';
 
@@ -33,11 +38,8 @@ type Props = { org: string; existing?: Policy; onSaved: () => void };
  */
 export function PolicyForm(props: Props) {
   const projects = useProjects(props.org);
-  const destinations = useAllDestinations(props.org);
-  const meta = useQuery({
-    queryKey: ['alert-source-metadata', props.org],
-    queryFn: () => api.get<SourceMetadata>(`${policiesPath(props.org)}/source-metadata`),
-  });
+  const destinations = useQuery(allDestinationsQuery(props.org));
+  const meta = useQuery(sourceMetadataQuery(props.org));
   const error = projects.error ?? destinations.error ?? meta.error;
   if (error) return <ErrorNote error={error} />;
   if (!projects.data || !destinations.data || !meta.data)
@@ -77,14 +79,13 @@ function PolicyFormBody(
   });
   const save = useMutation({
     mutationFn: (v: Values) => {
-      const body = policyBody(v);
+      const body = policyBody(v) as PolicyBody;
       return p
-        ? api.patch<Policy>(`${policiesPath(org)}/${p.slug}`, body)
-        : api.post<Policy>(policiesPath(org), { ...body, ...(v.slug ? { slug: v.slug } : {}) });
+        ? updatePolicy(org, p.slug, body)
+        : createPolicy(org, { ...body, ...(v.slug ? { slug: v.slug } : {}) });
     },
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['alert-policies', org] });
-      await qc.invalidateQueries({ queryKey: ['alert-policy', org] });
+      await qc.invalidateQueries({ queryKey: alertKeys.policies(org) });
       props.onSaved();
     },
   });

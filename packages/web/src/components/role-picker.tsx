@@ -1,4 +1,5 @@
-import { useRoles } from '../lib/settings';
+import { useQuery } from '@tanstack/react-query';
+import { rolesQuery } from '../lib/queries/roles';
 import { Select } from './ui';
 
 /** The organization's roles, built in first; a value no longer listed is still shown. */
@@ -9,7 +10,7 @@ export function RolePicker(props: {
   org: string;
   label?: string;
 }) {
-  const roles = useRoles(props.org);
+  const roles = useQuery(rolesQuery(props.org));
   return (
     <Select
       id={props.id}

@@ -172,9 +172,9 @@ export function ErrorNote({ error }: { error: unknown }) {
     >
       <strong className="font-semibold">{e?.code ?? 'Error'}</strong>:{' '}
       {error instanceof Error ? error.message : String(error)}
-      {e && e.validation.length > 0 && (
+      {e && e.validationErrors.length > 0 && (
         <ul className="mt-1 list-disc pl-5">
-          {e.validation.map((v) => (
+          {e.validationErrors.map((v) => (
             <li key={`${v.path}${v.code}`}>
               <code>{v.path}</code>: {v.message}
             </li>

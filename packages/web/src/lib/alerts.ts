@@ -1,13 +1,8 @@
-import { useQuery } from '@tanstack/react-query';
-import type { paths } from '../../../client/src/schema';
-import { api, type Page } from './api';
+import type { PolicyBody } from './queries/alerts';
 
 // The alerting vocabulary (docs/alerting.md). The lists are written out for the pickers, and the
 // compiler holds them to the API: `satisfies` fails when the generated client (the OpenAPI
 // document) disagrees.
-type PolicyBody = NonNullable<
-  paths['/organizations/{organization}/alert-policies']['post']['requestBody']
->['content']['application/json'];
 type Exactly<T extends string> = readonly [T, ...T[]];
 const exhaustive =
   <T extends string>() =>
@@ -41,98 +36,8 @@ export const POLICY_SCOPES = exhaustive<PolicyBody['scope']>()([
   'project_environment',
 ] as const);
 
-export type Destination = {
-  slug: string;
-  name: string;
-  type: 'unknown' | 'email';
-  non_secret_config: { recipients: string[] };
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-};
-
-export type DestinationTest = {
-  status: string;
-  destination_slug: string;
-  destination_type: string;
-  recipient_count: number;
-  diagnostics_persisted: boolean;
-  enqueued_jobs: { kind: string; queue: string; state: string }[];
-};
-
-export type Policy = {
-  slug: string;
-  name: string;
-  scope: 'unknown' | 'organization' | 'project' | 'project_environment';
-  project_slug: string | null;
-  environment_slug: string | null;
-  notification_type: string | null;
-  severity: string | null;
-  lifecycle_state: string | null;
-  source_kind: string | null;
-  source_action: string | null;
-  source_ref: string | null;
-  destination_slugs: string[];
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-};
-
-export type SourceMetadata = {
-  sources: { source_kind: string; source_actions: string[] }[];
-  source_refs: { value: string; label: string }[];
-};
-
-export type Attempt = {
-  slug: string;
-  notification_record_slug: string;
-  alert_policy_slug: string | null;
-  destination_slug: string | null;
-  destination_name: string | null;
-  destination_type: string;
-  status: 'unknown' | 'queued' | 'sent' | 'failed';
-  provider_attempt: number;
-  provider_response_metadata: {
-    transport?: string;
-    smtp_response_code?: number;
-    enhanced_status?: string;
-    smtp_command?: string;
-    smtp_response?: string;
-    failure_class?: string;
-    accepted_count?: number;
-    rejected_count?: number;
-    rejected_recipients?: string[];
-    duration_ms?: number;
-    next_retry_at?: string;
-  };
-  error_category: string | null;
-  error_message: string | null;
-  queued_at: string;
-  sent_at: string | null;
-  failed_at: string | null;
-};
-
-export const destinationsPath = (org: string) => `/organizations/${org}/alert-destinations`;
-export const policiesPath = (org: string) => `/organizations/${org}/alert-policies`;
-
-/** Every destination of the organization (the API caps a page at 100; pickers need them all). */
-export const useAllDestinations = (org: string) =>
-  useQuery({
-    queryKey: ['alert-destinations', org, 'all'],
-    queryFn: async () => {
-      const all: Destination[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await api.get<Page<'alert_destinations', Destination>>(destinationsPath(org), {
-          limit: 100,
-          cursor,
-        });
-        all.push(...page.alert_destinations);
-        cursor = page.has_more ? (page.next_cursor ?? undefined) : undefined;
-      } while (cursor);
-      return all;
-    },
-  });
+export type { Destination, DestinationTest, Policy, SourceMetadata } from './queries/alerts';
+export type { Attempt } from './queries/notifications';
 
 export const attemptTone = (s: string) =>
   s === 'failed' ? 'red' : s === 'sent' ? 'green' : s === 'queued' ? 'amber' : ('slate' as const);

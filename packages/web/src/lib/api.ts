@@ -1,72 +1,56 @@
-// The app talks only to its own host: /session and the API mounted under /api, with the session
-// cookie (HttpOnly, never visible here) and the CSRF token on every state change.
+import { ApiError, apiErrorOf, createClient, type Middleware, type operations, unwrap } from '@sluice/client';
 
-export type ValidationIssue = { path: string; code: string; message: string };
+// The app talks only to its own host: /session and the API mounted under /api (the same
+// operations, schemas and answers as the API host), with the session cookie (HttpOnly, never
+// visible here) and the session's CSRF token on every state change.
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly validation: ValidationIssue[] = [],
-  ) {
-    super(message);
-  }
-}
+export { ApiError, unwrap };
 
 let csrfToken = '';
 export const setCsrfToken = (token: string) => {
   csrfToken = token;
 };
 
-export type Query = Record<string, string | number | boolean | undefined | null>;
+// The BFF refuses a state change without the session's CSRF token, and the cookie only travels
+// same-origin.
+const session: Middleware = {
+  onRequest({ request }) {
+    if (request.method !== 'GET') request.headers.set('x-csrf-token', csrfToken);
+    return new Request(request, { credentials: 'same-origin' });
+  },
+};
 
-export function withQuery(path: string, query?: Query): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {}))
-    if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
-  const s = params.toString();
-  return s ? `${path}${path.includes('?') ? '&' : '?'}${s}` : path;
-}
+/** The generated client on the app host's /api mount; a non-2xx answer throws the client's ApiError. */
+export const client = createClient({ baseUrl: '/api' });
+client.use(session);
 
-export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
+/** The app host's own session routes (not part of the API document). */
+export async function sessionRequest(method: 'GET' | 'POST' | 'DELETE', body?: unknown): Promise<unknown> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(url, {
+  const res = await fetch('/session', {
     method,
     headers,
     credentials: 'same-origin',
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (res.status === 204) return undefined as T;
-  const text = await res.text();
-  const json = text ? JSON.parse(text) : undefined;
-  if (!res.ok) {
-    const e = json?.error ?? {};
-    throw new ApiError(
-      res.status,
-      e.code ?? 'HTTP_ERROR',
-      e.message ?? res.statusText,
-      e.validation_errors ?? [],
-    );
-  }
-  return json as T;
+  if (!res.ok) throw await apiErrorOf(res);
+  return res.status === 204 ? undefined : res.json();
 }
 
-/** The API under /api: same paths, schemas and answers as the API host. */
-export const api = {
-  get: <T>(path: string, query?: Query) => request<T>('GET', withQuery(`/api${path}`, query)),
-  post: <T>(path: string, body?: unknown, query?: Query) =>
-    request<T>('POST', withQuery(`/api${path}`, query), body),
-  put: <T>(path: string, body?: unknown, query?: Query) =>
-    request<T>('PUT', withQuery(`/api${path}`, query), body),
-  patch: <T>(path: string, body?: unknown) => request<T>('PATCH', `/api${path}`, body),
-  del: <T>(path: string, query?: Query) => request<T>('DELETE', withQuery(`/api${path}`, query)),
-};
+type Json<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+type Responses<Op extends keyof operations> = operations[Op]['responses'];
 
-export type Page<K extends string, T> = { [key in K]: T[] } & {
-  has_more: boolean;
-  next_cursor: string | null;
-  prev_cursor: string | null;
-};
+/** The success body of an API operation (by its OpenAPI operationId). */
+export type Ok<Op extends keyof operations> = Json<
+  Responses<Op>[Extract<keyof Responses<Op>, 200 | 201 | 202>]
+>;
+/** The JSON request body of an API operation. */
+export type BodyOf<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+/** The query parameters of an API operation. */
+export type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;

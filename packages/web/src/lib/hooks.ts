@@ -1,35 +1,16 @@
 import { useQuery } from '@tanstack/react-query';
-import { api, type Page } from './api';
-import type { Environment, Organization, Project } from './types';
+import {
+  environmentsQuery,
+  organizationsQuery,
+  projectEnvironmentsQuery,
+  projectsQuery,
+} from './queries/organizations';
 
-export const useOrganizations = () =>
-  useQuery({
-    queryKey: ['organizations'],
-    queryFn: () => api.get<Page<'organizations', Organization>>('/organizations', { limit: 100 }),
-  });
-
-export const useProjects = (org: string) =>
-  useQuery({
-    queryKey: ['projects', org],
-    queryFn: () => api.get<Page<'projects', Project>>(`/organizations/${org}/projects`, { limit: 100 }),
-  });
-
+export const useOrganizations = () => useQuery(organizationsQuery());
+export const useProjects = (org: string) => useQuery(projectsQuery(org));
 export const useProjectEnvironments = (org: string, project: string | undefined) =>
-  useQuery({
-    queryKey: ['project-envs', org, project],
-    enabled: Boolean(project),
-    queryFn: () =>
-      api.get<Page<'environments', Environment>>(`/organizations/${org}/projects/${project}/environments`, {
-        limit: 100,
-      }),
-  });
-
-export const useEnvironments = (org: string) =>
-  useQuery({
-    queryKey: ['environments', org],
-    queryFn: () =>
-      api.get<Page<'environments', Environment>>(`/organizations/${org}/environments`, { limit: 100 }),
-  });
+  useQuery(projectEnvironmentsQuery(org, project));
+export const useEnvironments = (org: string) => useQuery(environmentsQuery(org));
 
 /** The project and environment a screen works in: from the URL, else the first / default one. */
 export function usePlace(org: string, search: { project?: string; env?: string }) {

@@ -1,13 +1,15 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import { ApiError, request, setCsrfToken } from './api';
+import { ApiError, sessionRequest, setCsrfToken } from './api';
 import type { Session } from './types';
 
 /** Who is signed in, or null; reading it also picks up the CSRF token of the session. */
+export const sessionKeys = { session: ['session'] as const };
+
 export const sessionQuery = queryOptions({
-  queryKey: ['session'],
+  queryKey: sessionKeys.session,
   queryFn: async (): Promise<Session | null> => {
     try {
-      const s = await request<Session>('GET', '/session');
+      const s = (await sessionRequest('GET')) as Session;
       setCsrfToken(s.csrf_token);
       return s;
     } catch (e) {
@@ -21,12 +23,12 @@ export const sessionQuery = queryOptions({
 export const useSession = () => useQuery(sessionQuery);
 
 export async function signIn(email: string, password: string): Promise<Session> {
-  const s = await request<Session>('POST', '/session', { email, password });
+  const s = (await sessionRequest('POST', { email, password })) as Session;
   setCsrfToken(s.csrf_token);
   return s;
 }
 
 export async function signOut(): Promise<void> {
-  await request<void>('DELETE', '/session');
+  await sessionRequest('DELETE');
   setCsrfToken('');
 }

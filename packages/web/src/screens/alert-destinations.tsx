@@ -16,9 +16,9 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { type Destination, destinationsPath } from '../lib/alerts';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
+import { alertKeys, deleteDestination, destinationQuery, destinationsQuery } from '../lib/queries/alerts';
 
 const linkClass = 'text-blue-700 hover:underline dark:text-blue-300';
 
@@ -28,15 +28,11 @@ export function DestinationsList() {
   const search = useSearch({ from: '/authed/o/$org/alerts/destinations' });
   const navigate = useNavigate();
   const qc = useQueryClient();
-  const list = useQuery({
-    queryKey: ['alert-destinations', org, search],
-    queryFn: () =>
-      api.get<Page<'alert_destinations', Destination>>(destinationsPath(org), { limit: 50, ...search }),
-  });
+  const list = useQuery(destinationsQuery(org, search));
   const test = useDestinationTest(org);
   const remove = useMutation({
-    mutationFn: (slug: string) => api.del(`${destinationsPath(org)}/${slug}`),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['alert-destinations', org] }),
+    mutationFn: (slug: string) => deleteDestination(org, slug),
+    onSuccess: () => qc.invalidateQueries({ queryKey: alertKeys.destinations(org) }),
   });
   const page = (cursor: string | null, direction: 'next' | 'prev') =>
     navigate({
@@ -149,10 +145,7 @@ export function DestinationNew() {
 export function DestinationDetail() {
   const { org, slug } = useParams({ from: '/authed/o/$org/alerts/destinations/$slug' });
   const navigate = useNavigate();
-  const one = useQuery({
-    queryKey: ['alert-destination', org, slug],
-    queryFn: () => api.get<Destination>(`${destinationsPath(org)}/${slug}`),
-  });
+  const one = useQuery(destinationQuery(org, slug));
   const test = useDestinationTest(org);
   return (
     <div className="max-w-3xl">

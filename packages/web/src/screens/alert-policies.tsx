@@ -15,9 +15,10 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { type Policy, policiesPath } from '../lib/alerts';
-import { api, type Page } from '../lib/api';
+import type { Policy } from '../lib/alerts';
+
 import { formatTime } from '../lib/format';
+import { alertKeys, deletePolicy, policiesQuery, policyQuery } from '../lib/queries/alerts';
 
 const linkClass = 'text-blue-700 hover:underline dark:text-blue-300';
 
@@ -47,13 +48,10 @@ export function PoliciesList() {
   const search = useSearch({ from: '/authed/o/$org/alerts/policies' });
   const navigate = useNavigate();
   const qc = useQueryClient();
-  const list = useQuery({
-    queryKey: ['alert-policies', org, search],
-    queryFn: () => api.get<Page<'alert_policies', Policy>>(policiesPath(org), { limit: 50, ...search }),
-  });
+  const list = useQuery(policiesQuery(org, search));
   const remove = useMutation({
-    mutationFn: (slug: string) => api.del(`${policiesPath(org)}/${slug}`),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['alert-policies', org] }),
+    mutationFn: (slug: string) => deletePolicy(org, slug),
+    onSuccess: () => qc.invalidateQueries({ queryKey: alertKeys.policies(org) }),
   });
   const page = (cursor: string | null, direction: 'next' | 'prev') =>
     navigate({
@@ -185,10 +183,7 @@ export function PolicyDetail() {
   const { org, slug } = useParams({ from: '/authed/o/$org/alerts/policies/$slug' });
   const navigate = useNavigate();
   const back = () => navigate({ to: '/o/$org/alerts/policies', params: { org }, search: {} });
-  const one = useQuery({
-    queryKey: ['alert-policy', org, slug],
-    queryFn: () => api.get<Policy>(`${policiesPath(org)}/${slug}`),
-  });
+  const one = useQuery(policyQuery(org, slug));
   return (
     <div className="max-w-4xl">
       <AlertsNav org={org} />

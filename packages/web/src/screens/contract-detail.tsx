@@ -14,10 +14,17 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
-import { formatTime } from '../lib/format';
+import type { BodyOf } from '../lib/api';
 
-import { type Contract, linkClass, type Revision } from './contract-types';
+import { formatTime } from '../lib/format';
+import {
+  contractKeys,
+  contractQuery,
+  createRevision,
+  fetchOdcs,
+  revisionsQuery,
+} from '../lib/queries/contracts';
+import { linkClass, type Revision } from './contract-types';
 
 const CodeEditor = lazy(() => import('../components/code-editor').then((m) => ({ default: m.CodeEditor })));
 
@@ -49,12 +56,9 @@ export function ContractDetail() {
   const search = useSearch({ from: '/authed/o/$org/contracts/$project/$contract' }) as { revision?: string };
   const navigate = useNavigate();
   const qc = useQueryClient();
-  const base = `/organizations/${org}/projects/${project}/contracts/${contract}`;
-  const one = useQuery({ queryKey: ['contract', base], queryFn: () => api.get<Contract>(base) });
-  const revisions = useQuery({
-    queryKey: ['revisions', base],
-    queryFn: () => api.get<Page<'revisions', Revision>>(`${base}/revisions`, { limit: 100 }),
-  });
+  const at = { organization: org, project, contract_slug: contract };
+  const one = useQuery(contractQuery(at));
+  const revisions = useQuery(revisionsQuery(at));
   const list = revisions.data?.revisions ?? [];
   const shown = list.find((r) => r.slug === search.revision) ?? list[0];
   const [draft, setDraft] = useState<string | null>(null);
@@ -69,12 +73,11 @@ export function ContractDetail() {
       } catch {
         throw new Error('The revision is not valid JSON');
       }
-      return api.post<Revision>(`${base}/revisions`, { ...parsed, compatibility });
+      return createRevision(at, { ...parsed, compatibility } as BodyOf<'createProjectsContractsRevisions'>);
     },
     onSuccess: async (r) => {
       setDraft(null);
-      await qc.invalidateQueries({ queryKey: ['revisions', base] });
-      await qc.invalidateQueries({ queryKey: ['contract', base] });
+      await qc.invalidateQueries({ queryKey: contractKeys.one(at) });
       await navigate({
         to: '/o/$org/contracts/$project/$contract',
         params: { org, project, contract },
@@ -136,10 +139,7 @@ export function ContractDetail() {
                 onClick={async () => {
                   setOdcsError(null);
                   try {
-                    download(
-                      `${contract}-${shown.slug}.odcs.json`,
-                      await api.get(`${base}/revisions/${shown.slug}`, { format: 'odcs' }),
-                    );
+                    download(`${contract}-${shown.slug}.odcs.json`, await fetchOdcs(at, shown.slug));
                   } catch (e) {
                     setOdcsError(e);
                   }

@@ -15,11 +15,11 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
 import { useProjects } from '../lib/hooks';
-
-import { type Contract, linkClass, type Search } from './contract-types';
+import { contractsQuery, createContract } from '../lib/queries/contracts';
+import { linkClass, type Search } from './contract-types';
 
 /** Data contracts of a project, and a form for a new one on a pipeline sink. */
 export function ContractsList() {
@@ -28,17 +28,9 @@ export function ContractsList() {
   const navigate = useNavigate();
   const projects = useProjects(org);
   const project = search.project ?? projects.data?.projects[0]?.slug;
-  const base = `/organizations/${org}/projects/${project}/contracts`;
-  const list = useQuery({
-    queryKey: ['contracts', base, search.cursor, search.direction],
-    enabled: Boolean(project),
-    queryFn: () =>
-      api.get<Page<'contracts', Contract>>(base, {
-        limit: 50,
-        cursor: search.cursor,
-        direction: search.direction,
-      }),
-  });
+  const list = useQuery(
+    contractsQuery({ organization: org, project }, { cursor: search.cursor, direction: search.direction }),
+  );
   const set = (patch: Partial<Search>) =>
     navigate({
       to: '/o/$org/contracts',
@@ -48,11 +40,14 @@ export function ContractsList() {
   const [form, setForm] = useState({ name: '', slug: '', pipeline: '', step: '' });
   const create = useMutation({
     mutationFn: () =>
-      api.post<Contract>(base, {
-        name: form.name,
-        ...(form.slug ? { slug: form.slug } : {}),
-        target: { pipeline_slug: form.pipeline, step_slug: form.step },
-      }),
+      createContract(
+        { organization: org, project: project ?? '' },
+        {
+          name: form.name,
+          ...(form.slug ? { slug: form.slug } : {}),
+          target: { pipeline_slug: form.pipeline, step_slug: form.step },
+        },
+      ),
     onSuccess: (c) =>
       navigate({
         to: '/o/$org/contracts/$project/$contract',

@@ -4,9 +4,18 @@ import { lazy, Suspense, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { type FormValues, initialValues, SchemaFields, toPayload } from '../components/schema-form';
 import { Badge, Button, Card, ErrorNote, Field, Input, PageHeader, Select } from '../components/ui';
-import { ApiError, api } from '../lib/api';
+import type { BodyOf } from '../lib/api';
+import { ApiError } from '../lib/api';
 import { clearDraft, readDraft, useDraftSaver } from '../lib/draft';
 import { formatTime } from '../lib/format';
+import {
+  connectorsQuery,
+  createDataSource,
+  dataSourceQuery,
+  importSchema,
+  testDataSource,
+  updateDataSource,
+} from '../lib/queries/data-sources';
 import type { Connector, DataSource, TestResult } from '../lib/types';
 import { SchemaBrowser } from './schema-browser';
 
@@ -20,17 +29,12 @@ const TAB_LABELS: Record<string, string> = {
   proof: 'Proof',
 };
 
-const useConnectors = () =>
-  useQuery({
-    queryKey: ['connectors'],
-    staleTime: Number.POSITIVE_INFINITY,
-    queryFn: () => api.get<{ connectors: Connector[] }>('/connectors'),
-  });
+const useConnectors = () => useQuery(connectorsQuery());
 
 /** Per-field messages of a 400, keyed by their path (config.port…). */
 const fieldErrors = (e: unknown): Record<string, string> =>
   e instanceof ApiError
-    ? Object.fromEntries(e.validation.map((v) => [v.path.replace(/^body\./, ''), v.message]))
+    ? Object.fromEntries(e.validationErrors.map((v) => [v.path.replace(/^body\./, ''), v.message]))
     : {};
 
 function ConnectionForm(props: {
@@ -70,21 +74,21 @@ function ConnectionForm(props: {
     const credentials = toPayload(connector.credentials_schema, v.credentials);
     const hasCredentials = Object.values(v.credentials ?? {}).some((x) => x !== '' && x !== undefined);
     if (!slug) {
-      const ds = await api.post<DataSource>(`/organizations/${org}/data-sources`, {
+      const ds = await createDataSource(org, {
         type: connector.type,
         name,
         config,
         ...(connector.credentials_schema && (hasCredentials || connector.credentials_required)
           ? { credentials }
           : {}),
-      });
+      } as BodyOf<'createDataSources'>);
       setSlug(ds.slug);
       clearDraft(org, draftKey);
       return ds;
     }
     // Credentials go in the same PATCH: a change of host or port (where they are sent) is
     // refused unless the request carries them again, so a separate PUT afterwards cannot work.
-    return api.patch<DataSource>(`/organizations/${org}/data-sources/${slug}`, {
+    return updateDataSource(org, slug, {
       name,
       config,
       ...(hasCredentials ? { credentials } : {}),
@@ -98,9 +102,7 @@ function ConnectionForm(props: {
       try {
         const ds = await save(v);
         if (withTest) {
-          const r = await api.post<TestResult>(
-            `/organizations/${org}/data-sources/${ds.slug}/test-connection`,
-          );
+          const r = await testDataSource(org, ds.slug);
           setTest(r);
           if (r.ok) props.onSaved(ds);
         } else props.onSaved(ds);
@@ -221,10 +223,10 @@ export function DataSourceDetail() {
   const search = useSearch({ from: '/authed/o/$org/data-sources/$ds' });
   const navigate = useNavigate({ from: '/o/$org/data-sources/$ds' });
   const qc = useQueryClient();
-  const key = ['data-source', org, slug];
+  const one = dataSourceQuery(org, slug);
+  const key = one.queryKey;
   const ds = useQuery({
-    queryKey: key,
-    queryFn: () => api.get<DataSource>(`/organizations/${org}/data-sources/${slug}`),
+    ...one,
     refetchInterval: (q) => (q.state.data?.schema_status === 'importing' ? 1000 : false),
   });
   const connectors = useConnectors();
@@ -306,7 +308,7 @@ export function DataSourceDetail() {
               onClick={async () => {
                 setImportError(null);
                 try {
-                  await api.post(`/organizations/${org}/data-sources/${slug}/schema-import`);
+                  await importSchema(org, slug);
                   await qc.invalidateQueries({ queryKey: key });
                 } catch (e) {
                   setImportError(e);

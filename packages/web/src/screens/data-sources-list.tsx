@@ -11,22 +11,15 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
-import type { DataSource } from '../lib/types';
+import { dataSourcesQuery } from '../lib/queries/data-sources';
 
 export function DataSourcesList() {
   const { org } = useParams({ from: '/authed/o/$org' });
   const search = useSearch({ from: '/authed/o/$org/data-sources' });
   const navigate = useNavigate({ from: '/o/$org/data-sources' });
-  const list = useQuery({
-    queryKey: ['data-sources', org, search],
-    queryFn: () =>
-      api.get<Page<'data_sources', DataSource>>(`/organizations/${org}/data-sources`, {
-        limit: 25,
-        ...search,
-      }),
-  });
+  const list = useQuery(dataSourcesQuery(org, search));
   return (
     <div>
       <PageHeader

@@ -13,11 +13,11 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { type Attempt, attemptTone, LIFECYCLE_STATES, NOTIFICATION_TYPES, SEVERITIES } from '../lib/alerts';
-import { api, type Page } from '../lib/api';
+import { attemptTone, LIFECYCLE_STATES, NOTIFICATION_TYPES, SEVERITIES } from '../lib/alerts';
+
 import { formatTime } from '../lib/format';
 import { useProjects } from '../lib/hooks';
-import type { Notification } from './notifications';
+import { deliveryAttemptsQuery, notificationsQuery } from '../lib/queries/notifications';
 
 const STATUSES = ['queued', 'sent', 'failed'];
 const PER = ['1', '5', '10'];
@@ -36,26 +36,13 @@ export function DeliveryAttempts() {
   const projects = useProjects(org);
   const { notification_slugs, per, status, ...notificationFilters } = search;
   const notifications = useQuery({
-    queryKey: ['notifications', org, 'for-attempts', notificationFilters],
+    ...notificationsQuery(org, notificationFilters),
     enabled: !notification_slugs,
-    queryFn: () =>
-      api.get<Page<'notifications', Notification>>(`/organizations/${org}/notifications`, {
-        limit: 50,
-        ...notificationFilters,
-      }),
   });
   const slugs = notification_slugs
     ? notification_slugs.split(',').filter(Boolean)
     : (notifications.data?.notifications.map((n) => n.slug) ?? []);
-  const attempts = useQuery({
-    queryKey: ['alert-delivery-attempts', org, slugs, per],
-    enabled: slugs.length > 0,
-    queryFn: () =>
-      api.get<Page<'alert_delivery_attempts', Attempt>>(`/organizations/${org}/alert-delivery-attempts`, {
-        notification_slugs: slugs.join(','),
-        limit_per_notification: per ?? '5',
-      }),
-  });
+  const attempts = useQuery(deliveryAttemptsQuery(org, slugs, per));
   const titles = new Map(notifications.data?.notifications.map((n) => [n.slug, n.title]));
   const rows = (attempts.data?.alert_delivery_attempts ?? [])
     .filter((a) => !status || a.status === status)

@@ -1,10 +1,11 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import { Button, Card, ErrorNote, Field, Input, Select } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { useProjectEnvironments } from '../lib/hooks';
-import type { Pipeline } from '../lib/types';
-import { type DriftPreview, ReportBody, SeverityBadge } from './drift-report';
+import { previewDrift } from '../lib/queries/drift';
+import { pipelinesQuery } from '../lib/queries/pipelines';
+import { ReportBody, SeverityBadge } from './drift-report';
 
 const CodeEditor = lazy(() => import('../components/code-editor').then((m) => ({ default: m.CodeEditor })));
 
@@ -15,22 +16,17 @@ export function DriftPreviewCard(props: { org: string; project: string }) {
   const [env, setEnv] = useState('');
   const [ds, setDs] = useState('');
   const [schema, setSchema] = useState('');
-  const pipelines = useQuery({
-    queryKey: ['pipelines', org, project],
-    queryFn: () =>
-      api.get<Page<'pipelines', Pipeline>>(`/organizations/${org}/projects/${project}/pipelines`, {
-        limit: 100,
-      }),
-  });
+  const pipelines = useQuery(pipelinesQuery({ organization: org, project }));
   const envs = useProjectEnvironments(org, project);
   const preview = useMutation({
     mutationFn: () => {
-      const body: Record<string, unknown> = { environment_slug: env || envs.data?.environments[0]?.slug };
-      if (ds) body.data_source_slug = ds;
-      if (schema.trim()) body.schema = JSON.parse(schema);
-      return api.post<DriftPreview>(
-        `/organizations/${org}/projects/${project}/pipelines/${pipeline || pipelines.data?.pipelines[0]?.slug}/drift-preview`,
-        body,
+      return previewDrift(
+        { organization: org, project, pipeline: pipeline || (pipelines.data?.pipelines[0]?.slug ?? '') },
+        {
+          environment_slug: env || (envs.data?.environments[0]?.slug ?? ''),
+          ...(ds ? { data_source_slug: ds } : {}),
+          ...(schema.trim() ? { schema: JSON.parse(schema) } : {}),
+        },
       );
     },
   });

@@ -3,34 +3,13 @@ import { Badge, Card, Empty, tableClass, tdClass, thClass } from '../components/
 // The body of a drift impact report (docs/drift-and-contracts.md): normalized changes with their
 // reason codes, and the impacts on bound pipelines naming the step, edge or sink.
 
-export type Severity = 'safe' | 'warning' | 'breaking';
-export type Change = {
-  kind: string;
-  path: string;
-  before: string | null;
-  after: string | null;
-  severity: Severity;
-  reason_code: string;
-};
-export type Impact = {
-  kind: 'pipeline' | 'step' | 'edge' | 'sink' | 'run' | 'unknown_consumer';
-  severity: Severity;
-  message: string;
-  edge_slug?: string;
-  pipeline_slug?: string;
-  step_slug?: string;
-};
-export type DriftPreview = { severity: Severity; summary: string; changes: Change[]; impacts: Impact[] };
-export type DriftReport = DriftPreview & {
-  slug: string;
-  report_type: 'contract_impact' | 'source_schema';
-  status: 'open' | 'superseded';
-  project_slug: string | null;
-  pipeline_slug?: string;
-  data_source_slug?: string;
-  created_at: string;
-  superseded_at: string | null;
-};
+export type { DriftPreview, DriftReport } from '../lib/queries/drift';
+
+import type { DriftPreview } from '../lib/queries/drift';
+
+export type Change = DriftPreview['changes'][number];
+export type Impact = DriftPreview['impacts'][number];
+export type Severity = DriftPreview['severity'];
 
 export const SeverityBadge = ({ severity }: { severity: Severity }) => (
   <span data-severity={severity}>

@@ -13,9 +13,10 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
 import { useProjects } from '../lib/hooks';
+import { dataSourceDriftQuery, driftReportQuery, driftReportsQuery } from '../lib/queries/drift';
 import { DriftPreviewCard } from './drift-preview';
 import { type DriftReport, ReportBody, SeverityBadge } from './drift-report';
 
@@ -82,17 +83,12 @@ export function DriftList() {
   const navigate = useNavigate();
   const projects = useProjects(org);
   const project = search.project ?? projects.data?.projects[0]?.slug;
-  const list = useQuery({
-    queryKey: ['drift-reports', org, project, search],
-    enabled: Boolean(project),
-    queryFn: () =>
-      api.get<Page<'reports', DriftReport>>(`/organizations/${org}/projects/${project}/drift-reports`, {
-        limit: 50,
-        order: search.order,
-        cursor: search.cursor,
-        direction: search.direction,
-      }),
-  });
+  const list = useQuery(
+    driftReportsQuery(
+      { organization: org, project },
+      { order: search.order, cursor: search.cursor, direction: search.direction },
+    ),
+  );
   const set = (patch: Partial<ListSearch>) =>
     navigate({
       to: '/o/$org/drift',
@@ -145,10 +141,7 @@ export function DriftList() {
 /** One report: its status, summary, changes and impacts. */
 export function DriftReportPage() {
   const { org, project, report } = useParams({ from: '/authed/o/$org/drift/$project/$report' });
-  const one = useQuery({
-    queryKey: ['drift-report', org, project, report],
-    queryFn: () => api.get<DriftReport>(`/organizations/${org}/projects/${project}/drift-reports/${report}`),
-  });
+  const one = useQuery(driftReportQuery({ organization: org, project }, report));
   const r = one.data;
   return (
     <div className="space-y-4">
@@ -209,17 +202,7 @@ export function DriftReportPage() {
 /** The drift tab of a data source: every report on it, in every project. */
 export function DataSourceDriftPanel(props: { org: string; ds: string }) {
   const [cursor, setCursor] = useState<{ cursor?: string; direction?: string }>({});
-  const list = useQuery({
-    queryKey: ['ds-drift', props.org, props.ds, cursor],
-    queryFn: () =>
-      api.get<Page<'reports', DriftReport>>(
-        `/organizations/${props.org}/data-sources/${props.ds}/drift-reports`,
-        {
-          limit: 50,
-          ...cursor,
-        },
-      ),
-  });
+  const list = useQuery(dataSourceDriftQuery(props.org, props.ds, cursor));
   return (
     <Card title="Drift reports">
       <ErrorNote error={list.error} />

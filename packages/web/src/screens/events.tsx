@@ -12,8 +12,9 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api } from '../lib/api';
+
 import { formatTime } from '../lib/format';
+import { eventsQuery } from '../lib/queries/events';
 
 const ENTITY_TYPES = [
   'organization',
@@ -60,34 +61,12 @@ const toLocalInput = (iso: string) => {
   return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 };
 
-type EventRecord = {
-  slug: string;
-  event_class: string;
-  actor_type: string;
-  actor_slug: string | null;
-  entity_type: string;
-  entity_slug: string | null;
-  action: string;
-  occurred_at: string;
-  metadata?: Record<string, unknown>;
-};
-type EventPage = {
-  events: EventRecord[];
-  has_more: boolean;
-  next_cursor: string | null;
-  prev_cursor: string | null;
-};
-
 function EventList(props: { kind: 'events' | 'audit' }) {
   const { org } = useParams({ from: '/authed/o/$org' });
   const from = props.kind === 'events' ? '/authed/o/$org/events' : '/authed/o/$org/audit';
   const search = useSearch({ from }) as Record<string, string | undefined>;
   const navigate = useNavigate();
-  const path = props.kind === 'events' ? 'events' : 'security-audit-events';
-  const list = useQuery({
-    queryKey: [path, org, search],
-    queryFn: () => api.get<EventPage>(`/organizations/${org}/${path}`, { limit: 50, ...search }),
-  });
+  const list = useQuery(eventsQuery(org, props.kind, search));
   const set = (patch: Record<string, string | undefined>) =>
     navigate({
       to: props.kind === 'events' ? '/o/$org/events' : '/o/$org/audit',

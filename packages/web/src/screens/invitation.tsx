@@ -2,14 +2,13 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { Button, ErrorNote } from '../components/ui';
-import { api, type Page } from '../lib/api';
+import { answerInvitation } from '../lib/queries/invitations';
+import { fetchOrganizations, organizationKeys } from '../lib/queries/organizations';
 import { useSession } from '../lib/session';
-import type { Organization } from '../lib/types';
 
-type Invitation = { slug: string; email: string; role: string; status: string; expires_at: string };
+type Invitation = Awaited<ReturnType<typeof answerInvitation>>;
 
-const listOrgs = async () =>
-  (await api.get<Page<'organizations', Organization>>('/organizations', { limit: 100 })).organizations;
+const listOrgs = async () => (await fetchOrganizations()).organizations;
 
 /**
  * The page the invitation mail links to (signed-in only: the route sends a visitor to sign-in and
@@ -31,12 +30,12 @@ export function InvitationScreen() {
     try {
       // The answer does not name the organization: the one that joins the list is it.
       const before = verb === 'accept' ? new Set((await listOrgs()).map((o) => o.slug)) : new Set();
-      const inv = await api.post<Invitation>(`/invitations/${encodeURIComponent(slug)}:${verb}`);
+      const inv = await answerInvitation(slug, verb);
       if (verb === 'decline') {
         setDeclined(inv);
         return;
       }
-      await qc.invalidateQueries({ queryKey: ['organizations'] });
+      await qc.invalidateQueries({ queryKey: organizationKeys.all });
       const joined = (await listOrgs()).find((o) => !before.has(o.slug));
       if (joined) await navigate({ to: '/o/$org/runs', params: { org: joined.slug } });
       else await navigate({ to: '/' });

@@ -15,9 +15,16 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
 import { useEnvironments, useProjects } from '../lib/hooks';
+import {
+  actOnNotification,
+  notificationAttemptsQuery,
+  notificationKeys,
+  notificationQuery,
+  notificationsQuery,
+} from '../lib/queries/notifications';
 
 /**
  * The list refreshes itself every LIVE_MS while the tab is visible (TanStack Query pauses the
@@ -41,37 +48,7 @@ const TYPES = [
   'alert_delivery_failed',
 ];
 
-export type Notification = {
-  slug: string;
-  notification_type: string;
-  severity: string;
-  lifecycle_state: string;
-  title: string;
-  summary: string;
-  project_slug: string | null;
-  environment_slug: string | null;
-  source_kind: string;
-  source_action: string;
-  source_refs: { kind: string; value: string }[];
-  occurrence_count: number;
-  reopen_count: number;
-  first_seen_at: string;
-  last_seen_at: string;
-  acknowledged_at: string | null;
-  resolved_at: string | null;
-};
-
-type Attempt = {
-  slug: string;
-  destination_name: string | null;
-  destination_type: string;
-  status: string;
-  provider_attempt: number;
-  error_message: string | null;
-  queued_at: string;
-  sent_at: string | null;
-  failed_at: string | null;
-};
+export type { Notification } from '../lib/queries/notifications';
 
 const severityTone = (s: string) =>
   s === 'critical' || s === 'error' ? 'red' : s === 'warning' ? 'amber' : ('slate' as const);
@@ -85,12 +62,7 @@ export function NotificationsList() {
   const projects = useProjects(org);
   const environments = useEnvironments(org);
   const list = useQuery({
-    queryKey: ['notifications', org, search],
-    queryFn: () =>
-      api.get<Page<'notifications', Notification>>(`/organizations/${org}/notifications`, {
-        limit: 50,
-        ...search,
-      }),
+    ...notificationsQuery(org, search),
     refetchInterval: LIVE_MS,
     refetchIntervalInBackground: false,
     refetchOnWindowFocus: true,
@@ -203,21 +175,17 @@ export function NotificationsList() {
 export function NotificationDetail() {
   const { org, slug } = useParams({ from: '/authed/o/$org/notifications/$slug' });
   const qc = useQueryClient();
-  const base = `/organizations/${org}/notifications/${slug}`;
-  const one = useQuery({ queryKey: ['notification', org, slug], queryFn: () => api.get<Notification>(base) });
+  const one = useQuery(notificationQuery(org, slug));
   const attempts = useQuery({
-    queryKey: ['notification-attempts', org, slug],
-    queryFn: () =>
-      api.get<Page<'alert_delivery_attempts', Attempt>>(`${base}/delivery-attempts`, { limit: 100 }),
+    ...notificationAttemptsQuery(org, slug),
     // While a try is queued (sending, or waiting for its retry) its outcome is due soon.
     refetchInterval: (q) =>
       q.state.data?.alert_delivery_attempts.some((a) => a.status === 'queued') ? 5_000 : false,
   });
   const act = useMutation({
-    mutationFn: (action: 'acknowledge' | 'resolve') => api.post<Notification>(`${base}:${action}`),
+    mutationFn: (action: 'acknowledge' | 'resolve') => actOnNotification(org, slug, action),
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['notification', org, slug] });
-      await qc.invalidateQueries({ queryKey: ['notifications', org] });
+      await qc.invalidateQueries({ queryKey: notificationKeys.all(org) });
     },
   });
   const n = one.data;

@@ -14,10 +14,23 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime, shortHash } from '../lib/format';
 import { usePlace } from '../lib/hooks';
-import type { Binding, DataSource, Deployment, Ref, Run, Validation, Version } from '../lib/types';
+import { dataSourcePickerQuery } from '../lib/queries/data-sources';
+import {
+  bindDataSource,
+  bindingsQuery,
+  checkpointsQuery,
+  deploymentsQuery,
+  deployPipeline,
+  pipelineKeys,
+  refsQuery,
+  resetCheckpoints,
+  validatePipeline,
+} from '../lib/queries/pipelines';
+import { executePipeline } from '../lib/queries/runs';
+import type { Version } from '../lib/types';
 
 type Props = {
   org: string;
@@ -32,61 +45,28 @@ export function DeployPanel(props: Props & { versions: Version[] }) {
   const { org, project, pipeline } = props;
   const place = usePlace(org, { project, env: props.env });
   const env = place.environment;
-  const pe = `/organizations/${org}/projects/${project}/environments/${place.env}`;
+  const at = { organization: org, project, environment: place.env ?? '', pipeline };
   const qc = useQueryClient();
   const navigate = useNavigate();
   const [hash, setHash] = useState(props.versions[0]?.spec_hash ?? '');
   const [confirmation, setConfirmation] = useState('');
   const confirm = env?.protected && confirmation ? { protected_environment_confirmation: confirmation } : {};
 
-  const refs = useQuery({
-    queryKey: ['refs', org, project, pipeline],
-    queryFn: () =>
-      api.get<Page<'data_source_refs', Ref>>(
-        `/organizations/${org}/projects/${project}/pipelines/${pipeline}/data-source-refs`,
-        { limit: 100 },
-      ),
-  });
-  const bindings = useQuery({
-    queryKey: ['bindings', pe, pipeline],
-    enabled: Boolean(place.env),
-    queryFn: () =>
-      api.get<Page<'data_source_bindings', Binding>>(`${pe}/data-source-bindings`, {
-        pipeline_slug: pipeline,
-        limit: 100,
-      }),
-  });
-  const sources = useQuery({
-    queryKey: ['data-sources', org, 'all'],
-    queryFn: () =>
-      api.get<Page<'data_sources', DataSource>>(`/organizations/${org}/data-sources`, { limit: 100 }),
-  });
-  const deployments = useQuery({
-    queryKey: ['deployments', pe, pipeline],
-    enabled: Boolean(place.env),
-    queryFn: () =>
-      api.get<Page<'deployments', Deployment>>(`${pe}/deployments`, { pipeline_slug: pipeline, limit: 20 }),
-  });
+  const refs = useQuery(refsQuery(at));
+  const bindings = useQuery(bindingsQuery(at));
+  const sources = useQuery(dataSourcePickerQuery(org));
+  const deployments = useQuery(deploymentsQuery(at));
   const bind = useMutation({
-    mutationFn: (v: { ref: string; ds: string }) =>
-      api.put(
-        `${pe}/pipelines/${pipeline}/data-source-bindings/${v.ref}`,
-        { data_source_slug: v.ds },
-        confirm,
-      ),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['bindings', pe, pipeline] }),
+    mutationFn: (v: { ref: string; ds: string }) => bindDataSource(at, v.ref, v.ds, confirm),
+    onSuccess: () => qc.invalidateQueries({ queryKey: pipelineKeys.bindings(at) }),
   });
-  const validate = useMutation({
-    mutationFn: () =>
-      api.post<Validation>(`${pe}/pipeline-validation`, { pipeline_slug: pipeline, spec_hash: hash }),
-  });
+  const validate = useMutation({ mutationFn: () => validatePipeline(at, hash) });
   const deploy = useMutation({
-    mutationFn: () =>
-      api.post<Deployment>(`${pe}/pipelines/${pipeline}:deploy`, { spec_hash: hash, ...confirm }),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['deployments', pe, pipeline] }),
+    mutationFn: () => deployPipeline(at, hash, confirm),
+    onSuccess: () => qc.invalidateQueries({ queryKey: pipelineKeys.deployments(at) }),
   });
   const execute = useMutation({
-    mutationFn: () => api.post<Run>(`${pe}/pipelines/${pipeline}:execute`, { ...confirm }),
+    mutationFn: () => executePipeline(at, confirm),
     onSuccess: (run) =>
       navigate({
         to: '/o/$org/runs/$project/$env/$run',
@@ -220,26 +200,17 @@ export function DeployPanel(props: Props & { versions: Version[] }) {
   );
 }
 
-type Checkpoint = { step_slug: string; cursor: unknown; run_slug: string | null; updated_at?: string };
-
 export function CheckpointsPanel(props: Props) {
   const { org, project, pipeline } = props;
   const place = usePlace(org, { project, env: props.env });
-  const pe = `/organizations/${org}/projects/${project}/environments/${place.env}`;
+  const at = { organization: org, project, environment: place.env ?? '', pipeline };
   const [confirmation, setConfirmation] = useState('');
   const qc = useQueryClient();
-  const list = useQuery({
-    queryKey: ['checkpoints', pe, pipeline],
-    enabled: Boolean(place.env),
-    queryFn: () => api.get<{ checkpoints: Checkpoint[] }>(`${pe}/pipelines/${pipeline}/checkpoints`),
-  });
+  const list = useQuery(checkpointsQuery(at));
   const reset = useMutation({
     mutationFn: () =>
-      api.del(
-        `${pe}/pipelines/${pipeline}/checkpoints`,
-        confirmation ? { protected_environment_confirmation: confirmation } : {},
-      ),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['checkpoints', pe, pipeline] }),
+      resetCheckpoints(at, confirmation ? { protected_environment_confirmation: confirmation } : {}),
+    onSuccess: () => qc.invalidateQueries({ queryKey: pipelineKeys.checkpoints(at) }),
   });
   return (
     <div className="space-y-4">

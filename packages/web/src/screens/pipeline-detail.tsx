@@ -2,9 +2,11 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { lazy, Suspense, useState } from 'react';
 import { Button, Card, ErrorNote, PageHeader, Select } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime, shortHash } from '../lib/format';
-import type { Pipeline, Spec, Version } from '../lib/types';
+import { pipelineQuery, pushVersion, versionsQuery } from '../lib/queries/pipelines';
+import type { PipelinePath } from '../lib/queries/places';
+import { type Spec, specOf, type Version } from '../lib/types';
 import { CheckpointsPanel, DeployPanel } from './pipeline-deploy';
 
 const Dag = lazy(() => import('../components/dag').then((m) => ({ default: m.Dag })));
@@ -39,13 +41,10 @@ export function PipelineDetail() {
   const { org, project, pipeline } = useParams({ from: '/authed/o/$org/pipelines/$project/$pipeline' });
   const search = useSearch({ from: '/authed/o/$org/pipelines/$project/$pipeline' });
   const navigate = useNavigate({ from: '/o/$org/pipelines/$project/$pipeline' });
-  const base = `/organizations/${org}/projects/${project}/pipelines/${pipeline}`;
+  const at = { organization: org, project, pipeline };
   const tab = search.tab ?? 'overview';
-  const p = useQuery({ queryKey: ['pipeline', base], queryFn: () => api.get<Pipeline>(base) });
-  const versions = useQuery({
-    queryKey: ['versions', base],
-    queryFn: () => api.get<Page<'versions', Version>>(`${base}/versions`, { limit: 100 }),
-  });
+  const p = useQuery(pipelineQuery(at));
+  const versions = useQuery(versionsQuery(at));
   const list = versions.data?.versions ?? [];
   const current = list.find((v) => v.spec_hash === search.version) ?? list[0];
   const setSearch = (patch: Record<string, string | undefined>) =>
@@ -97,7 +96,7 @@ export function PipelineDetail() {
           <Card title={current ? `Graph of ${shortHash(current.spec_hash)}` : 'Graph'}>
             {current && (
               <Suspense fallback={<div className="h-72" />}>
-                <Dag spec={current.spec} label={`Graph of version ${shortHash(current.spec_hash)}`} />
+                <Dag spec={specOf(current)} label={`Graph of version ${shortHash(current.spec_hash)}`} />
               </Suspense>
             )}
           </Card>
@@ -155,7 +154,7 @@ export function PipelineDetail() {
       )}
       {tab === 'edit' && current && (
         <EditTab
-          base={base}
+          at={at}
           spec={pretty(current.spec)}
           onPushed={() =>
             void versions.refetch().then(() => setSearch({ tab: 'overview', version: undefined }))
@@ -205,8 +204,8 @@ function DiffTab(props: {
       <Suspense fallback={<div className="h-72" />}>
         <Card title="Steps added or changed in the newer version">
           <Dag
-            spec={b.spec}
-            states={changedSteps(a.spec, b.spec)}
+            spec={specOf(b)}
+            states={changedSteps(specOf(a), specOf(b))}
             label="Graph of the newer version, changed steps highlighted"
           />
         </Card>
@@ -223,7 +222,7 @@ function DiffTab(props: {
   );
 }
 
-function EditTab(props: { base: string; spec: string; onPushed: () => void }) {
+function EditTab(props: { at: PipelinePath; spec: string; onPushed: () => void }) {
   const [text, setText] = useState(props.spec);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -241,7 +240,7 @@ function EditTab(props: { base: string; spec: string; onPushed: () => void }) {
             setError(null);
             setBusy(true);
             try {
-              await api.post(`${props.base}/versions`, { spec: JSON.parse(text) });
+              await pushVersion(props.at, JSON.parse(text));
               props.onPushed();
             } catch (e) {
               setError(e);

@@ -4,10 +4,10 @@ import { lazy, Suspense, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
 import { Button, Card, ErrorNote, Field, Input, PageHeader, Select } from '../components/ui';
-import { api } from '../lib/api';
+
 import { clearDraft, readDraft, useDraftSaver } from '../lib/draft';
 import { useProjects } from '../lib/hooks';
-import type { Pipeline } from '../lib/types';
+import { createPipeline, pushVersion } from '../lib/queries/pipelines';
 
 const CodeEditor = lazy(() => import('../components/code-editor').then((m) => ({ default: m.CodeEditor })));
 
@@ -90,9 +90,9 @@ export function PipelineNew() {
       return;
     }
     try {
-      const base = `/organizations/${org}/projects/${v.project}/pipelines`;
-      const p = await api.post<Pipeline>(base, { name: v.name, ...(v.slug ? { slug: v.slug } : {}) });
-      await api.post(`${base}/${p.slug}/versions`, { spec: parsed });
+      const at = { organization: org, project: v.project };
+      const p = await createPipeline(at, { name: v.name, ...(v.slug ? { slug: v.slug } : {}) });
+      await pushVersion({ ...at, pipeline: p.slug }, parsed);
       setSaving(false);
       clearDraft(org, DRAFT);
       await navigate({

@@ -2,24 +2,17 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { PlacePicker } from '../components/place-picker';
 import { Card, Empty, ErrorNote, PageHeader, tableClass, tdClass, thClass } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime, shortHash } from '../lib/format';
 import { usePlace } from '../lib/hooks';
-import type { Pipeline } from '../lib/types';
+import { pipelinesQuery } from '../lib/queries/pipelines';
 
 export function PipelinesList() {
   const { org } = useParams({ from: '/authed/o/$org' });
   const search = useSearch({ from: '/authed/o/$org/pipelines' });
   const navigate = useNavigate({ from: '/o/$org/pipelines' });
   const place = usePlace(org, search);
-  const list = useQuery({
-    queryKey: ['pipelines', org, place.project],
-    enabled: Boolean(place.project),
-    queryFn: () =>
-      api.get<Page<'pipelines', Pipeline>>(`/organizations/${org}/projects/${place.project}/pipelines`, {
-        limit: 100,
-      }),
-  });
+  const list = useQuery(pipelinesQuery({ organization: org, project: place.project }));
   return (
     <div>
       <PageHeader

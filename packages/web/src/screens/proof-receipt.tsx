@@ -2,26 +2,17 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useEffect } from 'react';
 import { Badge, Card, Empty, ErrorNote, PageHeader, tableClass, tdClass, thClass } from '../components/ui';
-import { api } from '../lib/api';
+
 import { formatTime } from '../lib/format';
-import { linkClass, type Observation, type Receipt, short, tone } from './proof-types';
+import { observationsOfQuery, receiptQuery } from '../lib/queries/proof';
+import { linkClass, short, tone } from './proof-types';
 
 /** A signed receipt: the page a published commit check links to. */
 export function ProofReceiptPage() {
   const { org, ds, receipt } = useParams({ from: '/authed/o/$org/data-sources/$ds/proof-receipts/$receipt' });
-  const base = `/organizations/${org}/data-sources/${ds}`;
-  const r = useQuery({
-    queryKey: ['receipt', base, receipt],
-    queryFn: () => api.get<Receipt>(`${base}/proof-receipts/${receipt}`),
-  });
-  const observations = useQuery({
-    queryKey: ['receipt-observations', base, r.data?.observation_slugs],
-    enabled: Boolean(r.data),
-    queryFn: () =>
-      Promise.all(
-        r.data!.observation_slugs.map((o) => api.get<Observation>(`${base}/proof-observations/${o}`)),
-      ),
-  });
+  const at = { organization: org, data_source: ds };
+  const r = useQuery(receiptQuery(at, receipt));
+  const observations = useQuery(observationsOfQuery(at, r.data?.observation_slugs));
   const d = r.data;
   const receiptUrl = d
     ? URL.createObjectURL(new Blob([JSON.stringify(d, null, 2)], { type: 'application/json' }))

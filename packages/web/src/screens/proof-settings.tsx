@@ -1,26 +1,18 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Button, Card, ErrorNote, Field, Input, Select } from '../components/ui';
-import { ApiError, api } from '../lib/api';
+import type { DataSourcePath } from '../lib/queries/places';
+import { proofSettingsQuery, putProofSettings } from '../lib/queries/proof';
 import type { Settings, Target } from './proof-types';
 
 /** The proof settings of a data source: whether, where and what to check (the defaults until the first save). */
-export function SettingsCard(props: { base: string }) {
+export function SettingsCard(props: { at: DataSourcePath }) {
   const qc = useQueryClient();
-  const key = ['proof-settings', props.base];
-  const got = useQuery({
-    queryKey: key,
-    retry: false,
-    queryFn: async () => {
-      try {
-        return await api.get<Settings>(`${props.base}/proof-settings`);
-      } catch (e) {
-        if (e instanceof ApiError && e.status === 404) return null;
-        throw e;
-      }
-    },
-  });
-  const [s, setS] = useState<Settings>({
+  const settings = proofSettingsQuery(props.at);
+  const got = useQuery(settings);
+  const [s, setS] = useState<
+    Pick<Settings, 'enabled' | 'publish_checks' | 'expected_repository_id' | 'targets'>
+  >({
     enabled: true,
     publish_checks: false,
     expected_repository_id: '',
@@ -34,13 +26,14 @@ export function SettingsCard(props: { base: string }) {
   }, [got.data]);
   const save = useMutation({
     mutationFn: () =>
-      api.put<Settings>(`${props.base}/proof-settings`, {
+      putProofSettings(props.at, {
         enabled: s.enabled,
         publish_checks: s.publish_checks,
-        expected_repository_id: s.expected_repository_id,
+        // The API takes the expected id as a string; an empty one means "not checked".
+        expected_repository_id: s.expected_repository_id ?? '',
         targets: s.targets,
       }),
-    onSuccess: (v) => qc.setQueryData(key, v),
+    onSuccess: (v) => qc.setQueryData(settings.queryKey, v),
   });
   const setTarget = (i: number, t: Partial<Target>) =>
     setS({ ...s, targets: s.targets.map((x, n) => (n === i ? { ...x, ...t } : x)) });

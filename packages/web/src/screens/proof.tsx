@@ -13,41 +13,41 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
+import {
+  compileReceipt,
+  observationsQuery,
+  observeCommit,
+  proofKeys,
+  receiptsQuery,
+} from '../lib/queries/proof';
 import { SettingsCard } from './proof-settings';
-import { linkClass, type Observation, type Receipt, short, tone } from './proof-types';
+import { linkClass, short, tone } from './proof-types';
 
 /** The proof tab of a git data source: settings, observations and receipts. */
 export function ProofPanel(props: { org: string; ds: string }) {
-  const base = `/organizations/${props.org}/data-sources/${props.ds}`;
+  const at = { organization: props.org, data_source: props.ds };
   const qc = useQueryClient();
   const navigate = useNavigate();
-  const [at, setAt] = useState('');
+  const [ref, setRef] = useState('');
   const [picked, setPicked] = useState<string[]>([]);
   const observations = useQuery({
-    queryKey: ['observations', base],
-    queryFn: () => api.get<Page<'observations', Observation>>(`${base}/proof-observations`, { limit: 50 }),
+    ...observationsQuery(at),
     refetchInterval: (q) => (q.state.data?.observations.some((o) => o.state === 'running') ? 1000 : false),
   });
-  const receipts = useQuery({
-    queryKey: ['receipts', base],
-    queryFn: () => api.get<Page<'receipts', Receipt>>(`${base}/proof-receipts`, { limit: 50 }),
-  });
+  const receipts = useQuery(receiptsQuery(at));
   const observe = useMutation({
     mutationFn: () =>
-      api.post<Observation>(
-        `${base}/proof-observations`,
-        /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(at) ? { commit_sha: at } : at ? { ref: at } : {},
-      ),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['observations', base] }),
+      observeCommit(at, /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(ref) ? { commit_sha: ref } : ref ? { ref } : {}),
+    onSuccess: () => qc.invalidateQueries({ queryKey: proofKeys.observations(at) }),
   });
   const obs = observations.data?.observations ?? [];
   const head = obs.find((o) => o.slug === picked[picked.length - 1]);
   const compile = useMutation({
     mutationFn: () =>
-      api.post<Receipt>(`${base}/proof-receipts:compile`, {
-        candidate_slug: head?.candidate_slug,
+      compileReceipt(at, {
+        candidate_slug: head?.candidate_slug ?? '',
         observation_slugs: picked,
       }),
     onSuccess: (r) =>
@@ -58,7 +58,7 @@ export function ProofPanel(props: { org: string; ds: string }) {
   });
   return (
     <div className="space-y-4">
-      <SettingsCard base={base} />
+      <SettingsCard at={at} />
       <Card title="Observations">
         <div className="mb-3 flex flex-wrap items-end gap-2">
           <div className="w-full max-w-96">
@@ -67,8 +67,8 @@ export function ProofPanel(props: { org: string; ds: string }) {
                 <Input
                   id={id}
                   aria-describedby={describedBy}
-                  value={at}
-                  onChange={(e) => setAt(e.target.value.trim())}
+                  value={ref}
+                  onChange={(e) => setRef(e.target.value.trim())}
                 />
               )}
             </Field>

@@ -4,32 +4,28 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { Button, Card, ErrorNote, Field, Input, PageHeader, Select, StateBadge } from '../components/ui';
 import { scrollRegion } from '../lib/a11y';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
-import type { DataSource } from '../lib/types';
+import { dataSourcePickerQuery } from '../lib/queries/data-sources';
+import {
+  type Execution,
+  executeQuery,
+  executionsQuery,
+  savedQueriesQuery,
+  savedQueryKeys,
+  saveQuery,
+} from '../lib/queries/saved-queries';
 
 const CodeEditor = lazy(() => import('../components/code-editor').then((m) => ({ default: m.CodeEditor })));
 
-type SavedQuery = {
-  slug: string;
-  name: string;
-  data_source_slug: string;
-  statement: Record<string, unknown>;
-};
-type Execution = {
-  slug: string;
-  status: 'succeeded' | 'failed';
-  result: { columns?: { name: string; type?: string }[]; rows?: unknown[][] } | null;
-  row_count: number | null;
-  truncated: boolean;
-  error: { code: string; message: string } | null;
-  duration_ms?: number;
-  executed_at: string;
-};
-
 function ResultGrid({ execution }: { execution: Execution }) {
-  const cols = execution.result?.columns ?? [];
-  const rows = execution.result?.rows ?? [];
+  // An `sql` result (the OpenAPI operation getQueryExecutions): {columns: [{name, type}], rows: [[…]]}; the API serves it open.
+  const result = execution.result as {
+    columns?: { name: string; type?: string }[];
+    rows?: unknown[][];
+  } | null;
+  const cols = result?.columns ?? [];
+  const rows = result?.rows ?? [];
   const scroller = useRef<HTMLDivElement>(null);
   const v = useVirtualizer({
     count: rows.length,
@@ -98,15 +94,8 @@ export function Queries() {
   const search = useSearch({ from: '/authed/o/$org/queries' });
   const navigate = useNavigate({ from: '/o/$org/queries' });
   const qc = useQueryClient();
-  const queries = useQuery({
-    queryKey: ['queries', org],
-    queryFn: () => api.get<Page<'queries', SavedQuery>>(`/organizations/${org}/queries`, { limit: 100 }),
-  });
-  const sources = useQuery({
-    queryKey: ['data-sources', org, 'all'],
-    queryFn: () =>
-      api.get<Page<'data_sources', DataSource>>(`/organizations/${org}/data-sources`, { limit: 100 }),
-  });
+  const queries = useQuery(savedQueriesQuery(org));
+  const sources = useQuery(dataSourcePickerQuery(org));
   const current = queries.data?.queries.find((q) => q.slug === search.query);
   const [name, setName] = useState('');
   const [ds, setDs] = useState('');
@@ -118,15 +107,7 @@ export function Queries() {
       setText(String(current.statement.sql ?? JSON.stringify(current.statement, null, 2)));
     }
   }, [current]);
-  const history = useQuery({
-    queryKey: ['executions', org, search.query],
-    enabled: Boolean(search.query),
-    queryFn: () =>
-      api.get<Page<'query_executions', Execution>>(
-        `/organizations/${org}/queries/${search.query}/executions`,
-        { limit: 20 },
-      ),
-  });
+  const history = useQuery(executionsQuery(org, search.query));
   const shown =
     history.data?.query_executions.find((e) => e.slug === search.execution) ??
     history.data?.query_executions[0];
@@ -134,20 +115,15 @@ export function Queries() {
     mutationFn: async () => {
       const body = {
         name: name || 'Untitled query',
-        data_source_slug: ds || sources.data?.data_sources[0]?.slug,
+        data_source_slug: ds || (sources.data?.data_sources[0]?.slug ?? ''),
         statement: { type: 'sql', sql: text },
       };
-      const q = current
-        ? await api.patch<SavedQuery>(`/organizations/${org}/queries/${current.slug}`, body)
-        : await api.post<SavedQuery>(`/organizations/${org}/queries`, body);
-      const ex = await api.post<Execution>(`/organizations/${org}/queries/${q.slug}:execute`, {
-        parameters: {},
-      });
+      const q = await saveQuery(org, current?.slug ?? null, body);
+      const ex = await executeQuery(org, q.slug);
       return { q, ex };
     },
     onSuccess: async ({ q, ex }) => {
-      await qc.invalidateQueries({ queryKey: ['queries', org] });
-      await qc.invalidateQueries({ queryKey: ['executions', org, q.slug] });
+      await qc.invalidateQueries({ queryKey: savedQueryKeys.all(org) });
       await navigate({ search: { query: q.slug, execution: ex.slug } });
     },
   });

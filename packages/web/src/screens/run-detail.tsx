@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
-import { lazy, Suspense } from 'react';
+import { lazy, Suspense, useMemo } from 'react';
 import { LogView } from '../components/log-view';
 import {
   Button,
@@ -12,7 +12,6 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api } from '../lib/api';
 import {
   formatBytes,
   formatCount,
@@ -22,8 +21,10 @@ import {
   shortHash,
   terminal,
 } from '../lib/format';
+import { versionQuery } from '../lib/queries/pipelines';
+import { cancelRun, logStreamUrl, type RunPath, runQuery } from '../lib/queries/runs';
 import { useEventStream } from '../lib/sse';
-import type { Run, Version } from '../lib/types';
+import { type Run, specOf } from '../lib/types';
 
 const Dag = lazy(() => import('../components/dag').then((m) => ({ default: m.Dag })));
 
@@ -67,28 +68,27 @@ export function RunDetail() {
   const { org, project, env, run: slug } = useParams({ from: '/authed/o/$org/runs/$project/$env/$run' });
   const search = useSearch({ from: '/authed/o/$org/runs/$project/$env/$run' });
   const navigate = useNavigate({ from: '/o/$org/runs/$project/$env/$run' });
-  const pe = `/organizations/${org}/projects/${project}/environments/${env}`;
-  const base = `${pe}/runs/${slug}`;
+  // One object per run, so the log view's effects see a change only when the run changes.
+  const at = useMemo<RunPath>(
+    () => ({ organization: org, project, environment: env, run_slug: slug }),
+    [org, project, env, slug],
+  );
   const qc = useQueryClient();
-  const run = useQuery({ queryKey: ['run', base], queryFn: () => api.get<Run>(base) });
+  const one = runQuery(at);
+  const run = useQuery(one);
   const r = run.data;
   const version = useQuery({
-    queryKey: ['version', org, project, r?.pipeline_slug, r?.spec_hash],
+    ...versionQuery({ organization: org, project, pipeline: r?.pipeline_slug ?? '' }, r?.spec_hash ?? ''),
     enabled: Boolean(r),
-    staleTime: Number.POSITIVE_INFINITY,
-    queryFn: () =>
-      api.get<Version>(
-        `/organizations/${org}/projects/${project}/pipelines/${r!.pipeline_slug}/versions/${r!.spec_hash}`,
-      ),
   });
   // The run itself arrives on the log stream (one connection per run page).
   const live = Boolean(r && !terminal(r.state));
-  useEventStream(live ? `/api${base}/log-stream?after_id=${Number.MAX_SAFE_INTEGER}` : null, {
-    run: (next: Run) => qc.setQueryData(['run', base], next),
+  useEventStream(live ? logStreamUrl(at, Number.MAX_SAFE_INTEGER) : null, {
+    run: (next: Run) => qc.setQueryData(one.queryKey, next),
   });
   const cancel = useMutation({
-    mutationFn: () => api.post<Run>(`${base}:cancel`, undefined, { protected_environment_confirmation: env }),
-    onSuccess: (next) => qc.setQueryData(['run', base], next),
+    mutationFn: () => cancelRun(at),
+    onSuccess: (next) => qc.setQueryData(one.queryKey, next),
   });
   const setSearch = (patch: Record<string, string | undefined>) =>
     navigate({
@@ -158,7 +158,7 @@ export function RunDetail() {
             {version.data ? (
               <Suspense fallback={<div className="h-72" />}>
                 <Dag
-                  spec={version.data.spec}
+                  spec={specOf(version.data)}
                   states={Object.fromEntries(r.steps.map((s) => [s.step_slug, s.state]))}
                   label="Run graph coloured by step state"
                   onSelect={(step) => setSearch({ step: search.step === step ? undefined : step })}
@@ -222,7 +222,7 @@ export function RunDetail() {
       <Card title={search.step ? `Log of step ${search.step}` : 'Log'}>
         {r && (
           <LogView
-            base={base}
+            run={at}
             level={search.level}
             q={search.q}
             step={search.step}

@@ -1,25 +1,45 @@
-import { type InfiniteData, useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
+import { type InfiniteData, useInfiniteQuery, useQueries, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useRef } from 'react';
 import { PlacePicker } from '../components/place-picker';
 import { Empty, ErrorNote, PageHeader, Select, StateBadge, tdClass, thClass } from '../components/ui';
 import { scrollRegion } from '../lib/a11y';
-import { api, type Page, withQuery } from '../lib/api';
+import type { Ok } from '../lib/api';
 import { formatBytes, formatCount, formatDuration, formatTime, formatTrigger } from '../lib/format';
 import { usePlace } from '../lib/hooks';
+import { versionQuery } from '../lib/queries/pipelines';
+import { runsQuery, runsStreamUrl } from '../lib/queries/runs';
 import { useEventStream } from '../lib/sse';
-import type { Run } from '../lib/types';
+import { specOf, type Version } from '../lib/types';
 
 const STATES = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled'];
 const ROW = 40;
-type RunPages = InfiniteData<Page<'runs', Run>, string | undefined>;
+type RunPages = InfiniteData<Ok<'listProjectsEnvironmentsRuns'>>;
+type ListedRun = Ok<'listProjectsEnvironmentsRuns'>['runs'][number];
 
-const totals = (r: Run) =>
-  r.steps.reduce((a, s) => ({ rows: a.rows + (s.rows_out ?? 0), bytes: a.bytes + (s.bytes_out ?? 0) }), {
-    rows: 0,
-    bytes: 0,
-  });
+/**
+ * What a run wrote: the rows and bytes its sink steps report (`rows_out`/`bytes_out` of a sink,
+ * docs/pipeline-spec.md); a source's or a transform's counters are not added, so a 5,000-row copy
+ * shows 5,000. Null until the spec of the version it ran says which steps are sinks.
+ */
+const written = (r: ListedRun, sinks: Set<string> | undefined) =>
+  sinks
+    ? r.steps
+        .filter((s) => sinks.has(s.step_slug))
+        .reduce((a, s) => ({ rows: a.rows + s.rows_out, bytes: a.bytes + s.bytes_out }), {
+          rows: 0,
+          bytes: 0,
+        })
+    : null;
+
+const sinkSteps = (v: Version) =>
+  new Set(
+    specOf(v)
+      .steps.filter((s) => s.kind === 'sink')
+      .map((s) => s.slug),
+  );
+const versionKey = (r: Pick<ListedRun, 'pipeline_slug' | 'spec_hash'>) => `${r.pipeline_slug}@${r.spec_hash}`;
 
 /** Runs of one environment, newest first: server pages by cursor, rows virtualised, state live. */
 export function RunsList() {
@@ -28,26 +48,18 @@ export function RunsList() {
   const navigate = useNavigate({ from: '/o/$org/runs' });
   const place = usePlace(org, search);
   const pe =
-    place.project && place.env
-      ? `/organizations/${org}/projects/${place.project}/environments/${place.env}`
-      : null;
+    place.project && place.env ? { organization: org, project: place.project, environment: place.env } : null;
   const filter = { state: search.state, pipeline_slug: search.pipeline };
-  const key = ['runs', org, place.project, place.env, filter];
+  const list = runsQuery({ organization: org, project: place.project, environment: place.env }, filter);
+  const key = list.queryKey;
   const qc = useQueryClient();
 
-  const runs = useInfiniteQuery({
-    queryKey: key,
-    enabled: Boolean(pe),
-    initialPageParam: undefined as string | undefined,
-    queryFn: ({ pageParam }) =>
-      api.get<Page<'runs', Run>>(`${pe}/runs`, { limit: 100, cursor: pageParam, ...filter }),
-    getNextPageParam: (last) => (last.has_more ? (last.next_cursor ?? undefined) : undefined),
-  });
+  const runs = useInfiniteQuery(list);
 
   // Live: the stream sends runs that changed; patch them in place, put new ones on top.
-  useEventStream(pe ? withQuery(`/api${pe}/runs-stream`, filter) : null, {
-    runs: (changed: Run[]) =>
-      qc.setQueryData<RunPages>(key, (old) => {
+  useEventStream(pe ? runsStreamUrl(pe, filter) : null, {
+    runs: (changed: ListedRun[]) =>
+      qc.setQueryData(key, (old: RunPages | undefined) => {
         if (!old) return old;
         const bySlug = new Map(changed.map((r) => [r.slug, r]));
         const pages = old.pages.map((p) => ({
@@ -65,6 +77,20 @@ export function RunsList() {
   });
 
   const rows = runs.data?.pages.flatMap((p) => p.runs) ?? [];
+  // One read per version the listed runs ran (immutable, so cached for good).
+  const versions = [...new Map(rows.map((r) => [versionKey(r), r])).values()];
+  const sinks = useQueries({
+    queries: versions.map((r) =>
+      versionQuery(
+        { organization: org, project: place.project ?? '', pipeline: r.pipeline_slug },
+        r.spec_hash,
+      ),
+    ),
+    combine: (results) =>
+      new Map(
+        results.flatMap((q, i) => (q.data ? [[versionKey(versions[i]), sinkSteps(q.data)] as const] : [])),
+      ),
+  });
   const scroller = useRef<HTMLDivElement>(null);
   const virtual = useVirtualizer({
     count: rows.length,
@@ -130,13 +156,20 @@ export function RunsList() {
               <caption className="sr-only">Runs, newest first</caption>
               <thead className="sticky top-0 z-10 bg-white dark:bg-slate-900">
                 <tr>
-                  {['Run', 'State', 'Pipeline', 'Trigger', 'Created', 'Duration', 'Rows', 'Bytes'].map(
-                    (h) => (
-                      <th key={h} scope="col" className={thClass}>
-                        {h}
-                      </th>
-                    ),
-                  )}
+                  {[
+                    'Run',
+                    'State',
+                    'Pipeline',
+                    'Trigger',
+                    'Created',
+                    'Duration',
+                    'Rows written',
+                    'Bytes written',
+                  ].map((h) => (
+                    <th key={h} scope="col" className={thClass}>
+                      {h}
+                    </th>
+                  ))}
                 </tr>
               </thead>
               <tbody>
@@ -147,7 +180,7 @@ export function RunsList() {
                 )}
                 {items.map((v) => {
                   const r = rows[v.index];
-                  const t = totals(r);
+                  const t = written(r, sinks.get(versionKey(r)));
                   return (
                     <tr key={r.slug} data-run={r.slug} style={{ height: ROW }}>
                       <td className={`${tdClass} truncate font-mono text-xs`}>
@@ -167,8 +200,8 @@ export function RunsList() {
                       <td className={`${tdClass} truncate`}>{formatTrigger(r)}</td>
                       <td className={`${tdClass} truncate text-xs`}>{formatTime(r.created_at)}</td>
                       <td className={tdClass}>{formatDuration(r.started_at, r.finished_at)}</td>
-                      <td className={tdClass}>{formatCount(t.rows)}</td>
-                      <td className={tdClass}>{formatBytes(t.bytes)}</td>
+                      <td className={tdClass}>{t ? formatCount(t.rows) : '…'}</td>
+                      <td className={tdClass}>{t ? formatBytes(t.bytes) : '…'}</td>
                     </tr>
                   );
                 })}

@@ -1,16 +1,16 @@
 import { useEffect, useState } from 'react';
 import { Badge, ErrorNote, tableClass, tdClass, thClass } from '../components/ui';
-import { api } from '../lib/api';
+import type { EnvPipelinePath } from '../lib/queries/places';
+import { type Confirm, previewSchedule } from '../lib/queries/triggers';
 import type { Preview } from './trigger-types';
 
 const dstLabel = { gap_shifted: 'moved past a DST gap', repeated: 'repeated wall time' } as const;
 
 /** The next fire times of the schedule as typed, asked of the server with ?dry_run=true. */
 export function SchedulePreview(props: {
-  url: string;
-  method: 'POST' | 'PATCH';
+  at: EnvPipelinePath & { pipeline_trigger_slug?: string };
   body: unknown;
-  query: object;
+  query: Confirm;
 }) {
   const [preview, setPreview] = useState<Preview | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -20,15 +20,7 @@ export function SchedulePreview(props: {
     let live = true;
     const t = window.setTimeout(async () => {
       try {
-        const p =
-          props.method === 'POST'
-            ? await api.post<Preview>(props.url, props.body, { ...props.query, dry_run: 'true' })
-            : await api.patch<Preview>(
-                `${props.url}?dry_run=true${Object.entries(props.query)
-                  .map(([k, v]) => `&${k}=${encodeURIComponent(String(v))}`)
-                  .join('')}`,
-                props.body,
-              );
+        const p = (await previewSchedule(props.at, props.body, props.query)) as Preview;
         if (live) {
           setPreview(p);
           setError(null);
@@ -44,7 +36,7 @@ export function SchedulePreview(props: {
       live = false;
       window.clearTimeout(t);
     };
-  }, [key, props.url, props.method]);
+  }, [key, props.at.pipeline_trigger_slug, props.at.environment]);
   return (
     <section aria-label="Preview of the next fire times" aria-live="polite" data-testid="schedule-preview">
       <ErrorNote error={error} />

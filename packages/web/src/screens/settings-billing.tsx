@@ -4,8 +4,13 @@ import { useForm } from 'react-hook-form';
 import { z } from 'zod';
 import { COUNTRY_CODES, CountrySelect } from '../components/country-select';
 import { Button, Card, ErrorNote, Field, Input } from '../components/ui';
-import { ApiError, api } from '../lib/api';
 import { formatTime } from '../lib/format';
+import {
+  type BillingOwner,
+  type BillingProfile,
+  billingProfileQuery,
+  putBillingProfile,
+} from '../lib/queries/billing';
 
 // The API's bounds (billing.schemas.ts); optional fields are sent as null when left empty.
 const text = (max: number, what: string) =>
@@ -24,20 +29,7 @@ const schema = z.object({
 });
 type Values = z.infer<typeof schema>;
 
-type Profile = {
-  billing_name: string;
-  billing_email: string;
-  address: {
-    line1: string;
-    line2: string | null;
-    city: string;
-    region: string | null;
-    postal_code: string;
-  };
-  country: string;
-  tax_id: string | null;
-  updated_at: string;
-};
+type Profile = BillingProfile;
 
 const empty: Values = {
   billing_name: '',
@@ -63,7 +55,7 @@ const toValues = (p: Profile): Values => ({
   tax_id: p.tax_id ?? '',
 });
 
-function ProfileForm(props: { path: string; initial: Profile | null; idPrefix: string }) {
+function ProfileForm(props: { owner: BillingOwner; initial: Profile | null; idPrefix: string }) {
   const qc = useQueryClient();
   const form = useForm<Values>({
     resolver: zodResolver(schema),
@@ -71,7 +63,7 @@ function ProfileForm(props: { path: string; initial: Profile | null; idPrefix: s
   });
   const save = useMutation({
     mutationFn: (v: Values) =>
-      api.put<Profile>(props.path, {
+      putBillingProfile(props.owner, {
         billing_name: v.billing_name,
         billing_email: v.billing_email,
         address: {
@@ -84,7 +76,7 @@ function ProfileForm(props: { path: string; initial: Profile | null; idPrefix: s
         country: v.country,
         tax_id: v.tax_id || null,
       }),
-    onSuccess: (p) => qc.setQueryData(['billing', props.path], p),
+    onSuccess: (p) => qc.setQueryData(billingProfileQuery(props.owner).queryKey, p),
   });
   const err = form.formState.errors;
   const input = (name: keyof Values, label: string, opts: { type?: string; autoComplete?: string } = {}) => (
@@ -137,18 +129,8 @@ function ProfileForm(props: { path: string; initial: Profile | null; idPrefix: s
 }
 
 /** A profile that was never saved reads as 404: that is an empty form, not an error. */
-function ProfileCard(props: { title: string; hint: string; path: string; idPrefix: string }) {
-  const profile = useQuery({
-    queryKey: ['billing', props.path],
-    queryFn: async () => {
-      try {
-        return await api.get<Profile>(props.path);
-      } catch (e) {
-        if (e instanceof ApiError && e.status === 404) return null;
-        throw e;
-      }
-    },
-  });
+function ProfileCard(props: { title: string; hint: string; owner: BillingOwner; idPrefix: string }) {
+  const profile = useQuery(billingProfileQuery(props.owner));
   return (
     <section aria-labelledby={`${props.idPrefix}-title`}>
       <Card
@@ -166,7 +148,7 @@ function ProfileCard(props: { title: string; hint: string; path: string; idPrefi
         <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">{props.hint}</p>
         <ErrorNote error={profile.error} />
         {profile.data !== undefined && (
-          <ProfileForm path={props.path} initial={profile.data} idPrefix={props.idPrefix} />
+          <ProfileForm owner={props.owner} initial={profile.data} idPrefix={props.idPrefix} />
         )}
       </Card>
     </section>
@@ -179,13 +161,13 @@ export function Billing({ org }: { org: string }) {
       <ProfileCard
         title="Organization billing profile"
         hint={`Invoices for ${org} are made out to and mailed here.`}
-        path={`/organizations/${org}/billing-profile`}
+        owner={{ org }}
         idPrefix="org-billing"
       />
       <ProfileCard
         title="Your billing profile"
         hint="Yours alone, for what you pay personally; other members never see it."
-        path="/users/me/billing-profile"
+        owner={{ org: null }}
         idPrefix="user-billing"
       />
     </div>

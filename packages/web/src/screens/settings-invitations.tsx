@@ -16,9 +16,15 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
-import { INVITATION_STATUSES, type Invitation, type SettingsSearch } from '../lib/settings';
+import {
+  createInvitation,
+  invitationKeys,
+  invitationsQuery,
+  revokeInvitation,
+} from '../lib/queries/invitations';
+import { INVITATION_STATUSES, type SettingsSearch } from '../lib/settings';
 
 type Nav = (patch: SettingsSearch) => void;
 
@@ -34,29 +40,21 @@ export function Invitations({
   search: SettingsSearch;
   onSearch: Nav;
 }) {
-  const path = `/organizations/${org}/invitations`;
   const qc = useQueryClient();
-  const list = useQuery({
-    queryKey: ['invitations', org, search.status, search.cursor, search.direction],
-    queryFn: () =>
-      api.get<Page<'invitations', Invitation>>(path, {
-        limit: 50,
-        status: search.status,
-        cursor: search.cursor,
-        direction: search.direction,
-      }),
-  });
+  const list = useQuery(
+    invitationsQuery(org, { status: search.status, cursor: search.cursor, direction: search.direction }),
+  );
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('viewer');
-  const done = () => qc.invalidateQueries({ queryKey: ['invitations', org] });
+  const done = () => qc.invalidateQueries({ queryKey: invitationKeys.all(org) });
   const invite = useMutation({
-    mutationFn: () => api.post<Invitation>(path, { email, role }),
+    mutationFn: () => createInvitation(org, email, role),
     onSuccess: async () => {
       setEmail('');
       await done();
     },
   });
-  const revoke = useMutation({ mutationFn: (slug: string) => api.del(`${path}/${slug}`), onSuccess: done });
+  const revoke = useMutation({ mutationFn: (slug: string) => revokeInvitation(org, slug), onSuccess: done });
   return (
     <div className="space-y-4">
       <Card title="Invite someone">

@@ -4,8 +4,10 @@ import { useState } from 'react';
 import { ConfirmButton } from '../components/confirm';
 import { RolePicker } from '../components/role-picker';
 import { Card, CursorPager, ErrorNote, tableClass, tdClass, thClass } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
+import { memberKeys, membersQuery, removeMember, updateMember } from '../lib/queries/members';
+import { organizationKeys } from '../lib/queries/organizations';
 import { useSession } from '../lib/session';
 import type { Member, SettingsSearch } from '../lib/settings';
 
@@ -14,16 +16,15 @@ type Nav = (patch: SettingsSearch) => void;
 function MemberRow({ org, m, me }: { org: string; m: Member; me: boolean }) {
   const qc = useQueryClient();
   const [role, setRole] = useState(m.role);
-  const path = `/organizations/${org}/members/${m.user_slug}`;
-  const done = () => qc.invalidateQueries({ queryKey: ['members', org] });
-  const change = useMutation({ mutationFn: () => api.patch<Member>(path, { role }), onSuccess: done });
+  const done = () => qc.invalidateQueries({ queryKey: memberKeys.all(org) });
+  const change = useMutation({ mutationFn: () => updateMember(org, m.user_slug, role), onSuccess: done });
   const navigate = useNavigate();
   const remove = useMutation({
-    mutationFn: () => api.del(path),
+    mutationFn: () => removeMember(org, m.user_slug),
     // Leaving ends access to this organization: go to the next one the user belongs to.
     onSuccess: async () => {
       if (!me) return done();
-      await qc.invalidateQueries({ queryKey: ['organizations'] });
+      await qc.invalidateQueries({ queryKey: organizationKeys.all });
       await navigate({ to: '/' });
     },
   });
@@ -77,15 +78,7 @@ function MemberRow({ org, m, me }: { org: string; m: Member; me: boolean }) {
 
 export function Members({ org, search, onSearch }: { org: string; search: SettingsSearch; onSearch: Nav }) {
   const session = useSession();
-  const list = useQuery({
-    queryKey: ['members', org, search.cursor, search.direction],
-    queryFn: () =>
-      api.get<Page<'members', Member>>(`/organizations/${org}/members`, {
-        limit: 50,
-        cursor: search.cursor,
-        direction: search.direction,
-      }),
-  });
+  const list = useQuery(membersQuery(org, { cursor: search.cursor, direction: search.direction }));
   return (
     <Card title="Members">
       <ErrorNote error={list.error} />

@@ -4,9 +4,11 @@ import { useForm } from 'react-hook-form';
 import { z } from 'zod';
 import { ConfirmButton } from '../components/confirm';
 import { Badge, Button, Card, ErrorNote, Field, Input, tableClass, tdClass, thClass } from '../components/ui';
-import { api, type Page } from '../lib/api';
+import type { BodyOf } from '../lib/api';
+
 import { nameField, slugField } from '../lib/form-fields';
-import { type Permission, type Role, type SettingsSearch, useRoles } from '../lib/settings';
+import { deleteRole, permissionsQuery, roleKeys, rolesQuery, saveRole } from '../lib/queries/roles';
+import type { Permission, Role, SettingsSearch } from '../lib/settings';
 
 const schema = z.object({
   name: nameField,
@@ -29,11 +31,7 @@ const groups = (list: Permission[]) => {
 function RoleForm(props: { org: string; existing?: Role; onDone: () => void }) {
   const { org, existing: r } = props;
   const qc = useQueryClient();
-  const catalog = useQuery({
-    queryKey: ['permissions'],
-    queryFn: () => api.get<Page<'permissions', Permission>>('/permissions'),
-    staleTime: Infinity,
-  });
+  const catalog = useQuery({ ...permissionsQuery(), staleTime: Infinity });
   const form = useForm<Values>({
     resolver: zodResolver(schema),
     defaultValues: {
@@ -46,12 +44,14 @@ function RoleForm(props: { org: string; existing?: Role; onDone: () => void }) {
   const save = useMutation({
     mutationFn: (v: Values) => {
       const body = { name: v.name, description: v.description || null, permissions: v.permissions };
-      return r
-        ? api.patch<Role>(`/organizations/${org}/roles/${r.slug}`, body)
-        : api.post<Role>(`/organizations/${org}/roles`, { ...body, ...(v.slug ? { slug: v.slug } : {}) });
+      return saveRole(org, r?.slug ?? null, {
+        ...body,
+        permissions: body.permissions as BodyOf<'createRoles'>['permissions'],
+        ...(!r && v.slug ? { slug: v.slug } : {}),
+      });
     },
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['roles', org] });
+      await qc.invalidateQueries({ queryKey: roleKeys.all(org) });
       props.onDone();
     },
   });
@@ -145,10 +145,10 @@ function RoleForm(props: { org: string; existing?: Role; onDone: () => void }) {
 export function Roles(props: { org: string; search: SettingsSearch; onSearch: (s: SettingsSearch) => void }) {
   const { org, search } = props;
   const qc = useQueryClient();
-  const roles = useRoles(org);
+  const roles = useQuery(rolesQuery(org));
   const remove = useMutation({
-    mutationFn: (slug: string) => api.del(`/organizations/${org}/roles/${slug}`),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['roles', org] }),
+    mutationFn: (slug: string) => deleteRole(org, slug),
+    onSuccess: () => qc.invalidateQueries({ queryKey: roleKeys.all(org) }),
   });
   const editing = search.role === 'new' ? undefined : roles.data?.find((r) => r.slug === search.role);
   return (

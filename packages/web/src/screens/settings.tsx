@@ -14,18 +14,23 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
 import { formatTime } from '../lib/format';
 import { useEnvironments } from '../lib/hooks';
+import { apiKeyKeys, apiKeysQuery, createApiKey, revokeApiKey } from '../lib/queries/api-keys';
+import {
+  createEnvironment,
+  environmentSecretsQuery,
+  organizationKeys,
+  putEnvironmentSecret,
+} from '../lib/queries/organizations';
+import { rolesQuery } from '../lib/queries/roles';
 import type { SettingsSearch } from '../lib/settings';
 import { Billing } from './settings-billing';
 import { Invitations } from './settings-invitations';
 import { Members } from './settings-members';
 import { Roles } from './settings-roles';
 
-type Row = Record<string, unknown>;
-
-function Table(props: {
+function Table<Row>(props: {
   columns: string[];
   rows: Row[];
   render: (r: Row) => ReactNode[];
@@ -57,26 +62,19 @@ function Table(props: {
   );
 }
 
-const useList = (key: string, path: string, field: string) =>
-  useQuery({
-    queryKey: [key, path],
-    queryFn: async () => (await api.get<Page<string, Row>>(path, { limit: 100 }))[field] as Row[],
-  });
-
 function ApiKeys({ org }: { org: string }) {
-  const path = `/organizations/${org}/api-keys`;
-  const keys = useList('api-keys', path, 'api_keys');
-  const roles = useList('roles', `/organizations/${org}/roles`, 'roles');
+  const keys = useQuery(apiKeysQuery(org));
+  const roles = useQuery(rolesQuery(org));
   const qc = useQueryClient();
   const [name, setName] = useState('');
   const [role, setRole] = useState('developer');
   const create = useMutation({
-    mutationFn: () => api.post<Row>(path, { name, role }),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['api-keys', path] }),
+    mutationFn: () => createApiKey(org, name, role),
+    onSuccess: () => qc.invalidateQueries({ queryKey: apiKeyKeys.all(org) }),
   });
   const revoke = useMutation({
-    mutationFn: (slug: string) => api.post(`${path}/${slug}:revoke`),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['api-keys', path] }),
+    mutationFn: (slug: string) => revokeApiKey(org, slug),
+    onSuccess: () => qc.invalidateQueries({ queryKey: apiKeyKeys.all(org) }),
   });
   return (
     <div className="space-y-4">
@@ -155,8 +153,8 @@ function Environments({ org }: { org: string }) {
   const [name, setName] = useState('');
   const [prot, setProt] = useState(false);
   const create = useMutation({
-    mutationFn: () => api.post(`/organizations/${org}/environments`, { name, protected: prot }),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['environments', org] }),
+    mutationFn: () => createEnvironment(org, { name, protected: prot }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: organizationKeys.environments(org) }),
   });
   return (
     <div className="space-y-4">
@@ -177,7 +175,7 @@ function Environments({ org }: { org: string }) {
       <Card title="Environments">
         <Table
           columns={['Name', 'Slug', 'Protected']}
-          rows={(envs.data?.environments ?? []) as unknown as Row[]}
+          rows={envs.data?.environments ?? []}
           rowKey={(r) => String(r.slug)}
           render={(r) => [
             String(r.name),
@@ -200,26 +198,21 @@ function Secrets({ org, env, onEnv }: { org: string; env?: string; onEnv: (e: st
   const envs = useEnvironments(org);
   const current = env ?? envs.data?.environments[0]?.slug;
   const environment = envs.data?.environments.find((e) => e.slug === current);
-  const path = `/organizations/${org}/environments/${current}/secrets`;
-  const list = useQuery({
-    queryKey: ['secrets', path],
-    enabled: Boolean(current),
-    queryFn: async () =>
-      (await api.get<Page<'environment_secrets', Row>>(path, { limit: 100 })).environment_secrets,
-  });
+  const at = { organization: org, environment: current ?? '' };
+  const list = useQuery({ ...environmentSecretsQuery(at), enabled: Boolean(current) });
   const qc = useQueryClient();
   const [key, setKey] = useState('');
   const [value, setValue] = useState('');
   const [confirmation, setConfirmation] = useState('');
   const put = useMutation({
     mutationFn: () =>
-      api.put(`${path}/${key}`, {
+      putEnvironmentSecret(at, key, {
         value,
         ...(environment?.protected ? { protected_environment_confirmation: confirmation } : {}),
       }),
     onSuccess: () => {
       setValue('');
-      return qc.invalidateQueries({ queryKey: ['secrets', path] });
+      return qc.invalidateQueries({ queryKey: organizationKeys.secrets(at) });
     },
   });
   return (

@@ -13,10 +13,18 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api } from '../lib/api';
+
 import { formatTime } from '../lib/format';
 import { usePlace } from '../lib/hooks';
-import { SecretOnce, type Trigger, TriggerEditor } from './trigger-form';
+import {
+  deleteTrigger,
+  rotateTriggerSecret,
+  type TriggerPatch,
+  triggerKeys,
+  triggerQuery,
+  updateTrigger,
+} from '../lib/queries/triggers';
+import { SecretOnce, TriggerEditor } from './trigger-form';
 import { Deliveries, Ledger, type Search } from './trigger-history';
 import { ConfirmField, triggerState } from './triggers';
 
@@ -30,7 +38,13 @@ export function TriggerDetail() {
   }) as Search;
   const navigate = useNavigate();
   const place = usePlace(org, { project, env: search.env });
-  const url = `/organizations/${org}/projects/${project}/environments/${place.env}/pipelines/${pipeline}/triggers/${trigger}`;
+  const at = {
+    organization: org,
+    project,
+    environment: place.env ?? '',
+    pipeline,
+    pipeline_trigger_slug: trigger,
+  };
   const qc = useQueryClient();
   const [confirmation, setConfirmation] = useState('');
   const [editing, setEditing] = useState(false);
@@ -39,26 +53,21 @@ export function TriggerDetail() {
   const [grace, setGrace] = useState('86400');
   const query: Record<string, string> =
     place.environment?.protected && confirmation ? { protected_environment_confirmation: confirmation } : {};
-  const one = useQuery({
-    queryKey: ['trigger', url],
-    enabled: Boolean(place.env),
-    queryFn: () => api.get<Trigger>(url),
-  });
-  const refresh = () => qc.invalidateQueries({ queryKey: ['trigger', url] });
+  const one = useQuery(triggerQuery(at));
+  const refresh = () => qc.invalidateQueries({ queryKey: triggerKeys.one(at) });
   const change = useMutation({
-    mutationFn: (body: Record<string, unknown>) => api.patch<Trigger>(url, { ...body, ...query }),
+    mutationFn: (body: TriggerPatch) => updateTrigger(at, body, query),
     onSuccess: refresh,
   });
   const rotate = useMutation({
-    mutationFn: () =>
-      api.post<Trigger>(`${url}:rotate-secret`, { previous_valid_for_seconds: Number(grace) }, query),
+    mutationFn: () => rotateTriggerSecret(at, Number(grace), query),
     onSuccess: (t) => {
       setSecret(t.secret ?? null);
       void refresh();
     },
   });
   const remove = useMutation({
-    mutationFn: () => api.del(url, query),
+    mutationFn: () => deleteTrigger(at, query),
     onSuccess: () =>
       navigate({
         to: '/o/$org/pipelines/$project/$pipeline',
@@ -157,7 +166,7 @@ export function TriggerDetail() {
       <ErrorNote error={change.error ?? remove.error ?? rotate.error} />
       {t && editing && (
         <TriggerEditor
-          url={url}
+          at={at}
           existing={t}
           query={query}
           onCancel={() => setEditing(false)}
@@ -251,11 +260,11 @@ export function TriggerDetail() {
         </Card>
       )}
       {t?.kind === 'schedule' && place.env && (
-        <Ledger url={url} search={search} onSearch={setSearch} org={org} project={project} env={place.env} />
+        <Ledger at={at} search={search} onSearch={setSearch} org={org} project={project} env={place.env} />
       )}
       {t?.kind === 'webhook' && place.env && (
         <Deliveries
-          url={url}
+          at={at}
           search={search}
           onSearch={setSearch}
           org={org}

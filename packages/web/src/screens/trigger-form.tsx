@@ -3,7 +3,13 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
 import { Button, Card, ErrorNote, Field, Input, Select } from '../components/ui';
-import { api } from '../lib/api';
+import {
+  createTrigger,
+  type TriggerBody,
+  type TriggerPatch,
+  type TriggerTarget,
+  updateTrigger,
+} from '../lib/queries/triggers';
 import { SchedulePreview } from './schedule-preview';
 import type { Trigger } from './trigger-types';
 
@@ -89,9 +95,9 @@ export function bodyOf(v: TriggerForm, existing?: Trigger): Record<string, unkno
   };
 }
 
-/** Create (POST to `url`) or change (PATCH `url`) a trigger; `query` carries the confirmation. */
+/** Create (`existing` absent) or change a trigger of `at`; `query` carries the confirmation. */
 export function TriggerEditor(props: {
-  url: string;
+  at: TriggerTarget;
   existing?: Trigger;
   query: Record<string, string>;
   onSaved: (t: Trigger) => void;
@@ -111,8 +117,12 @@ export function TriggerEditor(props: {
     try {
       const body = bodyOf(values, existing);
       const t = existing
-        ? await api.patch<Trigger>(props.url, { ...body, ...confirmationOf(props.query) })
-        : await api.post<Trigger>(props.url, body, props.query);
+        ? await updateTrigger(
+            { ...props.at, pipeline_trigger_slug: existing.slug },
+            body as TriggerPatch,
+            props.query,
+          )
+        : await createTrigger(props.at, body as TriggerBody, props.query);
       props.onSaved(t);
     } catch (e) {
       setError(e);
@@ -205,8 +215,7 @@ export function TriggerEditor(props: {
         {kind === 'schedule' && (
           <div className="mt-4">
             <SchedulePreview
-              url={props.url}
-              method={existing ? 'PATCH' : 'POST'}
+              at={existing ? { ...props.at, pipeline_trigger_slug: existing.slug } : props.at}
               body={
                 existing
                   ? { schedule: scheduleOf(v) }
@@ -227,11 +236,6 @@ export function TriggerEditor(props: {
     </form>
   );
 }
-
-const confirmationOf = (q: Record<string, string>) =>
-  q.protected_environment_confirmation
-    ? { protected_environment_confirmation: q.protected_environment_confirmation }
-    : {};
 
 /** The signing secret of a webhook, shown once after create or rotate. */
 export function SecretOnce(props: { secret: string; path?: string }) {

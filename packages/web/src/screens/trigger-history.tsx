@@ -11,25 +11,17 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
-import type { Occurrence } from './trigger-form';
+import { deliveriesQuery, occurrencesQuery, type TriggerPath } from '../lib/queries/triggers';
 
 // What a trigger did: a schedule's occurrence ledger, a webhook's accepted deliveries.
 
 const OUTCOMES = ['started', 'buffered', 'skipped_overlap', 'skipped_catch_up', 'skipped_paused', 'failed'];
-type Delivery = {
-  delivery_id: string;
-  received_at: string;
-  body_sha256: string;
-  input_keys: string[];
-  outcome: string;
-  run_slug: string | null;
-};
 export type Search = { env?: string; outcome?: string; cursor?: string; direction?: string };
 
 type ListProps = {
-  url: string;
+  at: TriggerPath;
   search: Search;
   onSearch: (p: Partial<Search>) => void;
   org: string;
@@ -52,16 +44,13 @@ const RunLink = (p: { org: string; project: string; env: string; run: string | n
 
 export function Ledger(props: ListProps) {
   const { search } = props;
-  const list = useQuery({
-    queryKey: ['occurrences', props.url, search.outcome, search.cursor, search.direction],
-    queryFn: () =>
-      api.get<Page<'occurrences', Occurrence>>(`${props.url}/occurrences`, {
-        limit: 50,
-        outcome: search.outcome,
-        cursor: search.cursor,
-        direction: search.direction,
-      }),
-  });
+  const list = useQuery(
+    occurrencesQuery(props.at, {
+      outcome: search.outcome,
+      cursor: search.cursor,
+      direction: search.direction,
+    }),
+  );
   return (
     <Card
       title="Occurrence ledger"
@@ -124,15 +113,7 @@ export function Ledger(props: ListProps) {
 
 export function Deliveries(props: ListProps) {
   const { search } = props;
-  const list = useQuery({
-    queryKey: ['deliveries', props.url, search.cursor, search.direction],
-    queryFn: () =>
-      api.get<Page<'deliveries', Delivery>>(`${props.url}/deliveries`, {
-        limit: 50,
-        cursor: search.cursor,
-        direction: search.direction,
-      }),
-  });
+  const list = useQuery(deliveriesQuery(props.at, { cursor: search.cursor, direction: search.direction }));
   return (
     <Card title="Accepted deliveries (refusals are in the security audit)">
       <ErrorNote error={list.error} />

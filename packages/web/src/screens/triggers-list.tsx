@@ -2,11 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { PlacePicker } from '../components/place-picker';
 import { Card, Empty, ErrorNote, PageHeader, tableClass, tdClass, thClass } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
 import { usePlace } from '../lib/hooks';
-import type { Pipeline } from '../lib/types';
-import type { Trigger } from './trigger-form';
+import { environmentTriggersQuery } from '../lib/queries/triggers';
 import { triggerState } from './triggers';
 
 /**
@@ -18,23 +17,9 @@ export function TriggersList() {
   const search = useSearch({ from: '/authed/o/$org/triggers' }) as { project?: string; env?: string };
   const navigate = useNavigate();
   const place = usePlace(org, search);
-  const pe = `/organizations/${org}/projects/${place.project}/environments/${place.env}`;
-  const all = useQuery({
-    queryKey: ['all-triggers', pe],
-    enabled: Boolean(place.project && place.env),
-    queryFn: async () => {
-      const pipelines = await api.get<Page<'pipelines', Pipeline>>(
-        `/organizations/${org}/projects/${place.project}/pipelines`,
-        { limit: 100 },
-      );
-      const lists = await Promise.all(
-        pipelines.pipelines.map((p) =>
-          api.get<Page<'pipeline_triggers', Trigger>>(`${pe}/pipelines/${p.slug}/triggers`, { limit: 100 }),
-        ),
-      );
-      return lists.flatMap((l) => l.pipeline_triggers);
-    },
-  });
+  const all = useQuery(
+    environmentTriggersQuery({ organization: org, project: place.project, environment: place.env }),
+  );
   return (
     <div className="space-y-4">
       <PageHeader

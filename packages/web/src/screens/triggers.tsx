@@ -14,9 +14,10 @@ import {
   tdClass,
   thClass,
 } from '../components/ui';
-import { api, type Page } from '../lib/api';
+
 import { formatTime } from '../lib/format';
 import { usePlace } from '../lib/hooks';
+import { type CreatedTrigger, triggerKeys, triggersQuery } from '../lib/queries/triggers';
 import { SecretOnce, type Trigger, TriggerEditor } from './trigger-form';
 
 export const triggerState = (t: Trigger) =>
@@ -49,16 +50,12 @@ export function TriggersPanel(props: {
 }) {
   const { org, project, pipeline } = props;
   const place = usePlace(org, { project, env: props.env });
-  const url = `/organizations/${org}/projects/${project}/environments/${place.env}/pipelines/${pipeline}/triggers`;
+  const at = { organization: org, project, environment: place.env ?? '', pipeline };
   const qc = useQueryClient();
   const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<Trigger | null>(null);
+  const [created, setCreated] = useState<CreatedTrigger | null>(null);
   const [confirmation, setConfirmation] = useState('');
-  const list = useQuery({
-    queryKey: ['triggers', url],
-    enabled: Boolean(place.env),
-    queryFn: () => api.get<Page<'pipeline_triggers', Trigger>>(url, { limit: 100 }),
-  });
+  const list = useQuery(triggersQuery(at));
   const query: Record<string, string> =
     place.environment?.protected && confirmation ? { protected_environment_confirmation: confirmation } : {};
   return (
@@ -80,17 +77,19 @@ export function TriggersPanel(props: {
       {place.environment?.protected && (
         <ConfirmField env={place.environment.slug} value={confirmation} onChange={setConfirmation} />
       )}
-      {created?.secret && <SecretOnce secret={created.secret} path={created.webhook?.delivery_path} />}
+      {created && 'secret' in created && (
+        <SecretOnce secret={created.secret} path={created.webhook?.delivery_path} />
+      )}
       {creating && place.env && (
         <TriggerEditor
           key={place.env}
-          url={url}
+          at={at}
           query={query}
           onCancel={() => setCreating(false)}
           onSaved={(t) => {
             setCreated(t);
             setCreating(false);
-            void qc.invalidateQueries({ queryKey: ['triggers', url] });
+            void qc.invalidateQueries({ queryKey: triggerKeys.list(at) });
           }}
         />
       )}

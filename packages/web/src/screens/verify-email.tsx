@@ -2,9 +2,8 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useSearch } from '@tanstack/react-router';
 import { useEffect, useRef } from 'react';
 import { ErrorNote } from '../components/ui';
-import { api } from '../lib/api';
-import { sessionQuery } from '../lib/session';
-import type { User } from '../lib/types';
+import { userKeys, verifyEmail } from '../lib/queries/users';
+import { sessionKeys, sessionQuery } from '../lib/session';
 
 /**
  * The page the verification mail links to. It confirms on arrival: the token is single use, so it
@@ -15,7 +14,7 @@ export function VerifyEmail() {
   const { token } = useSearch({ from: '/verify-email' });
   const qc = useQueryClient();
   const verify = useQuery({
-    queryKey: ['verify-email', token],
+    queryKey: userKeys.verifyEmail(token),
     enabled: Boolean(token),
     retry: false,
     staleTime: Number.POSITIVE_INFINITY,
@@ -24,8 +23,8 @@ export function VerifyEmail() {
     queryFn: async () => {
       // A visitor who is signed in must send the session's CSRF token; reading the session sets it.
       await qc.fetchQuery(sessionQuery);
-      const user = await api.post<User>('/users/email-verification', { token });
-      await qc.invalidateQueries({ queryKey: ['session'] });
+      const user = await verifyEmail(token ?? '');
+      await qc.invalidateQueries({ queryKey: sessionKeys.session });
       return user;
     },
   });

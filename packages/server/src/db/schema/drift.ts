@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { id, timestamps, ts } from './columns';
 import { dataSources, projects } from './connections';
@@ -123,3 +123,9 @@ export const contractRevisions = pgTable(
   },
   (t) => [uniqueIndex('contract_revisions_slug_uq').on(t.contractId, t.slug)],
 );
+
+/** Joins a contract to its latest revision; a contract without a revision joins nothing. */
+export const latestRevisionOfContract = and(
+  eq(contractRevisions.contractId, contracts.id),
+  eq(contractRevisions.slug, contracts.latestRevisionSlug),
+)!;

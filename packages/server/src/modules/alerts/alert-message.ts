@@ -1,5 +1,5 @@
 import { oneLine } from '../../mail/mailer';
-import type { NotificationRow } from '../notifications/notifications.repo';
+import type { NotificationRow } from '../notifications/index';
 
 // One message per send decision: plain text and HTML, a link to the item in the app, threaded
 // per notification (References / In-Reply-To the thread root, a Message-ID per attempt).

@@ -1,8 +1,7 @@
 import type { Ctx, Scope } from '../../context';
-import { notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { findNotification } from '../notifications/notifications.repo';
+import { requireNotificationRow } from '../notifications/index';
 import * as repo from './attempts.repo';
 
 export function toAttempt(r: repo.AttemptRow, notificationSlug: string) {
@@ -27,8 +26,7 @@ export function toAttempt(r: repo.AttemptRow, notificationSlug: string) {
 }
 
 export async function listNotificationAttempts(ctx: Ctx, scope: Scope, slug: string, query: ListQuery) {
-  const n = await findNotification(ctx.deps.db, scope.org.id, slug);
-  if (!n) throw notFound('notification');
+  const n = await requireNotificationRow(ctx.deps.db, scope, slug);
   const page = await repo.listAttempts(ctx.deps.db, scope.org.id, n.id, query);
   return { ...page, items: page.items.map((a) => toAttempt(a, slug)) };
 }

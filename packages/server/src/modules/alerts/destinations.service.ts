@@ -4,8 +4,8 @@ import { AppError, conflict, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { eventSource } from '../projects/projects.service';
+import { recordEvent } from '../events/index';
+import { eventSource } from '../projects/index';
 import * as repo from './destinations.repo';
 
 export const DESTINATION_TEST_QUEUE = 'alerts.destination_test';

@@ -7,7 +7,7 @@ import {
   lifecycleStateSchema,
   notificationTypeSchema,
   severitySchema,
-} from '../notifications/notifications.schemas';
+} from '../notifications/index';
 
 export const policyScopes = ['unknown', 'organization', 'project', 'project_environment'] as const;
 

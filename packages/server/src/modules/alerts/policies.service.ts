@@ -6,8 +6,8 @@ import { conflict, notFound, type ValidationIssue, validationFailed } from '../.
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { eventSource } from '../projects/projects.service';
+import { recordEvent } from '../events/index';
+import { eventSource } from '../projects/index';
 import { allDestinations } from './destinations.repo';
 import * as repo from './policies.repo';
 

@@ -5,9 +5,9 @@ import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { issueToken } from '../../http/tokens';
-import { recordEvent } from '../events/events.record';
-import { isSubset } from '../roles/permissions';
-import { permissionsOfRole } from '../roles/role-permissions';
+import { isSubset } from '../../permissions';
+import { recordEvent } from '../events/index';
+import { permissionsOfRole } from '../roles/index';
 import * as repo from './api-keys.repo';
 
 export function toApiKey(r: repo.ApiKeyRow) {

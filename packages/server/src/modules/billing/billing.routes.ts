@@ -1,10 +1,10 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { orgParams } from '../../http/fields';
 import { errorResponses } from '../../http/openapi';
-import { meOf } from '../identity/me';
+import type { TypedApp } from '../../http/typed-app';
+import { meOf } from '../identity/index';
 import * as s from './billing.schemas';
 import * as svc from './billing.service';
 

@@ -1,9 +1,9 @@
 import type { Ctx, Scope } from '../../context';
 import { notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
-import type { Me } from '../identity/me';
-import { recordAccountEvent } from '../identity/user-events';
+import { recordEvent } from '../events/index';
+import { type Me, recordAccountEvent } from '../identity/index';
+
 import * as repo from './billing.repo';
 import type { PutBillingProfile } from './billing.schemas';
 

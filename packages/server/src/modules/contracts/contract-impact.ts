@@ -1,11 +1,19 @@
 import { pipelineSpecSchema } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
 import type { DbOrTx, Tx } from '../../db/client';
-import * as drift from '../drift/drift.repo';
-import { contractProblems, type Impact } from '../drift/impact';
-import { sinkInputs } from '../drift/outputs';
-import { writeReport } from '../drift/report-writer';
-import { type Change, maxSeverity, publicChange } from '../drift/schema-diff';
+import {
+  type Change,
+  contractProblems,
+  environmentsOfPipeline,
+  type Impact,
+  maxSeverity,
+  publicChange,
+  refSchemas,
+  sinkInputs,
+  specInEnvironment,
+  writeReport,
+} from '../drift/index';
+
 import type { ContractView, RevisionRow } from './contracts.repo';
 
 // What a contract's latest revision means for its pipeline in every environment it is bound
@@ -25,12 +33,12 @@ export async function staticChecks(
   revision: RevisionRow,
 ): Promise<StaticCheck[]> {
   const out: StaticCheck[] = [];
-  for (const env of await drift.environmentsOfPipeline(db, contract.pipelineId)) {
-    const version = await drift.specInEnvironment(db, contract.pipelineId, env.id);
+  for (const env of await environmentsOfPipeline(db, contract.pipelineId)) {
+    const version = await specInEnvironment(db, contract.pipelineId, env.id);
     const spec = pipelineSpecSchema.safeParse(version?.spec);
     if (!version || !spec.success) continue;
     const schemas = new Map(
-      (await drift.refSchemas(db, contract.pipelineId, env.id)).map((r) => [r.refSlug, r.schema]),
+      (await refSchemas(db, contract.pipelineId, env.id)).map((r) => [r.refSlug, r.schema]),
     );
     const step = spec.data.steps.find((s) => s.slug === contract.stepSlug);
     if (step?.kind !== 'sink') {

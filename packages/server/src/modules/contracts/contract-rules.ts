@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '@sluice/engine';
 import type { ContractColumnRecord, QualityRule } from '../../db/schema/index';
-import type { Change } from '../drift/schema-diff';
-import { classifyPromiseChange, nameKey, normalizeType } from '../drift/schema-normalize';
+import { type Change, classifyPromiseChange, nameKey, normalizeType } from '../drift/index';
 
 // Revisions of a data contract (docs/drift-and-contracts.md#contracts): immutable, addressed by a
 // digest, diffed against the revision they are based on with datacontract-cli's rules (ERROR →

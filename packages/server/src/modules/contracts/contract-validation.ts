@@ -1,8 +1,7 @@
 import type { Finding, PipelineSpec } from '@sluice/engine';
 import type { DbOrTx } from '../../db/client';
-import { refSchemas } from '../drift/drift.repo';
-import { contractProblems } from '../drift/impact';
-import { sinkInputs } from '../drift/outputs';
+import { contractProblems, refSchemas, sinkInputs } from '../drift/index';
+
 import { latestContracts, ofPipeline } from './contracts.repo';
 
 // Validation's "contracts still hold" (docs/drift-and-contracts.md#contracts): each contracted

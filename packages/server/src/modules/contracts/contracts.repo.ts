@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { contractRevisions, contracts, pipelines } from '../../db/schema/index';
+import { contractRevisions, contracts, latestRevisionOfContract, pipelines } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
 
 export type ContractRow = typeof contracts.$inferSelect;
@@ -84,17 +84,12 @@ export async function latestContracts(db: DbOrTx, filter: SQL): Promise<LatestCo
   return db
     .select({ contract: contracts, revision: contractRevisions })
     .from(contracts)
-    .innerJoin(
-      contractRevisions,
-      and(
-        eq(contractRevisions.contractId, contracts.id),
-        eq(contractRevisions.slug, contracts.latestRevisionSlug),
-      ),
-    )
+    .innerJoin(contractRevisions, latestRevisionOfContract)
     .where(and(filter, isNotNull(contracts.latestRevisionSlug)));
 }
 
 export const ofPipeline = (pipelineId: string) => eq(contracts.pipelineId, pipelineId);
+export const byContractId = (contractId: string) => eq(contracts.id, contractId);
 
 export async function countRevisions(db: DbOrTx, contractId: string) {
   const [row] = await db

@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses } from '../../http/openapi';
-import { projectParams } from '../projects/projects.schemas';
+import type { TypedApp } from '../../http/typed-app';
+import { projectParams } from '../projects/index';
 import * as s from './contracts.schemas';
 import * as svc from './contracts.service';
 

@@ -1,13 +1,13 @@
 import { pipelineSpecSchema } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
-import type { Tx } from '../../db/client';
+import type { DbOrTx, Tx } from '../../db/client';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { eventSource, requirePipeline, requireProject } from '../pipelines/pipelines.service';
-import { findVersion } from '../pipelines/versions.repo';
+import { recordEvent } from '../events/index';
+import { eventSource, requirePipeline, requireProject, resolveVersion } from '../pipelines/index';
+
 import { contractImpactReports } from './contract-impact';
 import { diffRevisions, type RevisionContent, revisionDigest, toOdcs } from './contract-rules';
 import * as repo from './contracts.repo';
@@ -72,7 +72,7 @@ export async function createContract(
   const { project, pipeline } = await requirePipeline(db, scope, projectSlug, input.target.pipeline_slug);
   // When the pipeline has a version, the target must be one of its sinks.
   if (pipeline.latestSpecHash) {
-    const v = await findVersion(db, pipeline.id, pipeline.latestSpecHash);
+    const v = await resolveVersion(db, pipeline.id, pipeline.latestSpecHash);
     const spec = pipelineSpecSchema.safeParse(v?.spec);
     const step = spec.success ? spec.data.steps.find((s) => s.slug === input.target.step_slug) : undefined;
     if (spec.success && step?.kind !== 'sink')
@@ -231,4 +231,10 @@ export async function createRevision(
     );
     return toRevision(row);
   });
+}
+
+/** The latest revision of a contract (by id), or null before its first revision. */
+export async function latestRevisionOf(db: DbOrTx, contractId: string) {
+  const [latest] = await repo.latestContracts(db, repo.byContractId(contractId));
+  return latest?.revision ?? null;
 }

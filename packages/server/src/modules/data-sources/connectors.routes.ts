@@ -1,9 +1,9 @@
 import { connectors } from '@sluice/connectors';
 import { z } from 'zod';
-import type { TypedApp } from '../../app';
 import { access } from '../../http/access';
 import { errorResponses } from '../../http/openapi';
 import { onePage, pageMeta } from '../../http/pagination';
+import type { TypedApp } from '../../http/typed-app';
 
 const jsonSchema = z.record(z.string(), z.unknown());
 

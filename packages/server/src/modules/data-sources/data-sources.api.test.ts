@@ -1,4 +1,3 @@
-import { connectorFor } from '@sluice/connectors';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HttpApiPeer, startHttpApiPeer } from '../../../../../test/peers/http-api';
@@ -365,17 +364,6 @@ describe('data sources', () => {
       'PRIVATE_HOST_BLOCKED',
     );
 
-    // A kind whose connector cannot test a connection (yet) says so; none left, nothing to ask.
-    const untestable = Object.keys(validByType).find((type) => !connectorFor(type).test);
-    if (untestable) {
-      const slug = `my-${untestable.replace('_', '-')}`;
-      const res = await t.call('POST', `${org}/${slug}/test-connection`, { token: owner });
-      expect(res.statusCode).toBe(422);
-      expect(res.json().error).toMatchObject({
-        code: 'CONNECTOR_OPERATION_UNSUPPORTED',
-        message: `the ${untestable} connector does not support test-connection yet`,
-      });
-    }
     const events = (
       await t.call('GET', '/organizations/acme/events?entity_slug=api-401&action=test_connection', {
         token: owner,

@@ -1,13 +1,13 @@
-import { connectorFor, type HttpOperationSummary } from '@sluice/connectors';
+import type { HttpOperationSummary } from '@sluice/connectors';
 import type { Ctx, Scope } from '../../context';
 import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, slugify } from '../../http/fields';
 import { type ListQuery, onePage, paginateInMemory } from '../../http/pagination';
-import { recordEvent } from '../events/events.record';
-import { resolveConnectionAlerts } from '../notifications/source-alerts';
-import { describeFailure, type Failure, loadConnection } from './data-sources.connection';
+import { recordEvent } from '../events/index';
+import { resolveConnectionAlerts } from '../notifications/index';
+import { capabilityFor, describeFailure, type Failure, loadConnection } from './data-sources.connection';
 import * as repo from './data-sources.repo';
-import { getRow, src, unsupported } from './data-sources.service';
+import { getRow, src } from './data-sources.service';
 
 // Test-connection, schema-import requests and the imported-operations listing: the parts of
 // the module that talk to connectors. Network calls happen outside any transaction.
@@ -19,13 +19,11 @@ const STALE_IMPORT_MS = 15 * 60 * 1000;
 export async function testConnection(ctx: Ctx, scope: Scope, slug: string) {
   const { deps } = ctx;
   const row = await getRow(ctx, scope, slug);
-  const definition = connectorFor(row.type);
-  if (!definition.test) throw unsupported(row.type, 'test-connection');
 
   let failure: Failure | null = null;
   try {
     const loaded = await loadConnection(deps.db, deps, row);
-    await definition.test(loaded.connection, loaded.ctx);
+    await loaded.definition.test(loaded.connection, loaded.ctx);
   } catch (err) {
     const described = describeFailure(err);
     if (described.unexpected)
@@ -74,13 +72,12 @@ export async function testConnection(ctx: Ctx, scope: Scope, slug: string) {
 export async function listBranches(ctx: Ctx, scope: Scope, slug: string) {
   const { deps } = ctx;
   const row = await getRow(ctx, scope, slug);
-  const definition = connectorFor(row.type);
-  if (!definition.listBranches) throw unsupported(row.type, 'branch listing');
+  const branches = capabilityFor(row.type, 'branches');
   // Outside the try: a credential that is not usable (an OAuth grant still pending) answers as
   // loadConnection says, not as an unavailable remote.
   const loaded = await loadConnection(deps.db, deps, row);
   try {
-    return { branches: await definition.listBranches(loaded.connection, loaded.ctx), ...onePage };
+    return { branches: await branches.listBranches(loaded.connection, loaded.ctx), ...onePage };
   } catch (err) {
     const { failure, unexpected } = describeFailure(err);
     if (unexpected) deps.log.error({ err, dataSource: row.slug }, 'branch listing failed unexpectedly');
@@ -97,7 +94,7 @@ export async function requestSchemaImport(ctx: Ctx, scope: Scope, slug: string) 
     // The row lock makes "is one running? if not, start one" a single decision.
     const row = await repo.lockDataSource(tx, scope.org.id, slug);
     if (!row) throw notFound('data source');
-    if (!connectorFor(row.type).importSchema) throw unsupported(row.type, 'schema-import');
+    capabilityFor(row.type, 'discover');
     const running =
       row.schemaStatus === 'importing' &&
       row.schemaImportStartedAt !== null &&

@@ -1,9 +1,12 @@
 import {
   allowsPrivateHosts,
+  type Capabilities,
+  type CapabilityName,
   type Connection,
   type ConnectorContext,
   type ConnectorDefinition,
   ConnectorError,
+  capabilityOf,
   connectorFor,
   defaultLimits,
   EgressBlockedError,
@@ -12,8 +15,8 @@ import {
 import type { Deps } from '../../context';
 import { DecryptionError } from '../../crypto/keyring';
 import type { DbOrTx } from '../../db/client';
-import { providerOfType } from '../oauth/oauth.providers';
-import { oauthAccess } from '../oauth/oauth.tokens';
+import { AppError } from '../../http/errors';
+import { oauthAccess, providerOfType } from '../oauth/index';
 import * as repo from './data-sources.repo';
 
 // The one place a data source's credentials are decrypted: whoever calls a connector
@@ -27,6 +30,14 @@ export type LoadedConnection = {
   connection: Connection;
   ctx: ConnectorContext;
 };
+
+/**
+ * The capability of a data source type's connector (docs/architecture.md "Connectors"), or
+ * 422 CONNECTOR_OPERATION_UNSUPPORTED naming what the type does not support.
+ */
+export function capabilityFor<N extends CapabilityName>(type: string, name: N): Capabilities[N] {
+  return capabilityOf(connectorFor(type), name, (m) => new AppError('CONNECTOR_OPERATION_UNSUPPORTED', m));
+}
 
 /** A data source of the organization by slug, or null (callers answer 404). */
 export const findDataSource = repo.findDataSource;

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ConnectorDefinition } from '@sluice/connectors';
 import type { Tx } from '../../db/client';
 import { AppError, validationFailed } from '../../http/errors';
-import { providerOfType } from '../oauth/oauth.providers';
+import { providerOfType } from '../oauth/index';
 import * as repo from './data-sources.repo';
 
 // Stored credentials never follow a new destination. Whoever can change a data source's config

@@ -3,19 +3,19 @@ import { isDeepStrictEqual } from 'node:util';
 import { allowsPrivateHosts, type ConnectorDefinition, connectorFor } from '@sluice/connectors';
 import type { z } from 'zod';
 import type { Ctx, Scope } from '../../context';
-import type { Tx } from '../../db/client';
+import type { DbOrTx, Tx } from '../../db/client';
 import { AppError, conflict, notFound, type ValidationIssue, validationFailed } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { currentOrganizationGrant, emptyMetadata } from '../oauth/oauth.grants';
-import { providerOfType } from '../oauth/oauth.providers';
-import { revokeBeforeDelete } from '../oauth/oauth.revoke';
+import { recordEvent } from '../events/index';
+import { currentOrganizationGrant, emptyMetadata, providerOfType } from '../oauth/index';
+
 import { credentialBinding } from './data-sources.connection';
 import { assertCredentialsFollow, changedDestination, parsedCredentials } from './data-sources.destination';
 import * as repo from './data-sources.repo';
 import type { CreateDataSourceInput, UpdateDataSourceInput } from './data-sources.schemas';
+import { revokeBeforeDelete } from './oauth.revoke';
 
 export function toDataSource(row: repo.DataSourceRow, credential: repo.CredentialRow | null) {
   const schema =
@@ -86,9 +86,19 @@ function assertEgressAllowed(ctx: Ctx, config: unknown) {
 }
 
 export async function getRow(ctx: Ctx, scope: Scope, slug: string) {
-  const row = await repo.findDataSource(ctx.deps.db, scope.org.id, slug);
+  return requireDataSourceRow(ctx.deps.db, scope, slug);
+}
+
+/** A data source of the scope's organization; 404 otherwise. */
+export async function requireDataSourceRow(db: DbOrTx, scope: Scope, slug: string) {
+  const row = await repo.findDataSource(db, scope.org.id, slug);
   if (!row) throw notFound('data source');
   return row;
+}
+
+/** A data source by its id, for work that carries ids (a proof observation); null when gone. */
+export async function dataSourceById(db: DbOrTx, id: string) {
+  return repo.findDataSourceById(db, id);
 }
 
 export async function listDataSources(ctx: Ctx, scope: Scope, query: ListQuery) {

@@ -1,11 +1,14 @@
 import { and, asc, desc, eq, inArray, isNull, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import {
+  contractRevisions,
+  contracts,
   dataSourceBindings,
   dataSourceRefs,
   dataSources,
   driftReports,
   environments,
+  latestRevisionOfContract,
   pipelineDeployments,
   pipelineRuns,
   pipelines,
@@ -222,4 +225,13 @@ export async function environmentsOfPipeline(db: DbOrTx, pipelineId: string) {
     .innerJoin(environments, eq(environments.id, dataSourceBindings.environmentId))
     .where(eq(dataSourceBindings.pipelineId, pipelineId))
     .orderBy(asc(environments.slug));
+}
+
+/** The columns of each contract's latest revision on a pipeline, by the sink step it covers. */
+export async function contractColumnsOf(db: DbOrTx, pipelineId: string) {
+  return db
+    .select({ stepSlug: contracts.stepSlug, slug: contracts.slug, columns: contractRevisions.columns })
+    .from(contracts)
+    .innerJoin(contractRevisions, latestRevisionOfContract)
+    .where(eq(contracts.pipelineId, pipelineId));
 }

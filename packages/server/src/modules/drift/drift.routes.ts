@@ -1,10 +1,10 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses } from '../../http/openapi';
-import { dataSourceParams } from '../data-sources/data-sources.schemas';
-import { pipelineParams } from '../pipelines/pipelines.schemas';
+import type { TypedApp } from '../../http/typed-app';
+import { dataSourceParams } from '../data-sources/index';
+import { pipelineParams } from '../pipelines/index';
 import * as s from './drift.schemas';
 import * as svc from './drift.service';
 

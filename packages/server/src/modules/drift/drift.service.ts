@@ -4,9 +4,9 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { notFound, validationFailed } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { findDataSource } from '../data-sources/data-sources.repo';
-import { requirePipeline, requirePlace, requireProject } from '../pipelines/pipelines.service';
-import { resolveVersion } from '../pipelines/versions.service';
+import { requireDataSourceRow } from '../data-sources/index';
+import { requirePipeline, requirePlace, requireProject, resolveVersion } from '../pipelines/index';
+
 import * as repo from './drift.repo';
 import { computeReport, type ReportBody } from './report';
 import { type DriftDeps, writeReport } from './report-writer';
@@ -79,8 +79,7 @@ export async function listDataSourceReports(
   dataSourceSlug: string,
   query: ListQuery,
 ) {
-  const ds = await findDataSource(ctx.deps.db, scope.org.id, dataSourceSlug);
-  if (!ds) throw notFound('data source');
+  const ds = await requireDataSourceRow(ctx.deps.db, scope, dataSourceSlug);
   const page = await repo.listReports(ctx.deps.db, repo.byDataSource(ds.id), query);
   return { ...page, items: page.items.map(toReport) };
 }
@@ -168,8 +167,7 @@ export async function previewDrift(
   let dataSourceId: string;
   let stored: Record<string, unknown>;
   if (input.data_source_slug) {
-    const ds = await findDataSource(db, scope.org.id, input.data_source_slug);
-    if (!ds) throw notFound('data source');
+    const ds = await requireDataSourceRow(db, scope, input.data_source_slug);
     dataSourceId = ds.id;
     stored = ds.schema;
   } else {

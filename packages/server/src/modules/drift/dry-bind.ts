@@ -1,5 +1,5 @@
 import { duckType } from '@sluice/engine';
-import { withoutTemplates } from '../pipelines/sql-check';
+import { withoutTemplates } from '../pipelines/index';
 
 // Dry-binding over empty DuckDB tables (the engine runs transforms in DuckDB): `DESCRIBE` of a
 // query names its output columns and types, and a query that no longer binds fails with the

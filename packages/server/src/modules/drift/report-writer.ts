@@ -1,8 +1,8 @@
 import { type Actor, type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import { randomSlug } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
-import { raiseNotification } from '../notifications/notifications.raise';
+import { recordEvent } from '../events/index';
+import { raiseNotification } from '../notifications/index';
 import * as repo from './drift.repo';
 import { fingerprint, type ReportBody } from './report';
 

@@ -1,6 +1,5 @@
 import { pipelineSpecSchema } from '@sluice/engine';
 import type { DbOrTx } from '../../db/client';
-import { latestContracts, ofPipeline } from '../contracts/contracts.repo';
 import * as repo from './drift.repo';
 import type { PipelineTarget } from './impact';
 
@@ -57,8 +56,8 @@ export async function targetsOfDataSource(
     t.refs.add(b.refSlug);
   }
   for (const t of byKey.values()) {
-    for (const c of await latestContracts(db, ofPipeline(t.pipelineId)))
-      t.contracts.set(c.contract.stepSlug, { slug: c.contract.slug, columns: c.revision.columns });
+    for (const c of await repo.contractColumnsOf(db, t.pipelineId))
+      t.contracts.set(c.stepSlug, { slug: c.slug, columns: c.columns });
     t.runs = await repo.runsInFlight(db, t.pipelineId, t.envIds);
   }
   return [...projects.values()];

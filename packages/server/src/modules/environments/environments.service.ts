@@ -4,7 +4,7 @@ import { conflict, notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import * as repo from './environments.repo';
 import type { environmentColors } from './environments.schemas';
 import { assertProtectedConfirmation } from './protected';
@@ -44,8 +44,7 @@ export async function requireEnvironment(db: DbOrTx, scope: Scope, slug: string)
  * (restore it first) so nothing is configured into an environment on its way out.
  */
 export async function lockLiveEnvironment(tx: Tx, scope: Scope, slug: string) {
-  const row = await repo.lockEnvironment(tx, scope.org.id, slug);
-  if (!row) throw notFound('environment');
+  const row = await lockEnvironmentRow(tx, scope, slug);
   if (row.deletedAt) throw conflict(`environment ${slug} is deleted; restore it first`);
   return row;
 }
@@ -199,4 +198,17 @@ export async function purgeEnvironment(ctx: Ctx, scope: Scope, slug: string, con
       security: true,
     });
   });
+}
+
+/** An environment, deleted or not, locked for the transaction; 404 when there is none. */
+export async function lockEnvironmentRow(tx: Tx, scope: Scope, slug: string) {
+  const row = await repo.lockEnvironment(tx, scope.org.id, slug);
+  if (!row) throw notFound('environment');
+  return row;
+}
+
+/** A live (not deleted) environment, or null. */
+export async function findLiveEnvironment(db: DbOrTx, scope: Scope, slug: string) {
+  const row = await repo.findEnvironment(db, scope.org.id, slug);
+  return row && !row.deletedAt ? row : null;
 }

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
+import { runJobNow } from '../../../../../test/support/jobs';
 import { apiKeys, events, organizations } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
 import { issueToken } from '../../http/tokens';
-import { pruneEvents } from '../../jobs/events-retention';
+import { eventsRetentionJob } from '../../jobs/events-retention';
 
 type Fixture = Partial<typeof events.$inferInsert> & { occurredAt: Date };
 
@@ -302,7 +303,7 @@ describe('events', () => {
       { occurredAt: daysAgo(8), entitySlug: 'ret-other-8-audit', eventClass: 'security_audit' },
       { occurredAt: daysAgo(6), entitySlug: 'ret-other-6' },
     ]);
-    await pruneEvents(t.rt.deps)({}, { id: 'test', retryCount: 0 });
+    await runJobNow(t.rt.deps, eventsRetentionJob, {});
     const left = await db
       .select({ slug: events.entitySlug })
       .from(events)

@@ -1,6 +1,7 @@
-import type { Actor } from '../../context';
+import type { Actor, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { events } from '../../db/schema/index';
+import type { PermissionDenial } from '../../http/auth';
 import { randomSlug } from '../../http/fields';
 
 export const entityTypes = [
@@ -115,5 +116,25 @@ export async function recordEvent(tx: DbOrTx, src: EventSource, e: EventInput): 
       occurredAt,
       metadata,
     })),
+  );
+}
+
+/** The security-audit record of a refused permission check (the auth hook's denial port). */
+export async function recordPermissionDenial(db: DbOrTx, scope: Scope, denial: PermissionDenial) {
+  await recordEvent(
+    db,
+    { organizationId: scope.org.id, actor: scope.actor, requestId: denial.requestId },
+    {
+      entityType: 'organization',
+      entitySlug: scope.org.slug,
+      action: 'read',
+      securityOnly: true,
+      metadata: {
+        outcome: 'permission_denied',
+        permission: denial.permission,
+        method: denial.method,
+        route: denial.route,
+      },
+    },
   );
 }

@@ -1,7 +1,7 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { errorResponses } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import * as s from './account-deletion.schemas';
 import * as svc from './account-deletion.service';
 import { meOf } from './me';

@@ -2,7 +2,7 @@ import type { Ctx } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import * as repo from './account-deletion.repo';
 import type { DeletionState } from './account-deletion.schemas';
 import type { Me } from './me';

@@ -1,5 +1,5 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
+import type { TypedApp } from '../../http/typed-app';
 import { accountDeletionRoutes } from './account-deletion.routes';
 import { patsRoutes } from './pats.routes';
 import { usersRoutes } from './users.routes';

@@ -1,7 +1,7 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { errorResponses, noContent } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import { meOf } from './me';
 import * as s from './pats.schemas';
 import * as svc from './pats.service';

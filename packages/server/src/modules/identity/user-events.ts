@@ -1,6 +1,6 @@
 import type { Actor } from '../../context';
 import type { DbOrTx } from '../../db/client';
-import { type EventInput, recordEvent } from '../events/events.record';
+import { type EventInput, recordEvent } from '../events/index';
 import { organizationsOfUser } from './users.repo';
 
 export type AccountEvent = Omit<EventInput, 'entityType' | 'entitySlug'>;

@@ -1,8 +1,8 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { errorResponses } from '../../http/openapi';
 import { publicRateLimit } from '../../http/rate-limit';
+import type { TypedApp } from '../../http/typed-app';
 import { meOf } from './me';
 import * as s from './users.schemas';
 import * as svc from './users.service';

@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf, userOf } from '../../http/auth';
 import { orgParams, withVerb } from '../../http/fields';
 import { errorResponses, noContent } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import * as s from './invitations.schemas';
 import * as svc from './invitations.service';
 

@@ -4,10 +4,9 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { conflict, notFound } from '../../http/errors';
 import { iso, isoOrNull, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { recordEvent } from '../events/events.record';
-import { findMemberByEmail, insertMember, isMember } from '../members/members.repo';
-import { assertMayGrant } from '../members/members.service';
-import { lockOrganization } from '../organizations/organizations.repo';
+import { recordEvent } from '../events/index';
+import { addMemberUnlessPresent, assertMayGrant, memberByEmail } from '../members/index';
+import { lockOrganizationFor } from '../organizations/index';
 import * as repo from './invitations.repo';
 import type { InvitationStatus } from './invitations.schemas';
 
@@ -80,10 +79,10 @@ export async function createInvitation(ctx: Ctx, scope: Scope, input: { email: s
   const email = input.email.trim().toLowerCase();
   const expiresAt = new Date(Date.now() + ctx.deps.config.invitationTtlHours * 3_600_000);
   const slug = await ctx.deps.db.transaction(async (tx) => {
-    await lockOrganization(tx, scope.org.id);
+    await lockOrganizationFor(tx, scope.org.id);
     await assertMayGrant(tx, scope, input.role);
     await expireStale(tx, { organizationId: scope.org.id }, ctx.requestId);
-    const member = await findMemberByEmail(tx, scope.org.id, email);
+    const member = await memberByEmail(tx, scope.org.id, email);
     if (!member && (await repo.hasPendingInvitation(tx, scope.org.id, email))) {
       throw conflict('a pending invitation for this email already exists; revoke it first');
     }
@@ -124,7 +123,7 @@ export async function createInvitation(ctx: Ctx, scope: Scope, input: { email: s
 export async function revokeInvitation(ctx: Ctx, scope: Scope, slug: string) {
   await commitExpiry(ctx, { slug });
   await ctx.deps.db.transaction(async (tx) => {
-    await lockOrganization(tx, scope.org.id);
+    await lockOrganizationFor(tx, scope.org.id);
     const row = await repo.findInvitation(tx, slug, scope.org.id);
     if (!row) throw notFound('invitation');
     if (row.status === 'revoked') return;
@@ -152,7 +151,7 @@ export async function respondToInvitation(ctx: Ctx, user: User, slug: string, an
     throw notFound('invitation');
   }
   await db.transaction(async (tx) => {
-    await lockOrganization(tx, found.organizationId);
+    await lockOrganizationFor(tx, found.organizationId);
     const row = await repo.findInvitation(tx, slug);
     if (!row) throw notFound('invitation');
     if (row.status !== 'pending') throw conflict(`the invitation is ${row.status}`);
@@ -176,8 +175,7 @@ export async function respondToInvitation(ctx: Ctx, user: User, slug: string, an
 
 async function join(ctx: Ctx, tx: Tx, user: User, row: repo.InvitationRow) {
   // Joined meanwhile through another invitation: the existing membership and role stand.
-  if (await isMember(tx, row.organizationId, user.userId)) return;
-  await insertMember(tx, { organizationId: row.organizationId, userId: user.userId, role: row.role });
+  if (!(await addMemberUnlessPresent(tx, row.organizationId, user.userId, row.role))) return;
   await recordEvent(
     tx,
     { organizationId: row.organizationId, actor: actorOf(user), requestId: ctx.requestId },

@@ -1,13 +1,13 @@
 import type { Ctx, Principal, Scope } from '../../context';
-import type { DbOrTx } from '../../db/client';
+import type { DbOrTx, Tx } from '../../db/client';
 import { conflict, forbidden, notFound, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { recordEvent } from '../events/events.record';
-import { lockOrganization } from '../organizations/organizations.repo';
-import { resolveScope } from '../organizations/scope';
-import { isSubset, type Permission, visibilityOf } from '../roles/permissions';
-import { permissionsOfRole } from '../roles/role-permissions';
+import { isSubset, type Permission, visibilityOf } from '../../permissions';
+import { recordEvent } from '../events/index';
+import { lockOrganizationFor, resolveScope } from '../organizations/index';
+
+import { permissionsOfRole } from '../roles/index';
 import * as repo from './members.repo';
 
 export function toMember(r: repo.MemberRow) {
@@ -71,7 +71,7 @@ async function assertNotLastOwner(db: DbOrTx, organizationId: string, target: re
 
 export async function updateMemberRole(ctx: Ctx, scope: Scope, userSlug: string, role: string) {
   await ctx.deps.db.transaction(async (tx) => {
-    await lockOrganization(tx, scope.org.id);
+    await lockOrganizationFor(tx, scope.org.id);
     const target = await repo.findMember(tx, scope.org.id, userSlug);
     if (!target) throw notFound('member');
     await assertMayGrant(tx, scope, role);
@@ -101,7 +101,7 @@ export async function removeMember(ctx: Ctx, principal: Principal, orgSlug: stri
   const leaving = principal.type === 'user' && principal.userSlug === userSlug;
   if (!leaving) await requirePermission(ctx, scope, 'members.manage');
   await db.transaction(async (tx) => {
-    await lockOrganization(tx, scope.org.id);
+    await lockOrganizationFor(tx, scope.org.id);
     const target = await repo.findMember(tx, scope.org.id, userSlug);
     if (!target) throw notFound('member');
     if (!leaving) await assertMayManage(tx, scope, target);
@@ -129,4 +129,16 @@ async function requirePermission(ctx: Ctx, scope: Scope, permission: Permission)
   });
   if (!scope.permissions.has(visibilityOf(permission))) throw notFound('member');
   throw forbidden(`this operation needs the ${permission} permission`);
+}
+
+/** The member of an organization with this email, if any (an invitation to them is refused). */
+export async function memberByEmail(db: DbOrTx, organizationId: string, email: string) {
+  return repo.findMemberByEmail(db, organizationId, email);
+}
+
+/** Adds a user with a role unless they are a member already (then their membership stands). */
+export async function addMemberUnlessPresent(tx: Tx, organizationId: string, userId: string, role: string) {
+  if (await repo.isMember(tx, organizationId, userId)) return false;
+  await repo.insertMember(tx, { organizationId, userId, role });
+  return true;
 }

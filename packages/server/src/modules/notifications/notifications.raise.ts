@@ -3,7 +3,7 @@ import type { Actor, Deps } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { notificationOccurrences, notifications, type SourceRef } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
-import { type EntityType, type EventAction, recordEvent } from '../events/events.record';
+import { type EntityType, type EventAction, recordEvent } from '../events/index';
 import { type NotificationType, type Severity, severityRank } from './notifications.schemas';
 
 // The one entry point other modules use to raise or resolve a notification. Call it with the

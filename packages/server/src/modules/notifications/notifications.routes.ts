@@ -1,11 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { orgParams, withVerb } from '../../http/fields';
 import { errorResponses } from '../../http/openapi';
-import * as as from '../alerts/attempts.schemas';
-import * as asvc from '../alerts/attempts.service';
+import type { TypedApp } from '../../http/typed-app';
 import * as s from './notifications.schemas';
 import * as svc from './notifications.service';
 
@@ -61,47 +59,4 @@ export function notificationsRoutes(app: TypedApp, deps: Deps) {
         svc.transitionNotification(ctx(req), scopeOf(req), req.params.notification_slug, action),
     });
   }
-
-  app.get(`${base}/:notification_slug/delivery-attempts`, {
-    config: access.org('alerts.read'),
-    schema: {
-      tags,
-      summary: 'List the delivery attempts of a notification, one per try',
-      params: s.notificationParams,
-      querystring: as.listAttemptsQuery,
-      response: { 200: as.attemptListSchema, ...errorResponses },
-    },
-    handler: async (req) => {
-      const page = await asvc.listNotificationAttempts(
-        ctx(req),
-        scopeOf(req),
-        req.params.notification_slug,
-        req.query,
-      );
-      return {
-        alert_delivery_attempts: page.items,
-        has_more: page.has_more,
-        next_cursor: page.next_cursor,
-        prev_cursor: page.prev_cursor,
-      };
-    },
-  });
-
-  app.get('/organizations/:organization/alert-delivery-attempts', {
-    config: access.org('alerts.read'),
-    schema: {
-      tags,
-      summary: 'Recent delivery attempts of up to 50 notifications (bounded diagnostics read)',
-      params: orgParams,
-      querystring: as.bulkAttemptsQuery,
-      response: { 200: as.bulkAttemptListSchema, ...errorResponses },
-    },
-    handler: async (req) =>
-      asvc.bulkAttempts(
-        ctx(req),
-        scopeOf(req),
-        req.query.notification_slugs,
-        req.query.limit_per_notification,
-      ),
-  });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nullableTimestampSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
-import { entityTypes, eventActions } from '../events/events.record';
+import { entityTypes, eventActions } from '../events/index';
 
 // Notification vocabulary (docs/alerting.md#notifications).
 export const notificationTypes = [

@@ -1,8 +1,9 @@
 import type { Ctx, Scope } from '../../context';
+import type { DbOrTx } from '../../db/client';
 import { conflict, notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
-import { eventSource } from '../projects/projects.service';
+import { recordEvent } from '../events/index';
+import { eventSource } from '../projects/index';
 import * as repo from './notifications.repo';
 import type { NotificationFilters } from './notifications.schemas';
 
@@ -35,10 +36,15 @@ export async function listNotifications(ctx: Ctx, scope: Scope, query: Notificat
   return { ...page, items: page.items.map(toNotification) };
 }
 
-export async function getNotification(ctx: Ctx, scope: Scope, slug: string) {
-  const row = await repo.findNotification(ctx.deps.db, scope.org.id, slug);
+/** A notification of the scope's organization; 404 otherwise. */
+export async function requireNotificationRow(db: DbOrTx, scope: Scope, slug: string) {
+  const row = await repo.findNotification(db, scope.org.id, slug);
   if (!row) throw notFound('notification');
-  return toNotification(row);
+  return row;
+}
+
+export async function getNotification(ctx: Ctx, scope: Scope, slug: string) {
+  return toNotification(await requireNotificationRow(ctx.deps.db, scope, slug));
 }
 
 /**

@@ -1,8 +1,12 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Deps } from '../../context';
 import type { DbOrTx } from '../../db/client';
+import type { dataSources } from '../../db/schema/index';
 import { dataSourceCredentials, organizationOauthGrants } from '../../db/schema/index';
-import type { DataSourceRow } from '../data-sources/data-sources.repo';
+
+/** The data source row an OAuth grant belongs to (the data-sources module owns the table). */
+type DataSourceRow = typeof dataSources.$inferSelect;
+
 import type { OAuthProvider, TokenBundle } from './oauth.providers';
 
 // Where an OAuth grant is kept: a data source's own credential row, or the organization's

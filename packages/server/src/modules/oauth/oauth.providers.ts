@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { egressPolicy, guardedDispatcher } from '@sluice/connectors';
-import { request } from 'undici';
+import { egressPolicy, guardedDispatcher, undici } from '@sluice/connectors';
 import type { Config, OAuthProviderConfig } from '../../env';
 
 // The OAuth 2.0 endpoints of the hosted git providers: authorization URL, code exchange (with
@@ -102,7 +101,7 @@ async function call(
   // private host (GitHub Enterprise, self-managed GitLab); hosted deployments never.
   const dispatcher = guardedDispatcher(egressPolicy(config.deployment, true));
   try {
-    const res = await request(o.url, {
+    const res = await undici().request(o.url, {
       method: o.method as 'POST',
       headers: { accept: 'application/json', 'user-agent': 'sluice', ...o.headers },
       body: o.body,

@@ -1,9 +1,13 @@
 import { ConnectorError } from '@sluice/connectors';
 import { type Deps, systemActor } from '../../context';
 import type { DbOrTx } from '../../db/client';
-import type { DataSourceRow } from '../data-sources/data-sources.repo';
-import { recordEvent } from '../events/events.record';
-import { alertCredentialFailed, resolveCredentialFailed } from '../notifications/source-alerts';
+import type { dataSources } from '../../db/schema/index';
+
+/** The data source row an OAuth grant belongs to (the data-sources module owns the table). */
+type DataSourceRow = typeof dataSources.$inferSelect;
+
+import { recordEvent } from '../events/index';
+import { alertCredentialFailed, resolveCredentialFailed } from '../notifications/index';
 import {
   type GrantRef,
   type GrantRow,

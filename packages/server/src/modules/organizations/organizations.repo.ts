@@ -63,6 +63,11 @@ export async function lockOrganization(tx: Tx, id: string): Promise<Organization
   return row ?? null;
 }
 
+/** The first member of a new organization, its owner (the members module manages the rest). */
+export async function insertOwner(db: DbOrTx, organizationId: string, userId: string) {
+  await db.insert(members).values({ organizationId, userId, role: 'owner' });
+}
+
 export async function insertOrganization(db: DbOrTx, values: typeof organizations.$inferInsert) {
   const [row] = await db.insert(organizations).values(values).returning();
   return row;

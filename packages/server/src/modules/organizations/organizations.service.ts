@@ -1,11 +1,11 @@
 import type { Ctx, Principal, Scope } from '../../context';
 import { actorOf } from '../../context';
+import type { Tx } from '../../db/client';
 import { notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { insertMember } from '../members/members.repo';
+import { recordEvent } from '../events/index';
 import * as repo from './organizations.repo';
 
 const TRIAL_DAYS = 14;
@@ -56,7 +56,7 @@ export async function createOrganization(
       plan: 'trial',
       trialEndsAt: new Date(Date.now() + TRIAL_DAYS * 86_400_000),
     });
-    await insertMember(tx, { organizationId: org.id, userId: user.userId, role: 'owner' });
+    await repo.insertOwner(tx, org.id, user.userId);
     const src = { organizationId: org.id, actor: actorOf(user), requestId: ctx.requestId };
     await recordEvent(tx, src, {
       entityType: 'organization',
@@ -114,4 +114,12 @@ export async function deleteOrganization(ctx: Ctx, scope: Scope) {
     { organization: scope.org.slug, actor: scope.actor, requestId: ctx.requestId },
     'organization deleted',
   );
+}
+
+/**
+ * Takes the organization's row lock for the transaction: membership changes of one organization
+ * (owners, invitations) happen one at a time.
+ */
+export async function lockOrganizationFor(tx: Tx, organizationId: string) {
+  await repo.lockOrganization(tx, organizationId);
 }

@@ -2,8 +2,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import { actorOf, type Org, type Principal, type Scope } from '../../context';
 import type { Db } from '../../db/client';
 import { members, organizations } from '../../db/schema/index';
-import { isBuiltInRole } from '../roles/permissions';
-import { knownPermissions, permissionsOfRole } from '../roles/role-permissions';
+import { isBuiltInRole } from '../../permissions';
+import { knownPermissions, permissionsOfRole } from '../roles/index';
 
 const orgColumns = {
   id: organizations.id,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
-import { confirmationField, confirmationQuery } from '../environments/protected';
+import { confirmationField, confirmationQuery } from '../environments/index';
 
 export const bindingSchema = z
   .object({

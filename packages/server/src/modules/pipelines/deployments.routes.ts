@@ -1,10 +1,10 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { withVerb } from '../../http/fields';
 import { errorResponses } from '../../http/openapi';
-import { confirmationOf } from '../environments/protected';
+import type { TypedApp } from '../../http/typed-app';
+import { confirmationOf } from '../environments/index';
 import { pe, peParams } from './bindings.schemas';
 import * as s from './deployments.schemas';
 import * as svc from './deployments.service';

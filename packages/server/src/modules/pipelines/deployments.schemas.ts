@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { slugSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
-import { confirmationField, confirmationQuery } from '../environments/protected';
+import { confirmationField, confirmationQuery } from '../environments/index';
 import { peParams } from './bindings.schemas';
 import { specHashSchema } from './pipelines.schemas';
 import { specHashParam } from './versions.schemas';

@@ -1,8 +1,8 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, noContent } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import * as s from './pipelines.schemas';
 import * as svc from './pipelines.service';
 

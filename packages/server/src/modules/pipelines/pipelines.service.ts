@@ -4,10 +4,10 @@ import { conflict, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { lockLiveEnvironment } from '../environments/environments.service';
-import { recordEvent } from '../events/events.record';
-import { findProjectEnvironment } from '../projects/project-environments.service';
-import { findProject, type ProjectRow } from '../projects/projects.repo';
+import { lockLiveEnvironment } from '../environments/index';
+import { recordEvent } from '../events/index';
+import { findProjectEnvironment, requireProject } from '../projects/index';
+
 import * as repo from './pipelines.repo';
 
 export function toPipeline(projectSlug: string, r: repo.PipelineWithLatest) {
@@ -28,11 +28,7 @@ export const eventSource = (scope: Scope, ctx: Ctx) => ({
   requestId: ctx.requestId,
 });
 
-export async function requireProject(db: DbOrTx, scope: Scope, slug: string): Promise<ProjectRow> {
-  const project = await findProject(db, scope.org.id, slug);
-  if (!project) throw notFound('project');
-  return project;
-}
+export { requireProject };
 
 /** The project and one of its pipelines, or 404 naming what is missing. */
 export async function requirePipeline(db: DbOrTx, scope: Scope, projectSlug: string, pipelineSlug: string) {

@@ -1,13 +1,15 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import { pe, peParams } from './bindings.schemas';
+import type { SpecCheck } from './validations.checks';
 import * as s from './validations.schemas';
 import * as svc from './validations.service';
 
-export function validationsRoutes(app: TypedApp, deps: Deps) {
+/** `moreChecks`: the checks other modules add to validation (modules/registry.ts wires them). */
+export function validationsRoutes(app: TypedApp, deps: Deps, moreChecks: readonly SpecCheck[]) {
   const ctx = (req: { id: string }) => ({ deps, requestId: req.id });
   const tags = ['Pipelines'];
 
@@ -25,7 +27,7 @@ export function validationsRoutes(app: TypedApp, deps: Deps) {
       const { project, environment } = req.params;
       return reply
         .status(201)
-        .send(await svc.validate(ctx(req), scopeOf(req), project, environment, req.body));
+        .send(await svc.validate(ctx(req), scopeOf(req), project, environment, req.body, moreChecks));
     },
   });
 

@@ -2,10 +2,10 @@ import { type Finding, pipelineSpecSchema, specHash } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
 import { notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import { findPipeline } from './pipelines.repo';
 import { eventSource, requirePlace } from './pipelines.service';
-import { checkSpec, schemaFindings } from './validations.checks';
+import { checkSpec, type SpecCheck, schemaFindings } from './validations.checks';
 import * as repo from './validations.repo';
 import { resolveVersion } from './versions.service';
 
@@ -34,6 +34,7 @@ export async function validate(
   projectSlug: string,
   environmentSlug: string,
   input: ValidateInput,
+  moreChecks: readonly SpecCheck[],
 ) {
   const db = ctx.deps.db;
   const place = await requirePlace(db, scope, projectSlug, environmentSlug);
@@ -58,6 +59,7 @@ export async function validate(
       db,
       { organizationId: scope.org.id, pipelineId: pipeline.id, environmentId: place.environment.id },
       parsed.data,
+      moreChecks,
     );
   } else {
     hash ||= specHash(document);

@@ -4,7 +4,7 @@ import type { DbOrTx } from '../../db/client';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import { touchPipeline } from './pipelines.repo';
 import { eventSource, lockPipelineOf, requirePipeline, requireProject } from './pipelines.service';
 import { syncRefs } from './refs.service';

@@ -2,11 +2,7 @@ import { and, eq, isNull, ne } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { environments, projectEnvironments } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
-import {
-  type EnvironmentRow,
-  environmentKeyOf,
-  environmentSortColumns,
-} from '../environments/environments.repo';
+import { type EnvironmentRow, environmentKeyOf, environmentSortColumns } from '../environments/index';
 
 export type ProjectEnvironmentRow = EnvironmentRow & { isDefault: boolean };
 

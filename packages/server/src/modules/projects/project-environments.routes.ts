@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, noContent } from '../../http/openapi';
-import { confirmationOf, confirmationQuery } from '../environments/protected';
+import type { TypedApp } from '../../http/typed-app';
+import { confirmationOf, confirmationQuery } from '../environments/index';
 import * as s from './project-environments.schemas';
 import * as svc from './project-environments.service';
 import { projectParams } from './projects.schemas';

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { orgSlugParam, slugSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
-import { environmentSchema, environmentSorts } from '../environments/environments.schemas';
-import { confirmationField } from '../environments/protected';
+import { confirmationField, environmentSchema, environmentSorts } from '../environments/index';
 
 export const projectEnvironmentSchema = environmentSchema
   .extend({

@@ -2,10 +2,16 @@ import type { Ctx, Scope } from '../../context';
 import type { Tx } from '../../db/client';
 import { notFound } from '../../http/errors';
 import type { ListQuery } from '../../http/pagination';
-import { findEnvironment, lockEnvironment } from '../environments/environments.repo';
-import { eventSource, lockLiveEnvironment, toEnvironment } from '../environments/environments.service';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
+import {
+  assertProtectedConfirmation,
+  eventSource,
+  findLiveEnvironment,
+  lockEnvironmentRow,
+  lockLiveEnvironment,
+  toEnvironment,
+} from '../environments/index';
+
+import { recordEvent } from '../events/index';
 import * as repo from './project-environments.repo';
 import { findProject, lockProject } from './projects.repo';
 
@@ -62,8 +68,7 @@ export async function disableEnvironment(
   await ctx.deps.db.transaction(async (tx) => {
     const project = await requireLockedProject(tx, scope, projectSlug);
     // A soft-deleted environment can still be unlinked.
-    const env = await lockEnvironment(tx, scope.org.id, environmentSlug);
-    if (!env) throw notFound('environment');
+    const env = await lockEnvironmentRow(tx, scope, environmentSlug);
     const link = await repo.findLink(tx, project.id, env.id);
     if (!link) throw notFound('project environment');
     assertProtectedConfirmation(env, confirmation);
@@ -86,8 +91,8 @@ export async function findProjectEnvironment(
 ) {
   const project = await findProject(db, scope.org.id, projectSlug);
   if (!project) return null;
-  const env = await findEnvironment(db, scope.org.id, environmentSlug);
-  if (!env || env.deletedAt) return null;
+  const env = await findLiveEnvironment(db, scope, environmentSlug);
+  if (!env) return null;
   const link = await repo.findLink(db, project.id, env.id);
   if (!link) return null;
   return { project, environment: env, isDefault: link.isDefault };

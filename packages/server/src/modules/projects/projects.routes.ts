@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { orgParams } from '../../http/fields';
 import { errorResponses, noContent } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import { projectEnvironmentsRoutes } from './project-environments.routes';
 import * as s from './projects.schemas';
 import * as svc from './projects.service';

@@ -1,9 +1,10 @@
 import type { Ctx, Scope } from '../../context';
+import type { DbOrTx } from '../../db/client';
 import { conflict, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import * as repo from './projects.repo';
 
 export function toProject(r: repo.ProjectRow) {
@@ -27,10 +28,15 @@ export async function listProjects(ctx: Ctx, scope: Scope, query: ListQuery) {
   return { ...page, items: page.items.map(toProject) };
 }
 
-export async function getProject(ctx: Ctx, scope: Scope, slug: string) {
-  const row = await repo.findProject(ctx.deps.db, scope.org.id, slug);
+/** A project of the scope's organization; 404 otherwise. */
+export async function requireProject(db: DbOrTx, scope: Scope, slug: string): Promise<repo.ProjectRow> {
+  const row = await repo.findProject(db, scope.org.id, slug);
   if (!row) throw notFound('project');
-  return toProject(row);
+  return row;
+}
+
+export async function getProject(ctx: Ctx, scope: Scope, slug: string) {
+  return toProject(await requireProject(ctx.deps.db, scope, slug));
 }
 
 export async function createProject(

@@ -2,10 +2,9 @@ import type { ProofSnapshot } from '@sluice/connectors';
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { contracts, pipelines, projects } from '../../db/schema/index';
-import { latestContracts } from '../contracts/contracts.repo';
-import type { DataSourceRow } from '../data-sources/data-sources.connection';
-import { computeReport, type ReportBody } from '../drift/report';
-import { targetsOfDataSource } from '../drift/targets';
+import { latestRevisionOf } from '../contracts/index';
+import type { DataSourceRow } from '../data-sources/index';
+import { computeReport, type ReportBody, targetsOfDataSource } from '../drift/index';
 
 // What a commit's files would do to the pipelines that read them: the data source's imported
 // file schema with the observed files' columns put in, diffed and dry-bound by the drift module
@@ -78,13 +77,13 @@ export async function findContractTarget(
     );
   const out: ContractTarget[] = [];
   for (const r of rows) {
-    const [latest] = await latestContracts(db, eq(contracts.id, r.id));
+    const latest = await latestRevisionOf(db, r.id);
     out.push({
       slug: r.slug,
       pipelineId: r.pipelineId,
       pipelineSlug: r.pipelineSlug,
       stepSlug: r.stepSlug,
-      revision: latest ? { slug: latest.revision.slug, digest: latest.revision.digest } : null,
+      revision: latest ? { slug: latest.slug, digest: latest.digest } : null,
     });
   }
   return out;

@@ -1,6 +1,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { desc, eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../context';
+import { proofKeyBinding } from '../../crypto/rotate';
 import type { DbOrTx } from '../../db/client';
 import { proofSigningKeys } from '../../db/schema/index';
 import { iso } from '../../http/fields';
@@ -12,13 +13,6 @@ import { keyidOf } from './dsse';
 // retires the active key (kept, with the time it stopped signing) and makes a new one.
 
 const KEY_LOCK = 0x51_1ce_15;
-/** What a proof signing key is sealed under (key rotation re-seals it under the same binding). */
-export const proofKeyBinding = (keyid: string) => ({
-  organizationId: 'deployment',
-  kind: 'proof_signing_key',
-  recordId: keyid,
-});
-
 export type SigningKey = { keyid: string; privateKey: KeyObject };
 type KeyRow = typeof proofSigningKeys.$inferSelect;
 

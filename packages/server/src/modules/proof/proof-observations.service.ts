@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
-import { connectorFor } from '@sluice/connectors';
+import { capabilityOf, connectorFor } from '@sluice/connectors';
 import { canonicalJson } from '@sluice/engine';
 import type { Ctx, Deps, Scope } from '../../context';
 import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { describeFailure, loadConnection } from '../data-sources/data-sources.connection';
-import { findDataSourceById } from '../data-sources/data-sources.repo';
-import { src } from '../data-sources/data-sources.service';
-import { recordEvent } from '../events/events.record';
+import { dataSourceById, describeFailure, loadConnection, src } from '../data-sources/index';
+
+import { recordEvent } from '../events/index';
 import * as repo from './proof.repo';
 import type { TargetResult } from './proof.schemas';
 import { type ContractTarget, driftAtCommit, findContractTarget } from './proof-drift';
@@ -122,14 +121,14 @@ const stateOf = (results: TargetResult[]) =>
 export async function runObservation(deps: Deps, observationId: string): Promise<void> {
   const obs = await repo.findObservationById(deps.db, observationId);
   if (obs?.state !== 'running') return;
-  const ds = await findDataSourceById(deps.db, obs.dataSourceId);
+  const ds = await dataSourceById(deps.db, obs.dataSourceId);
   const settings = ds && (await repo.findSettings(deps.db, ds.id));
   if (!ds || !settings) return;
   const ctx: Ctx = { deps, requestId: null };
 
   let outcome: Partial<repo.ObservationRow> & { candidate?: { repositoryId: string; commitSha: string } };
   try {
-    const proof = connectorFor(ds.type).proof!;
+    const proof = capabilityOf(connectorFor(ds.type), 'proof');
     const reads = new Map<string, PipelineRead[]>();
     for (const t of obs.targets.filter((t) => t.kind === 'pipeline')) {
       const [p] = await findPipelineTarget(ctx, ds.organizationId, t.ref);

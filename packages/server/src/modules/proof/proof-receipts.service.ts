@@ -4,9 +4,9 @@ import type { Ctx, Scope } from '../../context';
 import { AppError, notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { describeFailure, loadConnection } from '../data-sources/data-sources.connection';
-import { src } from '../data-sources/data-sources.service';
-import { recordEvent } from '../events/events.record';
+import { describeFailure, loadConnection, src } from '../data-sources/index';
+
+import { recordEvent } from '../events/index';
 import { envelopeDigest, PREDICATE_TYPE, STATEMENT_TYPE, signStatement } from './dsse';
 import * as repo from './proof.repo';
 import type { TargetResult } from './proof.schemas';
@@ -93,7 +93,7 @@ export async function compileReceipt(
   slug: string,
   body: { candidate_slug: string; observation_slugs: string[] },
 ) {
-  const { row: ds, proof } = await provableSource(ctx, scope, slug);
+  const { row: ds, checks } = await provableSource(ctx, scope, slug);
   const candidate = await repo.findCandidate(ctx.deps.db, ds.id, body.candidate_slug);
   if (!candidate) throw notFound('candidate');
   const observations: repo.ObservationRow[] = [];
@@ -188,7 +188,7 @@ export async function compileReceipt(
   });
 
   let row = receipt.row;
-  if (receipt.publish && proof.publish) {
+  if (receipt.publish && checks) {
     const check = {
       name: `sluice/proof/${ds.slug}`,
       commit_sha: candidate.commitSha,
@@ -201,7 +201,7 @@ export async function compileReceipt(
     let error: string | null = null;
     try {
       const loaded = await loadConnection(ctx.deps.db, ctx.deps, ds);
-      await proof.publish(loaded.connection, loaded.ctx, check);
+      await checks.publish(loaded.connection, loaded.ctx, check);
     } catch (err) {
       const { failure, unexpected } = describeFailure(err);
       if (unexpected)

@@ -1,12 +1,12 @@
-import { connectorFor } from '@sluice/connectors';
+import { capabilityOf, connectorFor, optionalCapability } from '@sluice/connectors';
 import { and, eq } from 'drizzle-orm';
 import type { Ctx, Scope } from '../../context';
 import { pipelines, projects } from '../../db/schema/index';
 import { AppError, notFound, type ValidationIssue, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
-import { describeFailure, loadConnection } from '../data-sources/data-sources.connection';
-import { getRow, src } from '../data-sources/data-sources.service';
-import { recordEvent } from '../events/events.record';
+import { describeFailure, getRow, loadConnection, src } from '../data-sources/index';
+
+import { recordEvent } from '../events/index';
 import * as repo from './proof.repo';
 import type { PutSettings } from './proof.schemas';
 import { findContractTarget } from './proof-drift';
@@ -14,9 +14,10 @@ import { findContractTarget } from './proof-drift';
 /** The data source, when its kind can be proven (git, github, gitlab); others are 404. */
 export async function provableSource(ctx: Ctx, scope: Scope, slug: string) {
   const row = await getRow(ctx, scope, slug);
-  const proof = connectorFor(row.type).proof;
-  if (!proof) throw notFound('proof settings');
-  return { row, proof };
+  const definition = connectorFor(row.type);
+  const proof = capabilityOf(definition, 'proof', () => notFound('proof settings'));
+  // Kinds that post checks on commits (github, gitlab); plain git has none to post.
+  return { row, proof, checks: optionalCapability(definition, 'checks') };
 }
 
 /**

@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, errorResponsesFor } from '../../http/openapi';
 import { onePage } from '../../http/pagination';
+import type { TypedApp } from '../../http/typed-app';
 import * as s from './proof.schemas';
 import { listPublicKeys } from './proof-keys';
 import * as observations from './proof-observations.service';

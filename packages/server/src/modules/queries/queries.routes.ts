@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { orgParams, withVerb } from '../../http/fields';
 import { errorResponses, errorSchema, noContent } from '../../http/openapi';
+import type { TypedApp } from '../../http/typed-app';
 import * as s from './queries.schemas';
 import * as svc from './queries.service';
 import * as exec from './query-executions.service';

@@ -1,12 +1,12 @@
 import { type ConnectorDefinition, connectorFor } from '@sluice/connectors';
 import type { Ctx, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
-import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
+import { conflict, notFound, validationFailed } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { findDataSource } from '../data-sources/data-sources.connection';
-import { recordEvent } from '../events/events.record';
+import { capabilityFor, findDataSource } from '../data-sources/index';
+import { recordEvent } from '../events/index';
 import * as repo from './queries.repo';
 
 export function toQuery(r: repo.QueryRow) {
@@ -27,17 +27,9 @@ export const src = (scope: Scope, ctx: Ctx) => ({
   requestId: ctx.requestId,
 });
 
-export function unsupported(type: string, what: string) {
-  return new AppError(
-    'CONNECTOR_OPERATION_UNSUPPORTED',
-    `data sources of type ${type} do not support ${what}`,
-  );
-}
-
 /** The statement as the data source's connector accepts it (its defaults applied). */
 export function checkStatement(definition: ConnectorDefinition, statement: unknown): Record<string, unknown> {
-  if (!definition.statementSchema) throw unsupported(definition.type, 'saved queries');
-  const r = definition.statementSchema.safeParse(statement);
+  const r = capabilityFor(definition.type, 'query').statementSchema.safeParse(statement);
   if (!r.success) {
     throw validationFailed(
       r.error.issues.map((i) => ({

@@ -3,10 +3,10 @@ import type { Ctx, Scope } from '../../context';
 import { AppError, conflict, notFound } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { findDataSource, loadConnection } from '../data-sources/data-sources.connection';
-import { recordEvent } from '../events/events.record';
+import { capabilityFor, findDataSource, loadConnection } from '../data-sources/index';
+import { recordEvent } from '../events/index';
 import * as repo from './queries.repo';
-import { checkStatement, src, unsupported } from './queries.service';
+import { checkStatement, src } from './queries.service';
 import { resultMasker } from './result-masking';
 
 // Saved queries run synchronously in the request: connect, execute with bound parameters,
@@ -73,14 +73,14 @@ export async function executeQuery(
   // Outside any transaction: this decrypts the credential and then talks to the network.
   const loaded = await loadConnection(db, deps, source);
   const { definition } = loaded;
-  if (!definition.execute || !definition.resultType) throw unsupported(definition.type, 'query execution');
+  const capability = capabilityFor(definition.type, 'query');
   const statement = checkStatement(definition, query.statement);
   const parameterKeys = Object.keys(parameters).sort();
 
   const started = Date.now();
   let outcome: Outcome;
   try {
-    const result = await definition.execute(loaded.connection, statement, parameters, {
+    const result = await capability.execute(loaded.connection, statement, parameters, {
       ...loaded.ctx,
       readOnly: source.readOnly,
     });
@@ -134,7 +134,7 @@ export async function executeQuery(
       queryId: query.id,
       slug,
       status: outcome.status,
-      resultType: outcome.status === 'succeeded' ? outcome.result.result_type : definition.resultType!,
+      resultType: outcome.status === 'succeeded' ? outcome.result.result_type : capability.resultType,
       parameterKeys,
       result,
       rowCount,

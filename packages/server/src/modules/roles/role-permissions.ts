@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { roles } from '../../db/schema/index';
-import { allPermissions, builtInRoles, isBuiltInRole, type Permission } from './permissions';
+import { allPermissions, builtInRoles, isBuiltInRole, type Permission } from '../../permissions';
 
 /** The permissions a role slug grants in an organization (built-in or custom); null if unknown. */
 export async function permissionsOfRole(

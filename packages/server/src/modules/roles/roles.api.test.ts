@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
 import { addMember, createUser, type TestUser } from '../../../../../test/support/users';
 import { events } from '../../db/schema/index';
-import { allPermissions, builtInRoles } from './permissions';
+import { allPermissions, builtInRoles } from '../../permissions';
 
 // The vitest projects do not inherit the root timeouts, and the machine is shared.
 describe('roles and permissions', { timeout: 30_000 }, () => {

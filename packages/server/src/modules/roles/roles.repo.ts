@@ -1,12 +1,21 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { apiKeys, invitations, members, roles } from '../../db/schema/index';
+import { apiKeys, invitations, members, organizations, roles } from '../../db/schema/index';
 
 export type RoleRow = typeof roles.$inferSelect;
 
 /** Custom roles are few per organization, so they are listed whole and paged in memory. */
 export async function listCustomRoles(db: DbOrTx, organizationId: string): Promise<RoleRow[]> {
   return db.select().from(roles).where(eq(roles.organizationId, organizationId));
+}
+
+/** When the organization was made: its built-in roles date from then. */
+export async function organizationCreatedAt(db: DbOrTx, organizationId: string): Promise<Date | null> {
+  const [row] = await db
+    .select({ createdAt: organizations.createdAt })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
+  return row?.createdAt ?? null;
 }
 
 export async function findRole(db: DbOrTx, organizationId: string, slug: string): Promise<RoleRow | null> {

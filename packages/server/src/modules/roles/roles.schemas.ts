@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nameSchema, orgSlugParam, slugSchema, storedNameSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
-import { allPermissions, type Permission } from './permissions';
+import { allPermissions, type Permission } from '../../permissions';
 
 export const permissionNameSchema = z
   .enum(allPermissions as [Permission, ...Permission[]])

@@ -3,8 +3,6 @@ import { conflict, forbidden, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import { type ListQuery, onePage, paginateInMemory } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { recordEvent } from '../events/events.record';
-import { findOrganization } from '../organizations/organizations.repo';
 import {
   allPermissions,
   builtInRoleSlugs,
@@ -13,7 +11,8 @@ import {
   isSubset,
   type Permission,
   permissionCatalog,
-} from './permissions';
+} from '../../permissions';
+import { recordEvent } from '../events/index';
 import * as repo from './roles.repo';
 
 type RoleView = {
@@ -76,9 +75,9 @@ const src = (scope: Scope, ctx: Ctx) => ({
 });
 
 async function orgCreatedAt(ctx: Ctx, scope: Scope): Promise<Date> {
-  const org = await findOrganization(ctx.deps.db, scope.org.id);
-  if (!org) throw notFound('organization');
-  return org.createdAt;
+  const createdAt = await repo.organizationCreatedAt(ctx.deps.db, scope.org.id);
+  if (!createdAt) throw notFound('organization');
+  return createdAt;
 }
 
 export async function listRoles(ctx: Ctx, scope: Scope, query: ListQuery) {

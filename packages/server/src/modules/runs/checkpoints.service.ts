@@ -2,9 +2,9 @@ import type { Ctx, Scope } from '../../context';
 import { notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import { onePage } from '../../http/pagination';
-import { eventSource, lockLiveEnvironment } from '../environments/environments.service';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
+import { assertProtectedConfirmation, eventSource, lockLiveEnvironment } from '../environments/index';
+
+import { recordEvent } from '../events/index';
 import { type CheckpointRow, deleteCheckpoints, listCheckpoints } from './run-progress.repo';
 import * as repo from './runs.repo';
 import { type PeSlugs, resolvePlace } from './runs.service';

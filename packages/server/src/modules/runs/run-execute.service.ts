@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { PipelineSpec } from '@sluice/engine';
 import type { Ctx, Scope } from '../../context';
+import type { Keyring } from '../../crypto/keyring';
 import type { Tx } from '../../db/client';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
 import { randomSlug } from '../../http/fields';
-import { eventSource } from '../environments/environments.service';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
+import { assertProtectedConfirmation, eventSource } from '../environments/index';
+
+import { recordEvent } from '../events/index';
 import { findExecuteTarget } from './run-execute.repo';
 import * as repo from './runs.repo';
 import { type PeSlugs, runResource, toRun } from './runs.service';
@@ -112,19 +113,7 @@ export async function executePipeline(
     // Values only: a run without input has nothing to seal (its input_keys are empty, and the
     // worker reads no input row for it).
     if (inserted.inputKeys.length > 0) {
-      const inputId = randomUUID();
-      const sealed = await deps.keyring.encrypt(
-        tx,
-        JSON.stringify(input),
-        runInputBinding(scope.org.id, inputId),
-      );
-      await repo.insertRunInput(tx, {
-        id: inputId,
-        organizationId: scope.org.id,
-        runId: inserted.id,
-        kid: sealed.kid,
-        ciphertext: sealed.ciphertext,
-      });
+      await sealRunInput(tx, deps.keyring, scope.org.id, inserted.id, input);
     }
     await deps.queue.enqueue(tx, 'pipelines.run', { runId: inserted.id });
     await recordEvent(tx, eventSource(scope, ctx), {
@@ -152,4 +141,23 @@ async function sameSlugRun(tx: Tx, scope: Scope, pipelineId: string, environment
     throw conflict(`run slug ${slug} is already used by another pipeline or environment`);
   }
   return existing;
+}
+
+/** Seals a run's input values under the keyring and stores them beside the run. */
+export async function sealRunInput(
+  tx: Tx,
+  keyring: Keyring,
+  organizationId: string,
+  runId: string,
+  input: unknown,
+) {
+  const inputId = randomUUID();
+  const sealed = await keyring.encrypt(tx, JSON.stringify(input), runInputBinding(organizationId, inputId));
+  await repo.insertRunInput(tx, {
+    id: inputId,
+    organizationId,
+    runId,
+    kid: sealed.kid,
+    ciphertext: sealed.ciphertext,
+  });
 }

@@ -1,8 +1,8 @@
 import { type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import type { ErrorRecord } from '../../db/schema/index';
-import { recordEvent } from '../events/events.record';
-import { alertRunEnded } from '../notifications/source-alerts';
+import { recordEvent } from '../events/index';
+import { alertRunEnded } from '../notifications/index';
 import { type ClaimedRun, lockExpiredRuns, lockOwnedRun, type OwnedRun } from './run-lease.repo';
 import {
   endRunRows,

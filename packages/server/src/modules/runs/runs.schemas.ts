@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nullableTimestampSchema, orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema, pageMeta } from '../../http/pagination';
-import { confirmationField, confirmationQuery } from '../environments/protected';
+import { confirmationField, confirmationQuery } from '../environments/index';
 
 // Run states (docs/runs.md#states): queued -> running -> succeeded | failed | canceled;
 // queued|running -> canceling -> canceled.

@@ -1,10 +1,10 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { errorResponses, noContent } from '../../http/openapi';
-import { environmentParams } from '../environments/environments.schemas';
-import { confirmationOf, confirmationQuery } from '../environments/protected';
+import type { TypedApp } from '../../http/typed-app';
+import { confirmationOf, confirmationQuery, environmentParams } from '../environments/index';
+
 import * as s from './secrets.schemas';
 import * as svc from './secrets.service';
 

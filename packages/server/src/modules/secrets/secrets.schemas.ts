@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { orgSlugParam, slugSchema, timestampSchema } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
-import { runtimeKeySchema } from '../environments/environments.schemas';
-import { confirmationField } from '../environments/protected';
+import { confirmationField, runtimeKeySchema } from '../environments/index';
 
 export const secretKeySchema = runtimeKeySchema.describe(
   'Secret key, up to 100 characters matching ^[A-Za-z_][A-Za-z0-9_]*$; referenced as {{runtime.secrets.KEY}}.',

@@ -3,9 +3,14 @@ import type { Ctx, Scope } from '../../context';
 import { notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
-import { eventSource, lockLiveEnvironment, requireEnvironment } from '../environments/environments.service';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
+import {
+  assertProtectedConfirmation,
+  eventSource,
+  lockLiveEnvironment,
+  requireEnvironment,
+} from '../environments/index';
+
+import { recordEvent } from '../events/index';
 import * as repo from './secrets.repo';
 import { secretBinding } from './secrets.resolve';
 

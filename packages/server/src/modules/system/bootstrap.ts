@@ -6,8 +6,8 @@ import { apiKeys, members, organizations, personalAccessTokens, users } from '..
 import { conflict } from '../../http/errors';
 import { randomSuffix, slugify } from '../../http/fields';
 import { issueToken } from '../../http/tokens';
-import { recordEvent } from '../events/events.record';
-import { NO_PASSWORD } from '../identity/passwords';
+import { recordEvent } from '../events/index';
+import { NO_PASSWORD } from '../identity/index';
 
 export type BootstrapInput = { orgSlug: string; email: string; name?: string; password?: string };
 export type BootstrapResult = {

@@ -1,9 +1,9 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { AppError, conflict } from '../../http/errors';
 import { errorResponses } from '../../http/openapi';
 import { publicRateLimit } from '../../http/rate-limit';
+import type { TypedApp } from '../../http/typed-app';
 import { AlreadyBootstrappedError, bootstrap } from './bootstrap';
 import * as s from './setup.schemas';
 import { consumeSetupCode, hasOrganization, setupCodeMatches } from './setup-code';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { emailSchema, nameSchema, slugSchema } from '../../http/fields';
-import { passwordSchema } from '../identity/users.schemas';
+import { passwordSchema } from '../identity/index';
 
 export const setupBody = z
   .object({

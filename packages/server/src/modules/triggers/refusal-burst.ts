@@ -1,9 +1,8 @@
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { events } from '../../db/schema/index';
-import { recordEvent } from '../events/events.record';
-import type { RaiseDeps } from '../notifications/notifications.raise';
-import { alertTriggerFailed } from '../notifications/source-alerts';
+import { recordEvent } from '../events/index';
+import { alertTriggerFailed, type RaiseDeps } from '../notifications/index';
 
 // docs/triggers.md#delivering: a burst of webhook signature failures (≥ 20 a minute on one trigger)
 // raises pipeline_trigger_failed, recorded as one event per minute.

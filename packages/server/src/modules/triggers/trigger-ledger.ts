@@ -1,8 +1,8 @@
 import type { Ctx, Scope } from '../../context';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
+import { requireTrigger, resolve, type TriggerPe } from './triggers.place';
 import * as repo from './triggers.repo';
-import { requireTrigger, resolve, type TriggerPe } from './triggers.service';
 
 // The two "why did / didn't it fire" lists: the occurrence ledger and the accepted deliveries.
 

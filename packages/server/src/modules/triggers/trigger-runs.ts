@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { Actor, Deps } from '../../context';
 import type { Tx } from '../../db/client';
 import { environments, pipelineRuns } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
-import { recordEvent } from '../events/events.record';
-import { findActiveDeployment } from '../pipelines/deployments.service';
-import { runInputBinding } from '../runs/run-execute.service';
-import * as runsRepo from '../runs/runs.repo';
+import { recordEvent } from '../events/index';
+import { findActiveDeployment } from '../pipelines/index';
+import { type RunRecord, sealRunInput } from '../runs/index';
+
 import type { TriggerRow } from './triggers.repo';
 
 // A run started by a trigger: the same records as an execute (run, sealed input, job, event),
@@ -15,7 +14,7 @@ import type { TriggerRow } from './triggers.repo';
 // trigger, so a second host or a replay can never insert it twice.
 
 export type StartOutcome =
-  | { ok: true; run: runsRepo.RunRecord }
+  | { ok: true; run: RunRecord }
   | { ok: false; code: 'PIPELINE_NOT_DEPLOYED' | 'INPUT_INVALID' | 'DUPLICATE'; reason: string };
 
 export type StartArgs = {
@@ -85,19 +84,7 @@ export async function startTriggeredRun(tx: Tx, deps: Deps, a: StartArgs): Promi
     .returning();
   if (!run) return { ok: false, code: 'DUPLICATE', reason: `a run for ${a.key} already exists` };
 
-  const inputId = randomUUID();
-  const sealed = await deps.keyring.encrypt(
-    tx,
-    JSON.stringify(a.input),
-    runInputBinding(t.organizationId, inputId),
-  );
-  await runsRepo.insertRunInput(tx, {
-    id: inputId,
-    organizationId: t.organizationId,
-    runId: run.id,
-    kid: sealed.kid,
-    ciphertext: sealed.ciphertext,
-  });
+  await sealRunInput(tx, deps.keyring, t.organizationId, run.id, a.input);
   await deps.queue.enqueue(tx, 'pipelines.run', { runId: run.id });
   await recordEvent(
     tx,

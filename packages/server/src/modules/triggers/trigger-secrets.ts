@@ -3,12 +3,12 @@ import type { Ctx, Deps, Scope } from '../../context';
 import type { Tx } from '../../db/client';
 import { validationFailed } from '../../http/errors';
 import { randomSlug } from '../../http/fields';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
-import { eventSource } from '../pipelines/pipelines.service';
+import { assertProtectedConfirmation } from '../environments/index';
+import { recordEvent } from '../events/index';
+import { eventSource } from '../pipelines/index';
+import { lockResolve, requireTrigger, type TriggerPe } from './triggers.place';
 import { presentTrigger } from './triggers.present';
 import * as repo from './triggers.repo';
-import { lockResolve, requireTrigger, type TriggerPe } from './triggers.service';
 
 // Webhook signing secrets: sealed with the keyring (the HMAC needs the value), shown once,
 // rotated with a grace period so a sender can move over without downtime.

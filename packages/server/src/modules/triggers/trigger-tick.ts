@@ -3,7 +3,7 @@ import { type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import { environments, pipelines } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
-import { alertTriggerFailed, resolveTriggerFailed } from '../notifications/source-alerts';
+import { alertTriggerFailed, resolveTriggerFailed } from '../notifications/index';
 import { type Planned, plan, type ScheduleSpec } from './schedule-calc';
 import { startTriggeredRun } from './trigger-runs';
 import * as repo from './triggers.repo';

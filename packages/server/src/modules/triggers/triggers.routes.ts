@@ -1,11 +1,11 @@
-import type { TypedApp } from '../../app';
 import type { Deps } from '../../context';
 import { access } from '../../http/access';
 import { scopeOf } from '../../http/auth';
 import { withVerb } from '../../http/fields';
 import { errorResponses, noContent } from '../../http/openapi';
-import { confirmationOf, confirmationQuery } from '../environments/protected';
-import { pipelineParams } from '../runs/runs.schemas';
+import type { TypedApp } from '../../http/typed-app';
+import { confirmationOf, confirmationQuery } from '../environments/index';
+import { pipelineParams } from '../runs/index';
 import * as ledger from './trigger-ledger';
 import * as secrets from './trigger-secrets';
 import * as s from './triggers.schemas';

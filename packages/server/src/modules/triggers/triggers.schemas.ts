@@ -7,8 +7,8 @@ import {
   timestampSchema,
 } from '../../http/fields';
 import { listQuerySchema, listResponseSchema } from '../../http/pagination';
-import { confirmationField } from '../environments/protected';
-import { INPUT_KEY, pipelineParams } from '../runs/runs.schemas';
+import { confirmationField } from '../environments/index';
+import { INPUT_KEY, pipelineParams } from '../runs/index';
 import { MAX_JITTER_SECONDS } from './schedule-calc';
 
 // Pipeline triggers (docs/triggers.md).

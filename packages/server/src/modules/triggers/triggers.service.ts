@@ -1,65 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { Ctx, Scope } from '../../context';
-import type { DbOrTx, Tx } from '../../db/client';
-import { conflict, notFound, validationFailed } from '../../http/errors';
+import { conflict, validationFailed } from '../../http/errors';
 import { randomSuffix, slugify } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
-import { assertProtectedConfirmation } from '../environments/protected';
-import { recordEvent } from '../events/events.record';
-import {
-  eventSource,
-  lockPipelineOf,
-  lockPlace,
-  requirePipeline,
-  requirePlace,
-} from '../pipelines/pipelines.service';
+import { assertProtectedConfirmation } from '../environments/index';
+import { recordEvent } from '../events/index';
+import { eventSource } from '../pipelines/index';
 import { checkSchedule, preview, ScheduleError, type ScheduleSpec, tzVersion } from './schedule-calc';
 import { addSecret } from './trigger-secrets';
 import { decideTrigger, nextFireAfter } from './trigger-tick';
-import { presentTrigger, presentTriggers, type TriggerNames } from './triggers.present';
+import { lockResolve, requireTrigger, resolve, type TriggerPe } from './triggers.place';
+import { presentTrigger, presentTriggers } from './triggers.present';
 import * as repo from './triggers.repo';
 import type * as s from './triggers.schemas';
 
-export type TriggerPe = { project: string; environment: string; pipeline: string };
 type CreateBody = z.infer<typeof s.createTriggerBody>;
 type UpdateBody = z.infer<typeof s.updateTriggerBody>;
-
-export async function resolve(db: DbOrTx, scope: Scope, pe: TriggerPe) {
-  const place = await requirePlace(db, scope, pe.project, pe.environment);
-  const { pipeline } = await requirePipeline(db, scope, pe.project, pe.pipeline);
-  const tp: repo.TriggerPlace = {
-    organizationId: scope.org.id,
-    pipelineId: pipeline.id,
-    environmentId: place.environment.id,
-  };
-  const names: TriggerNames = { pipelineSlug: pipeline.slug, environmentSlug: place.environment.slug };
-  return { tp, names, environment: place.environment };
-}
-
-/** The same inside a transaction, with the environment and pipeline rows locked. */
-export async function lockResolve(tx: Tx, scope: Scope, pe: TriggerPe) {
-  const place = await lockPlace(tx, scope, pe.project, pe.environment);
-  const pipeline = await lockPipelineOf(tx, place.project.id, pe.pipeline);
-  if (!pipeline) throw notFound('pipeline');
-  const tp: repo.TriggerPlace = {
-    organizationId: scope.org.id,
-    pipelineId: pipeline.id,
-    environmentId: place.environment.id,
-  };
-  return {
-    tp,
-    names: { pipelineSlug: pipeline.slug, environmentSlug: place.environment.slug },
-    environment: place.environment,
-  };
-}
-
-export async function requireTrigger(db: DbOrTx, tp: repo.TriggerPlace, slug: string, lock = false) {
-  const row = await repo.findTrigger(db, tp, slug, lock);
-  if (!row) throw notFound('pipeline trigger');
-  return row;
-}
 
 function specOf(x: z.infer<typeof s.scheduleInput>): ScheduleSpec {
   return {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Deps } from '../../context';
 import { AppError } from '../../http/errors';
-import { recordEvent } from '../events/events.record';
+import { recordEvent } from '../events/index';
 import { resolvePointer } from './json-pointer';
 import { detectRefusalBurst } from './refusal-burst';
 import { startTriggeredRun } from './trigger-runs';

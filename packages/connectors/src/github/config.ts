@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { allowPrivateHostsField, httpUrlField } from '../fields';
+
+export const name = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, `_`, `.` and `-`');
+
+export const githubConfigSchema = z
+  .object({
+    owner: name.describe('User or organization that owns the repository.'),
+    repo: name.describe('Repository name.'),
+    base_url: httpUrlField(
+      'API URL of a GitHub Enterprise Server (default https://api.github.com).',
+    ).optional(),
+    default_branch: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('Branch used when a statement names none.'),
+    allow_private_hosts: allowPrivateHostsField,
+  })
+  .strict()
+  .describe('GitHub connector configuration. It connects through OAuth, so it takes no static credentials.');

@@ -1,0 +1,34 @@
+import type { SessionPool } from '@sluice/connectors';
+import type { Deps } from '../context';
+import type { JobHandler, JobName, JobPayloads, JobPolicy } from './queue';
+
+/** What a worker process owns besides the deps every process shares. */
+export type WorkerResources = {
+  /** Data sessions of pipeline runs, kept between runs (connectors' session-pool.ts). */
+  sessions: SessionPool;
+};
+
+/**
+ * One kind of background work, in one file (docs/architecture.md#background-work): its name,
+ * payload schema (ids and slugs only, never secrets), how the queue retries and expires it, and
+ * its handler.
+ */
+export type JobDefinition<N extends JobName> = {
+  name: N;
+  payload: JobPayloads[N];
+  policy: JobPolicy;
+  /** A cron expression: pg-boss enqueues one job per match for the whole deployment. */
+  schedule?: string;
+  /**
+   * Called once per worker process with what it runs on; returns the function that runs each
+   * job (payload already parsed). State kept between jobs lives in that closure.
+   */
+  handler(deps: Deps, worker: WorkerResources): JobHandler<N>;
+};
+
+export type AnyJobDefinition = { [N in JobName]: JobDefinition<N> }[JobName];
+
+/** Types a definition by its name: the payload must be the schema the job file declared. */
+export function defineJob<N extends JobName>(definition: JobDefinition<N>): JobDefinition<N> {
+  return definition;
+}

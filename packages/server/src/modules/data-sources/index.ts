@@ -1,0 +1,15 @@
+// The face of the data-sources module: what other modules and the composition root may use of it.
+// Inside the module, files import each other directly; a repository is never exported.
+
+export { connectorsRoutes } from './connectors.routes';
+export {
+  capabilityFor,
+  type DataSourceRow,
+  describeFailure,
+  findDataSource,
+  loadConnection,
+} from './data-sources.connection';
+export { dataSourcesRoutes } from './data-sources.routes';
+export { dataSourceParams } from './data-sources.schemas';
+export { dataSourceById, getRow, requireDataSourceRow, src } from './data-sources.service';
+export { oauthRoutes } from './oauth.routes';

@@ -1,0 +1,23 @@
+// The face of the notifications module: what other modules and the composition root may use of it.
+// Inside the module, files import each other directly; a repository is never exported.
+
+export { type RaiseDeps, raiseNotification } from './notifications.raise';
+export type { NotificationRow } from './notifications.repo';
+export { notificationsRoutes } from './notifications.routes';
+export {
+  entityTypeSchema,
+  eventActionSchema,
+  lifecycleStateSchema,
+  notificationParams,
+  notificationTypeSchema,
+  severitySchema,
+} from './notifications.schemas';
+export { requireNotificationRow } from './notifications.service';
+export {
+  alertCredentialFailed,
+  alertRunEnded,
+  alertTriggerFailed,
+  resolveConnectionAlerts,
+  resolveCredentialFailed,
+  resolveTriggerFailed,
+} from './source-alerts';
