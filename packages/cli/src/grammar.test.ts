@@ -59,9 +59,13 @@ function helpFlags(cmd: Command): string[] {
 const isPaged = (cmd: Command) =>
   cmd.options.some((o) => ['--limit', '--cursor', '--all'].includes(o.long ?? ''));
 
-// The program reads SLUICE_ORG when it is built (on import): set it first.
+// The program reads SLUICE_ORG when it is built (on import): set it first, and put it back after,
+// since test files share their worker process (vitest.config.ts: isolate false).
+const savedOrg = process.env.SLUICE_ORG;
 process.env.SLUICE_ORG = 'org-from-env';
 const { program } = await import('./main');
+if (savedOrg === undefined) delete process.env.SLUICE_ORG;
+else process.env.SLUICE_ORG = savedOrg;
 
 describe('the --help walk', () => {
   const commands = walk(program);
