@@ -119,7 +119,7 @@ describe('salesforce data sources and pipelines', () => {
       expect(await testConnection('crm')).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
       peer.setFault('rate_limit');
       const limited = await testConnection('crm');
-      expect(limited).toMatchObject({ ok: false, error: { code: 'REMOTE_ERROR' } });
+      expect(limited).toMatchObject({ ok: false, error: { code: 'RATE_LIMITED' } });
       expect(limited.error.message).toContain('REQUEST_LIMIT_EXCEEDED');
     } finally {
       peer.setFault(null);
