@@ -30,12 +30,11 @@ import {
 import {
   createDatabase,
   dbUrl,
-  deployPipeline,
   dropDatabase,
   openPlatform,
   PE,
   type Platform,
-  pgDataSource,
+  setUpTick,
   sql,
   startWorker,
   type WorkerProcess,
@@ -80,27 +79,7 @@ async function openStore(name: string): Promise<Store> {
     SLUICE_DATA_DIR: dataDir,
     SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
   });
-  await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
-  await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
-  await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
-  await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
-  await deployPipeline(p, 'tick', {
-    steps: [
-      {
-        slug: 'one',
-        kind: 'source',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', sql: 'SELECT 1 AS n' },
-      },
-      {
-        slug: 'load',
-        kind: 'sink',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
-      },
-    ],
-    edges: [{ from: 'one', to: 'load' }],
-  });
+  await setUpTick(p, DST);
   for (let i = 1; i < PIPELINES; i++) {
     await p.call('POST', '/organizations/acme/projects/bench/pipelines', { name: `p${i}`, slug: `p${i}` });
   }

@@ -26,6 +26,26 @@ const now = new Date();
 const ago = (days: number) => new Date(now.getTime() - days * DAY);
 const rowsOf = (res: any) => (res.rows ?? res) as any[];
 
+type Exec = (text: string, values?: unknown[]) => Promise<{ rows: any[] }>;
+
+/** A project, an environment and a pipeline of the organization, in SQL. */
+async function insertPipeline(exec: Exec, orgId: string) {
+  const one = async (text: string, values: unknown[]) => (await exec(text, values)).rows[0].id as string;
+  const projectId = await one(
+    `insert into projects (organization_id, slug, name) values ($1, 'p', 'P') returning id`,
+    [orgId],
+  );
+  const envId = await one(
+    `insert into environments (organization_id, slug, name) values ($1, 'e', 'E') returning id`,
+    [orgId],
+  );
+  const pipelineId = await one(
+    `insert into pipelines (organization_id, project_id, slug, name) values ($1, $2, 'pl', 'Pl') returning id`,
+    [orgId, projectId],
+  );
+  return { envId, pipelineId };
+}
+
 /** A store migrated up to (not including) 0017_history_partitions, as existing deployments are. */
 async function storeBeforePartitions(): Promise<{ store: Store; drop(): Promise<void> }> {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-mig-'));
@@ -103,23 +123,7 @@ describe('history partitions', () => {
       [{ id: orgId }] = (
         await exec(`insert into organizations (slug, name) values ('acme', 'Acme') returning id`)
       ).rows;
-      const [{ id: projectId }] = (
-        await exec(`insert into projects (organization_id, slug, name) values ($1, 'p', 'P') returning id`, [
-          orgId,
-        ])
-      ).rows;
-      const [{ id: envId }] = (
-        await exec(
-          `insert into environments (organization_id, slug, name) values ($1, 'e', 'E') returning id`,
-          [orgId],
-        )
-      ).rows;
-      const [{ id: pipelineId }] = (
-        await exec(
-          `insert into pipelines (organization_id, project_id, slug, name) values ($1, $2, 'pl', 'Pl') returning id`,
-          [orgId, projectId],
-        )
-      ).rows;
+      const { envId, pipelineId } = await insertPipeline(exec, orgId);
       // Three runs 70, 20 and 0 days old, five lines each; 30 events over the last 40 days.
       runs = (
         await exec(
@@ -205,23 +209,7 @@ describe('history partitions', () => {
       t = await startTestApp({ env: { SLUICE_RUN_LOG_RETENTION_DAYS: '45' } });
       await t.bootstrap();
       [{ id: orgId }] = (await exec(`select id from organizations where slug = 'acme'`)).rows;
-      const [{ id: projectId }] = (
-        await exec(`insert into projects (organization_id, slug, name) values ($1, 'p', 'P') returning id`, [
-          orgId,
-        ])
-      ).rows;
-      const [{ id: envId }] = (
-        await exec(
-          `insert into environments (organization_id, slug, name) values ($1, 'e', 'E') returning id`,
-          [orgId],
-        )
-      ).rows;
-      const [{ id: pipelineId }] = (
-        await exec(
-          `insert into pipelines (organization_id, project_id, slug, name) values ($1, $2, 'pl', 'Pl') returning id`,
-          [orgId, projectId],
-        )
-      ).rows;
+      const { envId, pipelineId } = await insertPipeline(exec, orgId);
       [{ id: runId }] = (
         await exec(
           `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, created_at)

@@ -37,22 +37,6 @@ CREATE INDEX "events_list_idx" ON "events" USING btree ("organization_id","event
 CREATE INDEX "events_entity_idx" ON "events" USING btree ("organization_id","entity_slug","occurred_at");--> statement-breakpoint
 CREATE INDEX "events_request_idx" ON "events" USING btree ("organization_id","request_id");--> statement-breakpoint
 CREATE TABLE "events_default" PARTITION OF "events" DEFAULT;--> statement-breakpoint
--- Weeks from the oldest kept event (or this week) to four weeks ahead; names carry the first day.
-DO $$
-DECLARE
-  d timestamp;
-  stop timestamp := date_trunc('week', now() AT TIME ZONE 'UTC') + interval '5 weeks';
-BEGIN
-  SELECT date_trunc('week', coalesce(min("occurred_at"), now()) AT TIME ZONE 'UTC') INTO d FROM "events_unpartitioned";
-  WHILE d < stop LOOP
-    EXECUTE format('CREATE TABLE %I PARTITION OF "events" FOR VALUES FROM (%L) TO (%L)',
-      'events_p' || to_char(d, 'YYYYMMDD'), d AT TIME ZONE 'UTC', (d + interval '1 week') AT TIME ZONE 'UTC');
-    d := d + interval '1 week';
-  END LOOP;
-END $$;--> statement-breakpoint
-INSERT INTO "events" ("id","organization_id","slug","schema_version","event_class","actor_type","actor_slug","entity_type","entity_slug","action","request_id","occurred_at","metadata","created_at")
-  SELECT "id","organization_id","slug","schema_version","event_class","actor_type","actor_slug","entity_type","entity_slug","action","request_id","occurred_at","metadata","created_at" FROM "events_unpartitioned";--> statement-breakpoint
-DROP TABLE "events_unpartitioned";--> statement-breakpoint
 ALTER TABLE "pipeline_run_logs" RENAME TO "pipeline_run_logs_unpartitioned";--> statement-breakpoint
 ALTER TABLE "pipeline_run_logs_unpartitioned" RENAME CONSTRAINT "pipeline_run_logs_pkey" TO "pipeline_run_logs_unpartitioned_pkey";--> statement-breakpoint
 ALTER INDEX "pipeline_run_logs_run_seq_idx" RENAME TO "pipeline_run_logs_unpartitioned_run_seq_idx";--> statement-breakpoint
@@ -72,19 +56,29 @@ ALTER SEQUENCE "pipeline_run_logs_id_seq" OWNED BY "pipeline_run_logs"."id";--> 
 ALTER TABLE "pipeline_run_logs" ADD CONSTRAINT "pipeline_run_logs_run_id_pipeline_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."pipeline_runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "pipeline_run_logs_run_seq_idx" ON "pipeline_run_logs" USING btree ("run_id","seq","at");--> statement-breakpoint
 CREATE TABLE "pipeline_run_logs_default" PARTITION OF "pipeline_run_logs" DEFAULT;--> statement-breakpoint
--- Months from the oldest kept line (or this month) to two months ahead.
+-- Partitions from the oldest kept row (or now) to four weeks / two months ahead; names carry the
+-- first day.
 DO $$
 DECLARE
+  t record;
   d timestamp;
-  stop timestamp := date_trunc('month', now() AT TIME ZONE 'UTC') + interval '3 months';
+  stop timestamp;
 BEGIN
-  SELECT date_trunc('month', coalesce(min("at"), now()) AT TIME ZONE 'UTC') INTO d FROM "pipeline_run_logs_unpartitioned";
-  WHILE d < stop LOOP
-    EXECUTE format('CREATE TABLE %I PARTITION OF "pipeline_run_logs" FOR VALUES FROM (%L) TO (%L)',
-      'pipeline_run_logs_p' || to_char(d, 'YYYYMMDD'), d AT TIME ZONE 'UTC', (d + interval '1 month') AT TIME ZONE 'UTC');
-    d := d + interval '1 month';
+  FOR t IN SELECT * FROM (VALUES ('events', 'occurred_at', 'week', 5), ('pipeline_run_logs', 'at', 'month', 3))
+                         AS v(tbl, col, unit, ahead) LOOP
+    EXECUTE format('SELECT date_trunc(%L, coalesce(min(%I), now()) AT TIME ZONE ''UTC'') FROM %I',
+                   t.unit, t.col, t.tbl || '_unpartitioned') INTO d;
+    stop := date_trunc(t.unit, now() AT TIME ZONE 'UTC') + (t.ahead || ' ' || t.unit)::interval;
+    WHILE d < stop LOOP
+      EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
+        t.tbl || '_p' || to_char(d, 'YYYYMMDD'), t.tbl, d AT TIME ZONE 'UTC', (d + ('1 ' || t.unit)::interval) AT TIME ZONE 'UTC');
+      d := d + ('1 ' || t.unit)::interval;
+    END LOOP;
   END LOOP;
 END $$;--> statement-breakpoint
+INSERT INTO "events" ("id","organization_id","slug","schema_version","event_class","actor_type","actor_slug","entity_type","entity_slug","action","request_id","occurred_at","metadata","created_at")
+  SELECT "id","organization_id","slug","schema_version","event_class","actor_type","actor_slug","entity_type","entity_slug","action","request_id","occurred_at","metadata","created_at" FROM "events_unpartitioned";--> statement-breakpoint
+DROP TABLE "events_unpartitioned";--> statement-breakpoint
 INSERT INTO "pipeline_run_logs" ("id","run_id","step_slug","level","message","at","seq")
   SELECT "id","run_id","step_slug","level","message","at","seq" FROM "pipeline_run_logs_unpartitioned";--> statement-breakpoint
 DROP TABLE "pipeline_run_logs_unpartitioned";
