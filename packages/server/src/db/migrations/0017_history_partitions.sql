@@ -56,7 +56,7 @@ ALTER SEQUENCE "pipeline_run_logs_id_seq" OWNED BY "pipeline_run_logs"."id";--> 
 ALTER TABLE "pipeline_run_logs" ADD CONSTRAINT "pipeline_run_logs_run_id_pipeline_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."pipeline_runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "pipeline_run_logs_run_seq_idx" ON "pipeline_run_logs" USING btree ("run_id","seq","at");--> statement-breakpoint
 CREATE TABLE "pipeline_run_logs_default" PARTITION OF "pipeline_run_logs" DEFAULT;--> statement-breakpoint
--- Partitions from the oldest kept row (or now) to four weeks / two months ahead; names carry the
+-- Partitions from the oldest kept row (or now) to one week / one month ahead; names carry the
 -- first day.
 DO $$
 DECLARE
@@ -64,7 +64,7 @@ DECLARE
   d timestamp;
   stop timestamp;
 BEGIN
-  FOR t IN SELECT * FROM (VALUES ('events', 'occurred_at', 'week', 5), ('pipeline_run_logs', 'at', 'month', 3))
+  FOR t IN SELECT * FROM (VALUES ('events', 'occurred_at', 'week', 2), ('pipeline_run_logs', 'at', 'month', 2))
                          AS v(tbl, col, unit, ahead) LOOP
     EXECUTE format('SELECT date_trunc(%L, coalesce(min(%I), now()) AT TIME ZONE ''UTC'') FROM %I',
                    t.unit, t.col, t.tbl || '_unpartitioned') INTO d;
