@@ -186,7 +186,9 @@ async function executeOnce(s: Store, slug: string): Promise<number> {
   await s.p.call('POST', `${PE}/pipelines/tick:execute`, { run_slug: slug });
   for (;;) {
     const { rows } = await s.client.query(
-      `select state, extract(epoch from finished_at) * 1000 as f from pipeline_runs where slug = $1`,
+      // By (organization, slug), the unique index: a slug alone would scan every run.
+      `select state, extract(epoch from finished_at) * 1000 as f from pipeline_runs
+        where organization_id = (select id from organizations where slug = 'acme') and slug = $1`,
       [slug],
     );
     if (rows[0]?.f) {
