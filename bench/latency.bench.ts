@@ -44,12 +44,11 @@ import {
   createDatabase,
   dbUrl,
   deployCopyPipeline,
-  deployPipeline,
   dropDatabase,
   openPlatform,
   PE,
   type Platform,
-  pgDataSource,
+  setUpTick,
   sql,
   startWorker,
   type WorkerProcess,
@@ -302,27 +301,7 @@ async function main() {
       // 3,000 executes a minute from one key would otherwise measure 429s.
       SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
     });
-    await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
-    await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
-    await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
-    await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
-    await deployPipeline(p, 'tick', {
-      steps: [
-        {
-          slug: 'one',
-          kind: 'source',
-          data_source_ref: 'target-db',
-          operation: { operation_type: 'sql', sql: 'SELECT 1 AS n' },
-        },
-        {
-          slug: 'load',
-          kind: 'sink',
-          data_source_ref: 'target-db',
-          operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
-        },
-      ],
-      edges: [{ from: 'one', to: 'load' }],
-    });
+    await setUpTick(p, DST);
     await deployCopyPipeline(
       p,
       'copy',

@@ -170,6 +170,34 @@ export function deployCopyPipeline(
 
 export const PE = '/organizations/acme/projects/bench/environments/bench';
 
+/**
+ * The bench project and environment, the PostgreSQL data source `target-db` on `database`, and
+ * `tick` deployed: one row (`SELECT 1 AS n`) into `database`'s table `ticks`.
+ */
+export async function setUpTick(p: Platform, database: string): Promise<void> {
+  await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
+  await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
+  await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
+  await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', database));
+  await deployPipeline(p, 'tick', {
+    steps: [
+      {
+        slug: 'one',
+        kind: 'source',
+        data_source_ref: 'target-db',
+        operation: { operation_type: 'sql', sql: 'SELECT 1 AS n' },
+      },
+      {
+        slug: 'load',
+        kind: 'sink',
+        data_source_ref: 'target-db',
+        operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
+      },
+    ],
+    edges: [{ from: 'one', to: 'load' }],
+  });
+}
+
 /** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */
 function statusKb(pid: number, field: string): number {
   const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -51,6 +51,8 @@ export const configSchema = z.object({
   SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).optional(),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
+  // Days run log lines are kept (whole months are dropped once older); 0 keeps them.
+  SLUICE_RUN_LOG_RETENTION_DAYS: z.coerce.number().int().min(0).default(0),
   // Alerting (docs/alerting.md): repeat window, reopen quiet time, hourly cap, retry schedule.
   SLUICE_ALERT_REPEAT_HOURS: z.coerce.number().positive().default(4),
   SLUICE_ALERT_REOPEN_QUIET_MINUTES: z.coerce.number().min(0).default(30),
@@ -120,7 +122,7 @@ export type Config = {
   dbPoolSize: number;
   queuePollSeconds: number;
   /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
-  runs: { timeoutSeconds: number; leaseSeconds: number };
+  runs: { timeoutSeconds: number; leaseSeconds: number; logRetentionDays: number };
   triggerTickSeconds: number;
   /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
   egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
@@ -204,7 +206,11 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     queuePollSeconds:
       e.SLUICE_QUEUE_POLL_SECONDS ??
       (e.SLUICE_DB_POOLER === 'transaction' && !e.DATABASE_DIRECT_URL ? 0.5 : 2),
-    runs: { timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS, leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS },
+    runs: {
+      timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS,
+      leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS,
+      logRetentionDays: e.SLUICE_RUN_LOG_RETENTION_DAYS,
+    },
     triggerTickSeconds: e.SLUICE_TRIGGER_TICK_SECONDS,
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },
     alerts: {

@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../context';
+import { dropPartitionsBefore, ensurePartitions, eventsHistory, runLogsHistory } from '../db/partitions';
 import { defineJob } from './define';
 import type { JobHandler } from './queue';
 
@@ -24,13 +25,31 @@ async function deleteInBatches(deps: Deps, statement: SQL): Promise<void> {
   }
 }
 
+/** The longest event retention an organization can choose (docs/api-conventions.md). */
+const MAX_EVENT_RETENTION_DAYS = 30;
+const DAY_MS = 86_400_000;
+
 /**
- * The hourly sweep: event records older than their organization's retention, then expired app
- * sessions (lookups already ignore those; this only reclaims the rows).
+ * The hourly sweep: history partitions created ahead; event partitions older than the longest
+ * retention and run-log partitions older than SLUICE_RUN_LOG_RETENTION_DAYS dropped whole; then
+ * event records older than their organization's (shorter) retention, and expired app sessions
+ * (lookups already ignore those; this only reclaims the rows).
  */
 const pruneEvents =
   (deps: Deps): JobHandler<'events.retention'> =>
   async () => {
+    const now = deps.clock?.() ?? new Date();
+    await ensurePartitions(deps.db, eventsHistory, now);
+    await ensurePartitions(deps.db, runLogsHistory, now);
+    await dropPartitionsBefore(
+      deps.db,
+      eventsHistory,
+      new Date(now.getTime() - MAX_EVENT_RETENTION_DAYS * DAY_MS),
+    );
+    const logDays = deps.config.runs.logRetentionDays;
+    if (logDays > 0) {
+      await dropPartitionsBefore(deps.db, runLogsHistory, new Date(now.getTime() - logDays * DAY_MS));
+    }
     await deleteInBatches(
       deps,
       sql`

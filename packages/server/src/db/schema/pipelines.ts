@@ -7,6 +7,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   uniqueIndex,
   uuid,
@@ -174,7 +175,13 @@ export const pipelineRuns = pgTable(
   },
   (t) => [
     uniqueIndex('pipeline_runs_slug_uq').on(t.organizationId, t.slug),
-    index('pipeline_runs_env_idx').on(t.environmentId, t.createdAt),
+    // The runs list (newest first, slug as tiebreak) and each of its filters read one index in
+    // order and stop after a page, however many runs the environment holds.
+    index('pipeline_runs_env_idx').on(t.environmentId, t.createdAt, t.slug),
+    index('pipeline_runs_pipeline_idx').on(t.pipelineId, t.environmentId, t.createdAt, t.slug),
+    index('pipeline_runs_state_idx').on(t.environmentId, t.state, t.createdAt, t.slug),
+    index('pipeline_runs_trigger_idx').on(t.environmentId, t.trigger, t.createdAt, t.slug),
+    index('pipeline_runs_trigger_slug_idx').on(t.environmentId, t.triggerSlug, t.createdAt, t.slug),
     index('pipeline_runs_lease_idx').on(t.state, t.leaseExpiresAt),
     // One run per schedule occurrence or webhook delivery, whatever host or retry inserts it.
     uniqueIndex('pipeline_runs_trigger_key_uq').on(t.triggerId, t.triggerKey),
@@ -214,10 +221,13 @@ export const pipelineRunSteps = pgTable(
   (t) => [uniqueIndex('pipeline_run_steps_uq').on(t.runId, t.stepSlug)],
 );
 
+// Range-partitioned by `at`, one partition a month (declared by hand in migration 0017; see
+// docs/operations.md#history-partitions): old months are dropped whole by retention. Unique keys
+// include `at`, as a partitioned table requires.
 export const pipelineRunLogs = pgTable(
   'pipeline_run_logs',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    id: bigserial('id', { mode: 'number' }).notNull(),
     runId: uuid('run_id')
       .notNull()
       .references(() => pipelineRuns.id, { onDelete: 'cascade' }),
@@ -228,7 +238,10 @@ export const pipelineRunLogs = pgTable(
     message: text('message').notNull(),
     at: ts('at').notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('pipeline_run_logs_run_seq_idx').on(t.runId, t.seq)],
+  (t) => [
+    primaryKey({ name: 'pipeline_run_logs_pkey', columns: [t.id, t.at] }),
+    uniqueIndex('pipeline_run_logs_run_seq_idx').on(t.runId, t.seq, t.at),
+  ],
 );
 
 /** Incremental cursors per source step; advanced only after every sink of a run committed. */

@@ -149,6 +149,14 @@ function stepRows(updates: (StepUpdate & { stepSlug: string })[]) {
 }
 
 /**
+ * The earliest time a line of the run can carry: lines are partitioned by `at`
+ * (docs/operations.md#history-partitions), and bounding it by the run's start leaves out the
+ * partitions from before the run. A day of slack for a worker clock behind the store's.
+ */
+const sinceRunStart = (runId: string) =>
+  sql`(select created_at - interval '1 day' from pipeline_runs where id = ${runId}::uuid)`;
+
+/**
  * Appending log lines, numbered on from the run's last one: the numbering reads the run's last
  * line in the same statement.
  */
@@ -165,7 +173,8 @@ function logInsert(runId: string, lines: LogLine[]) {
     select ${runId}::uuid, last.seq + l.n, l.step_slug, l.level, l.message, l.at
       from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
              as l(n int, step_slug text, level text, message text, at timestamptz),
-           (select coalesce(max(seq), 0) as seq from pipeline_run_logs where run_id = ${runId}::uuid) as last
+           (select coalesce(max(seq), 0) as seq from pipeline_run_logs
+             where run_id = ${runId}::uuid and at >= ${sinceRunStart(runId)}) as last
      order by l.n`;
 }
 

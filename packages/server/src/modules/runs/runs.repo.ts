@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import {
   environments,
@@ -174,7 +174,12 @@ export const logCursorAfter = (seq: number) => {
   return `${Buffer.from(padded).toString('base64url')}_${padded}`;
 };
 
-export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
+/**
+ * The run's log lines. Lines are partitioned by `at` (docs/operations.md#history-partitions): the
+ * bound from the run's start (a day of slack for worker clocks) leaves older partitions unread.
+ */
+export async function listLogs(db: DbOrTx, run: { id: string; createdAt: Date }, query: ListQuery) {
+  const since = new Date(run.createdAt.getTime() - 86_400_000);
   return paginate({
     query,
     sorts: { log_seq: { column: paddedSeq, kind: 'text' } },
@@ -183,7 +188,7 @@ export async function listLogs(db: DbOrTx, runId: string, query: ListQuery) {
       db
         .select()
         .from(pipelineRunLogs)
-        .where(and(eq(pipelineRunLogs.runId, runId), where))
+        .where(and(eq(pipelineRunLogs.runId, run.id), gte(pipelineRunLogs.at, since), where))
         .orderBy(...orderBy)
         .limit(limit),
     keyOf: (r) => ({ value: String(r.seq).padStart(10, '0'), id: String(r.seq).padStart(10, '0') }),

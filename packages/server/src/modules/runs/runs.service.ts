@@ -140,6 +140,6 @@ export function toLog(l: { seq: number; stepSlug: string | null; level: string; 
 
 export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string, query: ListQuery) {
   const run = await requireRun(ctx.deps.db, scope, pe, slug);
-  const page = await repo.listLogs(ctx.deps.db, run.id, query);
+  const page = await repo.listLogs(ctx.deps.db, run, query);
   return { ...page, items: page.items.map(toLog) };
 }
