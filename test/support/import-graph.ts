@@ -16,11 +16,6 @@ const TEST = /\.test\.ts$/;
 /** Plumbing knows no domain: it may not import these. */
 const PLUMBING = ['http/', 'db/', 'crypto/'];
 const DOMAIN = ['modules/', 'jobs/', 'app-host/', 'app.ts', 'runtime.ts'];
-/**
- * Not held to the face rule yet: the job handlers and the browser host still reach into the
- * modules they serve (docs/architecture.md#module-faces-and-boundaries).
- */
-const NOT_YET_THROUGH_FACES = ['jobs/', 'app-host/'];
 
 export function readSourceTree(root: string): SourceTree {
   const files = new Map<string, string>();
@@ -112,7 +107,7 @@ export function faceViolations(edges: ImportEdge[]): Violation[] {
   for (const e of edges) {
     const target = moduleOf(e.to);
     if (!target) continue;
-    const outside = moduleOf(e.from) !== target && !NOT_YET_THROUGH_FACES.some((p) => e.from.startsWith(p));
+    const outside = moduleOf(e.from) !== target;
     if (outside && !isFace(e.to)) {
       out.push({ rule: 'module-face', message: `${where(e)} instead of modules/${target}/index.ts` });
     }

@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps, Principal } from '../context';
 import { userOf } from '../http/auth';
 import { AppError } from '../http/errors';
-import { sessionStanding } from '../modules/identity/sessions.repo';
-import { resolveScope } from '../modules/organizations/scope';
+import { sessionStanding } from '../modules/identity/index';
+import { resolveScope } from '../modules/organizations/index';
 import type { Permission } from '../permissions';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { emailSchema, timestampSchema } from '../http/fields';
-import { userSchema } from '../modules/identity/users.schemas';
+import { userSchema } from '../modules/identity/index';
 
 export const signInBody = z
   .object({

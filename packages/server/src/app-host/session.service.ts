@@ -2,11 +2,16 @@ import type { Ctx } from '../context';
 import { AppError } from '../http/errors';
 import { iso } from '../http/fields';
 import { hashToken, issueSecret } from '../http/tokens';
-import { checkPassword } from '../modules/identity/passwords';
-import * as sessions from '../modules/identity/sessions.repo';
-import { recordAccountEvent } from '../modules/identity/user-events';
-import * as users from '../modules/identity/users.repo';
-import { toUser } from '../modules/identity/users.service';
+import {
+  checkPassword,
+  deleteSession,
+  findActiveSession,
+  findUserByEmail,
+  insertSession,
+  recordAccountEvent,
+  toUser,
+  touchSession,
+} from '../modules/identity/index';
 import type { SignInInput } from './session.schemas';
 import { SESSION_TTL_SECONDS, sessionSecretOf } from './session-cookie';
 
@@ -27,7 +32,7 @@ export async function signIn(
 ) {
   const db = ctx.deps.db;
   await signOut(ctx, previousCookie, onEnded);
-  const user = await users.findUserByEmail(db, input.email.trim().toLowerCase());
+  const user = await findUserByEmail(db, input.email.trim().toLowerCase());
   const ok = await checkPassword(user?.passwordHash ?? null, input.password);
   if (!user) throw signInFailed();
   const { secret, hash } = issueSecret();
@@ -43,7 +48,7 @@ export async function signIn(
       { action: 'read', securityOnly: true, metadata: { outcome: ok ? 'sign_in' : 'sign_in_failed' } },
     );
     return ok
-      ? sessions.insertSession(tx, { userId: user.id, tokenHash: hash, ttlSeconds: SESSION_TTL_SECONDS })
+      ? insertSession(tx, { userId: user.id, tokenHash: hash, ttlSeconds: SESSION_TTL_SECONDS })
       : null;
   });
   if (!session) throw signInFailed();
@@ -54,9 +59,9 @@ export async function signIn(
 export async function currentSession(ctx: Ctx, cookie: string | undefined) {
   const secret = sessionSecretOf(cookie);
   if (!secret) return null;
-  const found = await sessions.findActiveSession(ctx.deps.db, hashToken(secret));
+  const found = await findActiveSession(ctx.deps.db, hashToken(secret));
   if (!found) return null;
-  if (found.stale) await sessions.touchSession(ctx.deps.db, found.session.id);
+  if (found.stale) await touchSession(ctx.deps.db, found.session.id);
   return { ...found, secret };
 }
 
@@ -74,7 +79,7 @@ export async function signOut(
   if (!found) return;
   const { session, user } = found;
   await ctx.deps.db.transaction(async (tx) => {
-    if (!(await sessions.deleteSession(tx, session.id))) return;
+    if (!(await deleteSession(tx, session.id))) return;
     onEnded?.(session.id);
     await recordAccountEvent(
       tx,

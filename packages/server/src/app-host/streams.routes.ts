@@ -4,15 +4,17 @@ import type { Deps } from '../context';
 import { access } from '../http/access';
 import { scopeOf } from '../http/auth';
 import type { TypedApp } from '../http/typed-app';
-import { logCursorAfter } from '../modules/runs/runs.repo';
 import {
+  getRun,
+  listLogs,
+  listRuns,
+  logCursorAfter,
   type RunState,
   runParams,
   runStates,
   envParams as runsEnvParams,
   terminalRunStates,
-} from '../modules/runs/runs.schemas';
-import * as svc from '../modules/runs/runs.service';
+} from '../modules/runs/index';
 import { openEventStream, type StreamRegistry } from './event-stream';
 
 const pe = '/organizations/:organization/projects/:project/environments/:environment';
@@ -51,7 +53,7 @@ export function streamRoutes(app: TypedApp, deps: Deps, registry: StreamRegistry
     handler: async (req, reply) => {
       const scope = scopeOf(req);
       // An unknown project or environment is a plain 404, before the stream opens.
-      await svc.listRuns(ctx(req), scope, req.params, {
+      await listRuns(ctx(req), scope, req.params, {
         limit: 1,
         sort_by: 'run_created_at',
         order: 'desc',
@@ -61,7 +63,7 @@ export function streamRoutes(app: TypedApp, deps: Deps, registry: StreamRegistry
       const seen = new Map<string, string>();
       while (s.isOpen()) {
         try {
-          const page = await svc.listRuns(ctx(req), scope, req.params, {
+          const page = await listRuns(ctx(req), scope, req.params, {
             limit: 100,
             sort_by: 'run_created_at',
             order: 'desc',
@@ -94,12 +96,12 @@ export function streamRoutes(app: TypedApp, deps: Deps, registry: StreamRegistry
       const lastEventId = Number(req.headers['last-event-id']);
       let after = Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (req.query.after_id ?? 0);
       // An unknown run is a plain 404, before the stream opens.
-      await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
+      await getRun(ctx(req), scope, req.params, req.params.run_slug);
       const s = open(req, reply);
       let runJson = '';
       while (s.isOpen()) {
         try {
-          const run = await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
+          const run = await getRun(ctx(req), scope, req.params, req.params.run_slug);
           const json = JSON.stringify(run);
           if (json !== runJson) {
             runJson = json;
@@ -107,7 +109,7 @@ export function streamRoutes(app: TypedApp, deps: Deps, registry: StreamRegistry
           }
           // Drain everything written so far, a batch per event, then wait for more.
           for (;;) {
-            const page = await svc.listLogs(ctx(req), scope, req.params, req.params.run_slug, {
+            const page = await listLogs(ctx(req), scope, req.params, req.params.run_slug, {
               limit: LOG_BATCH,
               sort_by: 'log_seq',
               order: 'asc',
@@ -140,7 +142,7 @@ export function streamRoutes(app: TypedApp, deps: Deps, registry: StreamRegistry
     schema: { hide: true, params: runParams },
     handler: async (req, reply) => {
       const scope = scopeOf(req);
-      await svc.getRun(ctx(req), scope, req.params, req.params.run_slug);
+      await getRun(ctx(req), scope, req.params, req.params.run_slug);
       reply.hijack();
       reply.raw.writeHead(200, {
         'content-type': 'text/plain; charset=utf-8',
@@ -149,7 +151,7 @@ export function streamRoutes(app: TypedApp, deps: Deps, registry: StreamRegistry
       });
       let after = 0;
       for (;;) {
-        const page = await svc.listLogs(ctx(req), scope, req.params, req.params.run_slug, {
+        const page = await listLogs(ctx(req), scope, req.params, req.params.run_slug, {
           limit: 100,
           sort_by: 'log_seq',
           order: 'asc',

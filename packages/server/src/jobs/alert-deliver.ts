@@ -4,16 +4,20 @@ import type { Deps } from '../context';
 import { organizations } from '../db/schema/index';
 import { type SendOutcome, sendAlertMail } from '../mail/alert-transport';
 import { logMail } from '../mail/mailer';
-import { attemptMessageId, buildAlertMessage, mailDomain, threadRoot } from '../modules/alerts/alert-message';
 import {
+  attemptMessageId,
+  buildAlertMessage,
+  failureMessage,
   findAttempt,
+  findDestinationById,
   findNotificationById,
   insertAttempt,
+  mailDomain,
+  providerMetadata,
+  threadRoot,
   updateAttempt,
-} from '../modules/alerts/delivery.repo';
-import { failureMessage, providerMetadata } from '../modules/alerts/delivery-metadata';
-import { findDestinationById } from '../modules/alerts/destinations.repo';
-import { raiseNotification, resolveNotification } from '../modules/notifications/notifications.raise';
+} from '../modules/alerts/index';
+import { raiseNotification, resolveNotification } from '../modules/notifications/index';
 import { defineJob } from './define';
 import type { JobHandler } from './queue';
 

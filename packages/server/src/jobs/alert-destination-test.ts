@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../context';
 import { sendAlertMail } from '../mail/alert-transport';
-import { mailDomain } from '../modules/alerts/alert-message';
-import { findDestinationById } from '../modules/alerts/destinations.repo';
+import { findDestinationById, mailDomain } from '../modules/alerts/index';
 import { defineJob } from './define';
 import type { JobHandler } from './queue';
 

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Deps } from '../context';
-import { moreSpecific, policyMatches } from '../modules/alerts/alert-matching';
 import {
+  allDestinations,
   claimGate,
+  enabledPolicies,
   findNotificationById,
   insertAttempt,
+  moreSpecific,
+  type PolicyWithDestinations,
+  policyMatches,
   takeWindowSlot,
-} from '../modules/alerts/delivery.repo';
-import { allDestinations } from '../modules/alerts/destinations.repo';
-import { enabledPolicies, type PolicyWithDestinations } from '../modules/alerts/policies.repo';
+} from '../modules/alerts/index';
 import { defineJob } from './define';
 import type { JobHandler } from './queue';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Deps } from '../context';
-import { runObservation } from '../modules/proof/proof-observations.service';
+import { runObservation } from '../modules/proof/index';
 import { defineJob } from './define';
 import type { JobHandler } from './queue';
 

@@ -9,15 +9,18 @@ import {
   templateRefs,
 } from '@sluice/engine';
 import type { Deps } from '../context';
-import { withContractChecks } from '../modules/contracts/run-quality';
-import { type LoadedConnection, loadConnection } from '../modules/data-sources/data-sources.connection';
-import { runInputBinding } from '../modules/runs/run-execute.service';
-import type { ClaimedRun } from '../modules/runs/run-lease.repo';
-import { checkpointCursors } from '../modules/runs/run-progress.repo';
-import { boundDataSources, versionSpec } from '../modules/runs/run-sources.repo';
-import { findRunInput } from '../modules/runs/runs.repo';
-import { resolveSecrets } from '../modules/secrets/secrets.resolve';
-import { resolveVariables } from '../modules/variables/variables.service';
+import { withContractChecks } from '../modules/contracts/index';
+import { type LoadedConnection, loadConnection } from '../modules/data-sources/index';
+import {
+  boundDataSources,
+  type ClaimedRun,
+  checkpointCursors,
+  findRunInput,
+  runInputBinding,
+  versionSpec,
+} from '../modules/runs/index';
+import { resolveSecrets } from '../modules/secrets/index';
+import { resolveVariables } from '../modules/variables/index';
 
 // Everything a run needs before its first step, read once at the start of an attempt: the spec
 // it was queued with, its plan, a connection per source and sink step, secrets, variables, the

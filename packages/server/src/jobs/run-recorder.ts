@@ -1,6 +1,6 @@
 import type { LogLevel, RunObserver, SinkResult, StepReport } from '@sluice/engine';
 import type { Deps } from '../context';
-import { insertLogs, type LogLine, type StepUpdate, updateSteps } from '../modules/runs/run-progress.repo';
+import { insertLogs, type LogLine, type StepUpdate, updateSteps } from '../modules/runs/index';
 
 // Writes what a running attempt reports: step progress at most once a second per step, state
 // changes within STATE_WRITE_DELAY_MS (gathered: the steps of a short run change state several

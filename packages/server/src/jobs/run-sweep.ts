@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Deps } from '../context';
-import { recoverExpiredRuns } from '../modules/runs/run-lifecycle.service';
+import { recoverExpiredRuns } from '../modules/runs/index';
 import { defineJob } from './define';
 import { startPeriodic } from './periodic';
 import { removeStaleRunTmpDirs } from './run-tmp';

@@ -2,14 +2,16 @@ import { capabilityOf } from '@sluice/connectors';
 import { z } from 'zod';
 import { type Deps, systemActor } from '../context';
 import {
+  dataSourceById,
   describeFailure,
   type Failure,
   loadConnection,
-} from '../modules/data-sources/data-sources.connection';
-import * as repo from '../modules/data-sources/data-sources.repo';
-import { recordSourceSchemaReports } from '../modules/drift/drift.service';
-import { recordEvent } from '../modules/events/events.record';
-import { alertSchemaImport } from '../modules/notifications/source-alerts';
+  lockDataSourceById,
+  writeDataSourceRow,
+} from '../modules/data-sources/index';
+import { recordSourceSchemaReports } from '../modules/drift/index';
+import { recordEvent } from '../modules/events/index';
+import { alertSchemaImport } from '../modules/notifications/index';
 import { defineJob } from './define';
 import type { JobHandler } from './queue';
 
@@ -28,7 +30,7 @@ declare module './queue' {
 const importDataSourceSchema =
   (deps: Deps): JobHandler<'data_sources.schema_import'> =>
   async ({ dataSourceId }) => {
-    const row = await repo.findDataSourceById(deps.db, dataSourceId);
+    const row = await dataSourceById(deps.db, dataSourceId);
     if (row?.schemaStatus !== 'importing') return;
 
     let schema: Record<string, unknown> | null = null;
@@ -45,7 +47,7 @@ const importDataSourceSchema =
     }
 
     await deps.db.transaction(async (tx) => {
-      const current = await repo.lockDataSourceById(tx, dataSourceId);
+      const current = await lockDataSourceById(tx, dataSourceId);
       if (current?.schemaStatus !== 'importing') return;
       // Config or credentials changed meanwhile: this result describes a connection that no longer exists.
       if (!failure && current.connectionRevision !== row.connectionRevision) {
@@ -54,7 +56,7 @@ const importDataSourceSchema =
           message: 'the connection changed while the schema was imported; import again',
         };
       }
-      await repo.updateDataSource(tx, current.id, {
+      await writeDataSourceRow(tx, current.id, {
         ...(failure
           ? { schemaStatus: 'failed', schemaDiagnostic: failure }
           : { schemaStatus: 'ready', schema: schema!, schemaDiagnostic: null }),

@@ -1,5 +1,5 @@
 import type { Deps } from '../context';
-import { tick } from '../modules/triggers/trigger-tick';
+import { tick } from '../modules/triggers/index';
 import { startPeriodic } from './periodic';
 
 // Every API host and worker runs the schedule tick on its own timer (never croner's timers).

@@ -4,3 +4,4 @@
 export { contractFindings } from './contract-validation';
 export { contractsRoutes } from './contracts.routes';
 export { latestRevisionOf } from './contracts.service';
+export { withContractChecks } from './run-quality';

@@ -346,3 +346,13 @@ export async function deleteDataSource(ctx: Ctx, scope: Scope, slug: string) {
     });
   });
 }
+
+/** The row of a data source by id, locked for the rest of the transaction; null when gone. */
+export async function lockDataSourceById(tx: Tx, id: string) {
+  return repo.lockDataSourceById(tx, id);
+}
+
+/** Writes columns of a data source row as they are (a job's result, no request validation). */
+export async function writeDataSourceRow(...args: Parameters<typeof repo.updateDataSource>) {
+  return repo.updateDataSource(...args);
+}

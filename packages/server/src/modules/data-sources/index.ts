@@ -2,6 +2,7 @@
 // Inside the module, files import each other directly; a repository is never exported.
 
 export { connectorsRoutes } from './connectors.routes';
+export type { Failure, LoadedConnection } from './data-sources.connection';
 export {
   capabilityFor,
   type DataSourceRow,
@@ -11,5 +12,12 @@ export {
 } from './data-sources.connection';
 export { dataSourcesRoutes } from './data-sources.routes';
 export { dataSourceParams } from './data-sources.schemas';
-export { dataSourceById, getRow, requireDataSourceRow, src } from './data-sources.service';
+export {
+  dataSourceById,
+  getRow,
+  lockDataSourceById,
+  requireDataSourceRow,
+  src,
+  writeDataSourceRow,
+} from './data-sources.service';
 export { oauthRoutes } from './oauth.routes';

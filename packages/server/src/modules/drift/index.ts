@@ -3,6 +3,7 @@
 
 export { environmentsOfPipeline, refSchemas, specInEnvironment } from './drift.reads';
 export { driftRoutes } from './drift.routes';
+export { recordSourceSchemaReports } from './drift.service';
 export { contractProblems, type Impact } from './impact';
 export { sinkInputs } from './outputs';
 export { computeReport, type ReportBody } from './report';

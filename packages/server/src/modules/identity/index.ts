@@ -3,8 +3,19 @@
 
 export { identityRoutes } from './identity.routes';
 export { type Me, meOf } from './me';
-export { NO_PASSWORD } from './passwords';
+export { checkPassword, NO_PASSWORD } from './passwords';
+export { createPatBody, patWithTokenSchema } from './pats.schemas';
+export { createPat } from './pats.service';
 export { resolvePrincipal } from './principal';
+export {
+  deleteSession,
+  findActiveSession,
+  findUserByEmail,
+  insertSession,
+  sessionStanding,
+  touchSession,
+} from './sessions.service';
 export { setUserPassword, UnknownUserError } from './set-password';
 export { recordAccountEvent } from './user-events';
-export { passwordSchema } from './users.schemas';
+export { passwordSchema, userSchema } from './users.schemas';
+export { toUser } from './users.service';

@@ -1,7 +1,7 @@
 // The face of the notifications module: what other modules and the composition root may use of it.
 // Inside the module, files import each other directly; a repository is never exported.
 
-export { type RaiseDeps, raiseNotification } from './notifications.raise';
+export { type RaiseDeps, raiseNotification, resolveNotification } from './notifications.raise';
 export type { NotificationRow } from './notifications.repo';
 export { notificationsRoutes } from './notifications.routes';
 export {
@@ -16,6 +16,7 @@ export { requireNotificationRow } from './notifications.service';
 export {
   alertCredentialFailed,
   alertRunEnded,
+  alertSchemaImport,
   alertTriggerFailed,
   resolveConnectionAlerts,
   resolveCredentialFailed,

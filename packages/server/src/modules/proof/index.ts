@@ -3,3 +3,4 @@
 
 export { proofRoutes } from './proof.routes';
 export { ensureSigningKey, rotateSigningKey } from './proof-keys';
+export { runObservation } from './proof-observations.service';

@@ -1,7 +1,31 @@
 // The face of the runs module: what other modules and the composition root may use of it.
 // Inside the module, files import each other directly; a repository is never exported.
 
-export { sealRunInput } from './run-execute.service';
+export { runInputBinding, sealRunInput } from './run-execute.service';
+export type { ClaimedRun } from './run-lease.repo';
+export { finishRun, type RunOutcome, recoverExpiredRuns } from './run-lifecycle.service';
+export type { LogLine, StepUpdate } from './run-progress.repo';
+export {
+  boundDataSources,
+  checkpointCursors,
+  claimRun,
+  findRunInput,
+  insertLogs,
+  logCursorAfter,
+  renewLease,
+  resetSteps,
+  updateSteps,
+  versionSpec,
+} from './run-worker.service';
 export type { RunRecord } from './runs.repo';
 export { runsRoutes } from './runs.routes';
-export { INPUT_KEY, pipelineParams } from './runs.schemas';
+export {
+  envParams,
+  INPUT_KEY,
+  pipelineParams,
+  type RunState,
+  runParams,
+  runStates,
+  terminalRunStates,
+} from './runs.schemas';
+export { getRun, listLogs, listRuns } from './runs.service';

@@ -1,0 +1,24 @@
+import * as lease from './run-lease.repo';
+import * as progress from './run-progress.repo';
+import * as sources from './run-sources.repo';
+import * as runs from './runs.repo';
+
+// What the run worker (the run_pipeline job) and the run log stream use of the runs tables,
+// named here so the module's face exports no repository (docs/architecture.md#module-faces-and-boundaries).
+
+/** Takes a queued run for this worker; null when another worker took it or it is gone. */
+export const claimRun: typeof lease.claimRun = (...args) => lease.claimRun(...args);
+/** Extends the worker's lease on its run and reports the run's state and cancel request. */
+export const renewLease: typeof lease.renewLease = (...args) => lease.renewLease(...args);
+/** Replaces a run's steps with the plan's order, all pending. */
+export const resetSteps: typeof progress.resetSteps = (...args) => progress.resetSteps(...args);
+export const updateSteps: typeof progress.updateSteps = (...args) => progress.updateSteps(...args);
+export const insertLogs: typeof progress.insertLogs = (...args) => progress.insertLogs(...args);
+export const checkpointCursors: typeof progress.checkpointCursors = (...args) =>
+  progress.checkpointCursors(...args);
+export const versionSpec: typeof sources.versionSpec = (...args) => sources.versionSpec(...args);
+export const boundDataSources: typeof sources.boundDataSources = (...args) =>
+  sources.boundDataSources(...args);
+export const findRunInput: typeof runs.findRunInput = (...args) => runs.findRunInput(...args);
+/** The log page cursor that follows a given sequence number. */
+export const logCursorAfter: typeof runs.logCursorAfter = (...args) => runs.logCursorAfter(...args);
