@@ -186,11 +186,19 @@ describe('two API hosts and three workers on one store', () => {
         (rows) => rows.some((r) => workers.some((w) => w.child.pid === pidOf(r.owner))),
         30_000,
       );
-      const victim = held.find((r) => workers.some((w) => w.child.pid === pidOf(r.owner)))!;
-      const proc = workers.find((w) => w.child.pid === pidOf(victim.owner))!;
+      const holder = held.find((r) => workers.some((w) => w.child.pid === pidOf(r.owner)))!;
+      const proc = workers.find((w) => w.child.pid === pidOf(holder.owner))!;
+      // Frozen first, then the runs it still holds are read: a run it finished between the read
+      // above and the kill is not a victim (a race the suite lost once on a quiet machine).
+      proc.child.kill('SIGSTOP');
+      const still = await s.sql(
+        `select slug from pipeline_runs where state = 'running' and lease_owner = $1 order by slug`,
+        [holder.owner],
+      );
       proc.child.kill('SIGKILL');
       await proc.exited;
-      killed = { pid: proc.child.pid!, slug: victim.slug, at: Date.now() };
+      expect(still.length, 'the frozen worker still holds a run').toBeGreaterThan(0);
+      killed = { pid: proc.child.pid!, slug: still[0].slug, at: Date.now() };
     };
     await Promise.all([submit(), killMidway()]);
 
