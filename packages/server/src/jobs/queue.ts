@@ -51,6 +51,12 @@ export type Queue = {
    * after the handler returns.
    */
   complete(tx: DbOrTx, name: JobName, jobId: string): Promise<void>;
+  /**
+   * The same completion as a CTE body of the caller's own statement, done only where `guard`
+   * holds (pg-boss's completeJobs on its table); call `done()` once that statement committed
+   * having completed it, so nothing is sent for it after the handler returns.
+   */
+  completion(name: JobName, jobId: string): { sql(guard: SQL): SQL; done(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
   work<N extends JobName>(name: N, handler: JobHandler<N>, opts?: { concurrency?: number }): Promise<void>;
   /** Runs before the queue stops (in parallel), e.g. to hand long jobs back before the store closes. */
@@ -307,6 +313,13 @@ export async function openQueue(
     async complete(tx, name, jobId) {
       await boss.complete(name, jobId, null as any, { db: executorFor(tx) } as any);
       completedInTx.add(jobId);
+    },
+    completion(name, jobId) {
+      return {
+        sql: (guard) => sql`update pgboss.job set completed_on = now(), state = 'completed', output = null
+                  where name = ${name} and id = ${jobId}::uuid and state = 'active' and ${guard}`,
+        done: () => completedInTx.add(jobId),
+      };
     },
     async work(name, handler, o = {}) {
       if (consumers.has(name)) throw new Error(`queue ${name} is already consumed here`);

@@ -12,7 +12,7 @@ import type { Deps } from '../context';
 import { withContractChecks } from '../modules/contracts/run-quality';
 import { type LoadedConnection, loadConnection } from '../modules/data-sources/data-sources.connection';
 import { runInputBinding } from '../modules/runs/run-execute.service';
-import type { ClaimedRun } from '../modules/runs/run-lease.repo';
+import type { ClaimedRun, ClaimHints } from '../modules/runs/run-lease.repo';
 import { checkpointCursors } from '../modules/runs/run-progress.repo';
 import { boundDataSources, versionSpec } from '../modules/runs/run-sources.repo';
 import { findRunInput } from '../modules/runs/runs.repo';
@@ -122,7 +122,7 @@ async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
   return entry;
 }
 
-export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedRun> {
+export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Promise<PreparedRun> {
   const { spec, plan, uses } = await specAndPlan(deps, run);
 
   const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId);
@@ -151,7 +151,8 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       );
     }
     try {
-      const connection = loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row));
+      const connection =
+        loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row, row.currentCredential));
       loaded.set(row.id, connection);
       connections.set(step.slug, connection);
     } catch {
@@ -169,7 +170,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       : ({} as Record<string, string>),
     uses.env ? resolveVariables(deps.db, run.organizationId, run.environmentId) : {},
     unsealInput(deps, run),
-    checkpointCursors(deps.db, run.pipelineId, run.environmentId),
+    run.hasCheckpoints === false ? {} : checkpointCursors(deps.db, run.pipelineId, run.environmentId),
   ]).catch((err) => {
     if (err instanceof PrepareError) throw err;
     throw new PrepareError('SECRETS_UNREADABLE', 'environment secrets or run input could not be decrypted');

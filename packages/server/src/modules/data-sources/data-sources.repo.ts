@@ -128,6 +128,15 @@ export async function deleteDataSource(db: DbOrTx, id: string) {
   await db.delete(dataSources).where(eq(dataSources.id, id));
 }
 
+/** Join condition: the credential row is the current one of `dataSources` (as currentCredential). */
+export const isCurrentCredentialOf = (dataSourceId: typeof dataSources.id) =>
+  eq(
+    dataSourceCredentials.id,
+    sql`(select c.id from data_source_credentials c
+          where c.data_source_id = ${dataSourceId} and c.status in ${CURRENT_STATUSES}
+          order by c.created_at desc limit 1)`,
+  );
+
 export async function currentCredential(db: DbOrTx, dataSourceId: string): Promise<CredentialRow | null> {
   const [row] = await db
     .select()

@@ -31,6 +31,12 @@ export type ClaimedRun = Pick<
 >;
 
 /**
+ * What the claim finds out besides the run, so the worker skips reads that would find nothing
+ * (absent: read anyway).
+ */
+export type ClaimHints = { hasCheckpoints?: boolean; hasContracts?: boolean };
+
+/**
  * Takes a queued run for `owner`. Only a `queued` run can be claimed, so a run held by a live
  * lease (running or canceling) is never taken by a second worker; concurrent claims serialize on
  * the row and exactly one of them matches.
@@ -40,7 +46,7 @@ export async function claimRun(
   runId: string,
   owner: string,
   leaseSeconds: number,
-): Promise<(ClaimedRun & { runTimeoutSeconds: number | null }) | null> {
+): Promise<(ClaimedRun & ClaimHints & { runTimeoutSeconds: number | null }) | null> {
   const res = await db.execute(sql`
     update pipeline_runs
        set state = 'running', lease_owner = ${owner},
@@ -48,8 +54,11 @@ export async function claimRun(
            heartbeat_at = now(), started_at = coalesce(started_at, now()), updated_at = now()
      where id = ${runId} and state = 'queued'
     returning ${RUN_COLUMNS},
-      (select e.run_timeout_seconds from environments e where e.id = pipeline_runs.environment_id) as "runTimeoutSeconds"`);
-  type Claimed = ClaimedRun & { runTimeoutSeconds: number | null };
+      (select e.run_timeout_seconds from environments e where e.id = pipeline_runs.environment_id) as "runTimeoutSeconds",
+      exists (select 1 from pipeline_checkpoints k where k.pipeline_id = pipeline_runs.pipeline_id
+                 and k.environment_id = pipeline_runs.environment_id) as "hasCheckpoints",
+      exists (select 1 from contracts c where c.pipeline_id = pipeline_runs.pipeline_id) as "hasContracts"`);
+  type Claimed = ClaimedRun & ClaimHints & { runTimeoutSeconds: number | null };
   return rowsOf<Claimed>(res as Rows<Claimed>)[0] ?? null;
 }
 

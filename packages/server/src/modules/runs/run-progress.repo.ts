@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { type ErrorRecord, pipelineCheckpoints, pipelineRunSteps, pipelineRuns } from '../../db/schema/index';
 
@@ -86,6 +86,8 @@ export async function closeOpenSteps(db: DbOrTx, runId: string) {
     .where(and(eq(pipelineRunSteps.runId, runId), sql`${pipelineRunSteps.state} in ('pending', 'running')`));
 }
 
+export type Progress = { steps: (StepUpdate & { stepSlug: string })[]; logs: LogLine[] };
+
 /**
  * A run's terminal rows in one statement: the run's state (lease released), the attempt's last
  * step values and log lines not written yet (`progress`), its steps still pending (skipped) or
@@ -96,11 +98,9 @@ export async function endRunRows(
   runId: string,
   state: 'succeeded' | 'failed' | 'canceled',
   error: ErrorRecord | null,
-  progress: { steps: (StepUpdate & { stepSlug: string })[]; logs: LogLine[] } = { steps: [], logs: [] },
+  progress: Progress = { steps: [], logs: [] },
 ) {
   const now = new Date().toISOString();
-  // A step's state after the attempt's last values, before it is closed.
-  const last = sql.raw('coalesce(u.state, s.state)');
   await tx.execute(sql`
     with ended as (
       update pipeline_runs
@@ -109,6 +109,19 @@ export async function endRunRows(
              updated_at = ${now}::timestamptz
        where id = ${runId}::uuid
     ),
+    ${closingRows(runId, now, progress, sql.raw('true'))}
+    select 1`);
+}
+
+/**
+ * The CTEs (after a first one) that close a run's other rows as it ends: the attempt's last step
+ * values, steps still open, unwritten log lines and the sealed input, each only where `guard`
+ * holds (a condition on the run's own update, when that one may match nothing).
+ */
+export function closingRows(runId: string, now: string, progress: Progress, guard: SQL) {
+  // A step's state after the attempt's last values, before it is closed.
+  const last = sql.raw('coalesce(u.state, s.state)');
+  return sql`
     u as (
       select * from jsonb_to_recordset(${stepRows(progress.steps)}::jsonb) as u(step_slug text,
         state text, rows_in bigint, rows_out bigint, bytes_in bigint, bytes_out bigint, error jsonb,
@@ -125,10 +138,10 @@ export async function endRunRows(
                                 else coalesce(s.finished_at, u.finished_at) end
         from pipeline_run_steps s0 left join u on u.step_slug = s0.step_slug
        where s.id = s0.id and s0.run_id = ${runId}::uuid
-         and (u.step_slug is not null or s0.state in ('pending', 'running'))
+         and (u.step_slug is not null or s0.state in ('pending', 'running')) and ${guard}
     ),
-    logged as (${logInsert(runId, progress.logs)})
-    delete from pipeline_run_inputs where run_id = ${runId}::uuid`);
+    logged as (${logInsert(runId, progress.logs, guard)}),
+    sealed as (delete from pipeline_run_inputs where run_id = ${runId}::uuid and ${guard})`;
 }
 
 /** Step updates as the jsonb rows the statements above read. */
@@ -152,7 +165,7 @@ function stepRows(updates: (StepUpdate & { stepSlug: string })[]) {
  * Appending log lines, numbered on from the run's last one: the numbering reads the run's last
  * line in the same statement.
  */
-function logInsert(runId: string, lines: LogLine[]) {
+function logInsert(runId: string, lines: LogLine[], guard: SQL = sql.raw('true')) {
   const rows = lines.map((l, i) => ({
     n: i + 1,
     step_slug: l.stepSlug,
@@ -166,6 +179,7 @@ function logInsert(runId: string, lines: LogLine[]) {
       from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
              as l(n int, step_slug text, level text, message text, at timestamptz),
            (select coalesce(max(seq), 0) as seq from pipeline_run_logs where run_id = ${runId}::uuid) as last
+     where ${guard}
      order by l.n`;
 }
 

@@ -1,6 +1,13 @@
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSourceBindings, dataSourceRefs, dataSources, pipelineVersions } from '../../db/schema/index';
+import {
+  dataSourceBindings,
+  dataSourceCredentials,
+  dataSourceRefs,
+  dataSources,
+  pipelineVersions,
+} from '../../db/schema/index';
+import { type CredentialRow, isCurrentCredentialOf } from '../data-sources/data-sources.repo';
 
 // What a worker reads to run a run: the spec it was queued with, and the data sources its refs
 // are bound to in the run's environment.
@@ -17,19 +24,28 @@ export async function versionSpec(db: DbOrTx, pipelineId: string, specHash: stri
   return row?.spec ?? null;
 }
 
-/** `{ref slug: data source row}` of the pipeline's refs bound in the environment. */
+export type BoundDataSource = DataSourceRow & {
+  /** Its current credential, read with it (null: none). */
+  currentCredential: CredentialRow | null;
+};
+
+/**
+ * `{ref slug: data source row}` of the pipeline's refs bound in the environment, each with its
+ * current credential: one read for every connection a run opens.
+ */
 export async function boundDataSources(
   db: DbOrTx,
   pipelineId: string,
   environmentId: string,
-): Promise<Map<string, DataSourceRow>> {
+): Promise<Map<string, BoundDataSource>> {
   const rows = await db
-    .select({ refSlug: dataSourceRefs.slug, dataSource: dataSources })
+    .select({ refSlug: dataSourceRefs.slug, dataSource: dataSources, credential: dataSourceCredentials })
     .from(dataSourceBindings)
     .innerJoin(dataSourceRefs, eq(dataSourceRefs.id, dataSourceBindings.refId))
     .innerJoin(dataSources, eq(dataSources.id, dataSourceBindings.dataSourceId))
+    .leftJoin(dataSourceCredentials, isCurrentCredentialOf(dataSources.id))
     .where(
       and(eq(dataSourceBindings.pipelineId, pipelineId), eq(dataSourceBindings.environmentId, environmentId)),
     );
-  return new Map(rows.map((r) => [r.refSlug, r.dataSource]));
+  return new Map(rows.map((r) => [r.refSlug, { ...r.dataSource, currentCredential: r.credential }]));
 }
