@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
@@ -82,8 +83,46 @@ export function executorFor(db: DbOrTx): SqlExecutor {
   };
 }
 
-/** NOTIFY channel of new jobs; the payload is the queue's name. */
+/**
+ * NOTIFY channel of the queues. A new job's payload is its queue's name; a fetch that took jobs
+ * says so with `taken:<queue>:<count>:<consumer tag>`, so the other workers that heard of those
+ * jobs do not fetch for them too.
+ */
 export const JOBS_CHANNEL = 'sluice_jobs';
+
+/**
+ * The fetch of this consumer, on pg-boss's table (the semantics of its fetchNextJob for our
+ * queues, all of policy `standard`): up to $2 jobs of queue $1 marked active, and a `taken`
+ * notification when it took any. `told` only runs when referenced, hence the join.
+ */
+const FETCH_SQL = `
+  with next as (
+    select id from pgboss.job
+     where name = $1 and state < 'active' and start_after < now()
+     order by priority desc, created_on, id
+     limit $2
+     for update skip locked
+  ), taken as (
+    update pgboss.job j
+       set state = 'active', started_on = now(),
+           retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
+      from next
+     where j.name = $1 and j.id = next.id
+    returning j.id, j.data, j.retry_count
+  ), told as (
+    select pg_notify('${JOBS_CHANNEL}', 'taken:' || $1 || ':' || count(*) || ':' || $3::text)
+      from taken having count(*) > 0
+  )
+  select t.id, t.data, t.retry_count as "retryCount" from taken t left join (select count(*) from told) n on true`;
+
+/** The polled queues ($1) with a job ready: one statement per poll for all of them. */
+const READY_SQL = `
+  select q.name from unnest($1::text[]) as q(name)
+   where exists (select 1 from pgboss.job j
+                  where j.name = q.name and j.state < 'active' and j.start_after < now())`;
+
+/** How long other workers seen taking jobs count as present. */
+const PEER_WINDOW_MS = 60_000;
 
 /** How long a stopping queue waits for handlers still running before it stops pg-boss. */
 const HANDLER_WAIT_MS = 12_000;
@@ -121,7 +160,9 @@ function trackedExecutor(store: Store) {
  * This process's consumer of one queue: `capacity` jobs at a time (one per `work` call), fetched
  * by one statement for as many as are free. It fetches when told a job may be waiting (a
  * notification, a job sent from this process, its own full batch), after a job when more may
- * be waiting, and on a poll when nothing told it for a while.
+ * be waiting, and when the poll finds a job ready. With other workers about, a notification is
+ * answered after a random delay (a few ms per other worker), and not at all when their `taken`
+ * notifications covered every job announced meanwhile: one worker fetches a new job, not all.
  */
 type Consumer = {
   name: JobName;
@@ -133,8 +174,10 @@ type Consumer = {
   fetching: boolean;
   /** Told to look while a fetch was in flight. */
   again: boolean;
-  lastFetch: number;
-  poll: NodeJS.Timeout;
+  /** Jobs announced since this consumer last fetched, less those other workers said they took. */
+  announced: number;
+  /** A delayed look is pending. */
+  timer: NodeJS.Timeout | null;
 };
 
 export async function openQueue(
@@ -170,6 +213,15 @@ export async function openQueue(
     } as any);
   }
   const stopHooks: (() => Promise<void>)[] = [];
+  // This consumer's name in `taken` notifications, and the other workers heard taking jobs.
+  const tag = crypto.randomUUID().slice(0, 8);
+  const peers = new Map<string, number>();
+  const delayMs = () => {
+    const now = Date.now();
+    for (const [t, at] of peers) if (now - at > PEER_WINDOW_MS) peers.delete(t);
+    // Alone: at once. Otherwise the first of n answers within about 10 ms × (n - 1) / n.
+    return peers.size === 0 ? 0 : Math.random() * Math.min(50, 10 * peers.size);
+  };
   const consumers = new Map<string, Consumer>();
   const running = new Set<Promise<void>>();
   // Jobs their handler completed in its own transaction (`complete`): nothing left to send.
@@ -188,10 +240,10 @@ export async function openQueue(
     if (free <= 0) return;
     c.fetching = true;
     c.again = false;
-    c.lastFetch = Date.now();
-    boss
-      .fetch(c.name, { batchSize: free })
-      .then((jobs) => {
+    c.announced = 0;
+    tracked.db
+      .executeSql(FETCH_SQL, [c.name, free, tag])
+      .then(({ rows: jobs }) => {
         // Fewer than asked for: the queue had no more (for now).
         c.more = jobs.length === free;
         for (const job of jobs) start(c, job as unknown as FetchedJob);
@@ -202,10 +254,21 @@ export async function openQueue(
       .finally(() => {
         c.fetching = false;
         if (c.again) {
-          if (c.capacity - c.active > 0) look(c);
+          if (c.capacity - c.active > 0) lookSoon(c);
           else c.more = true;
         }
       });
+  };
+
+  /** Looks after the delay, unless other workers took every job announced meanwhile. */
+  const lookSoon = (c: Consumer) => {
+    if (c.timer) return;
+    const delay = delayMs();
+    if (delay === 0) return look(c);
+    c.timer = setTimeout(() => {
+      c.timer = null;
+      if (c.announced > 0 || c.more) look(c);
+    }, delay);
   };
 
   type FetchedJob = { id: string; data: unknown; retryCount?: number; expireInSeconds?: number };
@@ -250,8 +313,17 @@ export async function openQueue(
     running.add(done);
   };
 
-  const wake = (name: string | null) => {
+  const wake = (payload: string | null) => {
     if (stopping) return;
+    if (payload?.startsWith('taken:')) {
+      const [, queue, count, by] = payload.split(':');
+      if (by === tag) return;
+      peers.set(by, Date.now());
+      const c = consumers.get(queue as JobName);
+      if (c) c.announced = Math.max(0, c.announced - Number(count));
+      return;
+    }
+    const name = payload;
     if (name === null) {
       // Notifications may have been missed: every queue looks.
       for (const c of consumers.values()) {
@@ -260,11 +332,33 @@ export async function openQueue(
       }
       return;
     }
-    const c = consumers.get(name);
+    const c = consumers.get(name as JobName);
     if (!c) return;
-    if (c.fetching || c.capacity - c.active > 0) look(c);
+    c.announced++;
+    if (c.fetching) c.again = true;
+    else if (c.capacity - c.active > 0) lookSoon(c);
     else c.more = true;
   };
+  // The fallback (and how delayed jobs are found): one statement per interval for every queue
+  // with a free slot, a fetch only for those with a job ready.
+  const poll = setInterval(() => {
+    const free = [...consumers.values()].filter((c) => c.capacity - c.active > 0 && !c.fetching);
+    if (stopping || free.length === 0) return;
+    tracked.db
+      .executeSql(READY_SQL, [free.map((c) => c.name)])
+      .then(({ rows }) => {
+        for (const { name } of rows as { name: JobName }[]) {
+          const c = consumers.get(name);
+          if (!c) continue;
+          c.more = true;
+          look(c);
+        }
+      })
+      .catch(() => {
+        // The store is unreachable: the next poll tries again.
+      });
+  }, opts.pollSeconds * 1000);
+  poll.unref();
   let unlisten: (() => Promise<void>) | null = null;
   let listenStarted: Promise<void> | null = null;
   const listen = () => {
@@ -333,14 +427,9 @@ export async function openQueue(
         more: true,
         fetching: false,
         again: false,
-        lastFetch: 0,
-        // Polling is the fallback (and how delayed jobs are found): one fetch per queue and
-        // interval at most, skipped when the consumer looked meanwhile.
-        poll: setInterval(() => {
-          if (Date.now() - c.lastFetch >= opts.pollSeconds * 900) look(c);
-        }, opts.pollSeconds * 1000),
+        announced: 0,
+        timer: null,
       };
-      c.poll.unref();
       consumers.set(name, c);
       look(c);
     },
@@ -351,7 +440,8 @@ export async function openQueue(
       // Order matters: nothing may reach the store once it closes after this resolves.
       // 1. No new fetches, no more wake-ups.
       stopping = true;
-      for (const c of consumers.values()) clearInterval(c.poll);
+      clearInterval(poll);
+      for (const c of consumers.values()) if (c.timer) clearTimeout(c.timer);
       const deadline = new Promise((r) => setTimeout(r, HANDLER_WAIT_MS).unref());
       // 2. Long jobs hand themselves back (runs go back to the queue), then every handler ends
       //    and its completion lands.
