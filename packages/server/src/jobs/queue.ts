@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
@@ -35,8 +36,16 @@ export type EnqueueOptions = {
 
 export type JobHandler<N extends JobName> = (
   data: JobData<N>,
-  job: { id: string; retryCount: number },
+  /** `fetchedWith`: the job's row of the consumer's `fetchWith` (null: none), when it has one. */
+  job: { id: string; retryCount: number; fetchedWith?: Record<string, unknown> | null },
 ) => Promise<void>;
+
+/**
+ * A data-modifying CTE body run by the fetch itself, over `taken` (the jobs it took: id, data),
+ * returning `job_id` and whatever the handler gets as `fetchedWith`: e.g. the run worker claims
+ * the runs of its jobs in the same statement and commit as it takes them.
+ */
+export type FetchWith = (taken: SQL) => SQL;
 
 export type Queue = {
   boss: PgBoss;
@@ -59,7 +68,11 @@ export type Queue = {
    */
   completion(name: JobName, jobId: string): { sql(guard: SQL): SQL; done(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
-  work<N extends JobName>(name: N, handler: JobHandler<N>, opts?: { concurrency?: number }): Promise<void>;
+  work<N extends JobName>(
+    name: N,
+    handler: JobHandler<N>,
+    opts?: { concurrency?: number; fetchWith?: FetchWith },
+  ): Promise<void>;
   /** Runs before the queue stops (in parallel), e.g. to hand long jobs back before the store closes. */
   onStop(hook: () => Promise<void>): void;
   stop(): Promise<void>;
@@ -91,35 +104,44 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 export const JOBS_CHANNEL = 'sluice_jobs';
 
 /**
- * The fetch of this consumer, on pg-boss's table (the semantics of its fetchNextJob for our
- * queues, all of policy `standard`): up to $2 jobs of queue $1 marked active, and a `taken`
- * notification when it took any. `told` only runs when referenced, hence the join.
+ * The fetch of a consumer, on pg-boss's table (the semantics of its fetchNextJob for our queues,
+ * all of policy `standard`): up to `limit` jobs marked active, a `taken` notification when it
+ * took any (`told` only runs when referenced, hence the join), and the consumer's `fetchWith`.
  */
-const FETCH_SQL = `
-  with next as (
-    select id from pgboss.job
-     where name = $1 and state < 'active' and start_after < now()
-     order by priority desc, created_on, id
-     limit $2
-     for update skip locked
-  ), taken as (
-    update pgboss.job j
-       set state = 'active', started_on = now(),
-           retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
-      from next
-     where j.name = $1 and j.id = next.id
-    returning j.id, j.data, j.retry_count
-  ), told as (
-    select pg_notify('${JOBS_CHANNEL}', 'taken:' || $1 || ':' || count(*) || ':' || $3::text)
-      from taken having count(*) > 0
-  )
-  select t.id, t.data, t.retry_count as "retryCount" from taken t left join (select count(*) from told) n on true`;
+function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWith | undefined): SQL {
+  const extra = fetchWith ? sql`, fetched_with as (${fetchWith(sql.raw('taken'))})` : sql``;
+  const joined = fetchWith
+    ? sql`, to_jsonb(w) as "fetchedWith" from taken t left join fetched_with w on w.job_id = t.id`
+    : sql` from taken t`;
+  return sql`
+    with next as (
+      select id from pgboss.job
+       where name = ${name} and state < 'active' and start_after < now()
+       order by priority desc, created_on, id
+       limit ${limit}
+       for update skip locked
+    ), taken as (
+      update pgboss.job j
+         set state = 'active', started_on = now(),
+             retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
+        from next
+       where j.name = ${name} and j.id = next.id
+      returning j.id, j.data, j.retry_count
+    ), told as (
+      select pg_notify(${JOBS_CHANNEL}, ${`taken:${name}:`}::text || count(*) || ${`:${tag}`}::text)
+        from taken having count(*) > 0
+    )${extra}
+    select t.id, t.data, t.retry_count as "retryCount"${joined}
+      left join (select count(*) from told) n on true`;
+}
 
 /** The polled queues ($1) with a job ready: one statement per poll for all of them. */
 const READY_SQL = `
   select q.name from unnest($1::text[]) as q(name)
    where exists (select 1 from pgboss.job j
                   where j.name = q.name and j.state < 'active' and j.start_after < now())`;
+
+const dialect = new PgDialect();
 
 /** How long other workers seen taking jobs count as present. */
 const PEER_WINDOW_MS = 60_000;
@@ -167,6 +189,7 @@ function trackedExecutor(store: Store) {
 type Consumer = {
   name: JobName;
   handler: JobHandler<any>;
+  fetchWith?: FetchWith;
   capacity: number;
   active: number;
   /** More jobs may be waiting: the last fetch filled every free slot, or a notification found none free. */
@@ -241,8 +264,9 @@ export async function openQueue(
     c.fetching = true;
     c.again = false;
     c.announced = 0;
+    const fetch = dialect.sqlToQuery(fetchSql(c.name, free, tag, c.fetchWith));
     tracked.db
-      .executeSql(FETCH_SQL, [c.name, free, tag])
+      .executeSql(fetch.sql, fetch.params)
       .then(({ rows: jobs }) => {
         // Fewer than asked for: the queue had no more (for now).
         c.more = jobs.length === free;
@@ -271,7 +295,12 @@ export async function openQueue(
     }, delay);
   };
 
-  type FetchedJob = { id: string; data: unknown; retryCount?: number; expireInSeconds?: number };
+  type FetchedJob = {
+    id: string;
+    data: unknown;
+    retryCount?: number;
+    fetchedWith?: Record<string, unknown> | null;
+  };
   const start = (c: Consumer, job: FetchedJob) => {
     c.active++;
     const def = jobOf(c.name);
@@ -287,7 +316,11 @@ export async function openQueue(
         );
         expiry.unref();
       });
-      await Promise.race([c.handler(data, { id: job.id, retryCount: job.retryCount ?? 0 }), expired]);
+      const fetched = { id: job.id, retryCount: job.retryCount ?? 0 };
+      await Promise.race([
+        c.handler(data, c.fetchWith ? { ...fetched, fetchedWith: job.fetchedWith ?? null } : fetched),
+        expired,
+      ]);
     })();
     const done = handled
       .then(
@@ -422,6 +455,7 @@ export async function openQueue(
       const c: Consumer = {
         name,
         handler: handler as JobHandler<any>,
+        fetchWith: o.fetchWith,
         capacity: Math.max(1, o.concurrency ?? 1),
         active: 0,
         more: true,

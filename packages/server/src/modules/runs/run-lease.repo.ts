@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import type { RunRecord } from './runs.repo';
 
@@ -46,21 +46,41 @@ export async function claimRun(
   runId: string,
   owner: string,
   leaseSeconds: number,
-): Promise<(ClaimedRun & ClaimHints & { runTimeoutSeconds: number | null }) | null> {
+): Promise<ClaimedWithHints | null> {
   const res = await db.execute(sql`
-    update pipeline_runs
-       set state = 'running', lease_owner = ${owner},
-           lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
-           heartbeat_at = now(), started_at = coalesce(started_at, now()), updated_at = now()
+    update pipeline_runs set ${claimSet(owner, leaseSeconds)}
      where id = ${runId} and state = 'queued'
-    returning ${RUN_COLUMNS},
-      (select e.run_timeout_seconds from environments e where e.id = pipeline_runs.environment_id) as "runTimeoutSeconds",
-      exists (select 1 from pipeline_checkpoints k where k.pipeline_id = pipeline_runs.pipeline_id
-                 and k.environment_id = pipeline_runs.environment_id) as "hasCheckpoints",
-      exists (select 1 from contracts c where c.pipeline_id = pipeline_runs.pipeline_id) as "hasContracts"`);
-  type Claimed = ClaimedRun & ClaimHints & { runTimeoutSeconds: number | null };
-  return rowsOf<Claimed>(res as Rows<Claimed>)[0] ?? null;
+    returning ${CLAIM_RETURNING}`);
+  return rowsOf<ClaimedWithHints>(res as Rows<ClaimedWithHints>)[0] ?? null;
 }
+
+export type ClaimedWithHints = ClaimedRun & ClaimHints & { runTimeoutSeconds: number | null };
+
+/**
+ * claimRun for the runs of the queue jobs in `taken` (id, data `{runId}`), as a CTE body of the
+ * queue's fetch (jobs/queue.ts FetchWith): taking the job and claiming its run are one statement
+ * and one commit. Rows carry `job_id`; a job whose run is not queued has none.
+ */
+export function claimRunsOfJobsSql(taken: SQL, owner: string, leaseSeconds: number): SQL {
+  return sql`
+    update pipeline_runs set ${claimSet(owner, leaseSeconds)}
+      from ${taken} t
+     where pipeline_runs.id = (case when t.data->>'runId' ~ '^[0-9a-fA-F-]{36}$' then t.data->>'runId' end)::uuid
+       and pipeline_runs.state = 'queued'
+    returning t.id as job_id, ${CLAIM_RETURNING}`;
+}
+
+const claimSet = (owner: string, leaseSeconds: number) => sql`
+  state = 'running', lease_owner = ${owner},
+  lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
+  heartbeat_at = now(), started_at = coalesce(started_at, now()), updated_at = now()`;
+
+// The claimed run, its environment's time limit, and whether it has checkpoints and contracts.
+const CLAIM_RETURNING = sql`${RUN_COLUMNS},
+  (select e.run_timeout_seconds from environments e where e.id = pipeline_runs.environment_id) as "runTimeoutSeconds",
+  exists (select 1 from pipeline_checkpoints k where k.pipeline_id = pipeline_runs.pipeline_id
+             and k.environment_id = pipeline_runs.environment_id) as "hasCheckpoints",
+  exists (select 1 from contracts c where c.pipeline_id = pipeline_runs.pipeline_id) as "hasContracts"`;
 
 export type LeaseStatus = { state: string; cancelRequested: boolean } | null;
 
