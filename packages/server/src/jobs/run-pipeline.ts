@@ -12,7 +12,6 @@ import {
   renewLease,
 } from '../modules/runs/run-lease.repo';
 import { finishRun, type RunOutcome } from '../modules/runs/run-lifecycle.service';
-import { resetSteps } from '../modules/runs/run-progress.repo';
 import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
 import { PrepareError, prepareRun } from './run-prepare';
@@ -139,7 +138,6 @@ async function execute(
   recorder: ReturnType<typeof createRunRecorder>,
 ) {
   const prepared = await prepareRun(deps, run);
-  await resetSteps(deps.db, run.id, prepared.plan.order);
   if (run.attempt > 1) {
     // The attempt before died: what its sinks committed stays reported on the run.
     const earlier = await prepared.committedWrites(signal).catch((err) => {

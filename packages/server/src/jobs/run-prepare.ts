@@ -125,7 +125,11 @@ async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
 export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Promise<PreparedRun> {
   const { spec, plan, uses } = await specAndPlan(deps, run);
 
-  const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId);
+  // The attempt's steps are reset (pending, in plan order) by the same statement.
+  const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId, {
+    runId: run.id,
+    order: plan.order,
+  });
   const connections = new Map<string, LoadedConnection>();
   // A data source read by one step and written by another (or used twice) is loaded once.
   const loaded = new Map<string, LoadedConnection>();

@@ -16,26 +16,24 @@ function planOrderedId(index: number): string {
 
 /**
  * Every step of the plan as `pending`: the start of an attempt (a recovered or handed-back run
- * starts over). One statement: an upsert (a first attempt has no rows yet) with a delete of steps
+ * starts over). Two CTE bodies for the statement that reads what the attempt needs
+ * (run-sources.repo.ts): an upsert (a first attempt has no rows yet), and a delete of steps
  * outside the plan, which only ever finds rows of another plan.
  */
-export async function resetSteps(db: DbOrTx, runId: string, order: string[]) {
-  if (order.length === 0) {
-    await db.delete(pipelineRunSteps).where(eq(pipelineRunSteps.runId, runId));
-    return;
-  }
+export function resetStepsSql(runId: string, order: string[]): { gone: SQL; reset: SQL } {
   const ids = order.map((_, i) => planOrderedId(i));
-  await db.execute(sql`
-    with gone as (
+  return {
+    gone: sql`
       delete from pipeline_run_steps
-       where run_id = ${runId}::uuid and step_slug <> all(${sql.param(order)}::text[])
-    )
-    insert into pipeline_run_steps (id, run_id, step_slug, state)
-    select s.id::uuid, ${runId}::uuid, s.slug, 'pending'
-      from unnest(${sql.param(ids)}::text[], ${sql.param(order)}::text[]) as s(id, slug)
-    on conflict (run_id, step_slug) do update
-       set state = 'pending', rows_in = 0, rows_out = 0, bytes_in = 0, bytes_out = 0, error = null,
-           started_at = null, finished_at = null`);
+       where run_id = ${runId}::uuid and step_slug <> all(${sql.param(order)}::text[])`,
+    reset: sql`
+      insert into pipeline_run_steps (id, run_id, step_slug, state)
+      select s.id::uuid, ${runId}::uuid, s.slug, 'pending'
+        from unnest(${sql.param(ids)}::text[], ${sql.param(order)}::text[]) as s(id, slug)
+      on conflict (run_id, step_slug) do update
+         set state = 'pending', rows_in = 0, rows_out = 0, bytes_in = 0, bytes_out = 0, error = null,
+             started_at = null, finished_at = null`,
+  };
 }
 
 export type StepUpdate = {

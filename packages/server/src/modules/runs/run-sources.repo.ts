@@ -8,6 +8,7 @@ import {
   pipelineVersions,
 } from '../../db/schema/index';
 import { type CredentialRow, isCurrentCredentialOf } from '../data-sources/data-sources.repo';
+import { resetStepsSql } from './run-progress.repo';
 
 // What a worker reads to run a run: the spec it was queued with, and the data sources its refs
 // are bound to in the run's environment.
@@ -31,14 +32,19 @@ export type BoundDataSource = DataSourceRow & {
 
 /**
  * `{ref slug: data source row}` of the pipeline's refs bound in the environment, each with its
- * current credential: one read for every connection a run opens.
+ * current credential: one read for every connection a run opens. With `steps`, the same
+ * statement resets the attempt's steps (resetStepsSql): one round trip to start an attempt.
  */
 export async function boundDataSources(
   db: DbOrTx,
   pipelineId: string,
   environmentId: string,
+  steps?: { runId: string; order: string[] },
 ): Promise<Map<string, BoundDataSource>> {
+  const reset = steps ? resetStepsSql(steps.runId, steps.order) : null;
+  const ctes = reset ? [db.$with('gone', {}).as(reset.gone), db.$with('reset', {}).as(reset.reset)] : [];
   const rows = await db
+    .with(...ctes)
     .select({ refSlug: dataSourceRefs.slug, dataSource: dataSources, credential: dataSourceCredentials })
     .from(dataSourceBindings)
     .innerJoin(dataSourceRefs, eq(dataSourceRefs.id, dataSourceBindings.refId))
