@@ -41,9 +41,10 @@ export type JobHandler<N extends JobName> = (
 ) => Promise<void>;
 
 /**
- * A data-modifying CTE body run by the fetch itself, over `taken` (the jobs it took: id, data),
- * returning `job_id` and whatever the handler gets as `fetchedWith`: e.g. the run worker claims
- * the runs of its jobs in the same statement and commit as it takes them.
+ * CTEs run by the fetch itself, over `taken` (the jobs it took: id, data), one of them named
+ * `fetched_with` with a `job_id` column: the handler gets its job's row as `fetchedWith`. E.g.
+ * the run worker claims the runs of its jobs in the same statement and commit as it takes them.
+ * Built for every fetch, so it may carry what the process knows at that moment.
  */
 export type FetchWith = (taken: SQL) => SQL;
 
@@ -109,7 +110,7 @@ export const JOBS_CHANNEL = 'sluice_jobs';
  * took any (`told` only runs when referenced, hence the join), and the consumer's `fetchWith`.
  */
 function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWith | undefined): SQL {
-  const extra = fetchWith ? sql`, fetched_with as (${fetchWith(sql.raw('taken'))})` : sql``;
+  const extra = fetchWith ? sql`, ${fetchWith(sql.raw('taken'))}` : sql``;
   const joined = fetchWith
     ? sql`, to_jsonb(w) as "fetchedWith" from taken t left join fetched_with w on w.job_id = t.id`
     : sql` from taken t`;

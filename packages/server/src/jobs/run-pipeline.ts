@@ -14,7 +14,7 @@ import {
 import { finishRun, type RunOutcome } from '../modules/runs/run-lifecycle.service';
 import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
-import { PrepareError, prepareRun } from './run-prepare';
+import { knownPlanOrders, PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
 import { makeRunTmpDir } from './run-tmp';
 
@@ -206,7 +206,8 @@ function failureOutcome(
 export const runPipelineJob = defineJob({
   name: 'pipelines.run',
   payload,
-  fetchWith: (deps) => (taken) => claimRunsOfJobsSql(taken, workerId, deps.config.runs.leaseSeconds),
+  fetchWith: (deps) => (taken) =>
+    claimRunsOfJobsSql(taken, workerId, deps.config.runs.leaseSeconds, knownPlanOrders()),
   // A lost worker is recovered by the run lease sweep (attempt 2, then WORKER_LOST), not by a
   // queue retry; the expiry only has to outlast the longest run.
   policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 6 * 3600 },

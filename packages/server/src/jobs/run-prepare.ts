@@ -14,7 +14,7 @@ import { type LoadedConnection, loadConnection } from '../modules/data-sources/d
 import { runInputBinding } from '../modules/runs/run-execute.service';
 import type { ClaimedRun, ClaimHints } from '../modules/runs/run-lease.repo';
 import { checkpointCursors } from '../modules/runs/run-progress.repo';
-import { boundDataSources, versionSpec } from '../modules/runs/run-sources.repo';
+import { boundDataSources, boundFromJson, versionSpec } from '../modules/runs/run-sources.repo';
 import { findRunInput } from '../modules/runs/runs.repo';
 import { resolveSecrets } from '../modules/secrets/secrets.resolve';
 import { resolveVariables } from '../modules/variables/variables.service';
@@ -91,6 +91,15 @@ export function usesOf(spec: PipelineSpec): Planned['uses'] {
 }
 const PLAN_CACHE_SIZE = 200;
 
+/**
+ * The step order of the plans this worker planned last (at most `limit`), by
+ * `pipelineId:specHash`: the fetch that claims a run of one of them resets its steps too.
+ */
+export function knownPlanOrders(limit = 20): Record<string, string[]> {
+  const entries = [...planCache].slice(-limit);
+  return Object.fromEntries(entries.map(([key, p]) => [key, p.plan.order]));
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -125,11 +134,15 @@ async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
 export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Promise<PreparedRun> {
   const { spec, plan, uses } = await specAndPlan(deps, run);
 
-  // The attempt's steps are reset (pending, in plan order) by the same statement.
-  const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId, {
-    runId: run.id,
-    order: plan.order,
-  });
+  // Read with the claim when it also reset the steps; else the attempt's steps are reset
+  // (pending, in plan order) by the statement that reads them.
+  const bound =
+    run.bound !== undefined && run.stepsReset
+      ? boundFromJson(run.bound)
+      : await boundDataSources(deps.db, run.pipelineId, run.environmentId, {
+          runId: run.id,
+          order: plan.order,
+        });
   const connections = new Map<string, LoadedConnection>();
   // A data source read by one step and written by another (or used twice) is loaded once.
   const loaded = new Map<string, LoadedConnection>();

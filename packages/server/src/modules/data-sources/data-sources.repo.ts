@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { dataSourceCredentials, dataSources } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
@@ -129,7 +129,7 @@ export async function deleteDataSource(db: DbOrTx, id: string) {
 }
 
 /** Join condition: the credential row is the current one of `dataSources` (as currentCredential). */
-export const isCurrentCredentialOf = (dataSourceId: typeof dataSources.id) =>
+export const isCurrentCredentialOf = (dataSourceId: typeof dataSources.id | SQL) =>
   eq(
     dataSourceCredentials.id,
     sql`(select c.id from data_source_credentials c

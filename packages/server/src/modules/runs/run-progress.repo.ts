@@ -36,6 +36,31 @@ export function resetStepsSql(runId: string, order: string[]): { gone: SQL; rese
   };
 }
 
+/**
+ * resetStepsSql for the runs of `claimed` (CTE rows with id, "pipelineId", "specHash") whose plan
+ * order `plans` holds by `pipelineId:specHash`: two CTEs for the statement that claims them.
+ * Step ids are plan-ordered as planOrderedId makes them.
+ */
+export function resetClaimedStepsSql(claimed: SQL, plans: Record<string, string[]>): SQL {
+  const order = sql`jsonb_array_elements_text(${JSON.stringify(plans)}::jsonb -> (w."pipelineId"::text || ':' || w."specHash"))
+                      with ordinality as o(slug, n)`;
+  return sql`
+    gone as (
+      delete from pipeline_run_steps s using ${claimed} w
+       where s.run_id = w.id and w."stepsReset"
+         and s.step_slug not in (select o.slug from ${order})
+    ),
+    reset as (
+      insert into pipeline_run_steps (id, run_id, step_slug, state)
+      select (lpad(to_hex(o.n - 1), 8, '0') || substr(gen_random_uuid()::text, 9))::uuid, w.id, o.slug, 'pending'
+        from ${claimed} w, ${order}
+       where w."stepsReset"
+      on conflict (run_id, step_slug) do update
+         set state = 'pending', rows_in = 0, rows_out = 0, bytes_in = 0, bytes_out = 0, error = null,
+             started_at = null, finished_at = null
+    )`;
+}
+
 export type StepUpdate = {
   state: string;
   rowsIn: number;
