@@ -107,13 +107,14 @@ export const JOBS_CHANNEL = 'sluice_jobs';
 /**
  * The fetch of a consumer, on pg-boss's table (the semantics of its fetchNextJob for our queues,
  * all of policy `standard`): up to `limit` jobs marked active, a `taken` notification when it
- * took any (`told` only runs when referenced, hence the join), and the consumer's `fetchWith`.
+ * took any, and the consumer's `fetchWith`.
  */
 function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWith | undefined): SQL {
   const extra = fetchWith ? sql`, ${fetchWith(sql.raw('taken'))}` : sql``;
   const joined = fetchWith
     ? sql`, to_jsonb(w) as "fetchedWith" from taken t left join fetched_with w on w.job_id = t.id`
     : sql` from taken t`;
+  // `told` runs only when its value is asked for (an unused join to it would be removed).
   return sql`
     with next as (
       select id from pgboss.job
@@ -132,8 +133,7 @@ function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWit
       select pg_notify(${JOBS_CHANNEL}, ${`taken:${name}:`}::text || count(*) || ${`:${tag}`}::text)
         from taken having count(*) > 0
     )${extra}
-    select t.id, t.data, t.retry_count as "retryCount"${joined}
-      left join (select count(*) from told) n on true`;
+    select t.id, t.data, t.retry_count as "retryCount", (select count(*) from told) as told${joined}`;
 }
 
 /** The polled queues ($1) with a job ready: one statement per poll for all of them. */
@@ -240,11 +240,16 @@ export async function openQueue(
   // This consumer's name in `taken` notifications, and the other workers heard taking jobs.
   const tag = crypto.randomUUID().slice(0, 8);
   const peers = new Map<string, number>();
+  // How long a fetch takes here (moving average): a `taken` notification reaches the others
+  // about that long after the fetch was sent, so answers must be spread wider than that.
+  let fetchMs = 5;
   const delayMs = () => {
     const now = Date.now();
     for (const [t, at] of peers) if (now - at > PEER_WINDOW_MS) peers.delete(t);
-    // Alone: at once. Otherwise the first of n answers within about 10 ms × (n - 1) / n.
-    return peers.size === 0 ? 0 : Math.random() * Math.min(50, 10 * peers.size);
+    if (peers.size === 0) return 0;
+    // Alone: at once. Otherwise uniform over twice a fetch (5 to 50 ms) per other worker.
+    const perPeer = Math.min(50, Math.max(5, 2 * fetchMs));
+    return Math.random() * Math.min(100, perPeer * peers.size);
   };
   const consumers = new Map<string, Consumer>();
   const running = new Set<Promise<void>>();
@@ -266,9 +271,11 @@ export async function openQueue(
     c.again = false;
     c.announced = 0;
     const fetch = dialect.sqlToQuery(fetchSql(c.name, free, tag, c.fetchWith));
+    const sentAt = Date.now();
     tracked.db
       .executeSql(fetch.sql, fetch.params)
       .then(({ rows: jobs }) => {
+        fetchMs = 0.8 * fetchMs + 0.2 * (Date.now() - sentAt);
         // Fewer than asked for: the queue had no more (for now).
         c.more = jobs.length === free;
         for (const job of jobs) start(c, job as unknown as FetchedJob);
