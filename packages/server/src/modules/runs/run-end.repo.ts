@@ -4,7 +4,8 @@ import { closingRows, type Progress } from './run-progress.repo';
 
 // The usual end of a run as one statement: a run that succeeded (or was canceled) and has nothing
 // else to decide on the way (no notification to resolve) ends with its queue job, checkpoints,
-// last progress, sealed input and event in a single round trip and commit. Everything is
+// last progress, sealed input and event in a single statement and commit (the caller wraps it in
+// a transaction, so a worker that dies while it waits for the row never commits it). Everything is
 // conditioned on the run's own update, which only matches while `owner` holds the lease: the
 // same lock → check → write → emit as the transaction of run-lifecycle.service.ts, in SQL.
 

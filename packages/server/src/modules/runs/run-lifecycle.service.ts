@@ -82,26 +82,30 @@ async function endAtOnce(
           string
         >)
       : {};
-  const ended = await endRunAtOnce(deps.db, {
-    runId,
-    owner,
-    state: outcome.kind,
-    progress: extras.progress ?? { steps: [], logs: [] },
-    cursors,
-    blockedBy: runAlertOpenSql,
-    job: completion?.sql ?? null,
-    event: (row) =>
-      eventFromRowSql(
-        { organizationId: sql`${row}.organization_id`, actor: systemActor, requestId: null },
-        {
-          entityType: 'pipeline_run',
-          action: 'update',
-          entitySlug: sql`${row}.slug`,
-          metadata: sql`jsonb_build_object('attempt', ${row}.attempt, 'state', ${row}.state, 'error_code', null)`,
-        },
-        row,
-      ),
-  });
+  // In a transaction of its own, though one statement: a worker that dies while the statement
+  // waits (for the run's row lock) never sends the commit, so its end does not land after it.
+  const ended = await deps.db.transaction((tx) =>
+    endRunAtOnce(tx, {
+      runId,
+      owner,
+      state: outcome.kind,
+      progress: extras.progress ?? { steps: [], logs: [] },
+      cursors,
+      blockedBy: runAlertOpenSql,
+      job: completion?.sql ?? null,
+      event: (row) =>
+        eventFromRowSql(
+          { organizationId: sql`${row}.organization_id`, actor: systemActor, requestId: null },
+          {
+            entityType: 'pipeline_run',
+            action: 'update',
+            entitySlug: sql`${row}.slug`,
+            metadata: sql`jsonb_build_object('attempt', ${row}.attempt, 'state', ${row}.state, 'error_code', null)`,
+          },
+          row,
+        ),
+    }),
+  );
   if (ended === 'ended') completion?.done();
   return ended;
 }
