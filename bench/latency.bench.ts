@@ -15,6 +15,9 @@
 //   BENCH_WORKERS=2               worker processes; BENCH_CONCURRENCY=4 runs at once in each
 //   BENCH_SCALE=1,2,4             worker counts for the runs/min saturation figure ('' skips it)
 //   BENCH_SCALE_RUNS=600          runs queued at once per saturation measurement
+//   BENCH_SCALE_ROUNDS=2          rounds of those measurements, in ascending then descending order
+//                                 of workers (the machine's load drifts: each count is measured
+//                                 early and late, and its runs/min is over all its rounds)
 //   BENCH_SCALE_ROWS=20000        rows per run of the scale-out rows/s pipeline (PG → PG copy)
 //   BENCH_SCALE_ROW_RUNS=8        such runs queued at once per worker count
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
@@ -62,6 +65,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const SCALE = (process.env.BENCH_SCALE ?? '1,2,4').split(',').filter(Boolean).map(Number);
 const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
 const SCALE_ROWS = Number(process.env.BENCH_SCALE_ROWS ?? 20_000);
+const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 2);
 const SCALE_ROW_RUNS = Number(process.env.BENCH_SCALE_ROW_RUNS ?? 8);
 const PGBOUNCER = process.env.BENCH_PGBOUNCER ?? '';
 if (!['', 'listen', 'poll'].includes(PGBOUNCER)) throw new Error('BENCH_PGBOUNCER is listen or poll');
@@ -371,8 +375,12 @@ async function main() {
       console.log(
         `  bare insert+NOTIFY → listener   ${((SCALE_RUNS / bareMs) * 60_000).toFixed(0)} jobs/min`,
       );
-      const perMinute = new Map<number, number>();
-      for (const n of SCALE) {
+      // Runs and wall time per worker count, over every round.
+      const totals = new Map<number, { runs: number; ms: number }>();
+      const order = Array.from({ length: SCALE_ROUNDS }, (_, r) =>
+        r % 2 === 0 ? SCALE : [...SCALE].reverse(),
+      ).flat();
+      for (const n of order) {
         workers = await startWorkers(n);
         await sleep(1000);
         const l0 = load();
@@ -381,7 +389,8 @@ async function main() {
         expected += SCALE_RUNS;
         const l1 = load();
         const cost = await costPerRun(scaleBefore, workers, SCALE_RUNS);
-        perMinute.set(n, (SCALE_RUNS / r.wallMs) * 60_000);
+        const t = totals.get(n) ?? { runs: 0, ms: 0 };
+        totals.set(n, { runs: t.runs + SCALE_RUNS, ms: t.ms + r.wallMs });
         const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
         copied += SCALE_ROW_RUNS * SCALE_ROWS;
         console.log(
@@ -394,7 +403,14 @@ async function main() {
         for (const w of workers) await w.stop();
         workers = [];
       }
+      const perMinute = new Map([...totals].map(([n, t]) => [n, (t.runs / t.ms) * 60_000]));
       const one = perMinute.get(1);
+      for (const [n, rate] of perMinute) {
+        console.log(
+          `  ${n} worker(s) over ${SCALE_ROUNDS} round(s): ${rate.toFixed(0)} runs/min` +
+            (one ? `, ${(rate / one).toFixed(2)} × 1 worker` : ''),
+        );
+      }
       const most = Math.max(...SCALE);
       if (one && most > 1) {
         const ratio = perMinute.get(most)! / one;

@@ -1,6 +1,6 @@
 import type { SessionPool } from '@sluice/connectors';
 import type { Deps } from '../context';
-import type { JobHandler, JobName, JobPayloads, JobPolicy } from './queue';
+import type { FetchWith, JobHandler, JobName, JobPayloads, JobPolicy } from './queue';
 
 /** What a worker process owns besides the deps every process shares. */
 export type WorkerResources = {
@@ -24,6 +24,8 @@ export type JobDefinition<N extends JobName> = {
    * job (payload already parsed). State kept between jobs lives in that closure.
    */
   handler(deps: Deps, worker: WorkerResources): JobHandler<N>;
+  /** What the fetch that takes a job also does, in its statement (queue.ts FetchWith). */
+  fetchWith?(deps: Deps): FetchWith;
 };
 
 export type AnyJobDefinition = { [N in JobName]: JobDefinition<N> }[JobName];

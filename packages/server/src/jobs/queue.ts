@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
@@ -34,8 +36,17 @@ export type EnqueueOptions = {
 
 export type JobHandler<N extends JobName> = (
   data: JobData<N>,
-  job: { id: string; retryCount: number },
+  /** `fetchedWith`: the job's row of the consumer's `fetchWith` (null: none), when it has one. */
+  job: { id: string; retryCount: number; fetchedWith?: Record<string, unknown> | null },
 ) => Promise<void>;
+
+/**
+ * CTEs run by the fetch itself, over `taken` (the jobs it took: id, data), one of them named
+ * `fetched_with` with a `job_id` column: the handler gets its job's row as `fetchedWith`. E.g.
+ * the run worker claims the runs of its jobs in the same statement and commit as it takes them.
+ * Built for every fetch, so it may carry what the process knows at that moment.
+ */
+export type FetchWith = (taken: SQL) => SQL;
 
 export type Queue = {
   boss: PgBoss;
@@ -51,8 +62,18 @@ export type Queue = {
    * after the handler returns.
    */
   complete(tx: DbOrTx, name: JobName, jobId: string): Promise<void>;
+  /**
+   * The same completion as a CTE body of the caller's own statement, done only where `guard`
+   * holds (pg-boss's completeJobs on its table); call `done()` once that statement committed
+   * having completed it, so nothing is sent for it after the handler returns.
+   */
+  completion(name: JobName, jobId: string): { sql(guard: SQL): SQL; done(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
-  work<N extends JobName>(name: N, handler: JobHandler<N>, opts?: { concurrency?: number }): Promise<void>;
+  work<N extends JobName>(
+    name: N,
+    handler: JobHandler<N>,
+    opts?: { concurrency?: number; fetchWith?: FetchWith },
+  ): Promise<void>;
   /** Runs before the queue stops (in parallel), e.g. to hand long jobs back before the store closes. */
   onStop(hook: () => Promise<void>): void;
   stop(): Promise<void>;
@@ -76,8 +97,55 @@ export function executorFor(db: DbOrTx): SqlExecutor {
   };
 }
 
-/** NOTIFY channel of new jobs; the payload is the queue's name. */
+/**
+ * NOTIFY channel of the queues. A new job's payload is its queue's name; a fetch that took jobs
+ * says so with `taken:<queue>:<count>:<consumer tag>`, so the other workers that heard of those
+ * jobs do not fetch for them too.
+ */
 export const JOBS_CHANNEL = 'sluice_jobs';
+
+/**
+ * The fetch of a consumer, on pg-boss's table (the semantics of its fetchNextJob for our queues,
+ * all of policy `standard`): up to `limit` jobs marked active, a `taken` notification when it
+ * took any, and the consumer's `fetchWith`.
+ */
+function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWith | undefined): SQL {
+  const extra = fetchWith ? sql`, ${fetchWith(sql.raw('taken'))}` : sql``;
+  const joined = fetchWith
+    ? sql`, to_jsonb(w) as "fetchedWith" from taken t left join fetched_with w on w.job_id = t.id`
+    : sql` from taken t`;
+  // `told` runs only when its value is asked for (an unused join to it would be removed).
+  return sql`
+    with next as (
+      select id from pgboss.job
+       where name = ${name} and state < 'active' and start_after < now()
+       order by priority desc, created_on, id
+       limit ${limit}
+       for update skip locked
+    ), taken as (
+      update pgboss.job j
+         set state = 'active', started_on = now(),
+             retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
+        from next
+       where j.name = ${name} and j.id = next.id
+      returning j.id, j.data, j.retry_count
+    ), told as (
+      select pg_notify(${JOBS_CHANNEL}, ${`taken:${name}:`}::text || count(*) || ${`:${tag}`}::text)
+        from taken having count(*) > 0
+    )${extra}
+    select t.id, t.data, t.retry_count as "retryCount", (select count(*) from told) as told${joined}`;
+}
+
+/** The polled queues ($1) with a job ready: one statement per poll for all of them. */
+const READY_SQL = `
+  select q.name from unnest($1::text[]) as q(name)
+   where exists (select 1 from pgboss.job j
+                  where j.name = q.name and j.state < 'active' and j.start_after < now())`;
+
+const dialect = new PgDialect();
+
+/** How long other workers seen taking jobs count as present. */
+const PEER_WINDOW_MS = 60_000;
 
 /** How long a stopping queue waits for handlers still running before it stops pg-boss. */
 const HANDLER_WAIT_MS = 12_000;
@@ -115,11 +183,14 @@ function trackedExecutor(store: Store) {
  * This process's consumer of one queue: `capacity` jobs at a time (one per `work` call), fetched
  * by one statement for as many as are free. It fetches when told a job may be waiting (a
  * notification, a job sent from this process, its own full batch), after a job when more may
- * be waiting, and on a poll when nothing told it for a while.
+ * be waiting, and when the poll finds a job ready. With other workers about, a notification is
+ * answered after a random delay (a few ms per other worker), and not at all when their `taken`
+ * notifications covered every job announced meanwhile: one worker fetches a new job, not all.
  */
 type Consumer = {
   name: JobName;
   handler: JobHandler<any>;
+  fetchWith?: FetchWith;
   capacity: number;
   active: number;
   /** More jobs may be waiting: the last fetch filled every free slot, or a notification found none free. */
@@ -127,8 +198,10 @@ type Consumer = {
   fetching: boolean;
   /** Told to look while a fetch was in flight. */
   again: boolean;
-  lastFetch: number;
-  poll: NodeJS.Timeout;
+  /** Jobs announced since this consumer last fetched, less those other workers said they took. */
+  announced: number;
+  /** A delayed look is pending. */
+  timer: NodeJS.Timeout | null;
 };
 
 export async function openQueue(
@@ -164,6 +237,20 @@ export async function openQueue(
     } as any);
   }
   const stopHooks: (() => Promise<void>)[] = [];
+  // This consumer's name in `taken` notifications, and the other workers heard taking jobs.
+  const tag = crypto.randomUUID().slice(0, 8);
+  const peers = new Map<string, number>();
+  // How long a fetch takes here (moving average): a `taken` notification reaches the others
+  // about that long after the fetch was sent, so answers must be spread wider than that.
+  let fetchMs = 5;
+  const delayMs = () => {
+    const now = Date.now();
+    for (const [t, at] of peers) if (now - at > PEER_WINDOW_MS) peers.delete(t);
+    if (peers.size === 0) return 0;
+    // Alone: at once. Otherwise uniform over twice a fetch (5 to 50 ms) per other worker.
+    const perPeer = Math.min(50, Math.max(5, 2 * fetchMs));
+    return Math.random() * Math.min(100, perPeer * peers.size);
+  };
   const consumers = new Map<string, Consumer>();
   const running = new Set<Promise<void>>();
   // Jobs their handler completed in its own transaction (`complete`): nothing left to send.
@@ -182,10 +269,13 @@ export async function openQueue(
     if (free <= 0) return;
     c.fetching = true;
     c.again = false;
-    c.lastFetch = Date.now();
-    boss
-      .fetch(c.name, { batchSize: free })
-      .then((jobs) => {
+    c.announced = 0;
+    const fetch = dialect.sqlToQuery(fetchSql(c.name, free, tag, c.fetchWith));
+    const sentAt = Date.now();
+    tracked.db
+      .executeSql(fetch.sql, fetch.params)
+      .then(({ rows: jobs }) => {
+        fetchMs = 0.8 * fetchMs + 0.2 * (Date.now() - sentAt);
         // Fewer than asked for: the queue had no more (for now).
         c.more = jobs.length === free;
         for (const job of jobs) start(c, job as unknown as FetchedJob);
@@ -196,13 +286,29 @@ export async function openQueue(
       .finally(() => {
         c.fetching = false;
         if (c.again) {
-          if (c.capacity - c.active > 0) look(c);
+          if (c.capacity - c.active > 0) lookSoon(c);
           else c.more = true;
         }
       });
   };
 
-  type FetchedJob = { id: string; data: unknown; retryCount?: number; expireInSeconds?: number };
+  /** Looks after the delay, unless other workers took every job announced meanwhile. */
+  const lookSoon = (c: Consumer) => {
+    if (c.timer) return;
+    const delay = delayMs();
+    if (delay === 0) return look(c);
+    c.timer = setTimeout(() => {
+      c.timer = null;
+      if (c.announced > 0 || c.more) look(c);
+    }, delay);
+  };
+
+  type FetchedJob = {
+    id: string;
+    data: unknown;
+    retryCount?: number;
+    fetchedWith?: Record<string, unknown> | null;
+  };
   const start = (c: Consumer, job: FetchedJob) => {
     c.active++;
     const def = jobOf(c.name);
@@ -218,7 +324,11 @@ export async function openQueue(
         );
         expiry.unref();
       });
-      await Promise.race([c.handler(data, { id: job.id, retryCount: job.retryCount ?? 0 }), expired]);
+      const fetched = { id: job.id, retryCount: job.retryCount ?? 0 };
+      await Promise.race([
+        c.handler(data, c.fetchWith ? { ...fetched, fetchedWith: job.fetchedWith ?? null } : fetched),
+        expired,
+      ]);
     })();
     const done = handled
       .then(
@@ -244,8 +354,17 @@ export async function openQueue(
     running.add(done);
   };
 
-  const wake = (name: string | null) => {
+  const wake = (payload: string | null) => {
     if (stopping) return;
+    if (payload?.startsWith('taken:')) {
+      const [, queue, count, by] = payload.split(':');
+      if (by === tag) return;
+      peers.set(by, Date.now());
+      const c = consumers.get(queue as JobName);
+      if (c) c.announced = Math.max(0, c.announced - Number(count));
+      return;
+    }
+    const name = payload;
     if (name === null) {
       // Notifications may have been missed: every queue looks.
       for (const c of consumers.values()) {
@@ -254,11 +373,33 @@ export async function openQueue(
       }
       return;
     }
-    const c = consumers.get(name);
+    const c = consumers.get(name as JobName);
     if (!c) return;
-    if (c.fetching || c.capacity - c.active > 0) look(c);
+    c.announced++;
+    if (c.fetching) c.again = true;
+    else if (c.capacity - c.active > 0) lookSoon(c);
     else c.more = true;
   };
+  // The fallback (and how delayed jobs are found): one statement per interval for every queue
+  // with a free slot, a fetch only for those with a job ready.
+  const poll = setInterval(() => {
+    const free = [...consumers.values()].filter((c) => c.capacity - c.active > 0 && !c.fetching);
+    if (stopping || free.length === 0) return;
+    tracked.db
+      .executeSql(READY_SQL, [free.map((c) => c.name)])
+      .then(({ rows }) => {
+        for (const { name } of rows as { name: JobName }[]) {
+          const c = consumers.get(name);
+          if (!c) continue;
+          c.more = true;
+          look(c);
+        }
+      })
+      .catch(() => {
+        // The store is unreachable: the next poll tries again.
+      });
+  }, opts.pollSeconds * 1000);
+  poll.unref();
   let unlisten: (() => Promise<void>) | null = null;
   let listenStarted: Promise<void> | null = null;
   const listen = () => {
@@ -308,6 +449,13 @@ export async function openQueue(
       await boss.complete(name, jobId, null as any, { db: executorFor(tx) } as any);
       completedInTx.add(jobId);
     },
+    completion(name, jobId) {
+      return {
+        sql: (guard) => sql`update pgboss.job set completed_on = now(), state = 'completed', output = null
+                  where name = ${name} and id = ${jobId}::uuid and state = 'active' and ${guard}`,
+        done: () => completedInTx.add(jobId),
+      };
+    },
     async work(name, handler, o = {}) {
       if (consumers.has(name)) throw new Error(`queue ${name} is already consumed here`);
       jobOf(name);
@@ -315,19 +463,15 @@ export async function openQueue(
       const c: Consumer = {
         name,
         handler: handler as JobHandler<any>,
+        fetchWith: o.fetchWith,
         capacity: Math.max(1, o.concurrency ?? 1),
         active: 0,
         more: true,
         fetching: false,
         again: false,
-        lastFetch: 0,
-        // Polling is the fallback (and how delayed jobs are found): one fetch per queue and
-        // interval at most, skipped when the consumer looked meanwhile.
-        poll: setInterval(() => {
-          if (Date.now() - c.lastFetch >= opts.pollSeconds * 900) look(c);
-        }, opts.pollSeconds * 1000),
+        announced: 0,
+        timer: null,
       };
-      c.poll.unref();
       consumers.set(name, c);
       look(c);
     },
@@ -338,7 +482,8 @@ export async function openQueue(
       // Order matters: nothing may reach the store once it closes after this resolves.
       // 1. No new fetches, no more wake-ups.
       stopping = true;
-      for (const c of consumers.values()) clearInterval(c.poll);
+      clearInterval(poll);
+      for (const c of consumers.values()) if (c.timer) clearTimeout(c.timer);
       const deadline = new Promise((r) => setTimeout(r, HANDLER_WAIT_MS).unref());
       // 2. Long jobs hand themselves back (runs go back to the queue), then every handler ends
       //    and its completion lands.

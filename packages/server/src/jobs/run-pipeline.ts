@@ -5,10 +5,17 @@ import { z } from 'zod';
 import type { Deps } from '../context';
 import type { ErrorRecord } from '../db/schema/index';
 import { randomSuffix } from '../http/fields';
-import { claimRun, finishRun, type RunOutcome, renewLease, resetSteps } from '../modules/runs/index';
+import {
+  type ClaimedWithHints,
+  claimRun,
+  claimRunsOfJobsSql,
+  finishRun,
+  type RunOutcome,
+  renewLease,
+} from '../modules/runs/index';
 import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
-import { PrepareError, prepareRun } from './run-prepare';
+import { knownPlanOrders, PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
 import { makeRunTmpDir } from './run-tmp';
 
@@ -52,13 +59,21 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
   });
 
   return async ({ runId }, job) => {
+    const { leaseSeconds } = deps.config.runs;
+    // Claimed by the fetch that took the job (see fetchWith below), else here.
+    const claimed =
+      job.fetchedWith !== undefined
+        ? (job.fetchedWith as ClaimedWithHints | null)
+        : stopping
+          ? null
+          : await claimRun(deps.db, runId, workerId, leaseSeconds);
     if (stopping) {
-      // Fetched while shutting down: leave the run queued for another worker.
-      await deps.queue.enqueue(null, 'pipelines.run', { runId });
+      // Fetched while shutting down: the run goes back to the queue for another worker.
+      if (claimed) await finishRun(deps, claimed.id, workerId, { kind: 'released' }, { jobId: job.id });
+      else if (job.fetchedWith === undefined) await deps.queue.enqueue(null, 'pipelines.run', { runId });
       return;
     }
-    const { leaseSeconds } = deps.config.runs;
-    const run = await claimRun(deps.db, runId, workerId, leaseSeconds);
+    const run = claimed;
     if (!run) return; // canceled while queued, or another worker has it
 
     let stopReason: StopReason | null = null;
@@ -124,7 +139,6 @@ async function execute(
   recorder: ReturnType<typeof createRunRecorder>,
 ) {
   const prepared = await prepareRun(deps, run);
-  await resetSteps(deps.db, run.id, prepared.plan.order);
   if (run.attempt > 1) {
     // The attempt before died: what its sinks committed stays reported on the run.
     const earlier = await prepared.committedWrites(signal).catch((err) => {
@@ -193,6 +207,8 @@ function failureOutcome(
 export const runPipelineJob = defineJob({
   name: 'pipelines.run',
   payload,
+  fetchWith: (deps) => (taken) =>
+    claimRunsOfJobsSql(taken, workerId, deps.config.runs.leaseSeconds, knownPlanOrders()),
   // A lost worker is recovered by the run lease sweep (attempt 2, then WORKER_LOST), not by a
   // queue retry; the expiry only has to outlast the longest run.
   policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 6 * 3600 },

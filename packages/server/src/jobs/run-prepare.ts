@@ -13,7 +13,9 @@ import { withContractChecks } from '../modules/contracts/index';
 import { type LoadedConnection, loadConnection } from '../modules/data-sources/index';
 import {
   boundDataSources,
+  boundFromJson,
   type ClaimedRun,
+  type ClaimHints,
   checkpointCursors,
   findRunInput,
   runInputBinding,
@@ -94,6 +96,15 @@ export function usesOf(spec: PipelineSpec): Planned['uses'] {
 }
 const PLAN_CACHE_SIZE = 200;
 
+/**
+ * The step order of the plans this worker planned last (at most `limit`), by
+ * `pipelineId:specHash`: the fetch that claims a run of one of them resets its steps too.
+ */
+export function knownPlanOrders(limit = 20): Record<string, string[]> {
+  const entries = [...planCache].slice(-limit);
+  return Object.fromEntries(entries.map(([key, p]) => [key, p.plan.order]));
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -125,10 +136,18 @@ async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
   return entry;
 }
 
-export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedRun> {
+export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Promise<PreparedRun> {
   const { spec, plan, uses } = await specAndPlan(deps, run);
 
-  const bound = await boundDataSources(deps.db, run.pipelineId, run.environmentId);
+  // Read with the claim when it also reset the steps; else the attempt's steps are reset
+  // (pending, in plan order) by the statement that reads them.
+  const bound =
+    run.bound !== undefined && run.stepsReset
+      ? boundFromJson(run.bound)
+      : await boundDataSources(deps.db, run.pipelineId, run.environmentId, {
+          runId: run.id,
+          order: plan.order,
+        });
   const connections = new Map<string, LoadedConnection>();
   // A data source read by one step and written by another (or used twice) is loaded once.
   const loaded = new Map<string, LoadedConnection>();
@@ -154,7 +173,8 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       );
     }
     try {
-      const connection = loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row));
+      const connection =
+        loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row, row.currentCredential));
       loaded.set(row.id, connection);
       connections.set(step.slug, connection);
     } catch {
@@ -172,7 +192,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun): Promise<PreparedR
       : ({} as Record<string, string>),
     uses.env ? resolveVariables(deps.db, run.organizationId, run.environmentId) : {},
     unsealInput(deps, run),
-    checkpointCursors(deps.db, run.pipelineId, run.environmentId),
+    run.hasCheckpoints === false ? {} : checkpointCursors(deps.db, run.pipelineId, run.environmentId),
   ]).catch((err) => {
     if (err instanceof PrepareError) throw err;
     throw new PrepareError('SECRETS_UNREADABLE', 'environment secrets or run input could not be decrypted');

@@ -29,5 +29,8 @@ function work<N extends JobName>(
   job: JobDefinition<N>,
   concurrency: number,
 ) {
-  return deps.queue.work(job.name, job.handler(deps, worker), { concurrency });
+  return deps.queue.work(job.name, job.handler(deps, worker), {
+    concurrency,
+    fetchWith: job.fetchWith?.(deps),
+  });
 }

@@ -153,9 +153,11 @@ function measured(
 /** Ports whose contracted sinks are measured, the results appended to the run's contract_checks. */
 export async function withContractChecks(
   db: DbOrTx,
-  run: { id: string; pipelineId: string },
+  run: { id: string; pipelineId: string; hasContracts?: boolean },
   ports: Ports,
 ): Promise<Ports> {
+  // The claim already found none: nothing to read.
+  if (run.hasContracts === false) return ports;
   const contracts = new Map(
     (await latestContracts(db, ofPipeline(run.pipelineId))).map((c) => [c.contract.stepSlug, c]),
   );

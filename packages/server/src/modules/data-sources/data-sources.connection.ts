@@ -57,6 +57,8 @@ export async function loadConnection(
   db: DbOrTx,
   deps: Pick<Deps, 'config' | 'keyring' | 'log' | 'queue' | 'clock'>,
   row: DataSourceRow,
+  /** The current credential when the caller read it with the row (undefined: read here). */
+  current?: repo.CredentialRow | null,
 ): Promise<LoadedConnection> {
   const definition = connectorFor(row.type);
   // Stored config was validated on write; parsing again applies defaults added since.
@@ -65,7 +67,7 @@ export async function loadConnection(
 
   let credentials: Record<string, unknown> | null = null;
   let refreshCredentials: ConnectorContext['refreshCredentials'];
-  const credential = await repo.currentCredential(db, row.id);
+  const credential = current !== undefined ? current : await repo.currentCredential(db, row.id);
   const provider = providerOfType(row.type);
   if (provider) {
     // OAuth kinds: a fresh access token (refreshed when due), never the sealed bundle itself.

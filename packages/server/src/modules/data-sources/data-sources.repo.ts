@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { dataSourceCredentials, dataSources } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
@@ -127,6 +127,15 @@ export async function updateDataSource(db: DbOrTx, id: string, patch: DataSource
 export async function deleteDataSource(db: DbOrTx, id: string) {
   await db.delete(dataSources).where(eq(dataSources.id, id));
 }
+
+/** Join condition: the credential row is the current one of `dataSources` (as currentCredential). */
+export const isCurrentCredentialOf = (dataSourceId: typeof dataSources.id | SQL) =>
+  eq(
+    dataSourceCredentials.id,
+    sql`(select c.id from data_source_credentials c
+          where c.data_source_id = ${dataSourceId} and c.status in ${CURRENT_STATUSES}
+          order by c.created_at desc limit 1)`,
+  );
 
 export async function currentCredential(db: DbOrTx, dataSourceId: string): Promise<CredentialRow | null> {
   const [row] = await db

@@ -356,3 +356,7 @@ export async function lockDataSourceById(tx: Tx, id: string) {
 export async function writeDataSourceRow(...args: Parameters<typeof repo.updateDataSource>) {
   return repo.updateDataSource(...args);
 }
+
+/** The condition that picks a data source's current credential, for a query of another module. */
+export const isCurrentCredentialOf: typeof repo.isCurrentCredentialOf = (...args) =>
+  repo.isCurrentCredentialOf(...args);

@@ -10,11 +10,13 @@ export {
   findDataSource,
   loadConnection,
 } from './data-sources.connection';
+export type { CredentialRow } from './data-sources.repo';
 export { dataSourcesRoutes } from './data-sources.routes';
 export { dataSourceParams } from './data-sources.schemas';
 export {
   dataSourceById,
   getRow,
+  isCurrentCredentialOf,
   lockDataSourceById,
   requireDataSourceRow,
   src,

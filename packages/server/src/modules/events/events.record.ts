@@ -1,3 +1,4 @@
+import { type SQL, sql } from 'drizzle-orm';
 import type { Actor, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { events } from '../../db/schema/index';
@@ -137,4 +138,23 @@ export async function recordPermissionDenial(db: DbOrTx, scope: Scope, denial: P
       },
     },
   );
+}
+
+/**
+ * The activity record of a change written by the same statement: an `INSERT … SELECT` over
+ * `from`, which yields at most one row (one slug is drawn here), with the entity slug and the
+ * metadata as SQL over that row (the caller builds them from known keys: nothing to sanitize).
+ */
+export function eventFromRowSql(
+  src: Omit<EventSource, 'organizationId'> & { organizationId: SQL },
+  e: { entityType: EntityType; action: EventAction; entitySlug: SQL; metadata: SQL },
+  from: SQL,
+): SQL {
+  return sql`
+    insert into events (organization_id, slug, event_class, actor_type, actor_slug, entity_type,
+                        entity_slug, action, request_id, occurred_at, metadata)
+    select ${src.organizationId}, ${randomSlug('ev', 20)}, 'activity', ${src.actor.type},
+           ${src.actor.slug}, ${e.entityType}, ${e.entitySlug}, ${e.action}, ${src.requestId},
+           now(), ${e.metadata}
+      from ${from}`;
 }

@@ -7,6 +7,7 @@ export {
   type EventInput,
   entityTypes,
   eventActions,
+  eventFromRowSql,
   recordEvent,
   recordPermissionDenial,
 } from './events.record';

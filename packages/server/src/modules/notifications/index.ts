@@ -21,4 +21,5 @@ export {
   resolveConnectionAlerts,
   resolveCredentialFailed,
   resolveTriggerFailed,
+  runAlertOpenSql,
 } from './source-alerts';

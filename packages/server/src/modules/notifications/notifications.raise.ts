@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { Actor, Deps } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { notificationOccurrences, notifications, type SourceRef } from '../../db/schema/index';
@@ -49,6 +49,17 @@ export function dedupKeyOf(
 ): string {
   const where = projectSlug ? (environmentSlug ? `${projectSlug}/${environmentSlug}` : projectSlug) : '-';
   return `${type}:${where}:${subject.kind}:${subject.slug}`;
+}
+
+/** dedupKeyOf for a subject of a project environment, as SQL over slug expressions (same text). */
+export function placeDedupKeySql(
+  type: NotificationType,
+  projectSlug: SQL,
+  environmentSlug: SQL,
+  subjectKind: string,
+  subjectSlug: SQL,
+): SQL {
+  return sql`(${`${type}:`}::text || ${projectSlug} || '/' || ${environmentSlug} || ${`:${subjectKind}:`}::text || ${subjectSlug})`;
 }
 
 async function lockByKey(tx: DbOrTx, organizationId: string, dedupKey: string) {

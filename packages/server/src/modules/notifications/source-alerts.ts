@@ -1,7 +1,12 @@
-import { eq } from 'drizzle-orm';
+import { eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { environments, pipelines, projects } from '../../db/schema/index';
-import { type RaiseDeps, raiseNotification, resolveNotification } from './notifications.raise';
+import {
+  placeDedupKeySql,
+  type RaiseDeps,
+  raiseNotification,
+  resolveNotification,
+} from './notifications.raise';
 
 // What raises what (docs/alerting.md#notifications), for the sources that exist today: runs, schema
 // imports, worker-side connection checks and OAuth refreshes. Each is called in the transaction
@@ -81,6 +86,27 @@ export async function alertRunEnded(
     sourceKey: `run:${run.slug}:recovered`,
     bornResolved: true,
   });
+}
+
+/**
+ * Whether ending run `r` (SQL naming a pipeline_runs row) as succeeded has a notification to
+ * resolve, i.e. whether alertRunEnded would write anything: a pipeline_run_failed of its place
+ * still open. Callers end a run in one statement only when it has none.
+ */
+export function runAlertOpenSql(r: SQL): SQL {
+  const key = placeDedupKeySql(
+    'pipeline_run_failed',
+    sql.raw('pr.slug'),
+    sql.raw('e.slug'),
+    'pipeline',
+    sql.raw('p.slug'),
+  );
+  return sql`exists (
+    select 1 from pipelines p
+      join projects pr on pr.id = p.project_id
+      join environments e on e.id = ${r}.environment_id
+      join notifications n on n.organization_id = ${r}.organization_id and n.dedup_key = ${key}
+     where p.id = ${r}.pipeline_id and n.lifecycle_state <> 'resolved')`;
 }
 
 type DataSourceLike = { organizationId: string; slug: string; name: string };

@@ -2,18 +2,19 @@
 // Inside the module, files import each other directly; a repository is never exported.
 
 export { runInputBinding, sealRunInput } from './run-execute.service';
-export type { ClaimedRun } from './run-lease.repo';
+export type { ClaimedRun, ClaimedWithHints, ClaimHints } from './run-lease.repo';
 export { finishRun, type RunOutcome, recoverExpiredRuns } from './run-lifecycle.service';
 export type { LogLine, StepUpdate } from './run-progress.repo';
 export {
   boundDataSources,
+  boundFromJson,
   checkpointCursors,
   claimRun,
+  claimRunsOfJobsSql,
   findRunInput,
   insertLogs,
   logCursorAfter,
   renewLease,
-  resetSteps,
   updateSteps,
   versionSpec,
 } from './run-worker.service';

@@ -1,5 +1,7 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
+import { resetClaimedStepsSql } from './run-progress.repo';
+import { boundJsonSql } from './run-sources.repo';
 import type { RunRecord } from './runs.repo';
 
 // A worker holds a run through a lease: an owner id and an expiry it keeps pushing forward with
@@ -31,6 +33,19 @@ export type ClaimedRun = Pick<
 >;
 
 /**
+ * What the claim finds out besides the run, so the worker skips reads that would find nothing
+ * (absent: read anyway).
+ */
+export type ClaimHints = {
+  hasCheckpoints?: boolean;
+  hasContracts?: boolean;
+  /** boundJsonSql's value: the bound data sources, read with the claim. */
+  bound?: unknown;
+  /** The claim also reset the attempt's steps (it knew the plan). */
+  stepsReset?: boolean;
+};
+
+/**
  * Takes a queued run for `owner`. Only a `queued` run can be claimed, so a run held by a live
  * lease (running or canceling) is never taken by a second worker; concurrent claims serialize on
  * the row and exactly one of them matches.
@@ -40,18 +55,52 @@ export async function claimRun(
   runId: string,
   owner: string,
   leaseSeconds: number,
-): Promise<(ClaimedRun & { runTimeoutSeconds: number | null }) | null> {
+): Promise<ClaimedWithHints | null> {
   const res = await db.execute(sql`
-    update pipeline_runs
-       set state = 'running', lease_owner = ${owner},
-           lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
-           heartbeat_at = now(), started_at = coalesce(started_at, now()), updated_at = now()
+    update pipeline_runs set ${claimSet(owner, leaseSeconds)}
      where id = ${runId} and state = 'queued'
-    returning ${RUN_COLUMNS},
-      (select e.run_timeout_seconds from environments e where e.id = pipeline_runs.environment_id) as "runTimeoutSeconds"`);
-  type Claimed = ClaimedRun & { runTimeoutSeconds: number | null };
-  return rowsOf<Claimed>(res as Rows<Claimed>)[0] ?? null;
+    returning ${CLAIM_RETURNING}`);
+  return rowsOf<ClaimedWithHints>(res as Rows<ClaimedWithHints>)[0] ?? null;
 }
+
+export type ClaimedWithHints = ClaimedRun & ClaimHints & { runTimeoutSeconds: number | null };
+
+/**
+ * claimRun for the runs of the queue jobs in `taken` (id, data `{runId}`), as the CTEs of the
+ * queue's fetch (jobs/queue.ts FetchWith): taking the job, claiming its run, reading what it
+ * needs and (for a plan in `plans`, by `pipelineId:specHash`) resetting its steps are one
+ * statement and one commit. Rows carry `job_id`; a job whose run is not queued has none.
+ */
+export function claimRunsOfJobsSql(
+  taken: SQL,
+  owner: string,
+  leaseSeconds: number,
+  plans: Record<string, string[]>,
+): SQL {
+  return sql`
+    fetched_with as (
+      update pipeline_runs set ${claimSet(owner, leaseSeconds)}
+        from ${taken} t
+       where pipeline_runs.id = (case when t.data->>'runId' ~ '^[0-9a-fA-F-]{36}$' then t.data->>'runId' end)::uuid
+         and pipeline_runs.state = 'queued'
+      returning t.id as job_id, ${CLAIM_RETURNING},
+        ${JSON.stringify(plans)}::jsonb ? (pipeline_runs.pipeline_id::text || ':' || pipeline_runs.spec_hash) as "stepsReset"
+    ),
+    ${resetClaimedStepsSql(sql.raw('fetched_with'), plans)}`;
+}
+
+const claimSet = (owner: string, leaseSeconds: number) => sql`
+  state = 'running', lease_owner = ${owner},
+  lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
+  heartbeat_at = now(), started_at = coalesce(started_at, now()), updated_at = now()`;
+
+// The claimed run, its environment's time limit, and whether it has checkpoints and contracts.
+const CLAIM_RETURNING = sql`${RUN_COLUMNS},
+  (select e.run_timeout_seconds from environments e where e.id = pipeline_runs.environment_id) as "runTimeoutSeconds",
+  exists (select 1 from pipeline_checkpoints k where k.pipeline_id = pipeline_runs.pipeline_id
+             and k.environment_id = pipeline_runs.environment_id) as "hasCheckpoints",
+  exists (select 1 from contracts c where c.pipeline_id = pipeline_runs.pipeline_id) as "hasContracts",
+  ${boundJsonSql(sql.raw('pipeline_runs'))} as "bound"`;
 
 export type LeaseStatus = { state: string; cancelRequested: boolean } | null;
 

@@ -1,8 +1,10 @@
+import { sql } from 'drizzle-orm';
 import { type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import type { ErrorRecord } from '../../db/schema/index';
-import { recordEvent } from '../events/index';
-import { alertRunEnded } from '../notifications/index';
+import { eventFromRowSql, recordEvent } from '../events/index';
+import { alertRunEnded, runAlertOpenSql } from '../notifications/index';
+import { endRunAtOnce } from './run-end.repo';
 import { type ClaimedRun, lockExpiredRuns, lockOwnedRun, type OwnedRun } from './run-lease.repo';
 import {
   endRunRows,
@@ -61,6 +63,53 @@ export type FinishExtras = {
   jobId?: string;
 };
 
+/**
+ * A success or cancel with nothing else to decide (no notification to resolve), in one
+ * statement: see run-end.repo.ts. The transaction below does the rest.
+ */
+async function endAtOnce(
+  deps: Deps,
+  runId: string,
+  owner: string,
+  outcome: Extract<RunOutcome, { kind: 'succeeded' | 'canceled' }>,
+  extras: FinishExtras,
+) {
+  const completion = extras.jobId ? deps.queue.completion('pipelines.run', extras.jobId) : null;
+  const cursors =
+    outcome.kind === 'succeeded'
+      ? (Object.fromEntries(Object.entries(outcome.cursors).filter(([, c]) => c !== null)) as Record<
+          string,
+          string
+        >)
+      : {};
+  // In a transaction of its own, though one statement: a worker that dies while the statement
+  // waits (for the run's row lock) never sends the commit, so its end does not land after it.
+  const ended = await deps.db.transaction((tx) =>
+    endRunAtOnce(tx, {
+      runId,
+      owner,
+      state: outcome.kind,
+      progress: extras.progress ?? { steps: [], logs: [] },
+      cursors,
+      blockedBy: runAlertOpenSql,
+      job: completion?.sql ?? null,
+      event: (row) =>
+        eventFromRowSql(
+          { organizationId: sql`${row}.organization_id`, actor: systemActor, requestId: null },
+          {
+            entityType: 'pipeline_run',
+            action: 'update',
+            entitySlug: sql`${row}.slug`,
+            metadata: sql`jsonb_build_object('attempt', ${row}.attempt, 'state', ${row}.state, 'error_code', null)`,
+          },
+          row,
+        ),
+    }),
+  );
+  if (ended === 'ended') completion?.done();
+  return ended;
+}
+
 /** Applies the outcome if `owner` still holds the run; false when the lease was lost meanwhile. */
 export async function finishRun(
   deps: Deps,
@@ -69,6 +118,10 @@ export async function finishRun(
   outcome: RunOutcome,
   extras: FinishExtras = {},
 ) {
+  if (outcome.kind === 'succeeded' || outcome.kind === 'canceled') {
+    const ended = await endAtOnce(deps, runId, owner, outcome, extras);
+    if (ended !== 'blocked') return ended === 'ended';
+  }
   return deps.db.transaction(async (tx) => {
     const run = await lockOwnedRun(tx, runId, owner);
     if (!run) return false;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { type ErrorRecord, pipelineCheckpoints, pipelineRunSteps, pipelineRuns } from '../../db/schema/index';
 
@@ -16,26 +16,49 @@ function planOrderedId(index: number): string {
 
 /**
  * Every step of the plan as `pending`: the start of an attempt (a recovered or handed-back run
- * starts over). One statement: an upsert (a first attempt has no rows yet) with a delete of steps
+ * starts over). Two CTE bodies for the statement that reads what the attempt needs
+ * (run-sources.repo.ts): an upsert (a first attempt has no rows yet), and a delete of steps
  * outside the plan, which only ever finds rows of another plan.
  */
-export async function resetSteps(db: DbOrTx, runId: string, order: string[]) {
-  if (order.length === 0) {
-    await db.delete(pipelineRunSteps).where(eq(pipelineRunSteps.runId, runId));
-    return;
-  }
+export function resetStepsSql(runId: string, order: string[]): { gone: SQL; reset: SQL } {
   const ids = order.map((_, i) => planOrderedId(i));
-  await db.execute(sql`
-    with gone as (
+  return {
+    gone: sql`
       delete from pipeline_run_steps
-       where run_id = ${runId}::uuid and step_slug <> all(${sql.param(order)}::text[])
-    )
-    insert into pipeline_run_steps (id, run_id, step_slug, state)
-    select s.id::uuid, ${runId}::uuid, s.slug, 'pending'
-      from unnest(${sql.param(ids)}::text[], ${sql.param(order)}::text[]) as s(id, slug)
-    on conflict (run_id, step_slug) do update
-       set state = 'pending', rows_in = 0, rows_out = 0, bytes_in = 0, bytes_out = 0, error = null,
-           started_at = null, finished_at = null`);
+       where run_id = ${runId}::uuid and step_slug <> all(${sql.param(order)}::text[])`,
+    reset: sql`
+      insert into pipeline_run_steps (id, run_id, step_slug, state)
+      select s.id::uuid, ${runId}::uuid, s.slug, 'pending'
+        from unnest(${sql.param(ids)}::text[], ${sql.param(order)}::text[]) as s(id, slug)
+      on conflict (run_id, step_slug) do update
+         set state = 'pending', rows_in = 0, rows_out = 0, bytes_in = 0, bytes_out = 0, error = null,
+             started_at = null, finished_at = null`,
+  };
+}
+
+/**
+ * resetStepsSql for the runs of `claimed` (CTE rows with id, "pipelineId", "specHash") whose plan
+ * order `plans` holds by `pipelineId:specHash`: two CTEs for the statement that claims them.
+ * Step ids are plan-ordered as planOrderedId makes them.
+ */
+export function resetClaimedStepsSql(claimed: SQL, plans: Record<string, string[]>): SQL {
+  const order = sql`jsonb_array_elements_text(${JSON.stringify(plans)}::jsonb -> (w."pipelineId"::text || ':' || w."specHash"))
+                      with ordinality as o(slug, n)`;
+  return sql`
+    gone as (
+      delete from pipeline_run_steps s using ${claimed} w
+       where s.run_id = w.id and w."stepsReset"
+         and s.step_slug not in (select o.slug from ${order})
+    ),
+    reset as (
+      insert into pipeline_run_steps (id, run_id, step_slug, state)
+      select (lpad(to_hex(o.n - 1), 8, '0') || substr(gen_random_uuid()::text, 9))::uuid, w.id, o.slug, 'pending'
+        from ${claimed} w, ${order}
+       where w."stepsReset"
+      on conflict (run_id, step_slug) do update
+         set state = 'pending', rows_in = 0, rows_out = 0, bytes_in = 0, bytes_out = 0, error = null,
+             started_at = null, finished_at = null
+    )`;
 }
 
 export type StepUpdate = {
@@ -86,6 +109,8 @@ export async function closeOpenSteps(db: DbOrTx, runId: string) {
     .where(and(eq(pipelineRunSteps.runId, runId), sql`${pipelineRunSteps.state} in ('pending', 'running')`));
 }
 
+export type Progress = { steps: (StepUpdate & { stepSlug: string })[]; logs: LogLine[] };
+
 /**
  * A run's terminal rows in one statement: the run's state (lease released), the attempt's last
  * step values and log lines not written yet (`progress`), its steps still pending (skipped) or
@@ -96,11 +121,9 @@ export async function endRunRows(
   runId: string,
   state: 'succeeded' | 'failed' | 'canceled',
   error: ErrorRecord | null,
-  progress: { steps: (StepUpdate & { stepSlug: string })[]; logs: LogLine[] } = { steps: [], logs: [] },
+  progress: Progress = { steps: [], logs: [] },
 ) {
   const now = new Date().toISOString();
-  // A step's state after the attempt's last values, before it is closed.
-  const last = sql.raw('coalesce(u.state, s.state)');
   await tx.execute(sql`
     with ended as (
       update pipeline_runs
@@ -109,6 +132,19 @@ export async function endRunRows(
              updated_at = ${now}::timestamptz
        where id = ${runId}::uuid
     ),
+    ${closingRows(runId, now, progress, sql.raw('true'))}
+    select 1`);
+}
+
+/**
+ * The CTEs (after a first one) that close a run's other rows as it ends: the attempt's last step
+ * values, steps still open, unwritten log lines and the sealed input, each only where `guard`
+ * holds (a condition on the run's own update, when that one may match nothing).
+ */
+export function closingRows(runId: string, now: string, progress: Progress, guard: SQL) {
+  // A step's state after the attempt's last values, before it is closed.
+  const last = sql.raw('coalesce(u.state, s.state)');
+  return sql`
     u as (
       select * from jsonb_to_recordset(${stepRows(progress.steps)}::jsonb) as u(step_slug text,
         state text, rows_in bigint, rows_out bigint, bytes_in bigint, bytes_out bigint, error jsonb,
@@ -125,10 +161,10 @@ export async function endRunRows(
                                 else coalesce(s.finished_at, u.finished_at) end
         from pipeline_run_steps s0 left join u on u.step_slug = s0.step_slug
        where s.id = s0.id and s0.run_id = ${runId}::uuid
-         and (u.step_slug is not null or s0.state in ('pending', 'running'))
+         and (u.step_slug is not null or s0.state in ('pending', 'running')) and ${guard}
     ),
-    logged as (${logInsert(runId, progress.logs)})
-    delete from pipeline_run_inputs where run_id = ${runId}::uuid`);
+    logged as (${logInsert(runId, progress.logs, guard)}),
+    sealed as (delete from pipeline_run_inputs where run_id = ${runId}::uuid and ${guard})`;
 }
 
 /** Step updates as the jsonb rows the statements above read. */
@@ -160,7 +196,7 @@ const sinceRunStart = (runId: string) =>
  * Appending log lines, numbered on from the run's last one: the numbering reads the run's last
  * line in the same statement.
  */
-function logInsert(runId: string, lines: LogLine[]) {
+function logInsert(runId: string, lines: LogLine[], guard: SQL = sql.raw('true')) {
   const rows = lines.map((l, i) => ({
     n: i + 1,
     step_slug: l.stepSlug,
@@ -175,6 +211,7 @@ function logInsert(runId: string, lines: LogLine[]) {
              as l(n int, step_slug text, level text, message text, at timestamptz),
            (select coalesce(max(seq), 0) as seq from pipeline_run_logs
              where run_id = ${runId}::uuid and at >= ${sinceRunStart(runId)}) as last
+     where ${guard}
      order by l.n`;
 }
 

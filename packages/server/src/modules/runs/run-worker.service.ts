@@ -8,10 +8,13 @@ import * as runs from './runs.repo';
 
 /** Takes a queued run for this worker; null when another worker took it or it is gone. */
 export const claimRun: typeof lease.claimRun = (...args) => lease.claimRun(...args);
+/** The statement a pipelines.run fetch runs to claim the runs of the jobs it took. */
+export const claimRunsOfJobsSql: typeof lease.claimRunsOfJobsSql = (...args) =>
+  lease.claimRunsOfJobsSql(...args);
+/** The bound data sources the claim read, from its JSON. */
+export const boundFromJson: typeof sources.boundFromJson = (...args) => sources.boundFromJson(...args);
 /** Extends the worker's lease on its run and reports the run's state and cancel request. */
 export const renewLease: typeof lease.renewLease = (...args) => lease.renewLease(...args);
-/** Replaces a run's steps with the plan's order, all pending. */
-export const resetSteps: typeof progress.resetSteps = (...args) => progress.resetSteps(...args);
 export const updateSteps: typeof progress.updateSteps = (...args) => progress.updateSteps(...args);
 export const insertLogs: typeof progress.insertLogs = (...args) => progress.insertLogs(...args);
 export const checkpointCursors: typeof progress.checkpointCursors = (...args) =>
