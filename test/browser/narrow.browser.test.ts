@@ -383,7 +383,8 @@ describe('the app at 390 px', { timeout: 600_000 }, () => {
     );
     await page.keyboard.press('Escape');
     await drawer.waitFor({ state: 'hidden' });
-    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    // The button's state follows the dialog's close event in the next render, not in the same frame.
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
     expect(
       await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label')),
     ).toBe('Menu');
@@ -392,7 +393,7 @@ describe('the app at 390 px', { timeout: 600_000 }, () => {
     await drawer.getByRole('link', { name: 'Pipelines' }).click();
     await page.getByRole('heading', { name: 'Pipelines' }).waitFor();
     await drawer.waitFor({ state: 'hidden' });
-    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
   });
 
   it('fits every screen in 390 px, with targets of at least 24 × 24 px', async () => {
