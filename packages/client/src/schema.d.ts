@@ -40505,7 +40505,28 @@ export interface operations {
                                 operation_type: "object_rows";
                             } & {
                                 [key: string]: unknown;
-                            });
+                            }) | {
+                                /** @enum {string} */
+                                operation_type: "cdc";
+                                /** @description Schema-qualified tables to capture: schema.table (MySQL: database.table). */
+                                tables: string[];
+                                /**
+                                 * @description initial: the first runs copy the tables' rows, then follow the changes; never: changes only.
+                                 * @default initial
+                                 * @enum {string}
+                                 */
+                                snapshot?: "initial" | "never";
+                                /**
+                                 * @description At most this many changes (or snapshot rows) in one run; a backlog drains over several runs.
+                                 * @default 100000
+                                 */
+                                max_changes?: number;
+                                /**
+                                 * @description A run stops reading after this many seconds, at a transaction boundary.
+                                 * @default 60
+                                 */
+                                max_seconds?: number;
+                            };
                             response?: {
                                 /** @description Dotted path to the record array in a JSON response. */
                                 records_path?: string;

@@ -1,4 +1,4 @@
-import type { Payload, SinkResult, SourceOutput, Step, StepContext } from '@sluice/engine';
+import type { CdcOperation, Payload, SinkResult, SourceOutput, Step, StepContext } from '@sluice/engine';
 import type { z } from 'zod';
 import type { EgressPolicy } from './egress';
 import type { SessionPool } from './session-pool';
@@ -251,6 +251,58 @@ export type ChecksCapability<C = any, K = any> = {
   publish(conn: Connection<C, K>, ctx: ConnectorContext, check: ProofCheck): Promise<{ url: string | null }>;
 };
 
+/**
+ * Change data capture (docs/cdc.md). A capture is named by the server, one per pipeline
+ * source step and environment (`sluice_…`); on PostgreSQL it is a replication slot and a
+ * publication of the same name, on MySQL/MariaDB a position in the binlog (nothing on the
+ * server to drop).
+ *
+ * The rows a read hands on: first the metadata columns `_op` (`insert`, `update` or `delete`;
+ * snapshot rows are `insert`), `_table` (the table as the operation names it), `_position`
+ * (the change's position as text), `_committed_at` (the source commit time, ISO 8601 UTC) and
+ * `_unchanged` (a JSON array of the columns whose values the source did not send, PostgreSQL's
+ * unchanged TOAST values; null when all were sent), then the union of the tables' columns in
+ * table order with their exact values (a delete carries at least the key). Rows come in
+ * source commit order, a transaction's changes in their order.
+ */
+export type ChangesCapability<C = any, K = any> = {
+  /**
+   * Validation: whether the tables can be captured (they exist, have a key or replica
+   * identity, the server's settings allow capture). A problem is a finding naming the table
+   * and the fix, never a throw; a connection failure throws ConnectorError.
+   */
+  check(conn: Connection<C, K>, op: CdcOperation, ctx: ConnectorContext): Promise<CaptureFinding[]>;
+  /**
+   * Reads from the committed position (`step.lowerBoundCursor`, the checkpoint text a former
+   * read's `nextCursor` gave; null on the first run) up to the server's position when the read
+   * started, or less by `max_changes`/`max_seconds` at a transaction boundary. First confirms
+   * the committed position on the server (a PostgreSQL slot advances to it, never past it).
+   * `nextCursor()` resolves with the position to commit once the payload was consumed.
+   */
+  read(
+    conn: Connection<C, K>,
+    step: StepContext,
+    capture: string,
+    ctx: ConnectorContext,
+  ): Promise<SourceOutput>;
+  /** The captures on the server whose names start with `prefix`, with their lag. */
+  captures(conn: Connection<C, K>, prefix: string, ctx: ConnectorContext): Promise<CaptureStatus[]>;
+  /** Drops what the capture created on the server; one that does not exist is no error. */
+  release(conn: Connection<C, K>, capture: string, ctx: ConnectorContext): Promise<void>;
+};
+
+export type CaptureFinding = { table: string; code: string; message: string };
+
+export type CaptureStatus = {
+  name: string;
+  /** A reader is attached right now. */
+  active: boolean;
+  /** The position the server keeps the log from (the slot's confirmed flush; MySQL: null). */
+  confirmed_position: string | null;
+  /** Bytes of log retained behind the capture (PostgreSQL: WAL since the confirmed flush); null when unknown. */
+  lag_bytes: number | null;
+};
+
 export type Capabilities<C = any, K = any, S = any> = {
   query: QueryCapability<C, K, S>;
   source: SourceCapability<C, K>;
@@ -261,6 +313,7 @@ export type Capabilities<C = any, K = any, S = any> = {
   /** Git-backed kinds: what proof observations read (docs/proof.md). */
   proof: ProofCapability<C, K>;
   checks: ChecksCapability<C, K>;
+  changes: ChangesCapability<C, K>;
 };
 
 export type CapabilityName = keyof Capabilities;
@@ -279,6 +332,7 @@ const capabilityWords: Record<CapabilityName, string> = {
   branches: 'branch listing',
   proof: 'proof',
   checks: 'publishing checks',
+  changes: 'change data capture',
 };
 
 /**

@@ -30,6 +30,7 @@ export const dataSourceTypeOf: Record<OperationType, string | null> = {
   s3: 's3',
   workspace_file: 'google_workspace',
   object_rows: null, // salesforce, github, gitlab
+  cdc: null, // postgres, mysql
 };
 
 /** Data source types that can serve an operation type. */
@@ -42,6 +43,7 @@ export const compatibleTypes: Record<OperationType, string[]> = {
   s3: ['s3'],
   workspace_file: ['google_workspace'],
   object_rows: ['salesforce', 'github', 'gitlab'],
+  cdc: ['postgres', 'mysql'],
 };
 
 const RUNTIME_FIXED = new Set(['runtime.run_slug', 'runtime.incremental.lower_bound.cursor', 'input']);

@@ -22,6 +22,7 @@ export const operationTypes = [
   's3',
   'workspace_file',
   'object_rows',
+  'cdc',
 ] as const;
 export type OperationType = (typeof operationTypes)[number];
 
@@ -75,8 +76,47 @@ export const sqlOperation = z
   })
   .strict();
 
+/**
+ * Change data capture (docs/cdc.md): a source reading the database's own change log for the
+ * named tables, in micro-batches; each run reads from the committed position up to the
+ * server's position when it started, bounded by max_changes and max_seconds.
+ */
+export const cdcOperation = z
+  .object({
+    operation_type: z.literal('cdc'),
+    tables: z
+      .array(z.string().min(1).max(200))
+      .min(1)
+      .max(100)
+      .describe('Schema-qualified tables to capture: schema.table (MySQL: database.table).'),
+    snapshot: z
+      .enum(['initial', 'never'])
+      .default('initial')
+      .describe(
+        "initial: the first runs copy the tables' rows, then follow the changes; never: changes only.",
+      ),
+    max_changes: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .default(100_000)
+      .describe(
+        'At most this many changes (or snapshot rows) in one run; a backlog drains over several runs.',
+      ),
+    max_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(3600)
+      .default(60)
+      .describe('A run stops reading after this many seconds, at a transaction boundary.'),
+  })
+  .strict();
+export type CdcOperation = z.infer<typeof cdcOperation>;
+
 /** Kinds whose statements are validated by their connector once that connector exists. */
-const connectorOperation = (type: Exclude<OperationType, 'http' | 'sql'>) =>
+const connectorOperation = (type: Exclude<OperationType, 'http' | 'sql' | 'cdc'>) =>
   z.object({ operation_type: z.literal(type) }).catchall(z.unknown());
 
 export const operationSchema = z.discriminatedUnion('operation_type', [
@@ -88,6 +128,7 @@ export const operationSchema = z.discriminatedUnion('operation_type', [
   connectorOperation('s3'),
   connectorOperation('workspace_file'),
   connectorOperation('object_rows'),
+  cdcOperation,
 ]);
 export type Operation = z.infer<typeof operationSchema>;
 
