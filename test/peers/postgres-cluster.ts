@@ -49,7 +49,12 @@ async function exec(argv: string[]): Promise<void> {
   }
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+export type ClusterOptions = {
+  /** Extra server settings, `-c name=value` each: `{ wal_level: 'logical' }` for CDC suites. */
+  settings?: Record<string, string | number>;
+};
+
+export async function startPostgresCluster(options: ClusterOptions = {}): Promise<PostgresCluster> {
   const bin = await findBinDir();
   const dir = await mkdtemp(join(tmpdir(), 'sluice-pg-'));
   const dataDir = join(dir, 'data');
@@ -61,7 +66,8 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const port = await freePort();
   const pgCtl = join(bin, 'pg_ctl');
   // fsync=off: speed only; stop -m immediate still loses nothing, only an OS crash would.
-  const serverOpts = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off`;
+  const extra = Object.entries(options.settings ?? {}).map(([k, v]) => ` -c ${k}=${v}`);
+  const serverOpts = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off${extra.join('')}`;
   let running = false;
 
   // Safety net: a crashed test run must not leave a postmaster behind.
