@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/support/sequencer';
 
 // API and storage suites (*.api.test.ts) run twice: on embedded PGlite and on the PostgreSQL
 // server. Everything else runs once.
@@ -18,6 +19,8 @@ export default defineConfig({
     // their stores, ports and servers and close them; a suite that changes process.env puts it
     // back.
     isolate: false,
+    // The longest files start first, in a clean clone too (test/support/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

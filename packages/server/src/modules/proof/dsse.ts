@@ -1,5 +1,5 @@
 import { createHash, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
-import { canonicalJson } from '@sluice/engine';
+import { canonicalJson } from '@sluice/engine/canonical-json';
 
 // DSSE envelopes over in-toto Statements, signed with Ed25519. Kept free of the database and
 // HTTP so that `sluice proof verify` checks a receipt offline with nothing but public keys.
