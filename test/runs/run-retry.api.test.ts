@@ -32,10 +32,11 @@ describe('run retries', () => {
 
   const call = (method: string, url: string, body?: unknown) => t.call(method, url, { token: owner, body });
   const getRun = async (slug: string) => (await call('GET', `${pe}/runs/${slug}`)).json();
-  const finished = (slug: string) => waitUntil(() => getRun(slug), terminal, 30_000);
-  const execute = async (pipeline: string, slug: string) => {
+  /** Executes the pipeline as run `slug` and answers the run once it ended. */
+  const runToEnd = async (pipeline: string, slug: string) => {
     const res = await call('POST', `${pe}/pipelines/${pipeline}:execute`, { run_slug: slug });
     expect(res.statusCode, res.body).toBe(202);
+    return waitUntil(() => getRun(slug), terminal, 30_000);
   };
   /** The run's log lines, oldest first (the API lists the newest first). */
   const logsOf = async (slug: string) =>
@@ -117,15 +118,12 @@ describe('run retries', () => {
   });
   afterAll(async () => {
     await t?.close();
-    await api?.close();
-    await proxy?.close();
-    await sink?.drop();
+    await Promise.all([api?.close(), proxy?.close(), sink?.drop()]);
   });
 
   it('tries a run refused by its sink again as attempt 2, which loads the rows once', async () => {
     proxy.refuse(1);
-    await execute('flaky', 'flaky-1');
-    const run = await finished('flaky-1');
+    const run = await runToEnd('flaky', 'flaky-1');
     expect(run, JSON.stringify(run)).toMatchObject({ state: 'succeeded', attempt: 2, error: null });
     expect(proxy.counts().refused).toBe(1);
     expect(await pgQuery(SINK_DB, 'select count(*)::int as n from orders')).toEqual([{ n: 5 }]);
@@ -158,8 +156,7 @@ describe('run retries', () => {
   });
 
   it('fails after the last attempt when the port stays closed, and alerts once', async () => {
-    await execute('closed', 'closed-1');
-    const run = await finished('closed-1');
+    const run = await runToEnd('closed', 'closed-1');
     expect(run, JSON.stringify(run)).toMatchObject({
       state: 'failed',
       attempt: 3,
@@ -196,8 +193,7 @@ describe('run retries', () => {
   });
 
   it('fails at once when a retry cannot help', async () => {
-    await execute('missing-table', 'missing-1');
-    const run = await finished('missing-1');
+    const run = await runToEnd('missing-table', 'missing-1');
     expect(run, JSON.stringify(run)).toMatchObject({
       state: 'failed',
       attempt: 1,
