@@ -25,7 +25,7 @@ function listen(port: number, status: number, seen: string[]): Promise<void> {
   return new Promise((r) => server.listen(port, '127.0.0.1', () => r()));
 }
 
-async function run(port: number, onWait: () => void) {
+async function run(port: number, onWait: () => void, attempts = 3) {
   const spec = pipelineSpecSchema.parse({
     steps: [
       {
@@ -78,7 +78,7 @@ async function run(port: number, onWait: () => void) {
         if (level === 'warn') onWait();
       },
       tmpDir: join(tmpDir, 'run'),
-      sourceRetry: { attempts: 3, delayMs: 200 },
+      sourceRetry: { attempts, delayMs: 200 },
     });
     return { rows, logs, error: null };
   } catch (error) {
@@ -111,8 +111,18 @@ describe('a run retries a source only when the connector says it can help', () =
     const seen: string[] = [];
     await listen(port, 401, seen);
     const out = await run(port, () => {});
-    expect(out.error).not.toBeNull();
+    // ... nor the run (docs/runs.md "Retries": the server retries only a retryable run error).
+    expect(out.error).toMatchObject({ code: 'STEP_FAILED', retryable: false });
     expect(out.logs.filter((l) => l.startsWith('warn:'))).toEqual([]);
     expect(seen).toEqual(['/people']);
+  });
+
+  it('a source still refused after its tries fails the run with an error a new attempt can help', async () => {
+    const out = await run(await freePort(), () => {}, 1);
+    expect(out.error).toMatchObject({
+      code: 'STEP_FAILED',
+      retryable: true,
+      message: expect.stringMatching(/^step people: /),
+    });
   });
 });

@@ -53,7 +53,12 @@ describe('sink database restarted mid-run', () => {
     );
     api = await startPagesApi({ pageSize: RECORDS });
     api.records.push(...Array.from({ length: RECORDS }, (_, i) => pageRecord(i + 1)));
-    s = await scratchRuntime(STORE_DB, { worker: true, env: { SLUICE_RUN_LEASE_SECONDS: '5' } });
+    // Run retries off: this suite is about the attempt the restart fails (a retryable
+    // CONNECTION_FAILED would otherwise be tried again: test/runs/run-retry.api.test.ts).
+    s = await scratchRuntime(STORE_DB, {
+      worker: true,
+      env: { SLUICE_RUN_LEASE_SECONDS: '5', SLUICE_RUN_RETRY_ATTEMPTS: '0' },
+    });
     await createDataSource(s.call, httpDataSource('shop-api', api.url));
     await createDataSource(s.call, pgDataSource('warehouse', 'sink', cluster.port));
     await createProjectAndEnvironment(s.call);

@@ -35363,7 +35363,7 @@ export interface operations {
                         trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
-                        /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
+                        /** @description The current attempt: 1, then one more each time the run is tried again from the last committed checkpoint (after a lost worker, or after a retryable connector error while attempts are left: docs/runs.md "Retries"). */
                         attempt: number;
                         /** @description ISO 8601 date-time. */
                         created_at: string;
@@ -35448,7 +35448,7 @@ export interface operations {
                         trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
-                        /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
+                        /** @description The current attempt: 1, then one more each time the run is tried again from the last committed checkpoint (after a lost worker, or after a retryable connector error while attempts are left: docs/runs.md "Retries"). */
                         attempt: number;
                         /** @description ISO 8601 date-time. */
                         created_at: string;
@@ -35913,7 +35913,7 @@ export interface operations {
                             trigger_slug: string | null;
                             /** @description Names of the input values given at execute; the values are never stored or shown. */
                             input_keys: string[];
-                            /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
+                            /** @description The current attempt: 1, then one more each time the run is tried again from the last committed checkpoint (after a lost worker, or after a retryable connector error while attempts are left: docs/runs.md "Retries"). */
                             attempt: number;
                             /** @description ISO 8601 date-time. */
                             created_at: string;
@@ -36305,7 +36305,7 @@ export interface operations {
                         trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
-                        /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
+                        /** @description The current attempt: 1, then one more each time the run is tried again from the last committed checkpoint (after a lost worker, or after a retryable connector error while attempts are left: docs/runs.md "Retries"). */
                         attempt: number;
                         /** @description ISO 8601 date-time. */
                         created_at: string;
@@ -36690,7 +36690,7 @@ export interface operations {
                         trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
-                        /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
+                        /** @description The current attempt: 1, then one more each time the run is tried again from the last committed checkpoint (after a lost worker, or after a retryable connector error while attempts are left: docs/runs.md "Retries"). */
                         attempt: number;
                         /** @description ISO 8601 date-time. */
                         created_at: string;
@@ -36775,7 +36775,7 @@ export interface operations {
                         trigger_slug: string | null;
                         /** @description Names of the input values given at execute; the values are never stored or shown. */
                         input_keys: string[];
-                        /** @description 1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint). */
+                        /** @description The current attempt: 1, then one more each time the run is tried again from the last committed checkpoint (after a lost worker, or after a retryable connector error while attempts are left: docs/runs.md "Retries"). */
                         attempt: number;
                         /** @description ISO 8601 date-time. */
                         created_at: string;

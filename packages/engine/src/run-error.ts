@@ -21,6 +21,12 @@ export class RunError extends Error {
     message: string,
     /** The step the error started in, when there is one. */
     readonly step: string | null = null,
+    /**
+     * Whether running again can help: the step's port error said so (a connector's `retryable`:
+     * a refused connection, a timeout, a rate limit). The server retries such a run as a new
+     * attempt (docs/runs.md "Retries").
+     */
+    readonly retryable = false,
   ) {
     super(message);
     this.name = 'RunError';
@@ -67,6 +73,7 @@ export function classifyFailure(
   let code: string;
   let runCode: RunErrorCode;
   let message: string;
+  let retryable = false;
   if (tmpl) {
     code = runCode = 'TEMPLATE_MISSING';
     message = mask(tmpl.message);
@@ -78,8 +85,9 @@ export function classifyFailure(
     code = typeof own === 'string' && /^[A-Z][A-Z0-9_]*$/.test(own) ? own : 'STEP_FAILED';
     runCode = 'STEP_FAILED';
     message = mask(err instanceof Error ? err.message : String(err));
+    retryable = isRetryable(err);
   }
   // A transform's own errors already name it.
   const prefix = message.startsWith(`transform ${slug}:`) ? '' : `step ${slug}: `;
-  return { step: { code, message }, run: new RunError(runCode, `${prefix}${message}`, slug) };
+  return { step: { code, message }, run: new RunError(runCode, `${prefix}${message}`, slug, retryable) };
 }

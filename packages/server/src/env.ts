@@ -53,6 +53,14 @@ export const configSchema = z.object({
   SLUICE_RUN_LEASE_SECONDS: z.coerce.number().int().min(2).default(30),
   // Days run log lines are kept (whole months are dropped once older); 0 keeps them.
   SLUICE_RUN_LOG_RETENTION_DAYS: z.coerce.number().int().min(0).default(0),
+  // Runs failed by a retryable connector error (docs/runs.md "Retries"): how many more attempts,
+  // and the waits before them (the last one repeats).
+  SLUICE_RUN_RETRY_ATTEMPTS: z.coerce.number().int().min(0).max(10).default(2),
+  SLUICE_RUN_RETRY_DELAYS_SECONDS: z
+    .string()
+    .default('10,60')
+    .transform((v) => v.split(',').map((d) => Number(d.trim())))
+    .pipe(z.array(z.number().int().min(0).max(86_400)).min(1)),
   // Alerting (docs/alerting.md): repeat window, reopen quiet time, hourly cap, retry schedule.
   SLUICE_ALERT_REPEAT_HOURS: z.coerce.number().positive().default(4),
   SLUICE_ALERT_REOPEN_QUIET_MINUTES: z.coerce.number().min(0).default(30),
@@ -122,7 +130,13 @@ export type Config = {
   dbPoolSize: number;
   queuePollSeconds: number;
   /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
-  runs: { timeoutSeconds: number; leaseSeconds: number; logRetentionDays: number };
+  runs: {
+    timeoutSeconds: number;
+    leaseSeconds: number;
+    logRetentionDays: number;
+    /** Attempts after the first for a run failed by a retryable error, and the waits before them. */
+    retry: { attempts: number; delaysSeconds: number[] };
+  };
   triggerTickSeconds: number;
   /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
   egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
@@ -210,6 +224,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       timeoutSeconds: e.SLUICE_RUN_TIMEOUT_SECONDS,
       leaseSeconds: e.SLUICE_RUN_LEASE_SECONDS,
       logRetentionDays: e.SLUICE_RUN_LOG_RETENTION_DAYS,
+      retry: { attempts: e.SLUICE_RUN_RETRY_ATTEMPTS, delaysSeconds: e.SLUICE_RUN_RETRY_DELAYS_SECONDS },
     },
     triggerTickSeconds: e.SLUICE_TRIGGER_TICK_SECONDS,
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { csvRecords } from '@sluice/engine';
 import type { FileInfo } from 'basic-ftp';
+import { fileMetadata } from '../payloads/file-metadata';
 import { scrub } from '../relational/errors';
 import { RowCollector } from '../relational/rows';
 import { type ConnectorContext, ConnectorError, type QueryResult, type SchemaDocument } from '../types';
@@ -148,15 +149,8 @@ export async function importFtpSchema(conn: FtpConn, ctx: ConnectorContext): Pro
 
 // ---- saved-query execution ------------------------------------------------------------------
 
-function fileMeta(bytes: Buffer, full: string) {
-  return {
-    mime_type: mimeOf(full),
-    size_bytes: bytes.length,
-    digest_algorithm: 'sha256' as const,
-    digest: createHash('sha256').update(bytes).digest('hex'),
-    filename: path.posix.basename(full),
-  };
-}
+const fileMeta = (bytes: Buffer, full: string) =>
+  fileMetadata(bytes, mimeOf(full), path.posix.basename(full));
 
 function bounded(table: Table, ctx: ConnectorContext) {
   const collector = new RowCollector(ctx.limits, (b) => b.toString('base64'));

@@ -8,8 +8,7 @@ import {
   gitOperationSchema,
   gitStatementSchema,
 } from './config';
-import { executeGit } from './execute';
-import { importSchema, listBranches, sampleFields, test } from './operations';
+import { executeGit, importSchema, listBranches, sampleFields, test } from './operations';
 import { gitRepositoryId, gitSnapshot } from './proof';
 import { writeGit } from './sink';
 import { readGit } from './source';

@@ -6,6 +6,9 @@ import { repoPath } from './remote';
 import { blobStream, branchesOf, defaultBranchOf, entryAt, fetchRef, listFiles, listRemote } from './repo';
 import { sampleFileFields } from './sample-fields';
 
+/** Saved queries run in execute.ts; the definition finds every core member here. */
+export { executeGit } from './execute';
+
 // The connection test, branch listing and schema import of the git kind; saved-query statements
 // run in execute.ts.
 

@@ -1,24 +1,12 @@
 import { createHash } from 'node:crypto';
 import { formatOf } from '../git/formats';
 import { sampleFileFields } from '../git/sample-fields';
-import {
-  type ChecksCapability,
-  type Connection,
-  type ConnectorContext,
-  ConnectorError,
-  type ProofCapability,
-  type ProofFile,
-} from '../types';
-import type { ForgeSession } from './forge';
+import { type ChecksCapability, ConnectorError, type ProofCapability, type ProofFile } from '../types';
+import type { ForgeKind } from './kind';
+import { branchOf, type ForgeSession, openForge } from './session';
 
 // Proof for hosted repositories (docs/proof.md): the provider's repository id, a commit and its
 // tree, every asked-for file read at that commit, and the result posted as a commit status.
-
-type Conn = Connection<Record<string, unknown>, Record<string, unknown>>;
-type Deps = {
-  open(conn: Conn, ctx: ConnectorContext): Promise<ForgeSession>;
-  branchOf(conn: Conn, s: ForgeSession, given?: string): Promise<string>;
-};
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 const MAX_FILES = 1000;
@@ -66,15 +54,15 @@ async function describe(s: ForgeSession, path: string, commit: string): Promise<
   };
 }
 
-export function forgeProof(deps: Deps): ProofCapability & ChecksCapability {
+export function forgeProof(kind: ForgeKind): ProofCapability & ChecksCapability {
   return {
     async repositoryId(conn, ctx) {
-      const s = await deps.open(conn, ctx);
+      const s = await openForge(kind, conn, ctx);
       return s.call('read the repository id', (c) => c.repositoryId());
     },
     async snapshot(conn, ctx, at) {
-      const s = await deps.open(conn, ctx);
-      const ref = at.commit ?? (await deps.branchOf(conn, s, at.ref));
+      const s = await openForge(kind, conn, ctx);
+      const ref = at.commit ?? (await branchOf(conn, s, at.ref));
       const commit = await s.call(`read commit ${ref}`, (c) => c.commit(ref));
       const repositoryId = await s.call('read the repository id', (c) => c.repositoryId());
       const all = (await s.call('list the files', (c) => c.files(commit.sha))).map((f) => f.path);
@@ -95,7 +83,7 @@ export function forgeProof(deps: Deps): ProofCapability & ChecksCapability {
       };
     },
     async publish(conn, ctx, check) {
-      const s = await deps.open(conn, ctx);
+      const s = await openForge(kind, conn, ctx);
       await s.call(`publish ${check.name}`, (c) => c.publishCheck(check));
       return { url: null };
     },

@@ -1,6 +1,7 @@
-import type { ForgeClient } from '../gitforge/forge';
+import type { ForgeClient, ForgeKind } from '../gitforge/kind';
 import { type ForgeAuth, forgeFetch } from '../gitforge/transport';
 import type { ConnectorContext } from '../types';
+import { githubObjects } from './config';
 
 // GitHub through @octokit/rest (loaded on first use). `base_url` points it at GitHub Enterprise
 // Server; the token and the egress guard come in through the fetch it is given.
@@ -158,3 +159,11 @@ export async function githubClient(
     },
   };
 }
+
+/** GitHub as a hosted forge kind (gitforge/): its collections, read and written through this client. */
+export const githubForge: ForgeKind = {
+  type: 'github',
+  label: 'GitHub',
+  objects: githubObjects,
+  client: githubClient,
+};

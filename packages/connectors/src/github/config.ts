@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField } from '../fields';
+import { forgeSourceOperation } from '../gitforge/source';
+import { gitSinkOperation, statementSchema } from '../gitforge/statements';
 
 export const name = z
   .string()
@@ -24,3 +26,10 @@ export const githubConfigSchema = z
   })
   .strict()
   .describe('GitHub connector configuration. It connects through OAuth, so it takes no static credentials.');
+
+/** The collections a GitHub data source reads as rows (object_rows). */
+export const githubObjects = ['issues', 'pull_requests'] as const;
+
+export const githubStatementSchema = statementSchema('github');
+export const githubSourceOperation = forgeSourceOperation(githubObjects);
+export const githubSinkOperation = gitSinkOperation;

@@ -1,25 +1,32 @@
-import { forgeOperations } from '../gitforge/forge';
+import { forgeCore } from '../gitforge/kind';
 import type { ConnectorDefinition } from '../types';
-import { githubClient } from './client';
-import { githubConfigSchema } from './config';
+import {
+  githubConfigSchema,
+  githubSinkOperation,
+  githubSourceOperation,
+  githubStatementSchema,
+} from './config';
+import { executeGithub, importGithubSchema, listGithubBranches, testGithub } from './operations';
+import { githubProof } from './proof';
+import { writeGithub } from './sink';
+import { readGithub } from './source';
+
+// GitHub (docs/connectors/github.md): the shared hosted-forge code (gitforge/) on GitHub's own SDK
+// client (client.ts). The SDK is loaded on first use.
 
 export * from './config';
-
-// The kind is the shared hosted-forge implementation (gitforge/) on its own SDK client.
-const operations = forgeOperations({
-  type: 'github',
-  label: 'GitHub',
-  objects: ['issues', 'pull_requests'],
-  client: githubClient,
-});
 
 export const githubConnector = {
   type: 'github',
   label: 'GitHub',
   configSchema: githubConfigSchema,
-  credentialsSchema: null,
-  credentialDestination: ['base_url'],
-  credentialsRequired: false,
-  defaultReadOnly: false,
-  ...operations,
+  ...forgeCore,
+  test: testGithub,
+  query: { statementSchema: githubStatementSchema, resultType: 'git', execute: executeGithub },
+  discover: { importSchema: importGithubSchema },
+  branches: { listBranches: listGithubBranches },
+  source: { operation: githubSourceOperation, read: readGithub },
+  sink: { operation: githubSinkOperation, write: writeGithub },
+  proof: { repositoryId: githubProof.repositoryId, snapshot: githubProof.snapshot },
+  checks: { publish: githubProof.publish },
 } satisfies ConnectorDefinition;

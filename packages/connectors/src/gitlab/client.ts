@@ -1,6 +1,7 @@
-import type { ForgeClient } from '../gitforge/forge';
+import type { ForgeClient, ForgeKind } from '../gitforge/kind';
 import { type ForgeAuth, forgeFetch } from '../gitforge/transport';
 import type { ConnectorContext } from '../types';
+import { gitlabObjects } from './config';
 
 // GitLab through @gitbeaker/rest (loaded on first use), for gitlab.com or a self-managed host.
 // Gitbeaker's own requester calls the global fetch and retries 429s for minutes; ours sends
@@ -185,3 +186,11 @@ export async function gitlabClient(
     },
   };
 }
+
+/** GitLab as a hosted forge kind (gitforge/): its collections, read and written through this client. */
+export const gitlabForge: ForgeKind = {
+  type: 'gitlab',
+  label: 'GitLab',
+  objects: gitlabObjects,
+  client: gitlabClient,
+};

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { allowPrivateHostsField, httpUrlField } from '../fields';
+import { forgeSourceOperation } from '../gitforge/source';
+import { gitSinkOperation, statementSchema } from '../gitforge/statements';
 
 export const gitlabConfigSchema = z
   .object({
@@ -22,3 +24,10 @@ export const gitlabConfigSchema = z
   })
   .strict()
   .describe('GitLab connector configuration. It connects through OAuth, so it takes no static credentials.');
+
+/** The collections a GitLab data source reads as rows (object_rows). */
+export const gitlabObjects = ['issues', 'merge_requests'] as const;
+
+export const gitlabStatementSchema = statementSchema('gitlab');
+export const gitlabSourceOperation = forgeSourceOperation(gitlabObjects);
+export const gitlabSinkOperation = gitSinkOperation;

@@ -1,25 +1,32 @@
-import { forgeOperations } from '../gitforge/forge';
+import { forgeCore } from '../gitforge/kind';
 import type { ConnectorDefinition } from '../types';
-import { gitlabClient } from './client';
-import { gitlabConfigSchema } from './config';
+import {
+  gitlabConfigSchema,
+  gitlabSinkOperation,
+  gitlabSourceOperation,
+  gitlabStatementSchema,
+} from './config';
+import { executeGitlab, importGitlabSchema, listGitlabBranches, testGitlab } from './operations';
+import { gitlabProof } from './proof';
+import { writeGitlab } from './sink';
+import { readGitlab } from './source';
+
+// GitLab (docs/connectors/gitlab.md): the shared hosted-forge code (gitforge/) on GitLab's own SDK
+// client (client.ts). The SDK is loaded on first use.
 
 export * from './config';
-
-// The kind is the shared hosted-forge implementation (gitforge/) on its own SDK client.
-const operations = forgeOperations({
-  type: 'gitlab',
-  label: 'GitLab',
-  objects: ['issues', 'merge_requests'],
-  client: gitlabClient,
-});
 
 export const gitlabConnector = {
   type: 'gitlab',
   label: 'GitLab',
   configSchema: gitlabConfigSchema,
-  credentialsSchema: null,
-  credentialDestination: ['base_url'],
-  credentialsRequired: false,
-  defaultReadOnly: false,
-  ...operations,
+  ...forgeCore,
+  test: testGitlab,
+  query: { statementSchema: gitlabStatementSchema, resultType: 'git', execute: executeGitlab },
+  discover: { importSchema: importGitlabSchema },
+  branches: { listBranches: listGitlabBranches },
+  source: { operation: gitlabSourceOperation, read: readGitlab },
+  sink: { operation: gitlabSinkOperation, write: writeGitlab },
+  proof: { repositoryId: gitlabProof.repositoryId, snapshot: gitlabProof.snapshot },
+  checks: { publish: gitlabProof.publish },
 } satisfies ConnectorDefinition;

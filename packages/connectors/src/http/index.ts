@@ -7,8 +7,7 @@ import {
   httpCredentialsSchema,
   httpStatementSchema,
 } from './config';
-import { importOpenApi } from './openapi';
-import { execute, test } from './operations';
+import { execute, importOpenApi, test } from './operations';
 import { writeHttp } from './sink';
 import { readHttp } from './source';
 

@@ -3,6 +3,9 @@ import type { HttpConfig, HttpCredentials, HttpStatement } from './config';
 import { authHeaders, buildRequest, joinUrl } from './request';
 import { type InboundResponse, sendHttp } from './transport';
 
+/** Schema import reads the OpenAPI document (openapi.ts); the definition finds it here. */
+export { importOpenApi } from './openapi';
+
 // The connection test (a GET of health_path) and saved-query execution of the HTTP kind.
 
 export async function test(

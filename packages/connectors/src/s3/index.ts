@@ -8,8 +8,7 @@ import {
   s3OperationSchema,
   s3StatementSchema,
 } from './config';
-import { executeS3, testS3 } from './operations';
-import { importS3Schema } from './schema';
+import { executeS3, importS3Schema, testS3 } from './operations';
 import { writeS3 } from './sink';
 import { readS3 } from './source';
 

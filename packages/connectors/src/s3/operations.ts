@@ -9,6 +9,9 @@ import { fullKey, getObject, listObjects, objectExists, putObject, relativeKey }
 import { openParquet } from './parquet';
 import { csvRecords, jsonRecords, ndjsonRecords } from './records';
 
+/** Schema import samples objects (schema.ts); the definition finds it here. */
+export { importS3Schema } from './schema';
+
 // Test connection and query execution (list, read, write) of the S3 connector.
 
 /** Lists at most one key: proves the endpoint, the credentials and the bucket in one call. */

@@ -2,6 +2,7 @@ import type { PassThrough } from 'node:stream';
 import { EgressBlockedError, guardedDispatcher, undici } from '../egress';
 import { networkError, scrub } from '../relational/errors';
 import { type ConnectorContext, ConnectorError } from '../types';
+import type { SalesforceConfig, SalesforceCredentials } from './config';
 
 // A Salesforce session through jsforce (loaded on first use): the OAuth 2.0 client-credentials
 // flow against the instance's own token endpoint, then REST calls with the bearer token. jsforce
@@ -9,8 +10,6 @@ import { type ConnectorContext, ConnectorError } from '../types';
 // dispatcher, so each connection (the token endpoint, every nextRecordsUrl) is checked and goes
 // to the very address that was checked. The transport does not retry: a rate limit is reported.
 
-export type SalesforceConfig = { instance_url: string; api_version: string; allow_private_hosts?: boolean };
-export type SalesforceCredentials = { client_id: string; client_secret: string };
 export type SalesforceConnection = { config: SalesforceConfig; credentials: SalesforceCredentials | null };
 
 type JsforceModules = { jsforce: any; Transport: any; helper: any };

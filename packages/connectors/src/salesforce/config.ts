@@ -69,3 +69,7 @@ export const salesforceSinkOperation = z
     mode: z.literal('upsert').default('upsert'),
   })
   .strict();
+
+/** The parsed config and credentials as the session code reads them. */
+export type SalesforceConfig = { instance_url: string; api_version: string; allow_private_hosts?: boolean };
+export type SalesforceCredentials = { client_id: string; client_secret: string };

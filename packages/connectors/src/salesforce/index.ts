@@ -1,5 +1,5 @@
 import type { ConnectorDefinition } from '../types';
-import type { SalesforceConfig, SalesforceCredentials } from './client';
+import type { SalesforceConfig, SalesforceCredentials } from './config';
 import {
   salesforceConfigSchema,
   salesforceCredentialsSchema,

@@ -49,3 +49,20 @@ export const snowflakeCredentialsSchema = z
       .strict(),
   ])
   .describe('Snowflake credentials: a password, or a private key (and its passphrase). Write-only.');
+
+/** The parsed config and credentials as the session code reads them. */
+export type SnowflakeConfig = {
+  account: string;
+  username: string;
+  warehouse?: string;
+  database?: string;
+  schema?: string;
+  role?: string;
+  timeout_seconds: number;
+  access_url?: string;
+  allow_private_hosts?: boolean;
+};
+
+export type SnowflakeCredentials =
+  | { password: string }
+  | { private_key: string; private_key_passphrase?: string };

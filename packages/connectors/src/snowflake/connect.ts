@@ -11,27 +11,12 @@ import {
 } from '../egress';
 import { networkError, scrub } from '../relational/errors';
 import { type ConnectorContext, ConnectorError } from '../types';
+import type { SnowflakeConfig, SnowflakeCredentials } from './config';
 
 // One Snowflake session through `snowflake-sdk` (loaded on first use). Every HTTP connection the
 // SDK opens — login, queries, result polling and the result chunks whose URLs Snowflake names —
 // goes through agents whose DNS lookup is the egress guard, so no answer of the remote can
 // steer the SDK to a host the policy forbids.
-
-export type SnowflakeConfig = {
-  account: string;
-  username: string;
-  warehouse?: string;
-  database?: string;
-  schema?: string;
-  role?: string;
-  timeout_seconds: number;
-  access_url?: string;
-  allow_private_hosts?: boolean;
-};
-
-export type SnowflakeCredentials =
-  | { password: string }
-  | { private_key: string; private_key_passphrase?: string };
 
 export type SnowflakeConnection = { config: SnowflakeConfig; credentials: SnowflakeCredentials | null };
 

@@ -1,7 +1,7 @@
 import { type SqlStatement, sqlStatementSchema } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import type { SnowflakeConfig, SnowflakeCredentials } from './config';
 import { snowflakeConfigSchema, snowflakeCredentialsSchema } from './config';
-import type { SnowflakeConfig, SnowflakeCredentials } from './connect';
 import { executeSnowflake, importSnowflakeSchema, testSnowflake } from './operations';
 import { writeSnowflake } from './sink';
 import { readSnowflake } from './source';

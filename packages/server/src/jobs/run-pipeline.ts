@@ -194,8 +194,13 @@ function failureOutcome(
     };
   }
   let error: ErrorRecord;
-  if (err instanceof PrepareError || err instanceof RunError) {
-    // Both carry messages made for users: names, never values (RunError's are masked).
+  if (err instanceof RunError) {
+    // Its message is made for users and masked; `retryable` comes from the step's connector
+    // error, and the run is then tried again as a new attempt (docs/runs.md "Retries").
+    return { kind: 'failed', error: { code: err.code, message: err.message }, retryable: err.retryable };
+  }
+  if (err instanceof PrepareError) {
+    // A message made for users: names, never values.
     error = { code: err.code, message: err.message };
   } else {
     deps.log.error({ err, runId }, 'run failed unexpectedly');
@@ -209,8 +214,9 @@ export const runPipelineJob = defineJob({
   payload,
   fetchWith: (deps) => (taken) =>
     claimRunsOfJobsSql(taken, workerId, deps.config.runs.leaseSeconds, knownPlanOrders()),
-  // A lost worker is recovered by the run lease sweep (attempt 2, then WORKER_LOST), not by a
-  // queue retry; the expiry only has to outlast the longest run.
+  // A lost worker is recovered by the run lease sweep (attempt 2, then WORKER_LOST), and a
+  // retryable failure by a new attempt queued as the run ends (run-lifecycle.service.ts), not
+  // by a queue retry; the expiry only has to outlast the longest run.
   policy: { retry: { limit: 0, delaySeconds: 0, backoff: false }, expireInSeconds: 6 * 3600 },
   handler: runPipeline,
 });

@@ -22,7 +22,8 @@ import { updateRun } from './runs.repo';
 
 export type RunOutcome =
   | { kind: 'succeeded'; cursors: Record<string, string | null> }
-  | { kind: 'failed'; error: ErrorRecord }
+  /** `retryable`: the step's connector error says another attempt can help (docs/runs.md "Retries"). */
+  | { kind: 'failed'; error: ErrorRecord; retryable?: boolean }
   | { kind: 'canceled' }
   /** This worker is shutting down: the run goes back to the queue, same attempt. */
   | { kind: 'released' };
@@ -35,6 +36,66 @@ async function recordRunEvent(tx: Tx, run: ClaimedRun, metadata: Record<string, 
     entitySlug: run.slug,
     action: 'update',
     metadata: { attempt: run.attempt, ...metadata },
+  });
+}
+
+/**
+ * Puts a run back in the queue, unowned, as `attempt` (the same or the next), with a log line and
+ * an event saying why: a worker shutting down, a lost worker, a retryable failure. The next claim
+ * starts the attempt over from the last committed checkpoints (cursors only advance on success).
+ */
+async function requeue(
+  deps: Deps,
+  tx: Tx,
+  run: ClaimedRun,
+  o: {
+    attempt: number;
+    log: Omit<LogLine, 'stepSlug' | 'at'>;
+    action: 'update' | 'reconcile';
+    metadata: Record<string, unknown>;
+    startAfterSeconds?: number;
+  },
+) {
+  await updateRun(tx, run.id, {
+    state: 'queued',
+    attempt: o.attempt,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+  });
+  await insertLogs(tx, run.id, [{ stepSlug: null, ...o.log, at: new Date() }]);
+  await deps.queue.enqueue(tx, 'pipelines.run', { runId: run.id }, { startAfter: o.startAfterSeconds });
+  await recordEvent(tx, systemSource(run.organizationId), {
+    entityType: 'pipeline_run',
+    entitySlug: run.slug,
+    action: o.action,
+    metadata: { state: 'queued', attempt: o.attempt, ...o.metadata },
+  });
+}
+
+/** Whether a run failed by a retryable error gets another attempt (SLUICE_RUN_RETRY_ATTEMPTS). */
+const attemptsLeft = (deps: Deps, run: ClaimedRun) => run.attempt < 1 + deps.config.runs.retry.attempts;
+
+/**
+ * A retryable failure with attempts left: the run is queued again as the next attempt after the
+ * configured wait, and no alert is raised (docs/runs.md "Retries").
+ */
+async function retryLater(deps: Deps, tx: Tx, run: ClaimedRun, error: ErrorRecord) {
+  const { attempts, delaysSeconds } = deps.config.runs.retry;
+  const wait = delaysSeconds[Math.min(run.attempt - 1, delaysSeconds.length - 1)];
+  const next = run.attempt + 1;
+  await requeue(deps, tx, run, {
+    attempt: next,
+    log: {
+      level: 'warn',
+      message: `attempt ${run.attempt} failed (${error.code}: ${error.message}); attempt ${next} of ${1 + attempts} starts in ${wait} s from the last committed checkpoints`,
+    },
+    action: 'update',
+    metadata: {
+      reason: 'retryable_failure',
+      error_code: error.code,
+      retry_at: new Date(Date.now() + wait * 1000).toISOString(),
+    },
+    startAfterSeconds: wait,
   });
 }
 
@@ -54,6 +115,17 @@ async function endRun(
   await recordRunEvent(tx, run, { state, error_code: error?.code ?? null });
   // Failed after its retries -> pipeline_run_failed; the next success resolves it (+ recovered).
   await alertRunEnded(tx, deps, run, state, error, run.place);
+}
+
+/** An attempt's last step values and log lines, when the run is not ending. */
+async function writeProgress(
+  tx: Tx,
+  runId: string,
+  owner: string,
+  progress: NonNullable<FinishExtras['progress']>,
+) {
+  await updateSteps(tx, runId, owner, progress.steps);
+  await insertLogs(tx, runId, progress.logs);
 }
 
 /** What the attempt had not written yet, and the queue job it came with. */
@@ -137,25 +209,34 @@ export async function finishRun(
       await endRun(deps, tx, run, canceling ? 'canceled' : 'succeeded', null, progress);
     } else if (outcome.kind === 'failed') {
       const error = canceling ? null : outcome.error;
-      await endRun(deps, tx, run, canceling ? 'canceled' : 'failed', error, progress);
+      if (error && outcome.retryable && attemptsLeft(deps, run)) {
+        if (progress) await writeProgress(tx, run.id, owner, progress);
+        await retryLater(deps, tx, run, error);
+        return true;
+      }
+      const last =
+        error && outcome.retryable
+          ? {
+              stepSlug: null,
+              level: 'error',
+              message: `attempt ${run.attempt} failed (${error.code}); it was the last attempt`,
+              at: new Date(),
+            }
+          : null;
+      const ended = last
+        ? { steps: progress?.steps ?? [], logs: [...(progress?.logs ?? []), last] }
+        : progress;
+      await endRun(deps, tx, run, canceling ? 'canceled' : 'failed', error, ended);
     } else if (outcome.kind === 'canceled' || canceling) {
       await endRun(deps, tx, run, 'canceled', null, progress);
     } else {
-      if (progress) {
-        await updateSteps(tx, run.id, owner, progress.steps);
-        await insertLogs(tx, run.id, progress.logs);
-      }
-      await updateRun(tx, run.id, { state: 'queued', leaseOwner: null, leaseExpiresAt: null });
-      await insertLogs(tx, run.id, [
-        {
-          stepSlug: null,
-          level: 'warn',
-          message: 'worker shut down; the run was queued again',
-          at: new Date(),
-        },
-      ]);
-      await deps.queue.enqueue(tx, 'pipelines.run', { runId: run.id });
-      await recordRunEvent(tx, run, { state: 'queued', reason: 'worker_shutdown' });
+      if (progress) await writeProgress(tx, run.id, owner, progress);
+      await requeue(deps, tx, run, {
+        attempt: run.attempt,
+        log: { level: 'warn', message: 'worker shut down; the run was queued again' },
+        action: 'update',
+        metadata: { reason: 'worker_shutdown' },
+      });
     }
     return true;
   });
@@ -177,26 +258,14 @@ export async function recoverExpiredRuns(deps: Deps, limit = 50): Promise<number
       if (run.state === 'canceling') {
         await endRun(deps, tx, run, 'canceled', null);
       } else if (run.attempt < 2) {
-        await updateRun(tx, run.id, {
-          state: 'queued',
+        await requeue(deps, tx, run, {
           attempt: run.attempt + 1,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-        });
-        await insertLogs(tx, run.id, [
-          {
-            stepSlug: null,
+          log: {
             level: 'warn',
             message: `worker lost; retrying (attempt ${run.attempt + 1}) from the last committed checkpoint`,
-            at: now,
           },
-        ]);
-        await deps.queue.enqueue(tx, 'pipelines.run', { runId: run.id });
-        await recordEvent(tx, systemSource(run.organizationId), {
-          entityType: 'pipeline_run',
-          entitySlug: run.slug,
           action: 'reconcile',
-          metadata: { state: 'queued', attempt: run.attempt + 1, reason: 'worker_lost' },
+          metadata: { reason: 'worker_lost' },
         });
       } else {
         await insertLogs(tx, run.id, [

@@ -52,7 +52,9 @@ export const runSchema = z
       .number()
       .int()
       .min(1)
-      .describe('1, or 2 after the run was recovered from a lost worker (resumed from the last checkpoint).'),
+      .describe(
+        'The current attempt: 1, then one more each time the run is tried again from the last committed checkpoint (after a lost worker, or after a retryable connector error while attempts are left: docs/runs.md "Retries").',
+      ),
     created_at: timestampSchema,
     started_at: nullableTimestampSchema.describe('When a worker first started the run, or null.'),
     finished_at: nullableTimestampSchema.describe('When the run reached a terminal state, or null.'),
