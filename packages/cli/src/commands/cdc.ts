@@ -30,9 +30,14 @@ export function cdcCommand(program: Command) {
   const noun = program.command('cdc').description('Change data capture: the captures (replication slots) on data sources');
   const slots = noun
     .command('slots')
-    .description('List the sluice_ captures on a data source with their lag; orphans have no deployed owner');
-  withListOptions(withScope(slots, 'org')).requiredOption('--data-source <slug>', 'data source slug');
-  slots.action(async (opts: SlotOptions) => {
+    .description('The sluice_ captures on a data source: list (the default) and drop orphans');
+  // `sluice cdc slots --data-source x` lists: the list verb is the default subcommand, so the
+  // flags belong to each verb and none is required of `slots` itself.
+  const list = slots
+    .command('list', { isDefault: true })
+    .description('List the captures on a data source with their lag; orphans have no deployed owner');
+  withListOptions(withScope(list, 'org')).requiredOption('--data-source <slug>', 'data source slug');
+  list.action(async (opts: SlotOptions) => {
     const client = await apiClient(opts);
     const fetchPage = async (query: Record<string, unknown>) =>
       (

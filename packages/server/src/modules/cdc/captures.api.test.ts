@@ -97,8 +97,11 @@ describe('cdc slot safety', () => {
     await ok('POST', `${ORG}/projects/shop/pipelines`, { name: slug, slug });
     const version = await ok('POST', `${ORG}/projects/shop/pipelines/${slug}/versions`, { spec });
     const pe = `${ORG}/projects/shop/environments/${env}`;
+    const confirmed = confirm ? `?protected_environment_confirmation=${confirm}` : '';
     for (const ref of ['src', 'dst'])
-      await ok('PUT', `${pe}/pipelines/${slug}/data-source-bindings/${ref}`, { data_source_slug: dataSource });
+      await ok('PUT', `${pe}/pipelines/${slug}/data-source-bindings/${ref}${confirmed}`, {
+        data_source_slug: dataSource,
+      });
     const validation = await ok('POST', `${pe}/pipeline-validation`, {
       pipeline_slug: slug,
       spec_hash: version.spec_hash,
@@ -212,9 +215,10 @@ describe('cdc slot safety', () => {
     expect(inactive.title).toMatch(/has not advanced for 1[12]\d minutes/);
 
     // The slot catches up (as a run confirming the current position would) and a run commits.
+    // A checkpoint logs the running transactions, which lets the slot's restart_lsn move up to it.
+    await admin.query('CHECKPOINT');
     const [{ lsn }] = (await admin.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows;
     await admin.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [name, lsn]);
-    await admin.query('CHECKPOINT');
     await q("update pipeline_checkpoints set updated_at = $1 where step_slug = 'changes'", [now]);
     await runJobNow(t.rt.deps, cdcLagCheckJob, {});
     expect((await notifications('cdc_capture_lagging'))[0].lifecycle_state).toBe('resolved');
