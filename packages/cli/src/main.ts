@@ -44,7 +44,7 @@ import { notificationsGetCommand } from './commands/notifications-get';
 import { notificationsListCommand } from './commands/notifications-list';
 import { notificationsResolveCommand } from './commands/notifications-resolve';
 import { organizationsCommand } from './commands/organizations';
-import { pipelinesDeployCommand } from './commands/pipelines-deploy';
+import { pipelinesDeployCommand, pipelinesUndeployCommand } from './commands/pipelines-deploy';
 import { pipelinesExecuteCommand } from './commands/pipelines-execute';
 import { pipelinesPushCommand } from './commands/pipelines-push';
 import { pipelinesReadCommands } from './commands/pipelines-read';
@@ -110,6 +110,7 @@ const pipelines = program
 pipelinesPushCommand(pipelines);
 pipelinesValidateCommand(pipelines);
 pipelinesDeployCommand(pipelines);
+pipelinesUndeployCommand(pipelines);
 pipelinesExecuteCommand(pipelines);
 pipelinesReadCommands(pipelines);
 const runs = program.command('runs').description('List, follow and cancel pipeline runs over the API');
