@@ -64,7 +64,11 @@ export const configSchema = z.object({
     .pipe(z.array(z.number().min(0)).min(1)),
   // Change data capture slot safety (docs/cdc.md "Slot safety"): retained log over this many
   // bytes, or no committed position for this many minutes, raises an alert.
-  SLUICE_CDC_LAG_ALERT_BYTES: z.coerce.number().int().min(1).default(1024 ** 3),
+  SLUICE_CDC_LAG_ALERT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 ** 3),
   SLUICE_CDC_INACTIVE_ALERT_MINUTES: z.coerce.number().int().min(1).default(60),
   // Schedule tick of every API host and worker; 0 turns it off in this process.
   SLUICE_TRIGGER_TICK_SECONDS: z.coerce.number().min(0).default(5),

@@ -27,7 +27,9 @@ const ownerOf = (r: Row) => {
 };
 
 export function cdcCommand(program: Command) {
-  const noun = program.command('cdc').description('Change data capture: the captures (replication slots) on data sources');
+  const noun = program
+    .command('cdc')
+    .description('Change data capture: the captures (replication slots) on data sources');
   const slots = noun
     .command('slots')
     .description('The sluice_ captures on a data source: list (the default) and drop orphans');
@@ -63,7 +65,9 @@ export function cdcCommand(program: Command) {
 
   const drop = slots
     .command('drop <name>')
-    .description('Drop an orphan capture (its replication slot and publication); refused while a deployed step owns it');
+    .description(
+      'Drop an orphan capture (its replication slot and publication); refused while a deployed step owns it',
+    );
   withScope(drop, 'org').requiredOption('--data-source <slug>', 'data source slug');
   drop.action(async (name: string, opts: SlotOptions) => {
     const client = await apiClient(opts);

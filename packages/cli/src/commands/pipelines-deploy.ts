@@ -59,7 +59,9 @@ export function pipelinesUndeployCommand(pipelines: Command) {
         {
           params: {
             path: { ...peOf(opts), pipeline: opts.pipeline },
-            ...(opts.confirm !== undefined ? { query: { protected_environment_confirmation: opts.confirm } } : {}),
+            ...(opts.confirm !== undefined
+              ? { query: { protected_environment_confirmation: opts.confirm } }
+              : {}),
           },
         },
       ),

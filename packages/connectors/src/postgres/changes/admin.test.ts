@@ -78,7 +78,9 @@ describe('postgres captures and release', () => {
     reader.on('error', () => {});
     await reader.connect();
     reader
-      .query("START_REPLICATION SLOT sluice_cccc LOGICAL 0/0 (proto_version '1', publication_names 'sluice_cccc')")
+      .query(
+        "START_REPLICATION SLOT sluice_cccc LOGICAL 0/0 (proto_version '1', publication_names 'sluice_cccc')",
+      )
       .catch(() => {});
     let active = false;
     for (let i = 0; i < 50 && !active; i++) {

@@ -1,5 +1,4 @@
 import { type CaptureStatus, connectorFor } from '@sluice/connectors';
-import { pgCaptures, pgRelease } from '../../../../connectors/src/postgres/changes/admin';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresCluster, startPostgresCluster } from '../../../../../test/peers/postgres-cluster';
@@ -7,6 +6,7 @@ import { startTestApp, type TestApp } from '../../../../../test/support/app';
 import { runCli } from '../../../../../test/support/cli';
 import { freePort } from '../../../../../test/support/free-port';
 import { runJobNow } from '../../../../../test/support/jobs';
+import { pgCaptures, pgRelease } from '../../../../connectors/src/postgres/changes/admin';
 import { cdcLagCheckJob } from '../../jobs/cdc-lag-check';
 import { cdcReleaseJob } from '../../jobs/cdc-release';
 import { captureName } from './index';
@@ -28,7 +28,8 @@ function ensureChanges(): () => void {
     read: async () => {
       throw new Error('not part of this suite');
     },
-    captures: (conn: any, prefix: string, ctx: any): Promise<CaptureStatus[]> => pgCaptures(conn, prefix, ctx),
+    captures: (conn: any, prefix: string, ctx: any): Promise<CaptureStatus[]> =>
+      pgCaptures(conn, prefix, ctx),
     release: (conn: any, capture: string, ctx: any) => pgRelease(conn, capture, ctx),
   };
   return () => {
@@ -68,8 +69,10 @@ describe('cdc slot safety', () => {
     expect(r.statusCode, `${method} ${url}: ${r.body}`).toBeLessThan(300);
     return r.statusCode === 204 ? null : r.json();
   };
-  const q = async (text: string, values: unknown[] = []) => (await t.rt.deps.store.executeSql(text, values)).rows;
-  const idOf = async (table: string, slug: string) => (await q(`select id from ${table} where slug = $1`, [slug]))[0].id;
+  const q = async (text: string, values: unknown[] = []) =>
+    (await t.rt.deps.store.executeSql(text, values)).rows;
+  const idOf = async (table: string, slug: string) =>
+    (await q(`select id from ${table} where slug = $1`, [slug]))[0].id;
   const captureOf = async (pipeline: string, env: string, step = 'changes') =>
     captureName(await idOf('pipelines', pipeline), await idOf('environments', env), step);
   const makeCapture = async (name: string) => {
@@ -81,10 +84,10 @@ describe('cdc slot safety', () => {
   const publicationExists = async (name: string) =>
     (await admin.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name])).rowCount === 1;
   const writeWal = (rows: number) =>
-    admin.query("INSERT INTO orders SELECT g, repeat('x', 500) FROM generate_series($1::int, $1::int + $2::int - 1) g", [
-      Math.floor(Math.random() * 1e8),
-      rows,
-    ]);
+    admin.query(
+      "INSERT INTO orders SELECT g, repeat('x', 500) FROM generate_series($1::int, $1::int + $2::int - 1) g",
+      [Math.floor(Math.random() * 1e8), rows],
+    );
   /** The release jobs queued so far, taken off the queue (the suite runs no worker). */
   const takeReleaseJobs = async () => {
     const rows = await q("delete from pgboss.job where name = 'cdc.release' returning data");
@@ -118,7 +121,14 @@ describe('cdc slot safety', () => {
       type: 'postgres',
       name: slug,
       slug,
-      config: { host: '127.0.0.1', port, database: 'postgres', user: 'postgres', allow_private_hosts: true, connect_timeout_seconds: 2 },
+      config: {
+        host: '127.0.0.1',
+        port,
+        database: 'postgres',
+        user: 'postgres',
+        allow_private_hosts: true,
+        connect_timeout_seconds: 2,
+      },
       credentials: { password: 'unused' },
     });
 
@@ -235,7 +245,12 @@ describe('cdc slot safety', () => {
     expect(list.find((c) => c.capture_name === owned)).toMatchObject({
       orphan: false,
       active: false,
-      owner: { project_slug: 'shop', pipeline_slug: 'orders-cdc', environment_slug: 'staging', step_slug: 'changes' },
+      owner: {
+        project_slug: 'shop',
+        pipeline_slug: 'orders-cdc',
+        environment_slug: 'staging',
+        step_slug: 'changes',
+      },
     });
     expect(list.find((c) => c.capture_name === orphan)).toMatchObject({ orphan: true, owner: null });
 
@@ -257,7 +272,10 @@ describe('cdc slot safety', () => {
 
     const unreachable = await call('GET', `${ORG}/data-sources/gone-db/captures`);
     expect(unreachable.statusCode).toBe(502);
-    expect(unreachable.json().error).toMatchObject({ code: 'REMOTE_FAILED', detailed_error: 'CONNECTION_FAILED' });
+    expect(unreachable.json().error).toMatchObject({
+      code: 'REMOTE_FAILED',
+      detailed_error: 'CONNECTION_FAILED',
+    });
   });
 
   it('undeploying (protected: with its confirmation) releases the captures of its cdc steps', async () => {
@@ -272,19 +290,30 @@ describe('cdc slot safety', () => {
     expect(refused.json().error.code).toBe('PROTECTED_ENVIRONMENT_CONFIRMATION_REQUIRED');
     expect(await takeReleaseJobs()).toEqual([]);
 
-    const done = await ok('POST', `${pe}/pipelines/prod-cdc:undeploy`, { protected_environment_confirmation: 'prod' });
+    const done = await ok('POST', `${pe}/pipelines/prod-cdc:undeploy`, {
+      protected_environment_confirmation: 'prod',
+    });
     expect(done).toMatchObject({ pipeline_slug: 'prod-cdc', environment_slug: 'prod', active: false });
-    const again = await call('POST', `${pe}/pipelines/prod-cdc:undeploy?protected_environment_confirmation=prod`);
+    const again = await call(
+      'POST',
+      `${pe}/pipelines/prod-cdc:undeploy?protected_environment_confirmation=prod`,
+    );
     expect(again.json().error.code).toBe('PIPELINE_NOT_DEPLOYED');
 
     const jobs = await takeReleaseJobs();
-    expect(jobs).toEqual([expect.objectContaining({ capture: name, stepSlug: 'changes', environmentSlug: 'prod' })]);
+    expect(jobs).toEqual([
+      expect.objectContaining({ capture: name, stepSlug: 'changes', environmentSlug: 'prod' }),
+    ]);
     expect(await slotExists(name)).toBe(true); // the job drops it, not the request
     await runJobNow(t.rt.deps, cdcReleaseJob, jobs[0]);
     expect(await slotExists(name)).toBe(false);
     expect(await publicationExists(name)).toBe(false);
     const events = (await ok('GET', `${ORG}/events?action=release&entity_slug=src-db`)).events;
-    expect(events[0].metadata).toMatchObject({ capture_name: name, released: true, pipeline_slug: 'prod-cdc' });
+    expect(events[0].metadata).toMatchObject({
+      capture_name: name,
+      released: true,
+      pipeline_slug: 'prod-cdc',
+    });
   });
 
   it('deleting a pipeline releases its captures; an unreachable source leaves an orphan and says so', async () => {
@@ -295,7 +324,9 @@ describe('cdc slot safety', () => {
     expect(job).toMatchObject({ pipelineSlug: 'far-cdc', stepSlug: 'changes' });
 
     // A try that is not the last hands the failure back to the queue for a retry.
-    await expect(runJobNow(t.rt.deps, cdcReleaseJob, job)).rejects.toMatchObject({ code: 'CONNECTION_FAILED' });
+    await expect(runJobNow(t.rt.deps, cdcReleaseJob, job)).rejects.toMatchObject({
+      code: 'CONNECTION_FAILED',
+    });
     const last = cdcReleaseJob.handler(t.rt.deps, { sessions: undefined as never });
     await last(job, { id: 'x', retryCount: 4 });
     const events = (await ok('GET', `${ORG}/events?action=release&entity_slug=gone-db`)).events;
@@ -321,7 +352,9 @@ describe('cdc slot safety', () => {
     expect(lines.find((l) => l.includes(orphan))).toMatch(/orphan/);
     expect(lines.find((l) => l.includes(owned))).toContain('orders-cdc/changes@staging');
 
-    const json = JSON.parse((await cli(['cdc', 'slots', '--org', 'acme', '--data-source', 'src-db', '--json'])).stdout);
+    const json = JSON.parse(
+      (await cli(['cdc', 'slots', '--org', 'acme', '--data-source', 'src-db', '--json'])).stdout,
+    );
     expect(json.captures.find((c: any) => c.capture_name === orphan).orphan).toBe(true);
 
     const refused = await cli(['cdc', 'slots', 'drop', owned, '--org', 'acme', '--data-source', 'src-db']);

@@ -59,7 +59,12 @@ export async function activeDeployments(
 }
 
 /** The pipeline of the organization's project by slugs, or null. */
-export async function findPipeline(db: DbOrTx, organizationId: string, projectSlug: string, pipelineSlug: string) {
+export async function findPipeline(
+  db: DbOrTx,
+  organizationId: string,
+  projectSlug: string,
+  pipelineSlug: string,
+) {
   const res = await db.execute(sql`
     select p.id, p.slug, pr.slug as "projectSlug"
       from pipelines p join projects pr on pr.id = p.project_id

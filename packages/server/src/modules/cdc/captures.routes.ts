@@ -16,7 +16,10 @@ const pageMeta = (p: { has_more: boolean; next_cursor: string | null; prev_curso
 
 export function capturesRoutes(app: TypedApp, deps: Deps) {
   const ctx = (req: { id: string }) => ({ deps, requestId: req.id });
-  const remote = { ...errorResponses, ...errorResponsesFor('CONNECTOR_OPERATION_UNSUPPORTED', 'PRIVATE_HOST_BLOCKED', 'REMOTE_FAILED') };
+  const remote = {
+    ...errorResponses,
+    ...errorResponsesFor('CONNECTOR_OPERATION_UNSUPPORTED', 'PRIVATE_HOST_BLOCKED', 'REMOTE_FAILED'),
+  };
   const dataSourceCaptures = '/organizations/:organization/data-sources/:data_source/captures';
 
   app.get('/organizations/:organization/projects/:project/pipelines/:pipeline/captures', {
@@ -41,14 +44,20 @@ export function capturesRoutes(app: TypedApp, deps: Deps) {
     config: access.org('data_sources.read'),
     schema: {
       tags: ['Data sources'],
-      summary: 'List the Sluice change data captures on the data source (asks the remote); orphans have no deployed owner',
+      summary:
+        'List the Sluice change data captures on the data source (asks the remote); orphans have no deployed owner',
       operationId: 'listDataSourceCaptures',
       params: s.dataSourceCaptureParams.omit({ capture: true }),
       querystring: s.listDataSourceCapturesQuery,
       response: { 200: s.dataSourceCaptureListSchema, ...remote },
     },
     handler: async (req) => {
-      const page = await svc.listDataSourceCaptures(ctx(req), scopeOf(req), req.params.data_source, req.query);
+      const page = await svc.listDataSourceCaptures(
+        ctx(req),
+        scopeOf(req),
+        req.params.data_source,
+        req.query,
+      );
       return { captures: page.items, ...pageMeta(page) };
     },
   });

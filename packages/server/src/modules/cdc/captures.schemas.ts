@@ -6,8 +6,13 @@ import { listQuerySchema, listResponseSchema } from '../../http/pagination';
 
 export const captureNameSchema = z
   .string()
-  .regex(/^sluice_[a-z0-9_]{1,56}$/, 'must be a capture name: sluice_ followed by lowercase letters, digits or _')
-  .describe('Capture name: the replication slot and publication name on PostgreSQL (`sluice_` and 24 hex digits).');
+  .regex(
+    /^sluice_[a-z0-9_]{1,56}$/,
+    'must be a capture name: sluice_ followed by lowercase letters, digits or _',
+  )
+  .describe(
+    'Capture name: the replication slot and publication name on PostgreSQL (`sluice_` and 24 hex digits).',
+  );
 
 const statusFields = {
   capture_name: captureNameSchema,
@@ -21,7 +26,9 @@ const statusFields = {
   confirmed_position: z
     .string()
     .nullable()
-    .describe('The last position the source confirmed for the capture (PostgreSQL: the slot confirmed_flush_lsn); null when unknown.'),
+    .describe(
+      'The last position the source confirmed for the capture (PostgreSQL: the slot confirmed_flush_lsn); null when unknown.',
+    ),
   wal_status: z
     .string()
     .nullable()
@@ -30,7 +37,9 @@ const statusFields = {
     .number()
     .int()
     .nullable()
-    .describe('PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it; null without that limit.'),
+    .describe(
+      'PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it; null without that limit.',
+    ),
 };
 
 export const captureOwnerSchema = z
@@ -48,7 +57,10 @@ export const pipelineCaptureSchema = z
     environment_slug: slugSchema.describe('Environment where the pipeline is deployed.'),
     data_source_slug: slugSchema.describe('Data source the step reads, as bound in that environment.'),
     ...statusFields,
-    active: z.boolean().nullable().describe('A reader is attached to the capture right now; null when unknown.'),
+    active: z
+      .boolean()
+      .nullable()
+      .describe('A reader is attached to the capture right now; null when unknown.'),
     status: z
       .enum(['ok', 'missing', 'unreachable'])
       .describe(

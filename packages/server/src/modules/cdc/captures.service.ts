@@ -62,7 +62,12 @@ export async function listPipelineCaptures(
       last_checkpoint_at: isoOrNull(o.lastCheckpointAt),
     };
   });
-  return paginateInMemory({ query, sorts: sortsOf<(typeof items)[number]>(), idOf: (c) => idOf(c.capture_name), rows: items });
+  return paginateInMemory({
+    query,
+    sorts: sortsOf<(typeof items)[number]>(),
+    idOf: (c) => idOf(c.capture_name),
+    rows: items,
+  });
 }
 
 /** The data source's captures read now; a failing source is 502 REMOTE_FAILED (as branches). */
@@ -71,7 +76,8 @@ async function capturesOnSource(ctx: Ctx, scope: Scope, slug: string) {
   capabilityFor(row.type, 'changes');
   const read = await readStatuses(ctx.deps, row);
   if (read.failure) {
-    if (read.failure.code === 'PRIVATE_HOST_BLOCKED') throw new AppError('PRIVATE_HOST_BLOCKED', read.failure.message);
+    if (read.failure.code === 'PRIVATE_HOST_BLOCKED')
+      throw new AppError('PRIVATE_HOST_BLOCKED', read.failure.message);
     throw new AppError('REMOTE_FAILED', `the captures could not be listed: ${read.failure.message}`, {
       detailedError: read.failure.code,
     });
@@ -94,7 +100,12 @@ export async function listDataSourceCaptures(ctx: Ctx, scope: Scope, slug: strin
       owner: owner ? ownerOf(owner) : null,
     };
   });
-  return paginateInMemory({ query, sorts: sortsOf<(typeof items)[number]>(), idOf: (c) => idOf(c.capture_name), rows: items });
+  return paginateInMemory({
+    query,
+    sorts: sortsOf<(typeof items)[number]>(),
+    idOf: (c) => idOf(c.capture_name),
+    rows: items,
+  });
 }
 
 /**

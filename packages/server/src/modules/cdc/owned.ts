@@ -1,5 +1,5 @@
-import type { DeployedRow } from './captures.repo';
 import { captureName } from './capture-name';
+import type { DeployedRow } from './captures.repo';
 
 // The captures deployed pipelines own: one per cdc source step bound to a data source in an
 // environment (docs/cdc.md "Slot safety").
@@ -19,7 +19,12 @@ export type OwnedCapture = {
   lastCheckpointAt: Date | null;
 };
 
-type SpecStep = { slug: string; kind: string; data_source_ref?: string; operation?: { operation_type?: string } };
+type SpecStep = {
+  slug: string;
+  kind: string;
+  data_source_ref?: string;
+  operation?: { operation_type?: string };
+};
 
 /** The cdc source steps of a spec and the ref each reads through. */
 export function cdcSteps(spec: unknown): { slug: string; ref: string }[] {

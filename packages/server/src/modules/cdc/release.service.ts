@@ -72,7 +72,8 @@ export async function releaseCapture(deps: Deps, r: ReleaseRequest, lastTry: boo
     await capabilityFor(row.type, 'changes').release(loaded.connection, r.capture, loaded.ctx);
   } catch (err) {
     const described = describeFailure(err);
-    if (described.unexpected) deps.log.error({ err, dataSource: row.slug }, 'capture release failed unexpectedly');
+    if (described.unexpected)
+      deps.log.error({ err, dataSource: row.slug }, 'capture release failed unexpectedly');
     failure = described.failure;
     if (!lastTry && (err as { retryable?: boolean }).retryable === true) throw err;
   }

@@ -33,7 +33,10 @@ export async function readStatuses(deps: ReadDeps, row: DataSourceRow): Promise<
 }
 
 /** readStatuses of each data source once, by id. */
-export async function readStatusesOf(deps: ReadDeps, ids: Iterable<string>): Promise<Map<string, StatusRead>> {
+export async function readStatusesOf(
+  deps: ReadDeps,
+  ids: Iterable<string>,
+): Promise<Map<string, StatusRead>> {
   const out = new Map<string, StatusRead>();
   for (const id of new Set(ids)) {
     const row = await dataSourceById(deps.db, id);

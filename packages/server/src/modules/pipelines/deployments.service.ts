@@ -2,9 +2,9 @@ import type { PipelineSpec } from '@sluice/engine';
 import type { ActorType, Ctx, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { AppError, conflict } from '../../http/errors';
-import { retireCaptures } from '../cdc/index';
 import { iso, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
+import { retireCaptures } from '../cdc/index';
 import { assertProtectedConfirmation } from '../environments/index';
 import { recordEvent } from '../events/index';
 import * as repo from './deployments.repo';
@@ -139,7 +139,8 @@ export async function undeploy(ctx: Ctx, scope: Scope, at: DeployTarget, confirm
     const pipeline = await lockPipelineOf(tx, place.project.id, at.pipeline);
     assertProtectedConfirmation(env, confirmation);
     const current = await repo.activeDeployment(tx, pipeline.id, env.id);
-    if (!current) throw new AppError('PIPELINE_NOT_DEPLOYED', `pipeline ${pipeline.slug} is not deployed in ${env.slug}`);
+    if (!current)
+      throw new AppError('PIPELINE_NOT_DEPLOYED', `pipeline ${pipeline.slug} is not deployed in ${env.slug}`);
     const released = await retireCaptures(tx, ctx.deps, {
       organizationId: scope.org.id,
       pipelineId: pipeline.id,

@@ -4,9 +4,9 @@ import { conflict, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
+import { retireCaptures } from '../cdc/index';
 import { lockLiveEnvironment } from '../environments/index';
 import { recordEvent } from '../events/index';
-import { retireCaptures } from '../cdc/index';
 import { findProjectEnvironment, requireProject } from '../projects/index';
 
 import * as repo from './pipelines.repo';
