@@ -44419,15 +44419,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Optional; the confirmation is accepted as a query parameter too. */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /** @description Exact slug of the environment, required when it is protected. */
-                    protected_environment_confirmation?: string | null;
-                } | null;
-            };
-        };
+        requestBody?: never;
         responses: {
             /** @description A deployment: the version of a pipeline that runs in an environment from now on. */
             200: {

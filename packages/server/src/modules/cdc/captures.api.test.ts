@@ -290,9 +290,14 @@ describe('cdc slot safety', () => {
     expect(refused.json().error.code).toBe('PROTECTED_ENVIRONMENT_CONFIRMATION_REQUIRED');
     expect(await takeReleaseJobs()).toEqual([]);
 
-    const done = await ok('POST', `${pe}/pipelines/prod-cdc:undeploy`, {
+    const withBody = await call('POST', `${pe}/pipelines/prod-cdc:undeploy`, {
       protected_environment_confirmation: 'prod',
     });
+    expect(withBody.statusCode).toBe(400); // an action without parameters takes no body
+    const done = await ok(
+      'POST',
+      `${pe}/pipelines/prod-cdc:undeploy?protected_environment_confirmation=prod`,
+    );
     expect(done).toMatchObject({ pipeline_slug: 'prod-cdc', environment_slug: 'prod', active: false });
     const again = await call(
       'POST',

@@ -48,7 +48,6 @@ export function deploymentsRoutes(app: TypedApp, deps: Deps) {
         'Undeploy the pipeline from an environment: no more runs there, and the captures of its cdc steps are released',
       params: s.deployParams,
       querystring: s.deployQuery,
-      body: s.undeployBody,
       response: { 200: s.deploymentSchema, ...errorResponses },
     },
     handler: async (req) => {
@@ -57,10 +56,7 @@ export function deploymentsRoutes(app: TypedApp, deps: Deps) {
         ctx(req),
         scopeOf(req),
         { project, environment, pipeline },
-        confirmationOf(
-          req.body?.protected_environment_confirmation,
-          req.query.protected_environment_confirmation,
-        ),
+        confirmationOf(undefined, req.query.protected_environment_confirmation),
       );
     },
   });

@@ -35,12 +35,6 @@ export const deployBody = z
 
 export const deployQuery = confirmationQuery;
 
-export const undeployBody = z
-  .object({ protected_environment_confirmation: confirmationField })
-  .strict()
-  .nullish()
-  .describe('Optional; the confirmation is accepted as a query parameter too.');
-
 export const deploymentSorts = ['deployment_created_at'] as const;
 export const listDeploymentsQuery = listQuerySchema(deploymentSorts).extend({
   pipeline_slug: slugSchema.optional().describe('Only the deployments of this pipeline.'),
