@@ -293,7 +293,8 @@ describe('cdc slot safety', () => {
     const withBody = await call('POST', `${pe}/pipelines/prod-cdc:undeploy`, {
       protected_environment_confirmation: 'prod',
     });
-    expect(withBody.statusCode).toBe(400); // an action without parameters takes no body
+    // The action takes no body: the confirmation counts only as the query parameter.
+    expect(withBody.statusCode).toBe(409);
     const done = await ok(
       'POST',
       `${pe}/pipelines/prod-cdc:undeploy?protected_environment_confirmation=prod`,
