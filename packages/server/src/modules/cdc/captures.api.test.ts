@@ -322,6 +322,38 @@ describe('cdc slot safety', () => {
     });
   });
 
+  it('deploying a version without the step releases its capture; one that keeps it does not', async () => {
+    await deployPipeline('swap-cdc', 'staging');
+    const kept = await captureOf('swap-cdc', 'staging');
+    await takeReleaseJobs();
+    const pe = `${ORG}/projects/shop/environments/staging`;
+    const deployVersion = async (next: unknown) => {
+      const version = await ok('POST', `${ORG}/projects/shop/pipelines/swap-cdc/versions`, { spec: next });
+      await ok('POST', `${pe}/pipeline-validation`, {
+        pipeline_slug: 'swap-cdc',
+        spec_hash: version.spec_hash,
+      });
+      await ok('POST', `${pe}/pipelines/swap-cdc:deploy`, { spec_hash: version.spec_hash });
+    };
+    // Same cdc step, another description: the capture stays.
+    await deployVersion({ ...spec, steps: [{ ...spec.steps[0], description: 'orders' }, spec.steps[1]] });
+    expect(await takeReleaseJobs()).toEqual([]);
+    // The cdc step renamed: the old capture goes, the new step gets its own.
+    const renamed = { ...spec.steps[0], slug: 'changes-v2' };
+    await deployVersion({
+      ...spec,
+      steps: [renamed, spec.steps[1]],
+      edges: [{ from: 'changes-v2', to: 'load' }],
+    });
+    expect(await takeReleaseJobs()).toEqual([
+      expect.objectContaining({ capture: kept, stepSlug: 'changes' }),
+    ]);
+    const listed = (await ok('GET', `${ORG}/projects/shop/pipelines/swap-cdc/captures`)).captures;
+    expect(listed.map((c: any) => [c.step_slug, c.capture_name])).toEqual([
+      ['changes-v2', await captureOf('swap-cdc', 'staging', 'changes-v2')],
+    ]);
+  });
+
   it('deleting a pipeline releases its captures; an unreachable source leaves an orphan and says so', async () => {
     await deployPipeline('far-cdc', 'staging', 'gone-db');
     await takeReleaseJobs();
