@@ -1226,6 +1226,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{organization}/projects/{project}/environments/{environment}/pipelines/{pipeline}:undeploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Undeploy the pipeline from an environment: no more runs there, and the captures of its cdc steps are released */
+        post: operations["undeployProjectsEnvironmentsPipelines"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organizations/{organization}/projects/{project}/environments/{environment}/deployments": {
         parameters: {
             query?: never;
@@ -1863,6 +1880,57 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/projects/{project}/pipelines/{pipeline}/captures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The change data captures of the deployed pipeline: per cdc source step and environment, its lag, last confirmed position and last checkpoint (asks the sources) */
+        get: operations["listPipelineCaptures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/data-sources/{data_source}/captures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the Sluice change data captures on the data source (asks the remote); orphans have no deployed owner */
+        get: operations["listDataSourceCaptures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization}/data-sources/{data_source}/captures/{capture}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Drop an orphan capture from the data source (its replication slot and publication); 409 while a deployed step owns it */
+        delete: operations["deleteDataSourceCapture"];
         options?: never;
         head?: never;
         patch?: never;
@@ -16757,7 +16825,7 @@ export interface operations {
                 /** @description Walk forward from the cursor (next) or back before it (prev). */
                 direction?: "next" | "prev";
                 /** @description Only events with this action. */
-                action?: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                action?: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                 /** @description Only events whose actor has this slug. */
                 actor_slug?: string;
                 /** @description Only events of this actor type. */
@@ -16823,7 +16891,7 @@ export interface operations {
                              * @description What happened to the entity.
                              * @enum {string}
                              */
-                            action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                            action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                             /** @description Correlation id of the API request that caused the event (its X-Request-Id), or null. */
                             request_id: string | null;
                             /** @description When the event happened (ISO 8601). */
@@ -17142,7 +17210,7 @@ export interface operations {
                 /** @description Walk forward from the cursor (next) or back before it (prev). */
                 direction?: "next" | "prev";
                 /** @description Only events with this action. */
-                action?: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                action?: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                 /** @description Only events whose actor has this slug. */
                 actor_slug?: string;
                 /** @description Only events of this actor type. */
@@ -17208,7 +17276,7 @@ export interface operations {
                              * @description What happened to the entity.
                              * @enum {string}
                              */
-                            action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                            action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                             /** @description Correlation id of the API request that caused the event (its X-Request-Id), or null. */
                             request_id: string | null;
                             /** @description When the event happened (ISO 8601). */
@@ -44332,6 +44400,406 @@ export interface operations {
             };
         };
     };
+    undeployProjectsEnvironmentsPipelines: {
+        parameters: {
+            query?: {
+                /** @description Exact slug of the environment, required when it is protected. */
+                protected_environment_confirmation?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                environment: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A deployment: the version of a pipeline that runs in an environment from now on. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        slug: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        pipeline_slug: string;
+                        /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                        environment_slug: string;
+                        /** @description SHA-256 of the canonical (RFC 8785) JSON of the spec, lowercase hex. */
+                        spec_hash: string;
+                        /** @description The passing validation the deploy relied on. */
+                        validation_slug: string | null;
+                        /** @description Whether runs in this environment use this deployment (one per pipeline). */
+                        active: boolean;
+                        /** @description Who deployed. */
+                        deployed_by: {
+                            /** @enum {string} */
+                            actor_type: "unknown" | "user" | "api_key" | "system" | "external";
+                            actor_slug: string | null;
+                        };
+                        /** @description ISO 8601 date-time. */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     listProjectsEnvironmentsDeployments: {
         parameters: {
             query?: {
@@ -44706,7 +45174,7 @@ export interface operations {
                 /** @description Only notifications in this state. */
                 lifecycle_state?: "open" | "acknowledged" | "resolved";
                 /** @description Only notifications of this type. */
-                notification_type?: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed";
+                notification_type?: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive";
                 /** @description Only notifications of this severity. */
                 severity?: "info" | "warning" | "error" | "critical";
             };
@@ -44738,7 +45206,7 @@ export interface operations {
                              * @description What happened.
                              * @enum {string}
                              */
-                            notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed";
+                            notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive";
                             /**
                              * @description info < warning < error < critical.
                              * @enum {string}
@@ -44766,7 +45234,7 @@ export interface operations {
                              * @description Action of the event that raised it.
                              * @enum {string}
                              */
-                            source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                            source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                             /** @description The stable slugs involved; a policy source_ref matches any of their values. */
                             source_refs: {
                                 /** @description What the slug names: pipeline, data_source, data_source_ref, trigger, destination … */
@@ -45114,7 +45582,7 @@ export interface operations {
                          * @description What happened.
                          * @enum {string}
                          */
-                        notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed";
+                        notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive";
                         /**
                          * @description info < warning < error < critical.
                          * @enum {string}
@@ -45142,7 +45610,7 @@ export interface operations {
                          * @description Action of the event that raised it.
                          * @enum {string}
                          */
-                        source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                        source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                         /** @description The stable slugs involved; a policy source_ref matches any of their values. */
                         source_refs: {
                             /** @description What the slug names: pipeline, data_source, data_source_ref, trigger, destination … */
@@ -45483,7 +45951,7 @@ export interface operations {
                          * @description What happened.
                          * @enum {string}
                          */
-                        notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed";
+                        notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive";
                         /**
                          * @description info < warning < error < critical.
                          * @enum {string}
@@ -45511,7 +45979,7 @@ export interface operations {
                          * @description Action of the event that raised it.
                          * @enum {string}
                          */
-                        source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                        source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                         /** @description The stable slugs involved; a policy source_ref matches any of their values. */
                         source_refs: {
                             /** @description What the slug names: pipeline, data_source, data_source_ref, trigger, destination … */
@@ -45914,7 +46382,7 @@ export interface operations {
                          * @description What happened.
                          * @enum {string}
                          */
-                        notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed";
+                        notification_type: "pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive";
                         /**
                          * @description info < warning < error < critical.
                          * @enum {string}
@@ -45942,7 +46410,7 @@ export interface operations {
                          * @description Action of the event that raised it.
                          * @enum {string}
                          */
-                        source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
+                        source_action: "unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read";
                         /** @description The stable slugs involved; a policy source_ref matches any of their values. */
                         source_refs: {
                             /** @description What the slug names: pipeline, data_source, data_source_ref, trigger, destination … */
@@ -49438,7 +49906,7 @@ export interface operations {
                             /** @description Environment the policy is scoped to. */
                             environment_slug: string | null;
                             /** @description Null or omitted matches any type. */
-                            notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed") | null;
+                            notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive") | null;
                             /** @description Null or omitted matches any severity (exact match). */
                             severity: ("info" | "warning" | "error" | "critical") | null;
                             /** @description Null or omitted matches any lifecycle state. */
@@ -49446,7 +49914,7 @@ export interface operations {
                             /** @description Null or omitted matches any source entity type. */
                             source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                             /** @description Null or omitted matches any source action. */
-                            source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
+                            source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                             /** @description Null or omitted matches any; else one of the notification's source_refs values. */
                             source_ref: string | null;
                             /** @description Where matching notifications are sent. */
@@ -49776,7 +50244,7 @@ export interface operations {
                     /** @description Required for project_environment scope only. */
                     environment_slug?: string | null;
                     /** @description Null or omitted matches any type. */
-                    notification_type?: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed") | null;
+                    notification_type?: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive") | null;
                     /** @description Null or omitted matches any severity (exact match). */
                     severity?: ("info" | "warning" | "error" | "critical") | null;
                     /** @description Null or omitted matches any lifecycle state. */
@@ -49784,7 +50252,7 @@ export interface operations {
                     /** @description Null or omitted matches any source entity type. */
                     source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                     /** @description Null or omitted matches any source action. */
-                    source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
+                    source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                     /** @description Null or omitted matches any; else one of the notification's source_refs values. */
                     source_ref?: string | null;
                     /** @description Alert destinations of this organization, 1 to 20. */
@@ -49824,7 +50292,7 @@ export interface operations {
                         /** @description Environment the policy is scoped to. */
                         environment_slug: string | null;
                         /** @description Null or omitted matches any type. */
-                        notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed") | null;
+                        notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive") | null;
                         /** @description Null or omitted matches any severity (exact match). */
                         severity: ("info" | "warning" | "error" | "critical") | null;
                         /** @description Null or omitted matches any lifecycle state. */
@@ -49832,7 +50300,7 @@ export interface operations {
                         /** @description Null or omitted matches any source entity type. */
                         source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                         /** @description Null or omitted matches any source action. */
-                        source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
+                        source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
                         source_ref: string | null;
                         /** @description Where matching notifications are sent. */
@@ -50222,7 +50690,7 @@ export interface operations {
                              */
                             source_kind: "unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification";
                             /** @description Actions that raise notifications. */
-                            source_actions: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read")[];
+                            source_actions: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read")[];
                         }[];
                         /** @description The organization's pipelines, data sources and destinations. */
                         source_refs: {
@@ -50556,7 +51024,7 @@ export interface operations {
                         /** @description Environment the policy is scoped to. */
                         environment_slug: string | null;
                         /** @description Null or omitted matches any type. */
-                        notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed") | null;
+                        notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive") | null;
                         /** @description Null or omitted matches any severity (exact match). */
                         severity: ("info" | "warning" | "error" | "critical") | null;
                         /** @description Null or omitted matches any lifecycle state. */
@@ -50564,7 +51032,7 @@ export interface operations {
                         /** @description Null or omitted matches any source entity type. */
                         source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                         /** @description Null or omitted matches any source action. */
-                        source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
+                        source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
                         source_ref: string | null;
                         /** @description Where matching notifications are sent. */
@@ -51257,7 +51725,7 @@ export interface operations {
                     /** @description Environment; null to clear. */
                     environment_slug?: string | null;
                     /** @description Null or omitted matches any type. */
-                    notification_type?: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed") | null;
+                    notification_type?: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive") | null;
                     /** @description Null or omitted matches any severity (exact match). */
                     severity?: ("info" | "warning" | "error" | "critical") | null;
                     /** @description Null or omitted matches any lifecycle state. */
@@ -51265,7 +51733,7 @@ export interface operations {
                     /** @description Null or omitted matches any source entity type. */
                     source_kind?: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                     /** @description Null or omitted matches any source action. */
-                    source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
+                    source_action?: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                     /** @description Null or omitted matches any; else one of the notification's source_refs values. */
                     source_ref?: string | null;
                     /** @description Replaces the destinations. */
@@ -51302,7 +51770,7 @@ export interface operations {
                         /** @description Environment the policy is scoped to. */
                         environment_slug: string | null;
                         /** @description Null or omitted matches any type. */
-                        notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed") | null;
+                        notification_type: ("pipeline_run_failed" | "pipeline_run_recovered" | "pipeline_trigger_failed" | "data_source_test_failed" | "credential_failed" | "schema_import_failed" | "schema_drift_detected" | "alert_delivery_failed" | "cdc_capture_lagging" | "cdc_capture_inactive") | null;
                         /** @description Null or omitted matches any severity (exact match). */
                         severity: ("info" | "warning" | "error" | "critical") | null;
                         /** @description Null or omitted matches any lifecycle state. */
@@ -51310,7 +51778,7 @@ export interface operations {
                         /** @description Null or omitted matches any source entity type. */
                         source_kind: ("unknown" | "organization" | "member" | "member_invitation" | "role" | "api_key" | "data_source" | "data_source_ref" | "data_source_binding" | "project" | "environment" | "project_environment" | "query" | "query_execution" | "pipeline" | "pipeline_deployment" | "pipeline_version" | "pipeline_run" | "pipeline_checkpoint" | "pipeline_trigger" | "notification") | null;
                         /** @description Null or omitted matches any source action. */
-                        source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
+                        source_action: ("unknown" | "create" | "update" | "delete" | "restore" | "purge" | "execute" | "refresh" | "test_connection" | "rotate" | "revoke" | "reconcile" | "deploy" | "undeploy" | "release" | "publish" | "enable" | "disable" | "accept" | "decline" | "expire" | "auto_accept" | "acknowledge" | "resolve" | "read") | null;
                         /** @description Null or omitted matches any; else one of the notification's source_refs values. */
                         source_ref: string | null;
                         /** @description Where matching notifications are sent. */
@@ -65086,6 +65554,1223 @@ export interface operations {
             };
             /** @description The error wrapper of every failed request. */
             431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listPipelineCaptures: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
+                cursor?: string;
+                /** @description Sort key; one of capture_name. */
+                sort_by?: "capture_name";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+                /** @description Only captures of this environment. */
+                environment_slug?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                project: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                pipeline: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Captures of the pipeline deployments, one per cdc source step and environment. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        captures: {
+                            /** @description The cdc source step. */
+                            step_slug: string;
+                            /** @description Environment where the pipeline is deployed. */
+                            environment_slug: string;
+                            /** @description Data source the step reads, as bound in that environment. */
+                            data_source_slug: string;
+                            /** @description Capture name: the replication slot and publication name on PostgreSQL (`sluice_` and 24 hex digits). */
+                            capture_name: string;
+                            /** @description Bytes of log the source keeps for this capture (PostgreSQL: WAL from the slot restart_lsn to the current position); null when unknown. */
+                            lag_bytes: number | null;
+                            /** @description The last position the source confirmed for the capture (PostgreSQL: the slot confirmed_flush_lsn); null when unknown. */
+                            confirmed_position: string | null;
+                            /** @description PostgreSQL 13+: the slot wal_status (reserved, extended, unreserved, lost); null elsewhere. */
+                            wal_status: string | null;
+                            /** @description PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it; null without that limit. */
+                            safe_wal_bytes: number | null;
+                            /** @description A reader is attached to the capture right now; null when unknown. */
+                            active: boolean | null;
+                            /**
+                             * @description ok: the source reported the capture; missing: the source has no such capture (not created yet: no run since the deployment, or dropped); unreachable: the source could not be asked (see error).
+                             * @enum {string}
+                             */
+                            status: "ok" | "missing" | "unreachable";
+                            /** @description Why the status could not be read; null when it was. */
+                            error: {
+                                /** @description The connector error code, e.g. CONNECTION_FAILED. */
+                                code: string;
+                                /** @description Sanitized message. */
+                                message: string;
+                            } | null;
+                            /** @description When a run last committed the step position (its checkpoint); null before the first. */
+                            last_checkpoint_at: string | null;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listDataSourceCaptures: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description `next_cursor` or `prev_cursor` of a previous page. For time sorts `<timestamp>_<identifier>` (ISO 8601 UTC with milliseconds, then the identifier of the edge item); opaque for other sorts. */
+                cursor?: string;
+                /** @description Sort key; one of capture_name. */
+                sort_by?: "capture_name";
+                /** @description Sort order (default desc). */
+                order?: "asc" | "desc";
+                /** @description Walk forward from the cursor (next) or back before it (prev). */
+                direction?: "next" | "prev";
+            };
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                data_source: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sluice_ captures on the data source, read from the source now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        captures: {
+                            /** @description Capture name: the replication slot and publication name on PostgreSQL (`sluice_` and 24 hex digits). */
+                            capture_name: string;
+                            /** @description Bytes of log the source keeps for this capture (PostgreSQL: WAL from the slot restart_lsn to the current position); null when unknown. */
+                            lag_bytes: number | null;
+                            /** @description The last position the source confirmed for the capture (PostgreSQL: the slot confirmed_flush_lsn); null when unknown. */
+                            confirmed_position: string | null;
+                            /** @description PostgreSQL 13+: the slot wal_status (reserved, extended, unreserved, lost); null elsewhere. */
+                            wal_status: string | null;
+                            /** @description PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it; null without that limit. */
+                            safe_wal_bytes: number | null;
+                            /** @description A reader is attached to the capture right now. */
+                            active: boolean;
+                            /** @description No deployed pipeline step owns the capture; it may be dropped. */
+                            orphan: boolean;
+                            /** @description The deployed step that owns it; null for an orphan. */
+                            owner: {
+                                /** @description Project of the pipeline. */
+                                project_slug: string;
+                                /** @description Pipeline whose deployment owns the capture. */
+                                pipeline_slug: string;
+                                /** @description Environment of that deployment. */
+                                environment_slug: string;
+                                /** @description The cdc source step. */
+                                step_slug: string;
+                            } | null;
+                        }[];
+                        /** @description True when another page exists in the requested direction. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the following page. */
+                        next_cursor: string | null;
+                        /** @description Pass as `cursor` with `direction=prev` to read the preceding page. */
+                        prev_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteDataSourceCapture: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization slug. */
+                organization: string;
+                /** @description External identifier: lowercase letters and digits in hyphen-separated groups. */
+                data_source: string;
+                /** @description Capture name: the replication slot and publication name on PostgreSQL (`sluice_` and 24 hex digits). */
+                capture: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The error wrapper of every failed request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description Machine-readable, stable code (see the error table in docs). */
+                            code: string;
+                            /** @description Human-readable message. */
+                            message: string;
+                            /** @description Correlation id; also in the X-Request-Id header. */
+                            request_id?: string;
+                            /** @description Field-level errors of a validation failure. */
+                            validation_errors?: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Sanitized extra detail, when safe. */
+                            detailed_error?: string;
+                        };
+                    };
+                };
+            };
+            /** @description The error wrapper of every failed request. */
+            502: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

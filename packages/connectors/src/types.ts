@@ -299,8 +299,15 @@ export type CaptureStatus = {
   active: boolean;
   /** The position the server keeps the log from (the slot's confirmed flush; MySQL: null). */
   confirmed_position: string | null;
-  /** Bytes of log retained behind the capture (PostgreSQL: WAL since the confirmed flush); null when unknown. */
+  /**
+   * Bytes of log the server retains for the capture (PostgreSQL: WAL from the slot's
+   * restart_lsn to the current position, what fills the disk); null when unknown.
+   */
   lag_bytes: number | null;
+  /** PostgreSQL 13+: the slot's wal_status (`reserved`, `extended`, `unreserved`, `lost`); else absent or null. */
+  wal_status?: string | null;
+  /** PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it (null: no limit). */
+  safe_wal_bytes?: number | null;
 };
 
 export type Capabilities<C = any, K = any, S = any> = {

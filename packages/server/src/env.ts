@@ -70,6 +70,14 @@ export const configSchema = z.object({
     .default('60,300,1200,3600')
     .transform((v) => v.split(',').map((d) => Number(d.trim())))
     .pipe(z.array(z.number().min(0)).min(1)),
+  // Change data capture slot safety (docs/cdc.md "Slot safety"): retained log over this many
+  // bytes, or no committed position for this many minutes, raises an alert.
+  SLUICE_CDC_LAG_ALERT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 ** 3),
+  SLUICE_CDC_INACTIVE_ALERT_MINUTES: z.coerce.number().int().min(1).default(60),
   // Schedule tick of every API host and worker; 0 turns it off in this process.
   SLUICE_TRIGGER_TICK_SECONDS: z.coerce.number().min(0).default(5),
   // Operator settings for connector egress: private CIDRs every data source may reach
@@ -141,6 +149,8 @@ export type Config = {
   /** Connector egress: the operator's private CIDR allowlist and endpoint overrides. */
   egress: { allowCidrs: string[]; googleApiRoot: string | undefined };
   oauth: OAuthConfig;
+  /** Slot safety bounds (docs/cdc.md "Slot safety"). */
+  cdc: { lagAlertBytes: number; inactiveAlertMinutes: number };
   alerts: {
     repeatHours: number;
     reopenQuietMinutes: number;
@@ -228,6 +238,10 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     },
     triggerTickSeconds: e.SLUICE_TRIGGER_TICK_SECONDS,
     egress: { allowCidrs: e.SLUICE_EGRESS_ALLOW_CIDRS, googleApiRoot: e.SLUICE_GOOGLE_API_ROOT },
+    cdc: {
+      lagAlertBytes: e.SLUICE_CDC_LAG_ALERT_BYTES,
+      inactiveAlertMinutes: e.SLUICE_CDC_INACTIVE_ALERT_MINUTES,
+    },
     alerts: {
       repeatHours: e.SLUICE_ALERT_REPEAT_HOURS,
       reopenQuietMinutes: e.SLUICE_ALERT_REOPEN_QUIET_MINUTES,

@@ -37,3 +37,36 @@ export function pipelinesDeployCommand(pipelines: Command) {
     ]);
   });
 }
+
+type UndeployOptions = ApiOptions & EnvOptions & { pipeline: string; confirm?: string };
+
+export function pipelinesUndeployCommand(pipelines: Command) {
+  withApiOptions(
+    withEnvOptions(
+      pipelines
+        .command('undeploy')
+        .description(
+          'Undeploy a pipeline from an environment: no more runs there; the captures of its cdc steps are dropped (docs/cdc.md)',
+        )
+        .requiredOption('--pipeline <slug>', 'pipeline slug')
+        .option('--confirm <env_slug>', 'the environment slug again, required by a protected environment'),
+    ),
+  ).action(async (opts: UndeployOptions) => {
+    const client = await apiClient(opts);
+    const { data: d } = await withStatus(
+      client.POST(
+        '/organizations/{organization}/projects/{project}/environments/{environment}/pipelines/{pipeline}:undeploy',
+        {
+          params: {
+            path: { ...peOf(opts), pipeline: opts.pipeline },
+            ...(opts.confirm !== undefined
+              ? { query: { protected_environment_confirmation: opts.confirm } }
+              : {}),
+          },
+        },
+      ),
+    );
+    if (opts.json) return printJson(d);
+    printLines([`undeployed ${d.spec_hash} from ${d.environment_slug} (deployment ${d.slug})`]);
+  });
+}

@@ -1,6 +1,8 @@
 import { alertDeliverJob } from './alert-deliver';
 import { alertDestinationTestJob } from './alert-destination-test';
 import { alertDispatchJob } from './alert-dispatch';
+import { cdcLagCheckJob } from './cdc-lag-check';
+import { cdcReleaseJob } from './cdc-release';
 import type { AnyJobDefinition } from './define';
 import { emailAccountExistsJob } from './email-account-exists';
 import { emailInvitationJob } from './email-invitation';
@@ -27,6 +29,9 @@ export const jobDefinitions = [
   alertDispatchJob,
   alertDeliverJob,
   alertDestinationTestJob,
+  // Change data capture slot safety (docs/cdc.md "Slot safety").
+  cdcReleaseJob,
+  cdcLagCheckJob,
 ] as const satisfies readonly AnyJobDefinition[];
 
 // A job file that declares a payload but is missing above fails to compile here.

@@ -4,6 +4,7 @@ import { attemptsRoutes, destinationsRoutes, policiesRoutes } from './alerts/ind
 
 import { apiKeysRoutes } from './api-keys/index';
 import { billingRoutes } from './billing/index';
+import { capturesRoutes } from './cdc/index';
 import { contractFindings, contractsRoutes } from './contracts/index';
 
 import { connectorsRoutes, dataSourcesRoutes, oauthRoutes } from './data-sources/index';
@@ -74,4 +75,5 @@ export const modules: ModuleRoutes[] = [
   setupRoutes,
   driftRoutes,
   contractsRoutes,
+  capturesRoutes,
 ];

@@ -18,6 +18,8 @@ export const NOTIFICATION_TYPES = exhaustive<NonNullable<PolicyBody['notificatio
   'schema_import_failed',
   'schema_drift_detected',
   'alert_delivery_failed',
+  'cdc_capture_lagging',
+  'cdc_capture_inactive',
 ] as const);
 export const SEVERITIES = exhaustive<NonNullable<PolicyBody['severity']>>()([
   'info',

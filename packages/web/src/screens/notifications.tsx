@@ -46,6 +46,8 @@ const TYPES = [
   'schema_import_failed',
   'schema_drift_detected',
   'alert_delivery_failed',
+  'cdc_capture_lagging',
+  'cdc_capture_inactive',
 ];
 
 export type { Notification } from '../lib/queries/notifications';

@@ -7,6 +7,7 @@ import { formatTime, shortHash } from '../lib/format';
 import { pipelineQuery, pushVersion, versionsQuery } from '../lib/queries/pipelines';
 import type { PipelinePath } from '../lib/queries/places';
 import { type Spec, specOf, type Version } from '../lib/types';
+import { CapturesPanel } from './pipeline-captures';
 import { CheckpointsPanel, DeployPanel } from './pipeline-deploy';
 
 const Dag = lazy(() => import('../components/dag').then((m) => ({ default: m.Dag })));
@@ -19,6 +20,7 @@ const TABS = [
   ['diff', 'Compare versions'],
   ['deploy', 'Validate, deploy and run'],
   ['checkpoints', 'Checkpoints'],
+  ['captures', 'Change capture'],
   ['edit', 'New version'],
   ['triggers', 'Triggers'],
 ] as const;
@@ -141,6 +143,7 @@ export function PipelineDetail() {
           onEnv={(env) => setSearch({ env })}
         />
       )}
+      {tab === 'captures' && <CapturesPanel org={org} project={project} pipeline={pipeline} />}
       {tab === 'triggers' && (
         <Suspense fallback={<div className="h-32" />}>
           <TriggersPanel

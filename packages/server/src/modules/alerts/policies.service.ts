@@ -187,7 +187,7 @@ export async function deletePolicy(ctx: Ctx, scope: Scope, slug: string) {
 export const notificationSources = [
   { source_kind: 'pipeline_run', source_actions: ['update'] },
   { source_kind: 'pipeline_trigger', source_actions: ['execute'] },
-  { source_kind: 'data_source', source_actions: ['refresh', 'create'] },
+  { source_kind: 'data_source', source_actions: ['refresh', 'create', 'read'] },
   { source_kind: 'pipeline', source_actions: ['create'] },
   { source_kind: 'notification', source_actions: ['update'] },
 ] as const;

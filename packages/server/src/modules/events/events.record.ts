@@ -44,6 +44,8 @@ export const eventActions = [
   'revoke',
   'reconcile',
   'deploy',
+  'undeploy',
+  'release',
   'publish',
   'enable',
   'disable',

@@ -13,6 +13,8 @@ export const notificationTypes = [
   'schema_import_failed',
   'schema_drift_detected',
   'alert_delivery_failed',
+  'cdc_capture_lagging',
+  'cdc_capture_inactive',
 ] as const;
 export type NotificationType = (typeof notificationTypes)[number];
 

@@ -40,6 +40,27 @@ export function deploymentsRoutes(app: TypedApp, deps: Deps) {
     },
   });
 
+  app.post(`${pe}/pipelines/${withVerb('pipeline', 'undeploy')}`, {
+    config: access.org('pipelines.deploy'),
+    schema: {
+      tags,
+      summary:
+        'Undeploy the pipeline from an environment: no more runs there, and the captures of its cdc steps are released',
+      params: s.deployParams,
+      querystring: s.deployQuery,
+      response: { 200: s.deploymentSchema, ...errorResponses },
+    },
+    handler: async (req) => {
+      const { project, environment, pipeline } = req.params;
+      return svc.undeploy(
+        ctx(req),
+        scopeOf(req),
+        { project, environment, pipeline },
+        confirmationOf(undefined, req.query.protected_environment_confirmation),
+      );
+    },
+  });
+
   app.get(`${pe}/deployments`, {
     config: access.org('pipelines.read'),
     schema: {

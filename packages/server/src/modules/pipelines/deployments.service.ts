@@ -4,6 +4,7 @@ import type { DbOrTx } from '../../db/client';
 import { AppError, conflict } from '../../http/errors';
 import { iso, randomSlug } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
+import { retireCaptures } from '../cdc/index';
 import { assertProtectedConfirmation } from '../environments/index';
 import { recordEvent } from '../events/index';
 import * as repo from './deployments.repo';
@@ -87,6 +88,13 @@ export async function deploy(
       const view = await repo.findDeploymentView(tx, current.id);
       if (view) return { created: false, deployment: toDeployment(env.slug, view) };
     }
+    // The cdc steps the new version drops give up their captures (docs/cdc.md "Slot safety").
+    await retireCaptures(tx, ctx.deps, {
+      organizationId: scope.org.id,
+      pipelineId: pipeline.id,
+      environmentId: env.id,
+      nextSpec: version.spec,
+    });
     await repo.deactivate(tx, pipeline.id, env.id);
     const row = await repo.insertDeployment(tx, {
       organizationId: scope.org.id,
@@ -115,5 +123,45 @@ export async function deploy(
     const view = await repo.findDeploymentView(tx, row.id);
     if (!view) throw new AppError('INTERNAL', 'the deployment could not be read back');
     return { created: true, deployment: toDeployment(env.slug, view) };
+  });
+}
+
+/**
+ * Stops deploying the pipeline in the environment: runs can no longer be executed there
+ * (PIPELINE_NOT_DEPLOYED) and the captures of its cdc steps are released by a job (docs/cdc.md
+ * "Slot safety"). A protected environment needs its confirmation. Answers the deployment that
+ * was active, now inactive.
+ */
+export async function undeploy(ctx: Ctx, scope: Scope, at: DeployTarget, confirmation: string | null) {
+  return ctx.deps.db.transaction(async (tx) => {
+    const place = await lockPlace(tx, scope, at.project, at.environment);
+    const env = place.environment;
+    const pipeline = await lockPipelineOf(tx, place.project.id, at.pipeline);
+    assertProtectedConfirmation(env, confirmation);
+    const current = await repo.activeDeployment(tx, pipeline.id, env.id);
+    if (!current)
+      throw new AppError('PIPELINE_NOT_DEPLOYED', `pipeline ${pipeline.slug} is not deployed in ${env.slug}`);
+    const released = await retireCaptures(tx, ctx.deps, {
+      organizationId: scope.org.id,
+      pipelineId: pipeline.id,
+      environmentId: env.id,
+      nextSpec: null,
+    });
+    await repo.deactivate(tx, pipeline.id, env.id);
+    await recordEvent(tx, eventSource(scope, ctx), {
+      entityType: 'pipeline_deployment',
+      entitySlug: current.slug,
+      action: 'undeploy',
+      metadata: {
+        project_slug: place.project.slug,
+        pipeline_slug: pipeline.slug,
+        environment_slug: env.slug,
+        spec_hash: current.specHash,
+        captures_released: released,
+      },
+    });
+    const view = await repo.findDeploymentView(tx, current.id);
+    if (!view) throw new AppError('INTERNAL', 'the deployment could not be read back');
+    return toDeployment(env.slug, view);
   });
 }

@@ -4,6 +4,7 @@ import { conflict, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
+import { retireCaptures } from '../cdc/index';
 import { lockLiveEnvironment } from '../environments/index';
 import { recordEvent } from '../events/index';
 import { findProjectEnvironment, requireProject } from '../projects/index';
@@ -137,12 +138,19 @@ export async function deletePipeline(ctx: Ctx, scope: Scope, projectSlug: string
     const locked = await lockPipelineOf(tx, project.id, slug);
     if (await repo.hasLiveRuns(tx, locked.id))
       throw conflict(`pipeline ${slug} has runs in progress; cancel them or let them finish first`);
+    // Its deployed cdc steps give up their captures (docs/cdc.md "Slot safety").
+    const released = await retireCaptures(tx, ctx.deps, {
+      organizationId: scope.org.id,
+      pipelineId: locked.id,
+      environmentId: null,
+      nextSpec: null,
+    });
     await repo.deletePipeline(tx, locked.id);
     await recordEvent(tx, eventSource(scope, ctx), {
       entityType: 'pipeline',
       entitySlug: slug,
       action: 'delete',
-      metadata: { project_slug: project.slug },
+      metadata: { project_slug: project.slug, captures_released: released },
     });
   });
 }

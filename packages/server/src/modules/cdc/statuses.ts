@@ -1,0 +1,51 @@
+import type { CaptureStatus } from '@sluice/connectors';
+import type { Deps } from '../../context';
+import { AppError } from '../../http/errors';
+import {
+  capabilityFor,
+  type DataSourceRow,
+  dataSourceById,
+  describeFailure,
+  type Failure,
+  loadConnection,
+} from '../data-sources/index';
+import { CAPTURE_PREFIX } from './capture-name';
+
+// Asking a data source for its captures (docs/cdc.md "Slot safety"). Network calls happen
+// outside any transaction.
+
+export type StatusRead = { statuses: CaptureStatus[]; failure: null } | { statuses: null; failure: Failure };
+
+type ReadDeps = Pick<Deps, 'db' | 'config' | 'keyring' | 'log' | 'queue' | 'clock'>;
+
+/** The `sluice_` captures on a data source, or why they could not be read (never a throw). */
+export async function readStatuses(deps: ReadDeps, row: DataSourceRow): Promise<StatusRead> {
+  try {
+    const changes = capabilityFor(row.type, 'changes');
+    const loaded = await loadConnection(deps.db, deps, row);
+    return { statuses: await changes.captures(loaded.connection, CAPTURE_PREFIX, loaded.ctx), failure: null };
+  } catch (err) {
+    if (err instanceof AppError) return { statuses: null, failure: { code: err.code, message: err.message } };
+    const { failure, unexpected } = describeFailure(err);
+    if (unexpected) deps.log.error({ err, dataSource: row.slug }, 'reading captures failed unexpectedly');
+    return { statuses: null, failure };
+  }
+}
+
+/** readStatuses of each data source once, by id. */
+export async function readStatusesOf(
+  deps: ReadDeps,
+  ids: Iterable<string>,
+): Promise<Map<string, StatusRead>> {
+  const out = new Map<string, StatusRead>();
+  for (const id of new Set(ids)) {
+    const row = await dataSourceById(deps.db, id);
+    out.set(
+      id,
+      row
+        ? await readStatuses(deps, row)
+        : { statuses: null, failure: { code: 'NOT_FOUND', message: 'the data source is gone' } },
+    );
+  }
+  return out;
+}
