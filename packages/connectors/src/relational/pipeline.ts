@@ -61,6 +61,8 @@ export async function sinkPlan(
   const table = parseTableName(write.table, dialect);
   if (write.mode === 'upsert' && !write.key)
     throw invalid('upsert needs key: the columns that identify a row');
+  if (write.mode === 'apply' && !write.key)
+    throw invalid('apply needs key: the columns that identify a row of the change rows');
   const rows = await tableRows(input);
   const names = rows.columns.map((c) => c.name);
   // An empty input has no columns; it still empties the table in replace mode.

@@ -1,0 +1,151 @@
+import type { SinkResult, StepContext } from '@sluice/engine';
+import { compactChanges } from '../relational/changes';
+import { utcDatetime } from '../relational/datetime';
+import { quoteIdent } from '../relational/identifiers';
+import type { SinkPlan } from '../relational/pipeline';
+import type { MysqlSession } from './session';
+import { bindable, sizeOf } from './values';
+
+// The apply mode on MySQL/MariaDB (docs/pipeline-spec.md, "how sinks write"), inside the
+// sink's transaction: the compacted changes (relational/changes.ts) go as multi-row
+// prepared statements — DELETE … WHERE key IN (…) for the deleted keys first, then
+// INSERT … ON DUPLICATE KEY UPDATE for the rest, one statement shape per set of columns a
+// change did not carry (those keep the target's value: they are left out of the UPDATE part).
+
+const q = (name: string) => quoteIdent(name, 'mysql');
+const ROWS_PER_STATEMENT = 1000;
+const MAX_PARAMS = 65_535;
+
+export type MysqlApplyOptions = {
+  /** Per written column: a DATETIME/TIMESTAMP target (zoned text is stored as its UTC instant). */
+  temporal: boolean[];
+  /** Bound values per statement stay under this many bytes. */
+  byteBudget: number;
+};
+
+export async function applyMysql(
+  s: MysqlSession,
+  plan: SinkPlan,
+  names: string[],
+  step: StepContext,
+  opts: MysqlApplyOptions,
+): Promise<SinkResult> {
+  const key = plan.write.key ?? [];
+  const set = await compactChanges(plan.rows, key, names);
+  const table = plan.table.sql;
+  const bind = (row: unknown[], i: number) => {
+    const v = row[i];
+    return opts.temporal[i] && typeof v === 'string' ? utcDatetime(v) : bindable(v);
+  };
+  let bytes = 0;
+
+  /** Runs `sqlFor(n)` over the rows, n rows a statement, their values from `valuesOf`. */
+  const inChunks = async (
+    rows: unknown[][],
+    width: number,
+    valuesOf: (row: unknown[]) => unknown[],
+    sqlFor: (n: number) => string,
+  ) => {
+    const per = Math.max(1, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_PARAMS / Math.max(1, width))));
+    let pending: unknown[] = [];
+    let count = 0;
+    let size = 0;
+    const flush = async () => {
+      if (count === 0) return;
+      const sql = sqlFor(count);
+      await s.execute(sql, pending);
+      // Odd-sized statements are not reused: keep the session's statement cache small.
+      if (count !== per) s.connection.unprepare(sql);
+      bytes += size;
+      pending = [];
+      count = 0;
+      size = 0;
+    };
+    for (const row of rows) {
+      for (const v of valuesOf(row)) {
+        pending.push(v);
+        size += sizeOf(v);
+      }
+      count++;
+      if (count >= per || size >= opts.byteBudget) await flush();
+    }
+    await flush();
+  };
+
+  // Deletes first: a key deleted and another inserted with the same unique value elsewhere.
+  const keyAt = key.map((k) => names.indexOf(k));
+  const keyTuple = key.length === 1 ? '?' : `(${key.map(() => '?').join(', ')})`;
+  const keyCols = key.length === 1 ? q(key[0]) : `(${key.map(q).join(', ')})`;
+  await inChunks(
+    set.deletes,
+    key.length,
+    (row) => keyAt.map((i) => bind(row, i)),
+    (n) =>
+      `DELETE FROM ${table} WHERE ${keyCols} IN (${Array.from({ length: n }, () => keyTuple).join(', ')})`,
+  );
+
+  // Upserts, grouped by the columns they keep (null: none, the common case).
+  const groups = new Map<string, { keep: Set<string>; rows: unknown[][] }>();
+  set.upserts.forEach((row, i) => {
+    const keep = set.unchanged[i];
+    const id = keep ? [...keep].sort().join('\u0000') : '';
+    let g = groups.get(id);
+    if (!g) {
+      g = { keep: new Set(keep ?? []), rows: [] };
+      groups.set(id, g);
+    }
+    g.rows.push(row);
+  });
+  const cols = names.map(q).join(', ');
+  const tuple = `(${names.map(() => '?').join(', ')})`;
+  const keySet = new Set(key);
+  const match = key.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ');
+  for (const g of groups.values()) {
+    const update = names.filter((n) => !keySet.has(n) && !g.keep.has(n));
+    const bindAll = (row: unknown[]) => row.map((_, i) => bind(row, i));
+    if (g.keep.size === 0) {
+      // VALUES() works on MariaDB and MySQL 8 (which also knows row aliases, MariaDB does not).
+      const assignments =
+        update.length > 0 ? update.map((n) => `${q(n)} = VALUES(${q(n)})`) : [`${q(key[0])} = ${q(key[0])}`];
+      await inChunks(
+        g.rows,
+        names.length,
+        bindAll,
+        (n) =>
+          `INSERT INTO ${table} (${cols}) VALUES ${Array.from({ length: n }, () => tuple).join(', ')} ON DUPLICATE KEY UPDATE ${assignments.join(', ')}`,
+      );
+      continue;
+    }
+    // Rows lacking columns (unchanged in the source): an INSERT would check the missing
+    // values against NOT NULL even for a row that exists, so rows the target has are
+    // updated from a derived table of the rows, and only the others inserted, without the
+    // kept columns (their defaults).
+    const derived = (n: number) =>
+      Array.from({ length: n }, (_, r) =>
+        r === 0 ? `SELECT ${names.map((c) => `? AS ${q(c)}`).join(', ')}` : `SELECT ${tuple.slice(1, -1)}`,
+      ).join(' UNION ALL ');
+    if (update.length > 0) {
+      await inChunks(
+        g.rows,
+        names.length,
+        bindAll,
+        (n) =>
+          `UPDATE ${table} t JOIN (${derived(n)}) s ON ${match} SET ${update.map((c) => `t.${q(c)} = s.${q(c)}`).join(', ')}`,
+      );
+    }
+    const carried = names.filter((n) => !g.keep.has(n)).map(q);
+    await inChunks(
+      g.rows,
+      names.length,
+      bindAll,
+      (n) =>
+        `INSERT INTO ${table} (${carried.join(', ')}) SELECT ${carried.map((c) => `s.${c}`).join(', ')} FROM (${derived(n)}) s
+          WHERE NOT EXISTS (SELECT 1 FROM ${table} t WHERE ${match})`,
+    );
+  }
+  step.log(
+    'info',
+    `apply: ${set.changes} changes compacted to ${set.upserts.length} upserts and ${set.deletes.length} deletes`,
+  );
+  return { rows: set.changes, bytes };
+}
