@@ -9,8 +9,7 @@ import { bindable, sizeOf } from './values';
 // The apply mode on MySQL/MariaDB (docs/pipeline-spec.md, "how sinks write"), inside the
 // sink's transaction: the compacted changes (relational/changes.ts) go as multi-row
 // prepared statements — DELETE … WHERE key IN (…) for the deleted keys first, then
-// INSERT … ON DUPLICATE KEY UPDATE for the rest, one statement shape per set of columns a
-// change did not carry (those keep the target's value: they are left out of the UPDATE part).
+// INSERT … ON DUPLICATE KEY UPDATE for full rows; rows lacking some columns row by row (below).
 
 const q = (name: string) => quoteIdent(name, 'mysql');
 const ROWS_PER_STATEMENT = 1000;
@@ -99,7 +98,6 @@ export async function applyMysql(
   const cols = names.map(q).join(', ');
   const tuple = `(${names.map(() => '?').join(', ')})`;
   const keySet = new Set(key);
-  const match = key.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ');
   for (const g of groups.values()) {
     const update = names.filter((n) => !keySet.has(n) && !g.keep.has(n));
     const bindAll = (row: unknown[]) => row.map((_, i) => bind(row, i));
@@ -116,32 +114,26 @@ export async function applyMysql(
       );
       continue;
     }
-    // Rows lacking columns (unchanged in the source): an INSERT would check the missing
-    // values against NOT NULL even for a row that exists, so rows the target has are
-    // updated from a derived table of the rows, and only the others inserted, without the
-    // kept columns (their defaults).
-    const derived = (n: number) =>
-      Array.from({ length: n }, (_, r) =>
-        r === 0 ? `SELECT ${names.map((c) => `? AS ${q(c)}`).join(', ')}` : `SELECT ${tuple.slice(1, -1)}`,
-      ).join(' UNION ALL ');
-    if (update.length > 0) {
-      await inChunks(
-        g.rows,
-        names.length,
-        bindAll,
-        (n) =>
-          `UPDATE ${table} t JOIN (${derived(n)}) s ON ${match} SET ${update.map((c) => `t.${q(c)} = s.${q(c)}`).join(', ')}`,
-      );
+    // Rows lacking columns (unchanged in the source; rare): an INSERT would check the missing
+    // values against NOT NULL even for a row that exists, so each row is an UPDATE of the
+    // carried columns and, when the target lacks the key, an INSERT without the kept ones
+    // (their defaults). Row by row, so every key is compared as a constant of the key's type.
+    const where = key.map((k) => `${q(k)} = ?`).join(' AND ');
+    const carried = names.filter((n) => !g.keep.has(n));
+    const carriedAt = carried.map((n) => names.indexOf(n));
+    const updateAt = update.map((n) => names.indexOf(n));
+    const updateSql = `UPDATE ${table} SET ${update.map((c) => `${q(c)} = ?`).join(', ')} WHERE ${where}`;
+    const insertSql = `INSERT INTO ${table} (${carried.map(q).join(', ')}) SELECT ${carried.map(() => '?').join(', ')} FROM DUAL
+      WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE ${where})`;
+    for (const row of g.rows) {
+      const keys = keyAt.map((i) => bind(row, i));
+      if (update.length > 0) await s.execute(updateSql, [...updateAt.map((i) => bind(row, i)), ...keys]);
+      const values = carriedAt.map((i) => bind(row, i));
+      await s.execute(insertSql, [...values, ...keys]);
+      bytes += values.reduce((n: number, v) => n + sizeOf(v), 0);
     }
-    const carried = names.filter((n) => !g.keep.has(n)).map(q);
-    await inChunks(
-      g.rows,
-      names.length,
-      bindAll,
-      (n) =>
-        `INSERT INTO ${table} (${carried.join(', ')}) SELECT ${carried.map((c) => `s.${c}`).join(', ')} FROM (${derived(n)}) s
-          WHERE NOT EXISTS (SELECT 1 FROM ${table} t WHERE ${match})`,
-    );
+    s.connection.unprepare(updateSql);
+    s.connection.unprepare(insertSql);
   }
   step.log(
     'info',

@@ -348,6 +348,107 @@ describe.each(targets)('$name apply sink', (t) => {
     expect(row.at).toBe('2026-01-05 10:00:00.123456');
   });
 
+  it('keeps exact values: numeric/DECIMAL, timestamptz/DATETIME(6), JSON, bytes, 64-bit unsigned keys', async () => {
+    const pgSide = t.name === 'postgres';
+    await t.query(
+      pgSide
+        ? 'CREATE TABLE typed (id numeric(20,0) PRIMARY KEY, amount numeric(40,20), at timestamptz, js jsonb, bin bytea NOT NULL)'
+        : 'CREATE TABLE typed (id BIGINT UNSIGNED PRIMARY KEY, amount DECIMAL(65,30), at DATETIME(6), js JSON, bin VARBINARY(16) NOT NULL) ENGINE=InnoDB',
+    );
+    const cols = [...META, 'id', 'amount', 'at', 'js', 'bin'];
+    const row = (op: Op, id: string, v: unknown[], unchanged: string[] | null = null) => [
+      op,
+      'public.typed',
+      '0/1',
+      '2026-01-05T10:00:00Z',
+      unchanged && JSON.stringify(unchanged),
+      id,
+      ...v,
+    ];
+    const top = '18446744073709551615';
+    const next = '18446744073709551614';
+    const third = '18446744073709551613';
+    const payload: Payload = {
+      kind: 'rows',
+      columns: cols.map((name) => ({ name, type: name === 'bin' ? 'bytea' : 'text' })),
+      batches: batches<unknown[]>(
+        [
+          row('insert', top, [
+            '12345678901234567890.12345678901234567890',
+            '2026-01-05 02:00:00.123456+02',
+            { a: [1, 'x'], b: null },
+            Buffer.from([0, 1, 255]),
+          ]),
+          row('insert', next, ['1.5', '2026-01-05T00:00:00.000001Z', '{"k": "v"}', Buffer.from([7])]),
+          row('insert', third, ['3', '2026-01-05T00:00:00Z', '[]', Buffer.from([3])]),
+        ],
+        [
+          // keys differing in the last of 20 digits: each lands on its own row
+          row(
+            'update',
+            top,
+            ['-0.00000000000000000001', '2026-12-31T23:59:59.999999Z', { a: 2 }, null],
+            ['bin'],
+          ),
+          row('delete', next, [null, null, null, null]),
+        ],
+      ),
+    };
+    await apply('typed', payload);
+    const got = await t.query(
+      pgSide
+        ? `SELECT id::text AS id, amount::text AS amount, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS at,
+                  js::text AS js, encode(bin, 'hex') AS bin FROM typed ORDER BY id`
+        : `SELECT CAST(id AS CHAR) AS id, CAST(amount AS CHAR) AS amount, DATE_FORMAT(at, '%Y-%m-%d %H:%i:%s.%f') AS at,
+                  js, HEX(bin) AS bin FROM typed ORDER BY id`,
+    );
+    expect(
+      got.map((r) => ({
+        ...r,
+        js: typeof r.js === 'string' ? JSON.parse(r.js) : r.js,
+        bin: String(r.bin).toLowerCase(),
+        amount: String(r.amount),
+      })),
+    ).toEqual([
+      {
+        id: third,
+        amount: pgSide ? '3.00000000000000000000' : `3.${'0'.repeat(30)}`,
+        at: '2026-01-05 00:00:00.000000',
+        js: [],
+        bin: '03',
+      },
+      {
+        id: top,
+        amount: pgSide ? '-0.00000000000000000001' : `-0.${'0'.repeat(19)}1${'0'.repeat(10)}`,
+        at: '2026-12-31 23:59:59.999999',
+        js: { a: 2 },
+        bin: '0001ff',
+      },
+    ]);
+  });
+
+  it('insert mode appends change rows as a changelog, metadata columns and all', async () => {
+    const log = t.definition.sink.write(
+      t.connection(),
+      changes([change('insert', 1, { doc: 'a' }), change('delete', 1)]),
+      stepContext({
+        kind: 'sink',
+        data_source_ref: 'db',
+        operation: {
+          operation_type: 'sql',
+          write: { table: 'changelog', mode: 'insert', create_table: true },
+        },
+      }),
+      base,
+    );
+    expect((await log).rows).toBe(2);
+    const got = await t.query('SELECT _op, _position, id, doc FROM changelog ORDER BY _position');
+    expect(got.map((r) => ({ ...r }))).toEqual([
+      { _op: 'insert', _position: expect.stringMatching(/^0\//), id: 1, doc: 'a' },
+      { _op: 'delete', _position: expect.stringMatching(/^0\//), id: 1, doc: null },
+    ]);
+  });
+
   it('applies 10,000 mixed changes equal to a reference computed here (hash of both tables)', async () => {
     await t.query(t.items('bulk'));
     await t.query(t.items('bulk_ref'));
