@@ -3,10 +3,10 @@ import { ConnectorError } from '../types';
 
 // The `apply` sink mode (docs/pipeline-spec.md, "how sinks write"): change rows — the metadata
 // columns `_op`, `_table`, `_position`, `_committed_at`, `_unchanged`, then the table's
-// columns (docs/cdc.md) — compacted to each key's final state in row (source) order before
-// the PostgreSQL and MySQL sinks write them: a key's last change decides between an upsert and
-// a delete, and columns a change did not carry (`_unchanged`) keep the value an earlier change
-// of the batch gave them, else the target's.
+// columns, as a cdc source hands them on — compacted to each key's final state in row (source)
+// order before the PostgreSQL and MySQL sinks write them: a key's last change decides between
+// an upsert and a delete, and columns a change did not carry (`_unchanged`) keep the value an
+// earlier change of the batch gave them, else the target's.
 
 /** The metadata columns of a change row, in the order a CDC source hands them on. */
 export const CHANGE_COLUMNS = ['_op', '_table', '_position', '_committed_at', '_unchanged'];
