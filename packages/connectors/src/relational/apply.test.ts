@@ -4,9 +4,11 @@ import mysqlDriver from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batches, stepContext } from '../../../../test/support/step-context';
+import { bigqueryConnector as bigquery } from '../bigquery/index';
 import { egressPolicy } from '../egress';
 import { mysql, mysqlConfigSchema } from '../mysql/index';
 import { postgres, postgresConfigSchema } from '../postgres/index';
+import { snowflakeConnector as snowflake } from '../snowflake/index';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
 
 // The apply sink mode on the real PostgreSQL and MariaDB (docs/pipeline-spec.md, "how sinks
@@ -495,5 +497,21 @@ describe.each(targets)('$name apply sink', (t) => {
     const [got] = await t.query(t.hash('bulk'));
     expect(Number((await t.query('SELECT COUNT(*) AS c FROM bulk'))[0].c)).toBe(reference.size);
     expect(got.h).toBe(ref.h);
+  });
+});
+
+describe('sinks without apply', () => {
+  it('Snowflake and BigQuery refuse mode apply at validation (their operation schema), naming their modes', () => {
+    const op = (mode: string) => ({ operation_type: 'sql', write: { table: 't', mode, key: ['id'] } });
+    const refusal = snowflake.sink.operation.safeParse(op('apply'));
+    expect(refusal.success).toBe(false);
+    expect(refusal.error?.issues[0]).toMatchObject({
+      path: ['write', 'mode'],
+      message: 'Snowflake sinks take mode insert, upsert, replace',
+    });
+    expect(snowflake.sink.operation.safeParse(op('upsert')).success).toBe(true);
+    expect(snowflake.sink.operation.safeParse({ operation_type: 'sql', sql: 'select 1' }).success).toBe(true);
+    expect(bigquery.sink.operation.safeParse(op('apply')).success).toBe(false);
+    expect(bigquery.sink.operation.safeParse(op('insert')).success).toBe(true);
   });
 });
