@@ -114,24 +114,28 @@ export async function applyMysql(
       );
       continue;
     }
-    // Rows lacking columns (unchanged in the source; rare): an INSERT would check the missing
-    // values against NOT NULL even for a row that exists, so each row is an UPDATE of the
-    // carried columns and, when the target lacks the key, an INSERT without the kept ones
-    // (their defaults). Row by row, so every key is compared as a constant of the key's type.
+    // Rows lacking columns (unchanged in the source; rare): an INSERT checks the missing values
+    // against NOT NULL even for a row that exists, so each row is looked up (locked) first,
+    // then an UPDATE of the carried columns or, when the target lacks the key, an INSERT
+    // without the kept ones (their defaults). Row by row: every key is compared as a constant
+    // of the key's type (exact for 64-bit unsigned keys).
     const where = key.map((k) => `${q(k)} = ?`).join(' AND ');
     const carried = names.filter((n) => !g.keep.has(n));
     const carriedAt = carried.map((n) => names.indexOf(n));
     const updateAt = update.map((n) => names.indexOf(n));
+    const findSql = `SELECT 1 AS found FROM ${table} WHERE ${where} LIMIT 1 FOR UPDATE`;
     const updateSql = `UPDATE ${table} SET ${update.map((c) => `${q(c)} = ?`).join(', ')} WHERE ${where}`;
-    const insertSql = `INSERT INTO ${table} (${carried.map(q).join(', ')}) SELECT ${carried.map(() => '?').join(', ')} FROM DUAL
-      WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE ${where})`;
+    const insertSql = `INSERT INTO ${table} (${carried.map(q).join(', ')}) VALUES (${carried.map(() => '?').join(', ')})`;
     for (const row of g.rows) {
       const keys = keyAt.map((i) => bind(row, i));
-      if (update.length > 0) await s.execute(updateSql, [...updateAt.map((i) => bind(row, i)), ...keys]);
-      const values = carriedAt.map((i) => bind(row, i));
-      await s.execute(insertSql, [...values, ...keys]);
+      const found = await s.execute<unknown[]>(findSql, keys);
+      const values =
+        found.length > 0 ? updateAt.map((i) => bind(row, i)) : carriedAt.map((i) => bind(row, i));
+      if (found.length === 0) await s.execute(insertSql, values);
+      else if (update.length > 0) await s.execute(updateSql, [...values, ...keys]);
       bytes += values.reduce((n: number, v) => n + sizeOf(v), 0);
     }
+    s.connection.unprepare(findSql);
     s.connection.unprepare(updateSql);
     s.connection.unprepare(insertSql);
   }

@@ -350,6 +350,51 @@ describe.each(targets)('$name apply sink', (t) => {
     expect(row.at).toBe('2026-01-05 10:00:00.123456');
   });
 
+  it('applies by a composite key', async () => {
+    await t.query(
+      t.name === 'postgres'
+        ? 'CREATE TABLE pairs (a int, b text, v text NOT NULL, w int, PRIMARY KEY (a, b))'
+        : 'CREATE TABLE pairs (a INT, b VARCHAR(10), v TEXT NOT NULL, w INT, PRIMARY KEY (a, b)) ENGINE=InnoDB',
+    );
+    await t.query(`INSERT INTO pairs VALUES (1, 'x', 'v1x', 0), (2, 'z', 'v2z', 0), (3, 'q', 'v3q', 0)`);
+    const cols = [...META, 'a', 'b', 'v', 'w'];
+    const c = (
+      op: Op,
+      a: number,
+      b: string,
+      v: string | null,
+      w: number | null,
+      unchanged: string[] | null = null,
+    ) => [op, 'public.pairs', '0/1', null, unchanged && JSON.stringify(unchanged), a, b, v, w];
+    const payload: Payload = {
+      kind: 'rows',
+      columns: cols.map((name) => ({ name, type: name === 'a' || name === 'w' ? 'integer' : 'text' })),
+      batches: batches<unknown[]>([
+        c('delete', 1, 'x', null, null),
+        c('insert', 1, 'y', 'v1y', 1),
+        c('update', 2, 'z', null, 2, ['v']),
+        // the same a, another b: its own key
+        c('insert', 3, 'r', 'v3r', 3),
+        c('delete', 3, 'q', null, null),
+      ]),
+    };
+    await t.definition.sink.write(
+      t.connection(),
+      payload,
+      stepContext({
+        kind: 'sink',
+        data_source_ref: 'db',
+        operation: { operation_type: 'sql', write: { table: 'pairs', mode: 'apply', key: ['a', 'b'] } },
+      }),
+      base,
+    );
+    expect((await t.query('SELECT a, b, v, w FROM pairs ORDER BY a, b')).map((r) => ({ ...r }))).toEqual([
+      { a: 1, b: 'y', v: 'v1y', w: 1 },
+      { a: 2, b: 'z', v: 'v2z', w: 2 },
+      { a: 3, b: 'r', v: 'v3r', w: 3 },
+    ]);
+  });
+
   it('keeps exact values: numeric/DECIMAL, timestamptz/DATETIME(6), JSON, bytes, 64-bit unsigned keys', async () => {
     const pgSide = t.name === 'postgres';
     await t.query(

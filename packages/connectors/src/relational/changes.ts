@@ -41,6 +41,14 @@ export type ChangeSet = {
 
 type State = { del: boolean; values: unknown[]; missing: Set<string> | null };
 
+/** A one-column key as a Map key: numbers and strings as they are (no string built per row). */
+function singleKey(v: unknown): unknown {
+  if (typeof v === 'number' || typeof v === 'string') return v;
+  if (typeof v === 'bigint' && v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER))
+    return Number(v);
+  return `\u0001${keyPart(v)}`;
+}
+
 /** A key's identity in the batch: numbers and bigints alike, bytes as hex, dates as instants. */
 function keyPart(v: unknown): string {
   switch (typeof v) {
@@ -98,7 +106,8 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
   const pick = names.map((n) => at.get(n) as number);
   const keyAt = key.map((k) => names.indexOf(k));
   const keySet = new Set(key);
-  const states = new Map<string, State>();
+  const states = new Map<unknown, State>();
+  const single = key.length === 1;
   let changes = 0;
   let table: unknown;
   for await (const batch of rows.batches) {
@@ -113,12 +122,12 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
           );
       }
       const values = pick.map((i) => row[i]);
-      let id = '';
+      let id: unknown = '';
       for (let j = 0; j < keyAt.length; j++) {
         const v = values[keyAt[j]];
         if (v === null || v === undefined)
           throw invalid(`change row ${changes}: key column ${key[j]} is null`);
-        id += j === 0 ? keyPart(v) : `\u0000${keyPart(v)}`;
+        id = single ? singleKey(v) : j === 0 ? keyPart(v) : `${id}\u0000${keyPart(v)}`;
       }
       const op = row[opAt];
       if (op === 'delete') {
