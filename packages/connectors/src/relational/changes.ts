@@ -106,6 +106,20 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
   const pick = names.map((n) => at.get(n) as number);
   const keyAt = key.map((k) => names.indexOf(k));
   const keySet = new Set(key);
+  const position = new Map(names.map((n, i) => [n, i]));
+  // `_unchanged` values repeat (the same large columns): parsed once each.
+  const parsed = new Map<unknown, Set<string> | null>();
+  const unchangedSet = (v: unknown, row: number): Set<string> | null => {
+    if (v === null || v === undefined) return null;
+    let found = typeof v === 'string' ? parsed.get(v) : undefined;
+    if (found === undefined) {
+      const list = unchangedOf(v, row);
+      const kept = list ? list.filter((c) => !keySet.has(c) && position.has(c)) : [];
+      found = kept.length > 0 ? new Set(kept) : null;
+      if (typeof v === 'string') parsed.set(v, found);
+    }
+    return found;
+  };
   const states = new Map<unknown, State>();
   const single = key.length === 1;
   let changes = 0;
@@ -121,7 +135,8 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
             `mode apply writes one table, but the changes come from ${JSON.stringify(table)} and ${JSON.stringify(t)}: filter them with a transform (WHERE _table = '…') before each apply sink`,
           );
       }
-      const values = pick.map((i) => row[i]);
+      const values = new Array(pick.length);
+      for (let j = 0; j < pick.length; j++) values[j] = row[pick[j]];
       let id: unknown = '';
       for (let j = 0; j < keyAt.length; j++) {
         const v = values[keyAt[j]];
@@ -138,21 +153,20 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
         throw invalid(
           `change row ${changes}: _op is ${JSON.stringify(op)}; apply takes insert, update or delete`,
         );
-      const list = unchangedOf(unchangedAt === undefined ? null : row[unchangedAt], changes);
-      const unchanged = list ? new Set(list.filter((c) => !keySet.has(c) && names.includes(c))) : null;
+      const unchanged = unchangedAt === undefined ? null : unchangedSet(row[unchangedAt], changes);
       const prior = states.get(id);
-      if (!unchanged || unchanged.size === 0) {
+      if (!unchanged) {
         states.set(id, { del: false, values, missing: null });
       } else if (!prior || prior.del) {
         // Nothing earlier in the batch: the target keeps its values. After a delete in the
         // batch there is no value to keep: those columns are null.
-        if (prior?.del) for (const c of unchanged) values[names.indexOf(c)] = null;
+        if (prior?.del) for (const c of unchanged) values[position.get(c) as number] = null;
         states.set(id, { del: false, values, missing: prior?.del ? null : unchanged });
       } else {
         // Merge with the earlier change of this key, which may have carried the columns.
         const missing = new Set<string>();
         for (const c of unchanged) {
-          const i = names.indexOf(c);
+          const i = position.get(c) as number;
           values[i] = prior.values[i];
           if (prior.missing?.has(c)) missing.add(c);
         }
@@ -161,13 +175,19 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
     }
   }
   const out: ChangeSet = { upserts: [], unchanged: [], deletes: [], changes };
+  const sorted = new Map<Set<string>, string[]>();
   for (const s of states.values()) {
     if (s.del) {
       out.deletes.push(s.values);
-    } else {
-      out.upserts.push(s.values);
-      out.unchanged.push(s.missing ? [...s.missing].sort() : null);
+      continue;
     }
+    out.upserts.push(s.values);
+    let names: string[] | null = null;
+    if (s.missing) {
+      names = sorted.get(s.missing) ?? [...s.missing].sort();
+      sorted.set(s.missing, names);
+    }
+    out.unchanged.push(names);
   }
   return out;
 }
