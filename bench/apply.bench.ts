@@ -8,6 +8,7 @@
 // columns upserted by key. Afterwards the applied table must hold exactly the keys still live.
 //
 //   BENCH_CHANGES=100000,1000000   change counts, comma-separated
+//   BENCH_TARGETS=PostgreSQL       only these sinks (PostgreSQL, MariaDB), comma-separated
 //   SLUICE_TEST_PG_URL             postgres://postgres@127.0.0.1:5432/postgres
 //   SLUICE_TEST_MYSQL_HOST/PORT    127.0.0.1 / 3306 (root, no password)
 import os from 'node:os';
@@ -21,6 +22,7 @@ import { compactChanges } from '../packages/connectors/src/relational/changes';
 import { defaultLimits } from '../packages/connectors/src/types';
 import { stepContext } from '../test/support/step-context';
 
+const ONLY = process.env.BENCH_TARGETS?.split(',');
 const COUNTS = (process.env.BENCH_CHANGES ?? '100000').split(',').map(Number);
 const PG = new URL(process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
 const MY_HOST = process.env.SLUICE_TEST_MYSQL_HOST ?? '127.0.0.1';
@@ -145,7 +147,7 @@ async function main() {
       console.log(
         `${n} changes → ${compacted.upserts} upserts, ${compacted.deletes} deletes; compaction alone ${compactMs.toFixed(0)} ms (load ${load()})`,
       );
-      for (const t of targets) {
+      for (const t of targets.filter((x) => !ONLY || ONLY.includes(x.name))) {
         const write = (table: string, mode: string, p: Payload) =>
           t.sink.write(
             t.conn as any,

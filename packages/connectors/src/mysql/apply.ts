@@ -1,5 +1,5 @@
 import type { SinkResult, StepContext } from '@sluice/engine';
-import { compactChanges } from '../relational/changes';
+import { compactChanges, inKeyOrder } from '../relational/changes';
 import { utcDatetime } from '../relational/datetime';
 import { quoteIdent } from '../relational/identifiers';
 import type { SinkPlan } from '../relational/pipeline';
@@ -73,6 +73,7 @@ export async function applyMysql(
 
   // Deletes first: a key deleted and another inserted with the same unique value elsewhere.
   const keyAt = key.map((k) => names.indexOf(k));
+  inKeyOrder(set.deletes, keyAt);
   const keyTuple = key.length === 1 ? '?' : `(${key.map(() => '?').join(', ')})`;
   const keyCols = key.length === 1 ? q(key[0]) : `(${key.map(q).join(', ')})`;
   await inChunks(
@@ -87,7 +88,7 @@ export async function applyMysql(
   const groups = new Map<string, { keep: Set<string>; rows: unknown[][] }>();
   set.upserts.forEach((row, i) => {
     const keep = set.unchanged[i];
-    const id = keep ? [...keep].sort().join('\u0000') : '';
+    const id = keep ? keep.join('\u0000') : '';
     let g = groups.get(id);
     if (!g) {
       g = { keep: new Set(keep ?? []), rows: [] };
@@ -95,6 +96,8 @@ export async function applyMysql(
     }
     g.rows.push(row);
   });
+  // In key order, as InnoDB's clustered index is: far fewer pages touched.
+  for (const g of groups.values()) inKeyOrder(g.rows, keyAt);
   const cols = names.map(q).join(', ');
   const tuple = `(${names.map(() => '?').join(', ')})`;
   const keySet = new Set(key);

@@ -85,6 +85,7 @@ export async function applyPg(
   const rest = names.filter((n) => !key.includes(n));
   const partial = set.unchanged.filter((u) => u !== null).length;
   if (set.upserts.length > partial) {
+    // In key order, as the index is: far fewer pages touched than in the batch's order.
     const update =
       rest.length > 0
         ? `DO UPDATE SET ${rest.map((n) => `${q(n)} = EXCLUDED.${q(n)}`).join(', ')}`
@@ -92,7 +93,8 @@ export async function applyPg(
     await s.timed(
       s.client.query(
         `INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage}
-          WHERE NOT ${q(DELETE_FLAG)} AND ${q(KEEP)} IS NULL ON CONFLICT (${key.map(q).join(', ')}) ${update}`,
+          WHERE NOT ${q(DELETE_FLAG)} AND ${q(KEEP)} IS NULL ORDER BY ${key.map(q).join(', ')}
+          ON CONFLICT (${key.map(q).join(', ')}) ${update}`,
       ),
     );
   }
