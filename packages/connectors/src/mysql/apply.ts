@@ -9,7 +9,9 @@ import { bindable, sizeOf } from './values';
 // The apply mode on MySQL/MariaDB (docs/pipeline-spec.md, "how sinks write"), inside the
 // sink's transaction: the compacted changes (relational/changes.ts) go as multi-row
 // prepared statements — DELETE … WHERE key IN (…) for the deleted keys first, then
-// INSERT … ON DUPLICATE KEY UPDATE for full rows; rows lacking some columns row by row (below).
+// INSERT … ON DUPLICATE KEY UPDATE for the rest, one statement shape per set of columns the
+// changes did not carry (left out of the statement: the target keeps them); only rows lacking a
+// NOT NULL column without a default go row by row (below).
 
 const q = (name: string) => quoteIdent(name, 'mysql');
 const ROWS_PER_STATEMENT = 1000;
@@ -21,6 +23,21 @@ export type MysqlApplyOptions = {
   /** Bound values per statement stay under this many bytes. */
   byteBudget: number;
 };
+
+/**
+ * The target's columns (lower-cased) that an INSERT may leave out: nullable or with a default.
+ * Looked up only when some rows lack columns (`needed`).
+ */
+async function columnsWithDefaults(s: MysqlSession, plan: SinkPlan, needed: boolean): Promise<Set<string>> {
+  if (!needed) return new Set();
+  const rows = await s.execute<{ name: string }[]>(
+    `SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS
+      WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?
+        AND (IS_NULLABLE = 'YES' OR COLUMN_DEFAULT IS NOT NULL)`,
+    [plan.table.schema, plan.table.name],
+  );
+  return new Set(rows.map((r) => String(r.name).toLowerCase()));
+}
 
 export async function applyMysql(
   s: MysqlSession,
@@ -98,27 +115,31 @@ export async function applyMysql(
   });
   // In key order, as InnoDB's clustered index is: far fewer pages touched.
   for (const g of groups.values()) inKeyOrder(g.rows, keyAt);
-  const cols = names.map(q).join(', ');
-  const tuple = `(${names.map(() => '?').join(', ')})`;
   const keySet = new Set(key);
+  const defaulted = await columnsWithDefaults(s, plan, groups.size > 1 || !groups.has(''));
   for (const g of groups.values()) {
     const update = names.filter((n) => !keySet.has(n) && !g.keep.has(n));
-    const bindAll = (row: unknown[]) => row.map((_, i) => bind(row, i));
-    if (g.keep.size === 0) {
+    const written = names.filter((n) => !g.keep.has(n));
+    if ([...g.keep].every((n) => defaulted.has(n.toLowerCase()))) {
+      // Full rows, and rows whose kept columns all have a default (or take NULL): the kept
+      // columns are left out of the statement, so a row the target has keeps their values and
+      // a new one gets the defaults.
       // VALUES() works on MariaDB and MySQL 8 (which also knows row aliases, MariaDB does not).
+      const at = written.map((n) => names.indexOf(n));
       const assignments =
         update.length > 0 ? update.map((n) => `${q(n)} = VALUES(${q(n)})`) : [`${q(key[0])} = ${q(key[0])}`];
+      const tuple = `(${written.map(() => '?').join(', ')})`;
       await inChunks(
         g.rows,
-        names.length,
-        bindAll,
+        written.length,
+        (row) => at.map((i) => bind(row, i)),
         (n) =>
-          `INSERT INTO ${table} (${cols}) VALUES ${Array.from({ length: n }, () => tuple).join(', ')} ON DUPLICATE KEY UPDATE ${assignments.join(', ')}`,
+          `INSERT INTO ${table} (${written.map(q).join(', ')}) VALUES ${Array.from({ length: n }, () => tuple).join(', ')} ON DUPLICATE KEY UPDATE ${assignments.join(', ')}`,
       );
       continue;
     }
-    // Rows lacking columns (unchanged in the source; rare): an INSERT checks the missing values
-    // against NOT NULL even for a row that exists, so each row is looked up (locked) first,
+    // Rows lacking a NOT NULL column without a default: an INSERT without it fails even for a
+    // row that exists (MariaDB checks when it prepares), so each row is looked up (locked) first,
     // then an UPDATE of the carried columns or, when the target lacks the key, an INSERT
     // without the kept ones (their defaults). Row by row: every key is compared as a constant
     // of the key's type (exact for 64-bit unsigned keys).
