@@ -2,9 +2,10 @@
 // the PostgreSQL and MySQL sinks against the same sink's upsert of as many plain rows, in one
 // run. Not a test: it prints figures; docs/benchmarks.md records them.
 //
-// Each sink writes straight through the connector (no platform, no worker): the apply payload
-// is N change rows (inserts, updates and deletes of random keys, a quarter of the updates
-// without one column, as unchanged TOAST values come), the baseline the same N rows' table
+// Each sink writes straight through the connector (no platform, no worker). Both tables start
+// with the same N/2 rows (loaded untimed); the apply payload is N change rows of random keys
+// (an insert where the key is gone, else one in five a delete and the rest updates, a quarter
+// of them without `doc`, as unchanged TOAST values come), the baseline the same N rows' table
 // columns upserted by key. Afterwards the applied table must hold exactly the keys still live.
 //
 //   BENCH_CHANGES=100000,1000000   change counts, comma-separated
@@ -44,10 +45,15 @@ function random(seed: number) {
   };
 }
 
-/** N change rows over N/2 keys, and the number of keys live at the end. */
+/** The N/2 rows both tables start with. */
+function initial(n: number): unknown[][] {
+  return Array.from({ length: n / 2 }, (_, i) => [i + 1, `first ${i + 1}`, `doc ${i + 1} `.repeat(4), 0]);
+}
+
+/** N change rows over the N/2 keys, and the number of keys live at the end. */
 function workload(n: number): { rows: unknown[][]; live: number } {
   const r = random(n);
-  const live = new Set<number>();
+  const live = new Set<number>(Array.from({ length: n / 2 }, (_, i) => i + 1));
   const rows: unknown[][] = [];
   for (let i = 0; i < n; i++) {
     const id = 1 + Math.floor(r() * (n / 2));
@@ -157,11 +163,15 @@ async function main() {
               data_source_ref: 'db',
               operation: { operation_type: 'sql', write: { table, mode, key: ['id'] } },
             }),
-            { ...ctx, commitKey: `bench-${table}-${n}` },
+            { ...ctx, commitKey: `bench-${table}-${mode}-${n}` },
           );
-        await t.create('base_items');
+        const start = async (table: string) => {
+          await t.create(table);
+          await write(table, 'insert', payload(initial(n), COLS));
+        };
+        await start('base_items');
         const baseMs = await timed(() => write('base_items', 'upsert', payload(plain, COLS)));
-        await t.create('items');
+        await start('items');
         const applyMs = await timed(() => write('items', 'apply', payload(rows, [...META, ...COLS])));
         const got = await t.count('items');
         if (got !== live) throw new Error(`${t.name}: ${got} rows after apply, ${live} keys live`);
