@@ -40531,11 +40531,12 @@ export interface operations {
                                     /** @description Target table, optionally schema-qualified. */
                                     table: string;
                                     /**
+                                     * @description insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update or delete, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).
                                      * @default insert
                                      * @enum {string}
                                      */
-                                    mode?: "insert" | "upsert" | "replace";
-                                    /** @description Key columns; required for upsert. */
+                                    mode?: "insert" | "upsert" | "replace" | "apply";
+                                    /** @description Key columns; required for upsert and apply. */
                                     key?: string[];
                                     /**
                                      * @description Create the table from the payload columns when missing.

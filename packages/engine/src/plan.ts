@@ -81,6 +81,12 @@ function stepFindings(step: Step, i: number, spec: PipelineSpec): Finding[] {
       err('WRITE_ONLY_IN_SINK', 'operation.write belongs to sink steps', `${at}.operation.write`);
     if (op.write?.mode === 'upsert' && !op.write.key)
       err('UPSERT_NEEDS_KEY', 'mode upsert needs key columns', `${at}.operation.write.key`);
+    if (op.write?.mode === 'apply' && !op.write.key)
+      err(
+        'APPLY_NEEDS_KEY',
+        'mode apply needs key columns: the columns that identify a row of the change rows',
+        `${at}.operation.write.key`,
+      );
   }
   if (
     op.operation_type === 'http' &&

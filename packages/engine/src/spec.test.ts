@@ -111,12 +111,19 @@ describe('planning', () => {
           data_source_ref: 'db',
           operation: { operation_type: 'sql', write: { table: 't', mode: 'upsert' } },
         },
+        {
+          slug: 'e',
+          kind: 'sink',
+          data_source_ref: 'db',
+          operation: { operation_type: 'sql', write: { table: 't', mode: 'apply' } },
+        },
       ],
       edges: [
         { from: 'b', to: 'c' },
         { from: 'c', to: 'b' },
         { from: 'c', to: 'zz' },
         { from: 'a', to: 'd' },
+        { from: 'a', to: 'e' },
       ],
     });
     const codes = planSpec(bad).findings.map((f) => f.code);
@@ -127,6 +134,7 @@ describe('planning', () => {
       'UNKNOWN_STEP',
       'CYCLE',
       'UPSERT_NEEDS_KEY',
+      'APPLY_NEEDS_KEY',
       'CURSOR_ONLY_IN_SOURCE',
       'BATCH_NEEDS_INPUT_BODY',
     ]) {

@@ -53,8 +53,17 @@ export const httpOperation = z
 export const sqlWrite = z
   .object({
     table: z.string().min(1).max(200).describe('Target table, optionally schema-qualified.'),
-    mode: z.enum(['insert', 'upsert', 'replace']).default('insert'),
-    key: z.array(z.string().min(1).max(200)).min(1).optional().describe('Key columns; required for upsert.'),
+    mode: z
+      .enum(['insert', 'upsert', 'replace', 'apply'])
+      .default('insert')
+      .describe(
+        'insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update or delete, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).',
+      ),
+    key: z
+      .array(z.string().min(1).max(200))
+      .min(1)
+      .optional()
+      .describe('Key columns; required for upsert and apply.'),
     create_table: z
       .boolean()
       .default(false)

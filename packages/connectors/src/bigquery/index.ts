@@ -1,3 +1,4 @@
+import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
 import type { BigQueryConnection } from './client';
 import { bigqueryConfigSchema, bigqueryCredentialsSchema, bigqueryStatementSchema } from './config';
@@ -26,7 +27,7 @@ export const bigqueryConnector = {
   discover: { importSchema: (conn, ctx) => importBigQuerySchema(conn as BigQueryConnection, ctx) },
   source: { operation: null, read: (conn, step, ctx) => readBigQuery(conn as BigQueryConnection, step, ctx) },
   sink: {
-    operation: null,
+    operation: sqlSinkOperation('BigQuery', ['insert']),
     write: (conn, input, step, ctx) => writeBigQuery(conn as BigQueryConnection, input, step, ctx),
   },
 } satisfies ConnectorDefinition;

@@ -1,12 +1,15 @@
 import type { Payload, SinkResult, StepContext } from '@sluice/engine';
+import { appliedNames, dataColumns } from '../relational/changes';
 import { targetType } from '../relational/column-types';
 import { isTemporalColumn, utcDatetime } from '../relational/datetime';
 import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
+import { applyMysql } from './apply';
 import { type MysqlConnection, queryMysql } from './connect';
 import { committedWrite, ensureLedger, recordWrite } from './ledger';
 import { type MysqlSession, openMysqlSession } from './session';
+import { bindable, sizeOf } from './values';
 
 // A pipeline sink on MySQL/MariaDB: multi-row INSERTs as prepared statements with bound
 // values (about 1,000 rows each, fewer when the rows are large, always under
@@ -18,26 +21,6 @@ const q = (name: string) => quoteIdent(name, 'mysql');
 const ROWS_PER_INSERT = 1000;
 /** A prepared statement takes at most 65,535 parameters. */
 const MAX_PARAMS = 65_535;
-
-const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-
-/** A value as mysql2 binds it: JSON as text, dates as UTC DATETIME text (never the host's zone). */
-export function bindable(v: unknown): unknown {
-  if (v === undefined || v === null) return null;
-  if (typeof v === 'bigint') return v.toString();
-  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-  if (v instanceof Date) {
-    if (Number.isNaN(v.getTime())) return null;
-    return `${v.getUTCFullYear()}-${pad(v.getUTCMonth() + 1)}-${pad(v.getUTCDate())} ${pad(v.getUTCHours())}:${pad(v.getUTCMinutes())}:${pad(v.getUTCSeconds())}.${pad(v.getUTCMilliseconds(), 3)}`;
-  }
-  if (Buffer.isBuffer(v)) return v;
-  if (v instanceof Uint8Array) return Buffer.from(v);
-  if (typeof v === 'object') return JSON.stringify(v);
-  return v;
-}
-
-const sizeOf = (v: unknown) =>
-  v === null ? 1 : typeof v === 'string' ? Buffer.byteLength(v) + 9 : Buffer.isBuffer(v) ? v.length + 9 : 9;
 
 /** Keeps the server's message but drops the values it quotes ("Duplicate entry '7' …"). */
 function withoutValues(err: ConnectorError): ConnectorError {
@@ -104,7 +87,9 @@ export async function writeMysql(
         return { rows: 0, bytes: 0 };
       }
       const key = new Set(write.key ?? []);
-      const defs = plan.rows.columns.map(
+      // apply: the table's columns only, never the change metadata.
+      const columns = write.mode === 'apply' ? dataColumns(plan.rows.columns) : plan.rows.columns;
+      const defs = columns.map(
         (c) =>
           `${q(c.name)} ${targetType(c.type, 'mysql', key.has(c.name))}${key.has(c.name) ? ' NOT NULL' : ''}`,
       );
@@ -113,7 +98,10 @@ export async function writeMysql(
       step.log('info', `created table ${table.display}`);
     }
     const existing = await targetColumns(s, plan);
-    const missing = names.find((n) => !existing.has(n.toLowerCase()));
+    // apply writes the table's columns, and kept metadata columns the target has.
+    const written =
+      write.mode === 'apply' ? appliedNames(names, (n) => existing.has(n.toLowerCase())) : names;
+    const missing = written.find((n) => !existing.has(n.toLowerCase()));
     if (missing !== undefined) {
       throw new ConnectorError(
         'QUERY_FAILED',
@@ -121,7 +109,7 @@ export async function writeMysql(
       );
     }
     // Zoned timestamp text into DATETIME/TIMESTAMP columns is stored as its UTC instant.
-    const temporal = names.map((n) => isTemporalColumn(existing.get(n.toLowerCase()) ?? ''));
+    const temporal = written.map((n) => isTemporalColumn(existing.get(n.toLowerCase()) ?? ''));
     await s.timed(queryMysql(s.connection, "SET time_zone = '+00:00'"));
     const [{ packet }] = await s.execute<{ packet: number }[]>('SELECT @@max_allowed_packet AS packet', []);
     const byteBudget = Math.max(64 * 1024, Math.min(Number(packet) / 2, 8 * 1024 * 1024));
@@ -143,6 +131,13 @@ export async function writeMysql(
         `an earlier attempt of this run already committed ${earlier.rows} rows into ${table.display}`,
       );
       return earlier;
+    }
+    if (write.mode === 'apply') {
+      const done = await applyMysql(s, plan, written, step, { temporal, byteBudget });
+      if (ctx.commitKey) await recordWrite(s, table, ctx.commitKey, done);
+      await s.timed(queryMysql(s.connection, 'COMMIT'));
+      open = false;
+      return done;
     }
     if (write.mode === 'replace') await s.execute(`DELETE FROM ${table.sql}`, []);
     let pending: unknown[] = [];

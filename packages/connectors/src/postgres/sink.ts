@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Payload, SinkResult, StepContext } from '@sluice/engine';
+import { appliedNames, dataColumns } from '../relational/changes';
 import { targetType } from '../relational/column-types';
 import { quoteIdent } from '../relational/identifiers';
 import { type SinkPlan, signalOf, sinkPlan } from '../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../types';
+import { applyPg } from './apply';
 import type { PgConnection } from './connect';
 import { copyIn } from './copy-in';
 import { copyTextMisfit, csvMisfit, type TargetColumn } from './csv-in';
@@ -177,7 +179,9 @@ export async function writePg(
         return { rows: 0, bytes: 0 };
       }
       const key = new Set(write.key ?? []);
-      const defs = plan.rows.columns.map(
+      // apply: the table's columns only, never the change metadata.
+      const columns = write.mode === 'apply' ? dataColumns(plan.rows.columns) : plan.rows.columns;
+      const defs = columns.map(
         (c) => `${q(c.name)} ${targetType(c.type, 'postgres')}${key.has(c.name) ? ' NOT NULL' : ''}`,
       );
       if (key.size > 0) defs.push(`PRIMARY KEY (${[...key].map(q).join(', ')})`);
@@ -195,12 +199,21 @@ export async function writePg(
     }
     const target = await targetColumns(s, table.sql);
     const byName = new Map(target.map((c) => [c.name, c]));
-    const missing = names.find((n) => !byName.has(n));
+    // apply writes the table's columns, and kept metadata columns the target has.
+    const written = write.mode === 'apply' ? appliedNames(names, (n) => byName.has(n)) : names;
+    const missing = written.find((n) => !byName.has(n));
     if (missing !== undefined) {
       throw new ConnectorError(
         'QUERY_FAILED',
         `column ${JSON.stringify(missing)} is not in table ${table.display}`,
       );
+    }
+    if (write.mode === 'apply') {
+      const idle = conn.config.statement_timeout_seconds * 1000;
+      const done = await applyPg(s, plan, written, byName, step, idle, csvChunks);
+      if (ctx.commitKey) await recordWrite(s, table, ctx.commitKey, done);
+      await s.timed(s.client.query('COMMIT'));
+      return done;
     }
     const arrays = names.map((n) => byName.get(n)!.array);
     const cols = names.map(q).join(', ');

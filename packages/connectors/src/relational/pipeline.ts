@@ -6,6 +6,7 @@ import {
   type Step,
   type StepContext,
 } from '@sluice/engine';
+import { z } from 'zod';
 import { assertWritable, type ConnectorContext, ConnectorError } from '../types';
 import { checkColumns, parseTableName, type TableName } from './identifiers';
 import { type CompiledStatement, compileTemplate, type Dialect, leadingKeyword } from './placeholders';
@@ -61,6 +62,8 @@ export async function sinkPlan(
   const table = parseTableName(write.table, dialect);
   if (write.mode === 'upsert' && !write.key)
     throw invalid('upsert needs key: the columns that identify a row');
+  if (write.mode === 'apply' && !write.key)
+    throw invalid('apply needs key: the columns that identify a row of the change rows');
   const rows = await tableRows(input);
   const names = rows.columns.map((c) => c.name);
   // An empty input has no columns; it still empties the table in replace mode.
@@ -89,4 +92,18 @@ export function sinkTableOf(step: Step, dialect: Dialect): TableName | null {
   const op = step.operation;
   if (op.operation_type !== 'sql' || !op.write) return null;
   return parseTableName(op.write.table, dialect);
+}
+
+/**
+ * A SQL sink's operation schema when the kind offers only some write modes: validation reports
+ * another mode as OPERATION_INVALID at operation.write.mode, before any run.
+ */
+export function sqlSinkOperation(label: string, modes: SqlWrite['mode'][]): z.ZodType {
+  const mode = z
+    .string()
+    .optional()
+    .refine((m) => m === undefined || (modes as string[]).includes(m), {
+      message: `${label} sinks take mode ${modes.join(', ')}`,
+    });
+  return z.looseObject({ write: z.looseObject({ mode }).optional() });
 }

@@ -1,4 +1,5 @@
 import { type SqlStatement, sqlStatementSchema } from '../relational/config';
+import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
 import type { SnowflakeConfig, SnowflakeCredentials } from './config';
 import { snowflakeConfigSchema, snowflakeCredentialsSchema } from './config';
@@ -27,5 +28,8 @@ export const snowflakeConnector = {
   },
   discover: { importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx) },
   source: { operation: null, read: (conn, step, ctx) => readSnowflake(conn, step, ctx) },
-  sink: { operation: null, write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx) },
+  sink: {
+    operation: sqlSinkOperation('Snowflake', ['insert', 'upsert', 'replace']),
+    write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx),
+  },
 } satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;

@@ -72,6 +72,11 @@ export async function writeSnowflake(
 ): Promise<SinkResult> {
   const plan = await sinkPlan(input, step, ctx, 'mysql');
   const { write, table, names } = plan;
+  if (write.mode === 'apply')
+    throw new ConnectorError(
+      'UNSUPPORTED_OPERATION',
+      'Snowflake sinks insert, upsert or replace; apply (change rows by key) is for PostgreSQL and MySQL sinks — insert appends the change rows as a changelog',
+    );
   // Table parts are plain identifiers (checked by sinkPlan): unquoted, as Snowflake folds them.
   const tableSql = [table.schema, table.name].filter(Boolean).join('.').toUpperCase();
   const s = await openSnowflake(conn, { ...ctx, signal: signalOf(step, ctx) });
