@@ -13,7 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SilentTcpServer, startSilentTcpServer } from '../peers/silent-tcp';
 import { freePort } from '../support/free-port';
 import { stepContext } from '../support/step-context';
-import { type ConformanceFixture, type Live, type Reach, sampleRows } from './conformance/fixture';
+import {
+  type ConformanceFixture,
+  type Live,
+  type Reach,
+  SUITE_ANSWER_TIMEOUT_MS,
+  sampleRows,
+} from './conformance/fixture';
 import { fixtures } from './conformance/index';
 
 // The cases every connector kind shares, run over every registered kind (docs/architecture.md
@@ -100,9 +106,10 @@ describe.concurrent('test connection: a server that accepts and never answers ti
       `${type}: TIMEOUT within ${fixture.silentTimeoutSeconds} s`,
       async () => {
         const started = Date.now();
-        const err = await failure(
-          test(def, fixture.at({ host: '127.0.0.1', port: silent.port, allowPrivate: true })),
-        );
+        const reach = fixture.at({ host: '127.0.0.1', port: silent.port, allowPrivate: true });
+        // Kinds that wait 30 or 60 s by default for a vendor API's answer wait this long here.
+        const limits = { ...reach.ctx.limits, answerTimeoutMs: SUITE_ANSWER_TIMEOUT_MS };
+        const err = await failure(test(def, { ...reach, ctx: { ...reach.ctx, limits } }));
         expect(err.code, err.message).toBe('TIMEOUT');
         expect(err.retryable).toBe(true);
         expect(Date.now() - started).toBeLessThan((fixture.silentTimeoutSeconds + 3) * 1000);

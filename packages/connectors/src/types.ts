@@ -74,6 +74,12 @@ export type ConnectorLimits = {
   maxRedirects: number; // 5
   maxRows: number; // rows one query execution keeps in its stored result
   maxResultBytes: number; // bytes one stored query result may take
+  /**
+   * How long a vendor API request waits for an answer where the kind fixes a bound of its own
+   * (GitHub and GitLab 30 s, a Salesforce connection test 30 s, Google Workspace 60 s); unset,
+   * the kind's own bound applies. The conformance suite shortens it rather than wait.
+   */
+  answerTimeoutMs?: number;
 };
 
 export const defaultLimits: ConnectorLimits = {

@@ -8,6 +8,12 @@ import { batches } from '../../support/step-context';
 // stateful fake) for the cases that need an answer. One file per kind; index.ts maps types to
 // them, and a registered kind without a fixture fails the suite.
 
+/**
+ * The answer timeout the silent-server case sets (ConnectorLimits.answerTimeoutMs) instead of the
+ * vendor kinds' own 30 or 60 s, which a test would otherwise sit through.
+ */
+export const SUITE_ANSWER_TIMEOUT_MS = 2000;
+
 /** A connection and the context it runs with. */
 export type Reach = { conn: Connection; ctx: ConnectorContext };
 

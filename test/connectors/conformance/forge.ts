@@ -1,11 +1,8 @@
 import type { ConformanceFixture, Target } from './fixture';
-import { configOf, contextFor } from './fixture';
+import { configOf, contextFor, SUITE_ANSWER_TIMEOUT_MS } from './fixture';
 
 // The github and gitlab fixtures are one: an OAuth access token as the credentials, the fake
 // API's URL as base_url, and a file committed through the sink.
-
-/** The forge's own answer timeout (FORGE_TIMEOUT_MS in gitforge/transport.ts). */
-const FORGE_TIMEOUT_SECONDS = 30;
 
 type ForgeFake = { url: string; issueToken(): { access_token: string }; close(): unknown };
 
@@ -23,7 +20,8 @@ export function forgeFixture(
   });
   return {
     at: (t) => reach(t, 'token-unused'),
-    silentTimeoutSeconds: FORGE_TIMEOUT_SECONDS,
+    // The suite's answer timeout, in place of the forge's own 30 s (gitforge/transport.ts).
+    silentTimeoutSeconds: SUITE_ANSWER_TIMEOUT_MS / 1000,
     sinkOperation: { operation_type: 'git', path: 'conformance/people.csv', format: 'csv' },
     async live() {
       const fake = await start();

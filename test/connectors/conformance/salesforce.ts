@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { startSalesforceApi } from '../../peers/salesforce-api';
-import { type ConformanceFixture, configOf, contextFor, type Target } from './fixture';
+import {
+  type ConformanceFixture,
+  configOf,
+  contextFor,
+  SUITE_ANSWER_TIMEOUT_MS,
+  type Target,
+} from './fixture';
 
 // Salesforce: the fake REST API with the client-credentials flow of a connected app.
 
@@ -21,8 +27,8 @@ const reach = (
 
 export const salesforceFixture: ConformanceFixture = {
   at: (t) => reach(t, SECRET),
-  // A connection test's answer timeout (TEST_TIMEOUT_MS in salesforce/operations.ts).
-  silentTimeoutSeconds: 30,
+  // The suite's answer timeout, in place of a connection test's own 30 s (salesforce/operations.ts).
+  silentTimeoutSeconds: SUITE_ANSWER_TIMEOUT_MS / 1000,
   sinkOperation: { operation_type: 'object_rows', object: 'Person__c', external_id_field: 'Ext_Id__c' },
   async live() {
     const peer = await startSalesforceApi({

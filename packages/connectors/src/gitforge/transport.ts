@@ -11,6 +11,8 @@ export type ForgeAuth = {
   refreshed: boolean;
   /** Why the refresh failed (a ConnectorError with its own message); reported instead of the 401. */
   error: unknown;
+  /** The answer timeout this connection's requests run with (set by forgeFetch). */
+  timeoutMs?: number;
 };
 
 /** Waits longer than this are reported as RATE_LIMITED rather than slept through. */
@@ -38,7 +40,8 @@ export function rateLimitWait(status: number, headers: HeaderView): number | nul
 }
 
 export function forgeFetch(ctx: ConnectorContext, auth: ForgeAuth): typeof fetch {
-  const dispatcher = guardedDispatcher(ctx.policy, { answerTimeoutMs: FORGE_TIMEOUT_MS });
+  auth.timeoutMs = ctx.limits.answerTimeoutMs ?? FORGE_TIMEOUT_MS;
+  const dispatcher = guardedDispatcher(ctx.policy, { answerTimeoutMs: auth.timeoutMs });
   const send = async (url: string | URL | Request, init: RequestInit | undefined) => {
     const { fetch: undiciFetch } = await import('undici');
     const headers = new Headers(init?.headers as ConstructorParameters<typeof Headers>[0]);
@@ -87,7 +90,7 @@ export function forgeFetch(ctx: ConnectorContext, auth: ForgeAuth): typeof fetch
 }
 
 /** The network failure under an SDK error (Octokit reports a failed fetch as status 500). */
-function networkFailure(label: string, err: unknown): ConnectorError | null {
+function networkFailure(label: string, err: unknown, timeoutMs: number): ConnectorError | null {
   let e: unknown = err;
   for (let i = 0; i < 6 && e; i++) {
     const code = (e as { code?: unknown }).code;
@@ -101,7 +104,7 @@ function networkFailure(label: string, err: unknown): ConnectorError | null {
       code === 'UND_ERR_CONNECT_TIMEOUT' ||
       code === 'ETIMEDOUT'
     )
-      return new ConnectorError('TIMEOUT', `${label} did not answer within ${FORGE_TIMEOUT_MS / 1000} s`);
+      return new ConnectorError('TIMEOUT', `${label} did not answer within ${timeoutMs / 1000} s`);
     e = (e as { cause?: unknown }).cause;
   }
   return null;
@@ -125,7 +128,7 @@ export function forgeError(label: string, err: unknown, auth: ForgeAuth, what: s
   if (err instanceof ConnectorError) return err;
   const blocked = auth.error instanceof EgressBlockedError ? auth.error : findCause(err, EgressBlockedError);
   if (blocked) return new ConnectorError('PRIVATE_HOST_BLOCKED', blocked.message);
-  const network = networkFailure(label, err);
+  const network = networkFailure(label, err, auth.timeoutMs ?? FORGE_TIMEOUT_MS);
   if (network) return network;
   const status = statusOf(err);
   const headers = headersOf(err);

@@ -34,7 +34,7 @@ export async function openWorkspace(conn: WorkspaceConnection, ctx: ConnectorCon
   const google = await googleClient(sa, ctx, {
     scopes: SCOPES,
     roots: [sheetsRoot, driveRoot],
-    timeoutMs: TIMEOUT_SECONDS * 1000,
+    timeoutMs: ctx.limits.answerTimeoutMs ?? TIMEOUT_SECONDS * 1000,
   });
   const [{ sheets }, { drive }] = await Promise.all([
     import('@googleapis/sheets'),

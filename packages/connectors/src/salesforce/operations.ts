@@ -29,7 +29,7 @@ export const TEST_TIMEOUT_MS = 30_000;
 
 export async function testSalesforce(conn: SalesforceConnection, ctx: ConnectorContext): Promise<void> {
   await withSalesforce(conn, ctx, (s) => s.call({ url: `${s.base}/limits` }), [], {
-    answerTimeoutMs: TEST_TIMEOUT_MS,
+    answerTimeoutMs: ctx.limits.answerTimeoutMs ?? TEST_TIMEOUT_MS,
   });
 }
 
