@@ -1,9 +1,9 @@
 import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
-import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchema } from './config';
 import { pgCaptures, pgRelease } from './changes/admin';
 import { checkPgChanges } from './changes/check';
 import { readPgChanges } from './changes/read';
+import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchema } from './config';
 import type { PgConnection } from './connect';
 import { committedWrites } from './ledger';
 import { executePg, importPgSchema, testPg } from './operations';

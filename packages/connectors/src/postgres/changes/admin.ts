@@ -5,10 +5,19 @@ import { dropPublication, dropSlot } from './slot';
 // The captures on a PostgreSQL server and their release (docs/cdc.md "Slot safety"): the
 // replication slots whose names start with the prefix, with the WAL they hold back.
 
-export async function pgCaptures(conn: PgConnection, prefix: string, ctx: ConnectorContext): Promise<CaptureStatus[]> {
+export async function pgCaptures(
+  conn: PgConnection,
+  prefix: string,
+  ctx: ConnectorContext,
+): Promise<CaptureStatus[]> {
   const client = await connectPg(conn, ctx);
   try {
-    const r = await client.query<{ name: string; active: boolean; confirmed: string | null; lag: string | null }>(
+    const r = await client.query<{
+      name: string;
+      active: boolean;
+      confirmed: string | null;
+      lag: string | null;
+    }>(
       `SELECT slot_name::text AS name, active, confirmed_flush_lsn::text AS confirmed,
               pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint::text AS lag
          FROM pg_catalog.pg_replication_slots

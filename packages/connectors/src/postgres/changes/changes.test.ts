@@ -55,7 +55,10 @@ async function read(
     { cursor },
   );
   const run = opts.run ?? `run-${++runs}`;
-  const out = await changes.read(conn, { ...step, runSlug: run }, capture, { ...ctx, attempt: opts.attempt ?? 1 });
+  const out = await changes.read(conn, { ...step, runSlug: run }, capture, {
+    ...ctx,
+    attempt: opts.attempt ?? 1,
+  });
   if (out.payload.kind !== 'rows') throw new Error('rows expected');
   const columns = out.payload.columns.map((c) => c.name);
   const { items } = await collect(out.payload);
@@ -80,7 +83,12 @@ function apply(target: Map<string, Record<string, unknown>>, rows: Record<string
 }
 
 /** Drains the capture: runs until a run hands on nothing. */
-async function drain(capture: string, op: Record<string, unknown>, cursor: string | null, target: Map<string, Record<string, unknown>>) {
+async function drain(
+  capture: string,
+  op: Record<string, unknown>,
+  cursor: string | null,
+  target: Map<string, Record<string, unknown>>,
+) {
   let reads = 0;
   for (;;) {
     const r = await read(capture, op, cursor);
@@ -107,7 +115,13 @@ describe('PostgreSQL change capture', () => {
     await sql('CREATE TABLE public.haskey (id int PRIMARY KEY)');
     const findings = await changes.check(
       conn,
-      { operation_type: 'cdc', tables: ['public.nokey', 'public.haskey', 'public.absent'], snapshot: 'initial', max_changes: 10, max_seconds: 10 },
+      {
+        operation_type: 'cdc',
+        tables: ['public.nokey', 'public.haskey', 'public.absent'],
+        snapshot: 'initial',
+        max_changes: 10,
+        max_seconds: 10,
+      },
       ctx,
     );
     expect(findings.map((f) => [f.table, f.code])).toEqual([
@@ -118,7 +132,13 @@ describe('PostgreSQL change capture', () => {
     await sql('ALTER TABLE public.nokey REPLICA IDENTITY FULL');
     const after = await changes.check(
       conn,
-      { operation_type: 'cdc', tables: ['public.nokey'], snapshot: 'initial', max_changes: 10, max_seconds: 10 },
+      {
+        operation_type: 'cdc',
+        tables: ['public.nokey'],
+        snapshot: 'initial',
+        max_changes: 10,
+        max_seconds: 10,
+      },
       ctx,
     );
     expect(after).toEqual([]);
@@ -138,8 +158,8 @@ describe('PostgreSQL change capture', () => {
         n++;
         await w.query('BEGIN');
         await w.query('INSERT INTO public.orders VALUES ($1, $1, $2)', [n, `w${n}`]);
-        await w.query('UPDATE public.orders SET qty = qty + 1 WHERE id = $1', [(n * 7) % 3000 + 1]);
-        await w.query('DELETE FROM public.orders WHERE id = $1', [(n * 13) % 3000 + 1]);
+        await w.query('UPDATE public.orders SET qty = qty + 1 WHERE id = $1', [((n * 7) % 3000) + 1]);
+        await w.query('DELETE FROM public.orders WHERE id = $1', [((n * 13) % 3000) + 1]);
         await w.query('COMMIT');
       }
       await w.end();
@@ -155,7 +175,9 @@ describe('PostgreSQL change capture', () => {
     await writer;
     const done = await drain('sluice_gap', op, cursor, target);
     const cols = ['id', 'qty', 'note'];
-    expect(targetRows(target, 'public.orders', cols)).toEqual(await sourceRows('public.orders', cols.join(', ')));
+    expect(targetRows(target, 'public.orders', cols)).toEqual(
+      await sourceRows('public.orders', cols.join(', ')),
+    );
     expect(n).toBeGreaterThan(3000);
     expect(JSON.parse(done.cursor!).snapshot).toBeNull();
   });
@@ -168,8 +190,11 @@ describe('PostgreSQL change capture', () => {
     expect(first.rows).toEqual([]);
     // Incompressible, so it is stored out of line (TOAST) and not sent again when unchanged.
     const big = randomBytes(50_000).toString('hex');
-    await sql(`INSERT INTO public.typed VALUES (9007199254740993, 12345678901234567890.0123456789,
-                 '2024-02-29 23:59:59.123456+00', '{"a": [1, 2.50]}', '{a,"b c"}', '\\x00ff', $1)`, [big]);
+    await sql(
+      `INSERT INTO public.typed VALUES (9007199254740993, 12345678901234567890.0123456789,
+                 '2024-02-29 23:59:59.123456+00', '{"a": [1, 2.50]}', '{a,"b c"}', '\\x00ff', $1)`,
+      [big],
+    );
     await sql('UPDATE public.typed SET amount = 1.5 WHERE id = 9007199254740993');
     // Two transactions: the second commits first.
     const a = new pg.Client({ connectionString: cluster.url });
@@ -224,7 +249,10 @@ describe('PostgreSQL change capture', () => {
     const op = { tables: ['public.backlog'], max_changes: 3000 };
     const first = await read('sluice_backlog', op, null);
     for (let i = 0; i < 10; i++) {
-      await sql(`INSERT INTO public.backlog SELECT g, 0 FROM generate_series($1::int * 1000 + 1, $1::int * 1000 + 1000) g`, [i]);
+      await sql(
+        `INSERT INTO public.backlog SELECT g, 0 FROM generate_series($1::int * 1000 + 1, $1::int * 1000 + 1000) g`,
+        [i],
+      );
     }
     const target = new Map<string, Record<string, unknown>>();
     const sizes: number[] = [];
@@ -247,7 +275,9 @@ describe('PostgreSQL change capture', () => {
     const lsnOf = (t: string) => BigInt(`0x${t.split('/')[0]}`) * 2n ** 32n + BigInt(`0x${t.split('/')[1]}`);
     expect(lsnOf(JSON.parse(quiet.cursor!).lsn)).toBeGreaterThan(lsnOf(before));
     await read('sluice_backlog', op, quiet.cursor);
-    const slot = await sql(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = 'sluice_backlog'`);
+    const slot = await sql(
+      `SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = 'sluice_backlog'`,
+    );
     expect(lsnOf(slot[0].c)).toBeGreaterThanOrEqual(lsnOf(JSON.parse(quiet.cursor!).lsn));
   });
 

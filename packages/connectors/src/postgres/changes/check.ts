@@ -52,7 +52,8 @@ export async function checkPgChanges(
         findings.push({
           table: SERVER,
           code: 'CDC_SERVER_SETTING',
-          message: 'max_replication_slots is 0: set it to at least one per captured pipeline step and restart the server',
+          message:
+            'max_replication_slots is 0: set it to at least one per captured pipeline step and restart the server',
         });
       }
       if (!server.role) {
@@ -77,10 +78,9 @@ export async function checkPgChanges(
         const own = tableFindings(t);
         findings.push(...own);
         if (own.length > 0 || t.oid === null) continue;
-        const r = await client.query<{ ok: boolean }>(
-          `SELECT has_table_privilege($1::oid, 'SELECT') AS ok`,
-          [t.oid],
-        );
+        const r = await client.query<{ ok: boolean }>(`SELECT has_table_privilege($1::oid, 'SELECT') AS ok`, [
+          t.oid,
+        ]);
         if (!r.rows[0].ok) {
           findings.push({
             table: t.name,

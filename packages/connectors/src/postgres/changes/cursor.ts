@@ -44,7 +44,8 @@ export function decodeCursor(text: string): CaptureCursor {
   const okSnapshot =
     c?.snapshot === null ||
     (Number.isInteger(c?.snapshot?.table) &&
-      (c.snapshot.key === null || (Array.isArray(c.snapshot.key) && c.snapshot.key.every((k: unknown) => typeof k === 'string'))));
+      (c.snapshot.key === null ||
+        (Array.isArray(c.snapshot.key) && c.snapshot.key.every((k: unknown) => typeof k === 'string'))));
   if (
     c?.v !== 1 ||
     !Array.isArray(c.tables) ||

@@ -1,6 +1,6 @@
 import type { LogLevel } from '@sluice/engine';
-import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js';
 import type { Pgoutput } from 'pg-logical-replication';
+import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js';
 import { pgTypes } from '../connect';
 import type { CapturedTable, RowShape } from './catalog';
 
@@ -123,7 +123,10 @@ export class ChangeDecoder {
       // The parser leaves an unchanged TOAST value undefined (with REPLICA IDENTITY FULL it
       // takes it from the old row): never hand it on as null.
       if (v === undefined) {
-        if (msg.tag !== 'delete') (unchanged ??= []).push(name);
+        if (msg.tag !== 'delete') {
+          unchanged ??= [];
+          unchanged.push(name);
+        }
         continue;
       }
       row[i] = v;

@@ -5,14 +5,14 @@ import { signalOf } from '../../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../../types';
 import type { PgConnection } from '../connect';
 import { openPgSession } from '../session';
-import { describeTables, rowShape } from './catalog';
+import { type CapturedTable, describeTables, rowShape } from './catalog';
 import { tableFindings } from './check';
 import { type CaptureCursor, decodeCursor, encodeCursor, type SnapshotProgress } from './cursor';
 import { ChangeDecoder } from './decode';
 import { compareLsn } from './lsn';
 import { endMarker, findEndMarker, writeMarker } from './markers';
-import { copyTables } from './snapshot';
 import { checkCaptureName, createSlot, dropSlot, ensurePublication, slotState } from './slot';
+import { copyTables } from './snapshot';
 import { streamChanges } from './stream';
 
 // A cdc source step on PostgreSQL (docs/cdc.md): one run is either a part of the initial
@@ -57,14 +57,35 @@ export async function readPgChanges(
     const shape = rowShape(tables);
     const committed = step.lowerBoundCursor ? decodeCursor(step.lowerBoundCursor) : null;
     const slot = await slotState(client, capture);
-    if (slot?.active) throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
+    if (slot?.active)
+      throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
     // A later attempt of a run repeats what the lost attempt handed on, if it got that far.
-    const replayText = (ctx.attempt ?? 1) > 1 && slot ? await findEndMarker(client, capture, step.runSlug) : null;
+    const replayText =
+      (ctx.attempt ?? 1) > 1 && slot ? await findEndMarker(client, capture, step.runSlug) : null;
     const replay = replayText ? decodeCursor(replayText) : null;
-    return { tables, shape, committed, slot, replay, replayText };
+    // A new capture's slot is created here, before anything is handed on: creating it waits
+    // for every transaction open on the server to end, a sink's on the same server included.
+    const created = committed === null && replay === null ? await newCapture(tables, slot !== null) : null;
+    return { tables, shape, committed, slot, replay, replayText, created };
   }
 
-  const { tables, shape, committed, slot, replay, replayText } = plan;
+  /** Nothing was committed: whatever slot a failed run left behind is thrown away. */
+  async function newCapture(tables: CapturedTable[], slotExists: boolean) {
+    if (slotExists) await dropSlot(client, capture);
+    await ensurePublication(client, capture, tables);
+    const created = await createSlot(conn, ctx, capture);
+    try {
+      if (op.snapshot === 'initial') {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        await created.importInto(client);
+      }
+    } finally {
+      await created.close();
+    }
+    return { start: created.consistentPoint, imported: op.snapshot === 'initial' };
+  }
+
+  const { tables, shape, committed, slot, replay, replayText, created } = plan;
   const ended = deferred<string | null>();
   let next: string | null = null;
 
@@ -81,27 +102,14 @@ export async function readPgChanges(
 
   async function* snapshotRun(from: CaptureCursor | null): AsyncGenerator<unknown[][]> {
     let start: string;
-    let imported = false;
-    const fresh = from === null && replay === null;
-    if (fresh) {
-      // Nothing was committed: whatever slot a failed run left behind is thrown away.
-      if (slot) await timed(dropSlot(client, capture));
-      await timed(ensurePublication(client, capture, tables));
-      const created = await timed(createSlot(conn, ctx, capture));
-      try {
-        start = created.consistentPoint;
-        if (op.snapshot === 'initial') {
-          await timed(client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
-          await timed(created.importInto(client));
-          imported = true;
-        }
-      } finally {
-        await created.close();
-      }
-    } else {
+    if (!created) {
       if (!slot) throw lost(capture, 'no longer exists');
       start = (from ?? replay)!.start;
+    } else {
+      start = created.start;
     }
+    const imported = created?.imported === true;
+    const fresh = created !== null;
     const base = { v: 1 as const, tables: op.tables, start };
     if (fresh && op.snapshot === 'never') {
       next = encodeCursor({ ...base, snapshot: null, lsn: start });
@@ -110,7 +118,9 @@ export async function readPgChanges(
     }
     if (!imported) await timed(client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
     const at = await timed(
-      client.query<{ t: string }>(`SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t`),
+      client.query<{ t: string }>(
+        `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t`,
+      ),
     );
     const fromProgress: SnapshotProgress = from?.snapshot ?? { table: 0, key: null };
     const copy = copyTables(
@@ -138,7 +148,9 @@ export async function readPgChanges(
     }
     // The committed position: the slot may now let go of the log before it.
     if (!slot.confirmed || compareLsn(slot.confirmed, from.lsn) < 0) {
-      await timed(client.query('SELECT pg_catalog.pg_replication_slot_advance($1, $2::pg_lsn)', [capture, from.lsn]));
+      await timed(
+        client.query('SELECT pg_catalog.pg_replication_slot_advance($1, $2::pg_lsn)', [capture, from.lsn]),
+      );
     }
     if (from.tables.join('\n') !== op.tables.join('\n')) {
       await timed(ensurePublication(client, capture, tables));
@@ -154,7 +166,9 @@ export async function readPgChanges(
     } else {
       marker = JSON.stringify({ start: { capture, run: step.runSlug, id: randomUUID() } });
       await timed(writeMarker(client, marker));
-      const r = await timed(client.query<{ l: string }>('SELECT pg_catalog.pg_current_wal_insert_lsn()::text AS l'));
+      const r = await timed(
+        client.query<{ l: string }>('SELECT pg_catalog.pg_current_wal_insert_lsn()::text AS l'),
+      );
       upto = r.rows[0].l;
     }
     const decoder = new ChangeDecoder(tables, shape, step.log);

@@ -11,7 +11,10 @@ const CAPTURE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function checkCaptureName(capture: string): string {
   if (!CAPTURE.test(capture)) {
-    throw new ConnectorError('INVALID_STATEMENT', `capture name ${JSON.stringify(capture)} is not a valid slot name`);
+    throw new ConnectorError(
+      'INVALID_STATEMENT',
+      `capture name ${JSON.stringify(capture)} is not a valid slot name`,
+    );
   }
   return capture;
 }
@@ -78,7 +81,11 @@ export type CreatedSlot = {
  * Creates the slot on a replication session and keeps that session open, so the snapshot it
  * exported can be imported (`SET TRANSACTION SNAPSHOT`) by the session that copies the tables.
  */
-export async function createSlot(conn: PgConnection, ctx: ConnectorContext, capture: string): Promise<CreatedSlot> {
+export async function createSlot(
+  conn: PgConnection,
+  ctx: ConnectorContext,
+  capture: string,
+): Promise<CreatedSlot> {
   const repl = await connectPg(conn, ctx, { replication: true });
   try {
     const r = await repl.query<{ consistent_point: string; snapshot_name: string }>(

@@ -73,7 +73,10 @@ export function copyTables(
             stoppedAt = { table: ti, key: lastKey };
             return;
           }
-          const r = await client.query<unknown[]>({ text: `FETCH FORWARD ${room} FROM ${CURSOR}`, rowMode: 'array' });
+          const r = await client.query<unknown[]>({
+            text: `FETCH FORWARD ${room} FROM ${CURSOR}`,
+            rowMode: 'array',
+          });
           if (r.rows.length === 0) break;
           const out: unknown[][] = new Array(r.rows.length);
           for (let n = 0; n < r.rows.length; n++) {
