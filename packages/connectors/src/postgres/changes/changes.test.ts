@@ -330,3 +330,48 @@ describe('PostgreSQL change capture', () => {
     expect(gone?.message).toMatch(/no longer exists.*reset the pipeline's checkpoints/);
   });
 });
+
+describe('PostgreSQL change capture with a least-privilege role', () => {
+  it('reads with LOGIN REPLICATION, SELECT and a publication its owner created', async () => {
+    await sql('CREATE TABLE public.granted (id int PRIMARY KEY, v text)');
+    await sql(`INSERT INTO public.granted VALUES (1, 'a')`);
+    await sql(`CREATE ROLE sluice_cdc LOGIN REPLICATION PASSWORD 'pw'`);
+    await sql('GRANT SELECT ON public.granted TO sluice_cdc');
+    const least: PgConnection = { ...conn, config: { ...conn.config, user: 'sluice_cdc' } };
+    const op = {
+      operation_type: 'cdc' as const,
+      tables: ['public.granted'],
+      snapshot: 'initial' as const,
+      max_changes: 100,
+      max_seconds: 10,
+    };
+    expect(await changes.check(least, op, ctx)).toEqual([]);
+    const step = (cursor: string | null) =>
+      stepContext({ kind: 'source', data_source_ref: 'db', operation: op }, { cursor });
+    const readAs = async (cursor: string | null) => {
+      const out = await changes.read(
+        least,
+        { ...step(cursor), runSlug: `least-${++runs}` },
+        'sluice_least',
+        ctx,
+      );
+      const { items } = await collect(out.payload);
+      return { items: items as unknown[][], cursor: await out.nextCursor() };
+    };
+    // Without the publication the role cannot create it: the message gives the owner's statement.
+    const refused = await readAs(null).then(
+      () => null,
+      (e) => e,
+    );
+    expect(refused?.code).toBe('PERMISSION_DENIED');
+    expect(refused?.message).toContain('CREATE PUBLICATION "sluice_least" FOR TABLE "public"."granted"');
+    await sql(
+      `CREATE PUBLICATION sluice_least FOR TABLE public.granted WITH (publish = 'insert, update, delete')`,
+    );
+    const first = await readAs(null);
+    expect(first.items.map((r) => r[5])).toEqual([1]);
+    await sql(`UPDATE public.granted SET v = 'b' WHERE id = 1`);
+    const second = await readAs(first.cursor);
+    expect(second.items.map((r) => [r[0], r[5], r[6]])).toEqual([['update', 1, 'b']]);
+  });
+});

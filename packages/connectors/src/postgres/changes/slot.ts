@@ -53,15 +53,22 @@ export async function ensurePublication(client: pg.Client, capture: string, tabl
     [capture],
   );
   const wanted = tables.map((t) => `${t.schema}.${t.table}`).sort();
-  if (r.rows.length === 0) {
-    await client.query(
-      `CREATE PUBLICATION ${q(capture)} FOR TABLE ${list} WITH (publish = 'insert, update, delete')`,
+  const have = r.rows.length === 0 ? null : [...(r.rows[0].tables ?? [])].sort();
+  if (have !== null && have.join('\n') === wanted.join('\n')) return;
+  const statement =
+    have === null
+      ? `CREATE PUBLICATION ${q(capture)} FOR TABLE ${list} WITH (publish = 'insert, update, delete')`
+      : `ALTER PUBLICATION ${q(capture)} SET TABLE ${list}`;
+  try {
+    await client.query(statement);
+  } catch (err: any) {
+    // Creating a publication takes CREATE on the database and owning the tables: the owner
+    // can create it beforehand (docs/connectors/postgres.md "Least-privilege role").
+    if (err?.code !== '42501') throw err;
+    throw new ConnectorError(
+      'PERMISSION_DENIED',
+      `the role cannot ${have === null ? 'create' : 'change'} publication ${capture}: have the tables' owner run ${statement}`,
     );
-    return;
-  }
-  const have = [...(r.rows[0].tables ?? [])].sort();
-  if (have.join('\n') !== wanted.join('\n')) {
-    await client.query(`ALTER PUBLICATION ${q(capture)} SET TABLE ${list}`);
   }
 }
 
