@@ -42,11 +42,15 @@ export function streamChanges(client: pg.Client, decoder: ChangeDecoder, b: Stre
     let lastCommit: string | null = null;
     let inMarker = false;
     let pending: unknown[][] = [];
-    outer: for (;;) {
-      const r = await client.query<[string, Buffer]>({
-        text: `FETCH FORWARD ${FETCH} FROM ${CURSOR}`,
-        rowMode: 'array',
-      });
+    // The next FETCH runs on the server while this one is decoded (one ahead, never more).
+    type Fetched = pg.QueryArrayResult<[string, Buffer]>;
+    const fetch = (): Promise<Fetched> =>
+      client.query<[string, Buffer]>({ text: `FETCH FORWARD ${FETCH} FROM ${CURSOR}`, rowMode: 'array' });
+    let ahead: Promise<Fetched> | null = fetch();
+    outer: while (ahead) {
+      const r: Fetched = await ahead;
+      ahead = r.rows.length < FETCH ? null : fetch();
+      ahead?.catch(() => {});
       for (const [lsn, data] of r.rows) {
         const d = decoder.decode(lsn, data);
         if (d.kind === 'row') {
@@ -64,8 +68,9 @@ export function streamChanges(client: pg.Client, decoder: ChangeDecoder, b: Stre
           if (!b.replay && (changes >= b.maxChanges || b.timeUp())) break outer;
         }
       }
-      if (r.rows.length < FETCH) break;
     }
+    // Stopped early: the FETCH in flight must end before the next statement.
+    await ahead?.catch(() => {});
     if (pending.length > 0) yield pending;
     await client.query('COMMIT');
     // A replay reads exactly to `upto`. Otherwise the position is the end of the last
