@@ -24,7 +24,7 @@ export async function cdcFindings(
     if (op.operation_type !== 'cdc' || s.kind !== 'source' || !s.data_source_ref) continue;
     const b = bound.get(s.data_source_ref);
     // An unbound ref or another type was reported by the binding checks.
-    if (!b || !b.dataSourceActive || !['postgres', 'mysql'].includes(b.dataSourceType)) continue;
+    if (!b?.dataSourceActive || !['postgres', 'mysql'].includes(b.dataSourceType)) continue;
     const changes = optionalCapability(connectorFor(b.dataSourceType), 'changes');
     if (!changes) {
       out.push({
