@@ -56,6 +56,12 @@ export async function readPgChanges(
     if (refused.length > 0) throw new ConnectorError('INVALID_STATEMENT', refused[0].message);
     const shape = rowShape(tables);
     const committed = step.lowerBoundCursor ? decodeCursor(step.lowerBoundCursor) : null;
+    if (committed?.snapshot && committed.tables.join('\n') !== op.tables.join('\n')) {
+      throw new ConnectorError(
+        'INVALID_STATEMENT',
+        "the captured tables changed during the initial snapshot; reset the pipeline's checkpoints to take a new snapshot",
+      );
+    }
     const slot = await slotState(client, capture);
     if (slot?.active)
       throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
