@@ -38,7 +38,9 @@ export async function checkPgChanges(
     try {
       const s = await client.query<{ wal: string; slots: string; role: boolean }>(
         `SELECT current_setting('wal_level') AS wal, current_setting('max_replication_slots') AS slots,
-                (SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) AS role`,
+                (SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)
+                OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = 'rds_replication'
+                            AND pg_has_role(current_user, r.oid, 'member')) AS role`,
       );
       const server = s.rows[0];
       if (server.wal !== 'logical') {
