@@ -112,6 +112,11 @@ export type ConnectorContext = {
    */
   commitKey?: string;
   /**
+   * Pipeline runs: the run's attempt (1 first). A change-data-capture read of a later attempt
+   * repeats what a lost attempt handed on, if it got that far (docs/cdc.md "Exactly once").
+   */
+  attempt?: number;
+  /**
    * Pipeline runs on a worker: relational sessions are taken from and handed back to this
    * process's pool (session-pool.ts) instead of being opened and closed per step.
    */

@@ -88,6 +88,9 @@ function stepFindings(step: Step, i: number, spec: PipelineSpec): Finding[] {
         `${at}.operation.write.key`,
       );
   }
+  // Change data capture reads a database's log: only a source can (docs/cdc.md).
+  if (op.operation_type === 'cdc' && step.kind === 'sink')
+    err('CDC_ONLY_IN_SOURCE', 'operation_type cdc belongs to source steps', `${at}.operation.operation_type`);
   if (
     op.operation_type === 'http' &&
     op.batch_size !== undefined &&

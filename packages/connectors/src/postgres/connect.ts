@@ -95,12 +95,12 @@ export function destroy(client: pg.Client) {
 /**
  * Resolves the host through the egress guard and connects to the checked address (the name
  * is kept for TLS), within connect_timeout_seconds; `readOnly` makes every transaction of the
- * session read-only from the first statement on.
+ * session read-only from the first statement on; `replication` opens a replication session.
  */
 export async function connectPg(
   conn: PgConnection,
   ctx: ConnectorContext,
-  opts: { readOnly?: boolean } = {},
+  opts: { readOnly?: boolean; replication?: boolean } = {},
 ): Promise<pg.Client> {
   const c = conn.config;
   const timeoutMs = c.connect_timeout_seconds * 1000;
@@ -140,6 +140,8 @@ export async function connectPg(
     statement_timeout: c.statement_timeout_seconds * 1000,
     application_name: 'sluice',
     ...(opts.readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
+    // A walsender session for one database (change data capture: docs/cdc.md).
+    ...(opts.replication ? { replication: 'database' } : {}),
     types: pgTypes,
   });
   // Registered before connect() attaches pg's own handlers, so it runs before the password is asked for.

@@ -1,5 +1,8 @@
 import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { pgCaptures, pgRelease } from './changes/admin';
+import { checkPgChanges } from './changes/check';
+import { readPgChanges } from './changes/read';
 import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchema } from './config';
 import type { PgConnection } from './connect';
 import { committedWrites } from './ledger';
@@ -30,6 +33,13 @@ export const postgres = {
   source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx) },
   sink: { operation: null, write: (conn, input, step, ctx) => writePg(conn, input, step, ctx) },
   ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
+  // Change data capture (docs/cdc.md).
+  changes: {
+    check: (conn, op, ctx) => checkPgChanges(conn, op, ctx),
+    read: (conn, step, capture, ctx) => readPgChanges(conn, step, capture, ctx),
+    captures: (conn, prefix, ctx) => pgCaptures(conn, prefix, ctx),
+    release: (conn, capture, ctx) => pgRelease(conn, capture, ctx),
+  },
 } satisfies ConnectorDefinition<PgConnection['config'], PgConnection['credentials'], SqlStatement>;
 
 export const definition = postgres;

@@ -9,6 +9,7 @@ import {
   templateRefs,
 } from '@sluice/engine';
 import type { Deps } from '../context';
+import { captureName } from '../modules/cdc/index';
 import { withContractChecks } from '../modules/contracts/index';
 import { type LoadedConnection, loadConnection } from '../modules/data-sources/index';
 import {
@@ -214,8 +215,17 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
   const ports: Ports = {
     async readSource(ctx) {
       const c = connectionOf(ctx.step.slug);
-      const source = capabilityOf(c.definition, 'source');
-      return source.read(c.connection, ctx, { ...c.ctx, signal: ctx.signal, sessions: deps.sessions });
+      const connectorCtx = { ...c.ctx, signal: ctx.signal, sessions: deps.sessions };
+      if (ctx.step.operation.operation_type === 'cdc') {
+        // Change data capture (docs/cdc.md): one capture per pipeline source step and
+        // environment; a later attempt repeats what a lost one handed on.
+        const capture = captureName(run.pipelineId, run.environmentId, ctx.step.slug);
+        return capabilityOf(c.definition, 'changes').read(c.connection, ctx, capture, {
+          ...connectorCtx,
+          attempt: run.attempt,
+        });
+      }
+      return capabilityOf(c.definition, 'source').read(c.connection, ctx, connectorCtx);
     },
     async writeSink(payload, ctx) {
       const c = connectionOf(ctx.step.slug);

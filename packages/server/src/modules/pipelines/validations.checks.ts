@@ -12,6 +12,7 @@ import type { DbOrTx } from '../../db/client';
 import { secretKeys } from '../secrets/index';
 import { resolveVariables } from '../variables/index';
 import { type BindingView, bindingsOfPipeline } from './bindings.repo';
+import { type CdcDeps, cdcFindings } from './cdc-check';
 import { typesForOperations } from './refs.service';
 import { sqlParser, withoutTemplates } from './sql-check';
 
@@ -52,15 +53,19 @@ export async function checkSpec(
   place: CheckPlace,
   spec: PipelineSpec,
   moreChecks: readonly SpecCheck[],
+  /** What connecting to a bound data source needs (change capture checks); null: not checked. */
+  deps: CdcDeps | null = null,
 ): Promise<Finding[]> {
   const derived = deriveRefs(spec);
   const bindings = await bindingsOfPipeline(db, place.pipelineId, place.environmentId);
+  const bound = new Map(bindings.map((b) => [b.refSlug, b]));
   const more: Finding[] = [];
   for (const check of moreChecks) more.push(...(await check(db, place, spec)));
   return [
     ...planSpec(spec).findings,
     ...derived.findings,
-    ...bindingFindings(spec, derived.refs, new Map(bindings.map((b) => [b.refSlug, b]))),
+    ...bindingFindings(spec, derived.refs, bound),
+    ...(await cdcFindings(db, deps, place.organizationId, spec, bound)),
     ...(await runtimeFindings(db, place, spec)),
     ...(await sqlFindings(spec)),
     ...more,

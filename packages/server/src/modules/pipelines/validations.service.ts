@@ -60,6 +60,7 @@ export async function validate(
       { organizationId: scope.org.id, pipelineId: pipeline.id, environmentId: place.environment.id },
       parsed.data,
       moreChecks,
+      ctx.deps,
     );
   } else {
     hash ||= specHash(document);

@@ -1,0 +1,167 @@
+// `npm run bench:cdc`: PostgreSQL change data capture (docs/cdc.md) against the decode limit,
+// `pg_recvlogical` decoding the same WAL (a second pgoutput slot of the same publication,
+// created at the same point) to /dev/null, in one run. Not a test: it prints figures.
+//
+// The Sluice side is the connector path a run takes: bounded reads of the capture (max_changes
+// per read, the slot advanced to each committed position) handed to the PostgreSQL sink, which
+// appends the change rows to a changelog table in another database (mode insert) with its
+// ledger. Afterwards the changelog must hold exactly the workload's changes.
+//
+//   BENCH_CHANGES=1000000   changes (half inserts, 30% updates, 20% deletes; 1,000 per transaction)
+//   BENCH_MAX_CHANGES=100000  the step's max_changes (changes per read)
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import pg from 'pg';
+import { egressPolicy } from '../packages/connectors/src/egress';
+import { postgres, postgresConfigSchema } from '../packages/connectors/src/postgres/index';
+import { type ConnectorContext, defaultLimits } from '../packages/connectors/src/types';
+import { createDatabase, startPostgresCluster } from '../test/peers/postgres-cluster';
+import { stepContext } from '../test/support/step-context';
+
+const CHANGES = Number(process.env.BENCH_CHANGES ?? 1_000_000);
+const MAX_CHANGES = Number(process.env.BENCH_MAX_CHANGES ?? 100_000);
+const TX = 1000;
+const load = () => os.loadavg()[0].toFixed(1);
+const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };
+
+async function main() {
+  const cluster = await startPostgresCluster({
+    settings: { wal_level: 'logical', max_wal_size: '4GB' },
+  });
+  try {
+    const srcUrl = await createDatabase(cluster.url, 'src');
+    const dstUrl = await createDatabase(cluster.url, 'dst');
+    const src = new pg.Client({ connectionString: srcUrl });
+    src.on('error', () => {});
+    await src.connect();
+    const connOf = (database: string) => ({
+      config: postgresConfigSchema.parse({
+        host: '127.0.0.1',
+        port: cluster.port,
+        database,
+        user: 'postgres',
+        allow_private_hosts: true,
+        statement_timeout_seconds: 300,
+      }),
+      credentials: { password: 'unused' },
+    });
+    const source = connOf('src');
+    const target = connOf('dst');
+    await src.query('CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL, note text)');
+    const op = {
+      operation_type: 'cdc',
+      tables: ['public.items'],
+      snapshot: 'never',
+      max_changes: MAX_CHANGES,
+    };
+    const capture = 'sluice_bench';
+    let run = 0;
+    const read = async (cursor: string | null) => {
+      const step = stepContext({ kind: 'source', data_source_ref: 'src', operation: op }, { cursor });
+      return postgres.changes.read(source, { ...step, runSlug: `bench-${++run}` }, capture, ctx);
+    };
+    // The capture's slot, then the baseline's slot on the same publication at the same point.
+    const created = await read(null);
+    if (created.payload.kind === 'rows') for await (const _ of created.payload.batches);
+    let cursor = await created.nextCursor();
+    await src.query(`SELECT pg_create_logical_replication_slot('bench_recv', 'pgoutput')`);
+
+    const inserts = Math.floor(CHANGES * 0.5);
+    const updates = Math.floor(CHANGES * 0.3);
+    const deletes = CHANGES - inserts - updates;
+    const t0 = Date.now();
+    for (let i = 0; i < inserts; i += TX) {
+      await src.query(
+        `INSERT INTO items SELECT g, g, md5(g::text) FROM generate_series($1::int, $2::int) g`,
+        [i + 1, Math.min(inserts, i + TX)],
+      );
+    }
+    for (let i = 0; i < updates; i += TX) {
+      await src.query('UPDATE items SET qty = qty + 1 WHERE id BETWEEN $1 AND $2', [
+        i + 1,
+        Math.min(updates, i + TX),
+      ]);
+    }
+    for (let i = 0; i < deletes; i += TX) {
+      const from = inserts - deletes + 1;
+      await src.query('DELETE FROM items WHERE id BETWEEN $1 AND $2', [
+        from + i,
+        Math.min(inserts, from + i + TX - 1),
+      ]);
+    }
+    const end = (await src.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0].l;
+    console.log(
+      `workload: ${CHANGES} changes written in ${((Date.now() - t0) / 1000).toFixed(1)} s (load ${load()})`,
+    );
+
+    // Baseline: the decode limit.
+    const b0 = Date.now();
+    execFileSync('/usr/lib/postgresql/15/bin/pg_recvlogical', [
+      '-d',
+      srcUrl,
+      '--slot',
+      'bench_recv',
+      '--start',
+      '-E',
+      end,
+      '-o',
+      'proto_version=1',
+      '-o',
+      `publication_names=${capture}`,
+      '-f',
+      '/dev/null',
+    ]);
+    const baseline = (Date.now() - b0) / 1000;
+    console.log(
+      `pg_recvlogical → /dev/null: ${baseline.toFixed(2)} s, ${Math.round(CHANGES / baseline)} changes/s (load ${load()})`,
+    );
+
+    // Sluice: bounded reads into the PostgreSQL sink until a read hands on nothing.
+    const sinkStep = stepContext({
+      kind: 'sink',
+      data_source_ref: 'dst',
+      operation: { operation_type: 'sql', write: { table: 'changelog', mode: 'insert', create_table: true } },
+    });
+    const s0 = Date.now();
+    let applied = 0;
+    for (;;) {
+      const out = await read(cursor);
+      const r = await postgres.sink.write(target, out.payload, sinkStep, {
+        ...ctx,
+        commitKey: `bench-${run}`,
+      });
+      cursor = await out.nextCursor();
+      applied += r.rows;
+      if (r.rows === 0) break;
+    }
+    const sluice = (Date.now() - s0) / 1000;
+    const memory = Math.round(process.memoryUsage().rss / 1024 / 1024);
+    console.log(
+      `sluice cdc → postgres sink: ${sluice.toFixed(2)} s, ${Math.round(applied / sluice)} changes/s, ${run - 1} reads, rss ${memory} MiB (load ${load()})`,
+    );
+    const dst = new pg.Client({ connectionString: dstUrl });
+    await dst.connect();
+    const counts = (
+      await dst.query<{ op: string; n: string }>(
+        'SELECT _op AS op, count(*) AS n FROM changelog GROUP BY _op ORDER BY _op',
+      )
+    ).rows;
+    await dst.end();
+    await src.end();
+    const got = Object.fromEntries(counts.map((c) => [c.op, Number(c.n)]));
+    const want = { delete: deletes, insert: inserts, update: updates };
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      throw new Error(
+        `the changelog holds ${JSON.stringify(got)}, the workload made ${JSON.stringify(want)}`,
+      );
+    }
+    console.log(`ratio sluice / pg_recvlogical: ${(baseline / sluice).toFixed(2)} (target ≥ 0.8)`);
+  } finally {
+    await cluster.destroy();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

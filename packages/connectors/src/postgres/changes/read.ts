@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import type { CdcOperation, SourceOutput, StepContext } from '@sluice/engine';
+import { deferred, tracked } from '../../payloads/streams';
+import { signalOf } from '../../relational/pipeline';
+import { type ConnectorContext, ConnectorError } from '../../types';
+import type { PgConnection } from '../connect';
+import { openPgSession } from '../session';
+import { type CapturedTable, describeTables, rowShape } from './catalog';
+import { tableFindings } from './check';
+import { type CaptureCursor, decodeCursor, encodeCursor, type SnapshotProgress } from './cursor';
+import { ChangeDecoder } from './decode';
+import { compareLsn } from './lsn';
+import { endMarker, findEndMarker, writeMarker } from './markers';
+import { checkCaptureName, createSlot, dropSlot, ensurePublication, slotState } from './slot';
+import { copyTables } from './snapshot';
+import { streamChanges } from './stream';
+
+// A cdc source step on PostgreSQL (docs/cdc.md): one run is either a part of the initial
+// snapshot or the changes since the committed position, as rows of the changes contract
+// (connectors/src/types.ts ChangesCapability). The slot moves only to a committed position,
+// at the start of the next read.
+
+const lost = (capture: string, why: string) =>
+  new ConnectorError(
+    'REMOTE_ERROR',
+    `replication slot ${capture} ${why}: changes since the committed position may be lost; reset the pipeline's checkpoints to take a new snapshot`,
+  );
+
+export async function readPgChanges(
+  conn: PgConnection,
+  step: StepContext,
+  capture: string,
+  ctx: ConnectorContext,
+): Promise<SourceOutput> {
+  const operation = step.step.operation;
+  if (operation.operation_type !== 'cdc') {
+    throw new ConnectorError('UNSUPPORTED_OPERATION', `step ${step.step.slug} is not a cdc operation`);
+  }
+  const op: CdcOperation = operation;
+  checkCaptureName(capture);
+  const started = Date.now();
+  const timeUp = () => Date.now() - started >= op.max_seconds * 1000;
+  const session = await openPgSession(conn, ctx, signalOf(step, ctx));
+  const { client, timed } = session;
+  let plan: Awaited<ReturnType<typeof planRead>>;
+  try {
+    plan = await timed(planRead());
+  } catch (err) {
+    await session.close();
+    throw session.error(err);
+  }
+
+  async function planRead() {
+    const tables = await describeTables(client, op.tables);
+    const refused = tables.flatMap(tableFindings);
+    if (refused.length > 0) throw new ConnectorError('INVALID_STATEMENT', refused[0].message);
+    const shape = rowShape(tables);
+    const committed = step.lowerBoundCursor ? decodeCursor(step.lowerBoundCursor) : null;
+    if (committed?.snapshot && committed.tables.join('\n') !== op.tables.join('\n')) {
+      throw new ConnectorError(
+        'INVALID_STATEMENT',
+        "the captured tables changed during the initial snapshot; reset the pipeline's checkpoints to take a new snapshot",
+      );
+    }
+    const slot = await slotState(client, capture);
+    if (slot?.active)
+      throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
+    // A later attempt of a run repeats what the lost attempt handed on, if it got that far.
+    const replayText =
+      (ctx.attempt ?? 1) > 1 && slot ? await findEndMarker(client, capture, step.runSlug) : null;
+    const replay = replayText ? decodeCursor(replayText) : null;
+    // A new capture's slot is created here, before anything is handed on: creating it waits
+    // for every transaction open on the server to end, a sink's on the same server included.
+    const created = committed === null && replay === null ? await newCapture(tables, slot !== null) : null;
+    return { tables, shape, committed, slot, replay, replayText, created };
+  }
+
+  /** Nothing was committed: whatever slot a failed run left behind is thrown away. */
+  async function newCapture(tables: CapturedTable[], slotExists: boolean) {
+    if (slotExists) await dropSlot(client, capture);
+    await ensurePublication(client, capture, tables);
+    const created = await createSlot(conn, ctx, capture);
+    try {
+      if (op.snapshot === 'initial') {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        await created.importInto(client);
+      }
+    } finally {
+      await created.close();
+    }
+    return { start: created.consistentPoint, imported: op.snapshot === 'initial' };
+  }
+
+  const { tables, shape, committed, slot, replay, replayText, created } = plan;
+  const ended = deferred<string | null>();
+  let next: string | null = null;
+
+  async function* run(): AsyncGenerator<unknown[][]> {
+    try {
+      if (committed === null || committed.snapshot !== null) yield* snapshotRun(committed);
+      else yield* changesRun(committed);
+    } catch (err) {
+      throw session.error(err);
+    } finally {
+      await session.close();
+    }
+  }
+
+  async function* snapshotRun(from: CaptureCursor | null): AsyncGenerator<unknown[][]> {
+    let start: string;
+    if (!created) {
+      if (!slot) throw lost(capture, 'no longer exists');
+      start = (from ?? replay)!.start;
+    } else {
+      start = created.start;
+    }
+    const imported = created?.imported === true;
+    const fresh = created !== null;
+    const base = { v: 1 as const, tables: op.tables, start };
+    if (fresh && op.snapshot === 'never') {
+      next = encodeCursor({ ...base, snapshot: null, lsn: start });
+      await finish();
+      return;
+    }
+    if (!imported) await timed(client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
+    const at = await timed(
+      client.query<{ t: string }>(
+        `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t`,
+      ),
+    );
+    const fromProgress: SnapshotProgress = from?.snapshot ?? { table: 0, key: null };
+    const copy = copyTables(
+      client,
+      tables,
+      shape,
+      { position: start, committedAt: at.rows[0].t },
+      {
+        from: fromProgress,
+        to: replay ? replay.snapshot : null,
+        budget: replay ? Number.POSITIVE_INFINITY : op.max_changes,
+        timeUp,
+      },
+    );
+    yield* copy.batches;
+    await timed(client.query('COMMIT'));
+    next = replayText ?? encodeCursor({ ...base, snapshot: copy.progress(), lsn: start });
+    await finish();
+  }
+
+  async function* changesRun(from: CaptureCursor): AsyncGenerator<unknown[][]> {
+    if (!slot) throw lost(capture, 'no longer exists');
+    if (slot.confirmed && compareLsn(slot.confirmed, from.lsn) > 0) {
+      throw lost(capture, `is at ${slot.confirmed}, past the committed position ${from.lsn}`);
+    }
+    // The committed position: the slot may now let go of the log before it.
+    if (!slot.confirmed || compareLsn(slot.confirmed, from.lsn) < 0) {
+      await timed(
+        client.query('SELECT pg_catalog.pg_replication_slot_advance($1, $2::pg_lsn)', [capture, from.lsn]),
+      );
+    }
+    if (from.tables.join('\n') !== op.tables.join('\n')) {
+      await timed(ensurePublication(client, capture, tables));
+      step.log(
+        'warn',
+        'the captured tables changed: changes of the new tables are read from now on; their existing rows are not copied',
+      );
+    }
+    let marker: string | null = null;
+    let upto: string;
+    if (replay) {
+      upto = replay.lsn;
+    } else {
+      marker = JSON.stringify({ start: { capture, run: step.runSlug, id: randomUUID() } });
+      await timed(writeMarker(client, marker));
+      const r = await timed(
+        client.query<{ l: string }>('SELECT pg_catalog.pg_current_wal_insert_lsn()::text AS l'),
+      );
+      upto = r.rows[0].l;
+    }
+    const decoder = new ChangeDecoder(tables, shape, step.log);
+    const changes = streamChanges(client, decoder, {
+      capture,
+      from: from.lsn,
+      upto,
+      replay: replay !== null,
+      marker,
+      maxChanges: op.max_changes,
+      timeUp,
+    });
+    yield* changes.batches;
+    next = replayText ?? encodeCursor({ ...from, tables: op.tables, lsn: changes.position() });
+    await finish();
+  }
+
+  /** Before the last row is handed on (so before any sink commits): the end marker. */
+  async function finish() {
+    if (replay || next === null) return;
+    await timed(writeMarker(client, endMarker({ capture, run: step.runSlug, cursor: next })));
+  }
+
+  return {
+    payload: {
+      kind: 'rows',
+      columns: shape.columns,
+      batches: tracked(run(), () => ended.resolve(next), ended.reject),
+    },
+    nextCursor: () => ended.promise,
+  };
+}

@@ -1,0 +1,113 @@
+import type pg from 'pg';
+import type { ConnectorContext } from '../../types';
+import { ConnectorError } from '../../types';
+import { closePg, connectPg, type PgConnection } from '../connect';
+import { type CapturedTable, q } from './catalog';
+
+// The server side of a capture (docs/cdc.md "How it works"): a publication of the captured
+// tables and a logical replication slot (pgoutput), both named after the capture.
+
+const CAPTURE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function checkCaptureName(capture: string): string {
+  if (!CAPTURE.test(capture)) {
+    throw new ConnectorError(
+      'INVALID_STATEMENT',
+      `capture name ${JSON.stringify(capture)} is not a valid slot name`,
+    );
+  }
+  return capture;
+}
+
+export type SlotState = { confirmed: string | null; active: boolean } | null;
+
+export async function slotState(client: pg.Client, capture: string): Promise<SlotState> {
+  const r = await client.query<{ confirmed: string | null; active: boolean; plugin: string | null }>(
+    `SELECT confirmed_flush_lsn::text AS confirmed, active, plugin
+       FROM pg_catalog.pg_replication_slots WHERE slot_name = $1 AND database = current_database()`,
+    [capture],
+  );
+  const row = r.rows[0];
+  return row ? { confirmed: row.confirmed, active: row.active } : null;
+}
+
+export async function dropSlot(client: pg.Client, capture: string): Promise<void> {
+  await client.query(
+    `SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots
+      WHERE slot_name = $1 AND database = current_database()`,
+    [capture],
+  );
+}
+
+/**
+ * The publication holds exactly the captured tables and publishes rows, not truncates (a
+ * truncate has no rows to apply; docs/cdc.md "Limits"). Created when missing; a publication of
+ * that name created beforehand by the tables' owner is used as it is when it lists the tables.
+ */
+export async function ensurePublication(client: pg.Client, capture: string, tables: CapturedTable[]) {
+  const list = tables.map((t) => t.sql).join(', ');
+  const r = await client.query<{ tables: string[] | null }>(
+    `SELECT (SELECT array_agg(schemaname || '.' || tablename ORDER BY schemaname, tablename)
+               FROM pg_catalog.pg_publication_tables pt WHERE pt.pubname = p.pubname) AS tables
+       FROM pg_catalog.pg_publication p WHERE p.pubname = $1`,
+    [capture],
+  );
+  const wanted = tables.map((t) => `${t.schema}.${t.table}`).sort();
+  const have = r.rows.length === 0 ? null : [...(r.rows[0].tables ?? [])].sort();
+  if (have !== null && have.join('\n') === wanted.join('\n')) return;
+  const statement =
+    have === null
+      ? `CREATE PUBLICATION ${q(capture)} FOR TABLE ${list} WITH (publish = 'insert, update, delete')`
+      : `ALTER PUBLICATION ${q(capture)} SET TABLE ${list}`;
+  try {
+    await client.query(statement);
+  } catch (err: any) {
+    // Creating a publication takes CREATE on the database and owning the tables: the owner
+    // can create it beforehand (docs/connectors/postgres.md "Least-privilege role").
+    if (err?.code !== '42501') throw err;
+    throw new ConnectorError(
+      'PERMISSION_DENIED',
+      `the role cannot ${have === null ? 'create' : 'change'} publication ${capture}: have the tables' owner run ${statement}`,
+    );
+  }
+}
+
+export async function dropPublication(client: pg.Client, capture: string): Promise<void> {
+  await client.query(`DROP PUBLICATION IF EXISTS ${q(capture)}`);
+}
+
+export type CreatedSlot = {
+  /** From here on the slot has every change the snapshot does not. */
+  consistentPoint: string;
+  /** Imports the slot's snapshot into a transaction of `client` (valid until `close`). */
+  importInto(client: pg.Client): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * Creates the slot on a replication session and keeps that session open, so the snapshot it
+ * exported can be imported (`SET TRANSACTION SNAPSHOT`) by the session that copies the tables.
+ */
+export async function createSlot(
+  conn: PgConnection,
+  ctx: ConnectorContext,
+  capture: string,
+): Promise<CreatedSlot> {
+  const repl = await connectPg(conn, ctx, { replication: true });
+  try {
+    const r = await repl.query<{ consistent_point: string; snapshot_name: string }>(
+      `CREATE_REPLICATION_SLOT ${q(capture)} LOGICAL pgoutput EXPORT_SNAPSHOT`,
+    );
+    const { consistent_point, snapshot_name } = r.rows[0];
+    return {
+      consistentPoint: consistent_point,
+      async importInto(client) {
+        await client.query(`SET TRANSACTION SNAPSHOT '${snapshot_name.replace(/'/g, "''")}'`);
+      },
+      close: () => closePg(repl),
+    };
+  } catch (err) {
+    await closePg(repl);
+    throw err;
+  }
+}
