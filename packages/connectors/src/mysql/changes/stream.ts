@@ -38,18 +38,11 @@ export function inSnapshot(chunks: Chunks, table: CapturedTable, key: unknown, a
 
 function driftError(t: CapturedTable, names: string[]): ConnectorError {
   const expected = t.columns.map((c) => c.name);
-  const added = names.filter((n) => !expected.includes(n));
-  const removed = expected.filter((n) => !names.includes(n));
-  const parts = [
-    added.length ? `added ${added.join(', ')}` : '',
-    removed.length ? `removed ${removed.join(', ')}` : '',
-    !added.length && !removed.length ? `columns now ${names.join(', ')}` : '',
-  ].filter(Boolean);
   return new ConnectorError(
     'UNSUPPORTED_OPERATION',
-    `the columns of ${t.name} changed in the binlog (${parts.join('; ')}) after the capture read its definition: ` +
-      'the changes before and after the DDL have different shapes; run the step again to capture with the ' +
-      'new columns, or reset its cursor to take a new snapshot',
+    `the columns of ${t.name} changed (ALTER TABLE): its rows in the binlog have (${names.join(', ')}), ` +
+      `the table now has (${expected.join(', ')}); the changes before the DDL cannot be handed on with the ` +
+      'new columns: reset the step cursor to take a new snapshot',
   );
 }
 

@@ -1,0 +1,344 @@
+import type mysqlDriver from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MariadbServer, startMariadbServer } from '../../../../../test/peers/mariadb-server';
+import { collect, stepContext } from '../../../../../test/support/step-context';
+import { egressPolicy } from '../../egress';
+import { type ConnectorContext, ConnectorError, defaultLimits } from '../../types';
+import type { MysqlConnection } from '../connect';
+import { mysql, mysqlConfigSchema, mysqlLag } from '../index';
+import { parseCheckpoint } from './position';
+
+// The binlog capture against a MariaDB server this suite starts itself (binlog on, ROW, FULL
+// images), so it can restart it and purge its binlogs: docs/cdc.md, docs/connectors/mysql.md.
+
+const DB = 'shop';
+const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };
+let server: MariadbServer;
+let db: mysqlDriver.Connection;
+
+const connection = (): MysqlConnection => ({
+  config: mysqlConfigSchema.parse({
+    host: '127.0.0.1',
+    port: server.port,
+    database: DB,
+    user: 'root',
+    allow_private_hosts: true,
+  }),
+  credentials: { password: '' },
+});
+
+const sql = async (text: string, values: unknown[] = []) => (await db.query(text, values))[0] as any;
+
+type Op = { tables: string[]; snapshot?: 'initial' | 'never'; max_changes?: number; max_seconds?: number };
+
+/** One run: the change rows as objects and the checkpoint to commit. */
+async function read(op: Op, cursor: string | null) {
+  const step = stepContext(
+    { kind: 'source', data_source_ref: 'db', operation: { operation_type: 'cdc', ...op } },
+    { cursor },
+  );
+  const out = await mysql.changes.read(connection(), step, 'sluice_test', ctx);
+  if (out.payload.kind !== 'rows') throw new Error('rows expected');
+  const names = out.payload.columns.map((c) => c.name);
+  const { items } = await collect(out.payload);
+  const rows = (items as unknown[][]).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+  return { rows, cursor: (await out.nextCursor()) as string, columns: names };
+}
+
+/** Reads until a run returns nothing, committing each run's checkpoint. */
+async function drain(op: Op, cursor: string | null) {
+  const runs: Record<string, unknown>[][] = [];
+  for (let i = 0; i < 100; i++) {
+    const r = await read(op, cursor);
+    cursor = r.cursor;
+    if (r.rows.length === 0 && parseCheckpoint(cursor).phase === 'stream') break;
+    runs.push(r.rows);
+  }
+  return { runs, cursor };
+}
+
+async function failure(p: Promise<unknown>): Promise<ConnectorError> {
+  const err = await p.then(
+    () => null,
+    (e) => e,
+  );
+  expect(err).toBeInstanceOf(ConnectorError);
+  return err as ConnectorError;
+}
+
+/** Applies change rows by key (what a sink in apply mode does), refusing impossible ones. */
+function apply(target: Map<string, Record<string, unknown>>, rows: Record<string, unknown>[], key = 'id') {
+  for (const r of rows) {
+    const k = String(r[key]);
+    if (r._op === 'insert') {
+      expect(target.has(k), `insert of existing key ${k}`).toBe(false);
+      target.set(k, r);
+    } else if (r._op === 'update') {
+      expect(target.has(k), `update of missing key ${k}`).toBe(true);
+      target.set(k, r);
+    } else {
+      expect(target.has(k), `delete of missing key ${k}`).toBe(true);
+      target.delete(k);
+    }
+  }
+}
+
+beforeAll(async () => {
+  server = await startMariadbServer();
+  db = await server.connect();
+  await sql(`CREATE DATABASE ${DB} CHARACTER SET utf8mb4`);
+  await sql(`USE ${DB}`);
+});
+
+afterAll(async () => {
+  await db?.end();
+  await server?.destroy();
+});
+
+describe('mysql changes: check', () => {
+  it('refuses a table without a primary key and a missing one, naming the table and the fix', async () => {
+    await sql('CREATE TABLE nokey (a INT, b TEXT)');
+    await sql('CREATE TABLE keyed (id INT PRIMARY KEY)');
+    const findings = await mysql.changes.check(
+      connection(),
+      {
+        operation_type: 'cdc',
+        tables: ['shop.nokey', 'keyed', 'shop.ghost'],
+        snapshot: 'initial',
+        max_changes: 10,
+        max_seconds: 10,
+      },
+      ctx,
+    );
+    expect(findings).toEqual([
+      expect.objectContaining({ table: 'shop.nokey', code: 'NO_PRIMARY_KEY' }),
+      expect.objectContaining({ table: 'shop.ghost', code: 'TABLE_NOT_FOUND' }),
+    ]);
+    expect(findings[0].message).toMatch(/ALTER TABLE shop\.nokey ADD PRIMARY KEY/);
+    const err = await failure(read({ tables: ['shop.nokey'] }, null));
+    expect(err.message).toMatch(/shop\.nokey has no primary key/);
+  });
+
+  it('refuses a server whose binlog is not row-based with full images, naming the setting', async () => {
+    const op = {
+      operation_type: 'cdc' as const,
+      tables: ['shop.keyed'],
+      snapshot: 'initial' as const,
+      max_changes: 10,
+      max_seconds: 10,
+    };
+    try {
+      await sql("SET GLOBAL binlog_format = 'MIXED'");
+      await sql("SET GLOBAL binlog_row_image = 'MINIMAL'");
+      const findings = await mysql.changes.check(connection(), op, ctx);
+      expect(findings.map((f) => f.code)).toEqual(['BINLOG_FORMAT_NOT_ROW', 'BINLOG_ROW_IMAGE_NOT_FULL']);
+      expect(findings[0].message).toMatch(/binlog_format=ROW/);
+      expect(findings[1].message).toMatch(/binlog_row_image=FULL/);
+      expect((await failure(read({ tables: ['shop.keyed'] }, null))).message).toMatch(/binlog_format/);
+    } finally {
+      await sql("SET GLOBAL binlog_format = 'ROW'");
+      await sql("SET GLOBAL binlog_row_image = 'FULL'");
+    }
+    expect(await mysql.changes.check(connection(), op, ctx)).toEqual([]);
+  });
+});
+
+describe('mysql changes: reads', () => {
+  it('hands on inserts, updates and deletes exactly, with exact types, in commit order', async () => {
+    await sql(`CREATE TABLE typed (
+      id BIGINT UNSIGNED PRIMARY KEY, amount DECIMAL(30,10), at DATETIME(6), ts TIMESTAMP(6) NULL,
+      doc JSON, raw VARBINARY(16), fixed BINARY(4), small TINYINT UNSIGNED, note TEXT, flag BIT(3))`);
+    const start = await read({ tables: ['shop.typed'], snapshot: 'never' }, null);
+    expect(start.rows).toEqual([]);
+    const big = '18446744073709551615';
+    await sql('INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, b?)', [
+      big,
+      '-12345678901234567890.0123456789',
+      '2024-01-02 03:04:05.123456',
+      '2024-06-30 23:59:59.000001',
+      '{"a": [1, 2.50, "x"], "n": 12345678901234567890}',
+      Buffer.from([0, 255, 16]),
+      Buffer.from([7, 0, 0, 0]),
+      255,
+      'héllo 😀',
+      '101',
+    ]);
+    await sql('START TRANSACTION');
+    await sql("UPDATE typed SET note = 'second' WHERE id = ?", [big]);
+    await sql("INSERT INTO typed (id, note) VALUES (1, 'one')");
+    await sql('COMMIT');
+    await sql('DELETE FROM typed WHERE id = ?', [big]);
+    const r = await read({ tables: ['shop.typed'] }, start.cursor);
+    expect(r.columns.slice(0, 5)).toEqual(['_op', '_table', '_position', '_committed_at', '_unchanged']);
+    expect(r.rows.map((x) => [x._op, x.id, x.note])).toEqual([
+      ['insert', big, 'héllo 😀'],
+      ['update', big, 'second'],
+      ['insert', '1', 'one'],
+      ['delete', big, 'second'],
+    ]);
+    // The snapshot's own reading of the same row: the change row carries the same values.
+    await sql("UPDATE typed SET note = 'x' WHERE id = 1");
+    const [selected] = await sql('SELECT * FROM typed WHERE id = 1');
+    const inserted = r.rows[0];
+    expect(inserted).toMatchObject({
+      _table: 'shop.typed',
+      amount: '-12345678901234567890.0123456789',
+      at: '2024-01-02 03:04:05.123456',
+      doc: '{"a": [1, 2.50, "x"], "n": 12345678901234567890}',
+      small: 255,
+      _unchanged: null,
+    });
+    expect(inserted.raw).toEqual(Buffer.from([0, 255, 16]));
+    expect(inserted.fixed).toEqual(Buffer.from([7, 0, 0, 0]));
+    expect(inserted.flag).toEqual(Buffer.from([5]));
+    // TIMESTAMP in UTC: the server's session zone is the machine's, the change row's is UTC.
+    const [{ utc }] = await sql(
+      "SELECT DATE_FORMAT(CONVERT_TZ(TIMESTAMP('2024-06-30 23:59:59.000001'), @@session.time_zone, '+00:00'), '%Y-%m-%d %H:%i:%s.%f') AS utc",
+    );
+    expect(inserted.ts).toBe(utc);
+    expect(Object.keys(selected).every((k) => k in inserted)).toBe(true);
+    // Within a transaction the rows share its commit position; transactions come in order.
+    expect(r.rows[1]._position).toBe(r.rows[2]._position);
+    expect(String(r.rows[0]._position) < String(r.rows[3]._position)).toBe(true);
+    expect(Date.parse(String(r.rows[0]._committed_at))).toBeGreaterThan(Date.now() - 60_000);
+    const cp = parseCheckpoint(r.cursor);
+    expect(cp.phase === 'stream' && cp.at.gtid).toMatch(/^0-1-\d+$/);
+  });
+
+  it('moves the position on when only other tables changed, and reports the lag', async () => {
+    await sql('CREATE TABLE quiet (id INT PRIMARY KEY)');
+    await sql('CREATE TABLE busy (id INT PRIMARY KEY)');
+    const a = await read({ tables: ['shop.quiet'], snapshot: 'never' }, null);
+    for (let i = 0; i < 20; i++) await sql('INSERT INTO busy VALUES (?)', [i]);
+    expect((await mysqlLag(connection(), a.cursor, ctx)).lag_bytes).toBeGreaterThan(0);
+    const b = await read({ tables: ['shop.quiet'] }, a.cursor);
+    expect(b.rows).toEqual([]);
+    expect(b.cursor).not.toBe(a.cursor);
+    expect(await mysqlLag(connection(), b.cursor, ctx)).toEqual({
+      lag_bytes: 0,
+      oldest_binlog: 'binlog.000001',
+    });
+    expect(await mysql.changes.captures(connection(), 'sluice_', ctx)).toEqual([]);
+  });
+
+  it('snapshots and streams without gap or duplicate under concurrent writes', async () => {
+    await sql('CREATE TABLE orders (id INT PRIMARY KEY, qty INT NOT NULL, note VARCHAR(40))');
+    const values = Array.from({ length: 3000 }, (_, i) => `(${i + 1}, ${i}, 'n${i}')`).join(',');
+    await sql(`INSERT INTO orders VALUES ${values}`);
+    const writer = await server.connect(DB);
+    let stop = false;
+    let next = 5000;
+    const writes = (async () => {
+      while (!stop) {
+        const id = 1 + Math.floor(Math.random() * 3000);
+        await writer.query('UPDATE orders SET qty = qty + 1 WHERE id = ?', [id]);
+        await writer.query('INSERT INTO orders VALUES (?, 0, ?)', [next, 'new']);
+        await writer.query('DELETE FROM orders WHERE id = ?', [next - 3]);
+        next += 1;
+      }
+    })();
+    const op = { tables: ['shop.orders'], max_changes: 700 };
+    const target = new Map<string, Record<string, unknown>>();
+    let cursor: string | null = null;
+    let snapshotRuns = 0;
+    // The snapshot spreads over several runs (max_changes) while the writer goes on.
+    for (;;) {
+      const r = await read(op, cursor);
+      apply(target, r.rows);
+      cursor = r.cursor;
+      snapshotRuns += 1;
+      expect(r.rows.length).toBeLessThanOrEqual(700);
+      if (parseCheckpoint(cursor).phase === 'stream') break;
+    }
+    expect(snapshotRuns).toBeGreaterThan(4);
+    stop = true;
+    await writes;
+    await writer.end();
+    const rest = await drain(op, cursor);
+    for (const rows of rest.runs) apply(target, rows);
+    const source = (await sql('SELECT id, qty, note FROM orders ORDER BY id')) as any[];
+    const copied = [...target.values()]
+      .map((r) => ({ id: r.id, qty: r.qty, note: r.note }))
+      .sort((x, y) => Number(x.id) - Number(y.id));
+    expect(copied).toEqual(source);
+  });
+
+  it('drains a 10,000-change backlog over bounded reads', async () => {
+    await sql('CREATE TABLE backlog (id INT PRIMARY KEY, v INT)');
+    const start = await read({ tables: ['shop.backlog'], snapshot: 'never' }, null);
+    for (let t = 0; t < 100; t++) {
+      const rows = Array.from({ length: 100 }, (_, i) => `(${t * 100 + i}, ${t})`).join(',');
+      await sql(`INSERT INTO backlog VALUES ${rows}`);
+    }
+    const { runs } = await drain({ tables: ['shop.backlog'], max_changes: 3000 }, start.cursor);
+    // Whole transactions of 100 rows: a run stops at the first boundary at or past the bound.
+    expect(runs.map((r) => r.length)).toEqual([3000, 3000, 3000, 1000]);
+    const ids = runs.flat().map((r) => Number(r.id));
+    expect(ids).toEqual(Array.from({ length: 10_000 }, (_, i) => i));
+  });
+
+  it('keeps its position across a server restart', async () => {
+    await sql('CREATE TABLE durable (id INT PRIMARY KEY)');
+    const start = await read({ tables: ['shop.durable'], snapshot: 'never' }, null);
+    await sql('INSERT INTO durable VALUES (1), (2)');
+    await db.end();
+    await server.stop();
+    await server.start();
+    db = await server.connect(DB);
+    await sql('INSERT INTO durable VALUES (3)');
+    await sql('DELETE FROM durable WHERE id = 1');
+    const r = await read({ tables: ['shop.durable'] }, start.cursor);
+    expect(r.rows.map((x) => [x._op, x.id])).toEqual([
+      ['insert', 1],
+      ['insert', 2],
+      ['insert', 3],
+      ['delete', 1],
+    ]);
+    const again = await read({ tables: ['shop.durable'] }, r.cursor);
+    expect(again.rows).toEqual([]);
+  });
+
+  it('fails clearly on a column added mid-stream', async () => {
+    await sql('CREATE TABLE shifting (id INT PRIMARY KEY, a INT)');
+    const start = await read({ tables: ['shop.shifting'], snapshot: 'never' }, null);
+    await sql('INSERT INTO shifting VALUES (1, 1)');
+    const before = await read({ tables: ['shop.shifting'] }, start.cursor);
+    await sql('ALTER TABLE shifting ADD COLUMN b INT');
+    await sql('INSERT INTO shifting VALUES (2, 2, 2)');
+    // Read with the definition taken before the DDL: the binlog's table map disagrees.
+    await sql('INSERT INTO shifting VALUES (3, 3, 3)');
+    const after = await read({ tables: ['shop.shifting'] }, before.cursor);
+    expect(after.rows.map((x) => [x.id, x.b])).toEqual([
+      [2, 2],
+      [3, 3],
+    ]);
+    await sql('ALTER TABLE shifting DROP COLUMN a');
+    await sql('INSERT INTO shifting VALUES (4, 4)');
+    const old = await read({ tables: ['shop.shifting'] }, before.cursor).then(
+      () => null,
+      (e) => e,
+    );
+    expect(old).toBeInstanceOf(ConnectorError);
+    expect(old.message).toMatch(
+      /columns of shop\.shifting changed.*binlog have \(id, a, b\), the table now has \(id, b\)/,
+    );
+  });
+
+  it('fails clearly when the position is older than the oldest binlog kept, naming the setting', async () => {
+    await sql('CREATE TABLE purged (id INT PRIMARY KEY)');
+    const start = await read({ tables: ['shop.purged'], snapshot: 'never' }, null);
+    await sql('INSERT INTO purged VALUES (1)');
+    await sql('FLUSH BINARY LOGS');
+    const [{ File }] = await sql('SHOW MASTER STATUS');
+    // MariaDB keeps a binlog until InnoDB's log has caught up with it (its binlog checkpoint).
+    for (let i = 0; i < 100; i++) {
+      await sql(`PURGE BINARY LOGS TO '${File}'`);
+      if ((await sql('SHOW BINARY LOGS')).length === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const err = await failure(read({ tables: ['shop.purged'] }, start.cursor));
+    expect(err.message).toMatch(/older than the oldest binlog the server keeps/);
+    expect(err.message).toMatch(/binlog_expire_logs_seconds \/ expire_logs_days/);
+    expect((await mysqlLag(connection(), start.cursor, ctx)).lag_bytes).toBeNull();
+  });
+});
