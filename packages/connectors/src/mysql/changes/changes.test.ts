@@ -9,7 +9,7 @@ import { mysql, mysqlConfigSchema, mysqlLag } from '../index';
 import { parseCheckpoint } from './position';
 
 // The binlog capture against a MariaDB server this suite starts itself (binlog on, ROW, FULL
-// images), so it can restart it and purge its binlogs: docs/cdc.md, docs/connectors/mysql.md.
+// images), so it can restart it and purge its binlogs: docs/connectors/mysql.md "Change data capture".
 
 const DB = 'shop';
 const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };

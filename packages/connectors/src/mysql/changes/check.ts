@@ -4,7 +4,7 @@ import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../c
 import { serverFacts, settingProblems } from './server';
 import { describeTables, type TableName, tableName } from './tables';
 
-// Validation of a capture (docs/cdc.md, docs/connectors/mysql.md "Change data capture"): the
+// Validation of a capture (docs/connectors/mysql.md "Change data capture"): the
 // server's binlog settings (findings on table `*`) and each table: it exists and has a primary
 // key, without which a delete or update could not name its row.
 

@@ -1,8 +1,8 @@
 import type { ChangesCapability } from '../../types';
 import type { MysqlConnection } from '../connect';
 
-// The `changes` capability of the mysql connector (docs/cdc.md, docs/connectors/mysql.md
-// "Change data capture"). The modules load on first use, with the binlog library.
+// The `changes` capability of the mysql connector (docs/connectors/mysql.md "Change data
+// capture"). The modules load on first use, with the binlog library.
 //
 // `captures` lists nothing: a MySQL/MariaDB capture is only a position in the binlog, kept as
 // the step's checkpoint, with nothing on the server to list or drop (mysqlLag in lag.ts tells

@@ -3,7 +3,7 @@ import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../c
 import { parseCheckpoint } from './position';
 import { binaryLogs, bytesBehind } from './server';
 
-// How far a capture is behind (docs/cdc.md "Slot safety"): the bytes of binlog from its
+// How far a capture is behind (docs/connectors/mysql.md "Positions and retention"): the bytes of binlog from its
 // committed position to the server's end, from SHOW BINARY LOGS. MySQL/MariaDB keep no slot
 // for a capture, so nothing is retained for it: the binlogs go by the server's retention
 // (binlog_expire_logs_seconds / expire_logs_days) whether the capture read them or not.

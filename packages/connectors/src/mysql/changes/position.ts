@@ -1,7 +1,7 @@
 import { ConnectorError } from '../../types';
 
-// Binlog positions and the checkpoint text of a MySQL/MariaDB capture (docs/cdc.md,
-// docs/connectors/mysql.md "Change data capture"). A position is a binlog file and the offset
+// Binlog positions and the checkpoint text of a MySQL/MariaDB capture (docs/connectors/mysql.md
+// "Positions and retention"). A position is a binlog file and the offset
 // just past a committed transaction; on MariaDB it also carries the GTID position there
 // (`domain-server-sequence`, for a failover to a replica of the same domain). The checkpoint
 // is JSON: either a stream position, or the progress of an initial snapshot.

@@ -17,7 +17,7 @@ import { type Change, inSnapshot, readBinlog } from './stream';
 import { type CapturedTable, describeTables, tableName, unionColumns } from './tables';
 import { snapshotValue } from './values';
 
-// One run of a MySQL/MariaDB capture (docs/cdc.md, docs/connectors/mysql.md "Change data
+// One run of a MySQL/MariaDB capture (docs/connectors/mysql.md "Change data
 // capture"): the next part of the initial snapshot while it is not complete, else the binlog
 // from the committed position up to the server's position when the run started. The rows
 // are the change rows of the contract (connectors/src/types.ts ChangesCapability);

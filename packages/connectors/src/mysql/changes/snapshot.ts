@@ -6,7 +6,7 @@ import { type Checkpoint, type Chunks, comparePositions, type Position } from '.
 import { gtidAt, type ServerFacts } from './server';
 import { type CapturedTable, integerKey, qualified, quoteName } from './tables';
 
-// The initial snapshot (docs/cdc.md "Consistent start"): the tables' rows read inside a
+// The initial snapshot (docs/connectors/mysql.md "Initial snapshot"): the tables' rows read inside a
 // consistent snapshot whose binlog position is known exactly, handed on as `insert` rows.
 // MariaDB reports the snapshot's position itself (binlog_snapshot_file/_position, no lock);
 // MySQL needs FLUSH TABLES WITH READ LOCK for the moment the snapshot and position are taken.

@@ -4,7 +4,7 @@ import { ConnectorError } from '../../types';
 import { type Chunks, comparePositions, type Position, positionText } from './position';
 import type { CapturedTable } from './tables';
 
-// The change stream (docs/cdc.md "Runs"): the binlog from the committed position up to the
+// The change stream (docs/connectors/mysql.md "Runs"): the binlog from the committed position up to the
 // server's position when the read started, decoded by @vlasky/zongji (row events with full
 // images), handed on a transaction at a time in commit order. A read ends at a transaction
 // boundary: at the target, after max_changes changes, or after max_seconds. Positions only

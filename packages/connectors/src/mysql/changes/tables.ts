@@ -3,7 +3,7 @@ import type { Column } from '../../types';
 import { queryMysql } from '../connect';
 
 // The captured tables as the server describes them now: their columns (in table order) and
-// primary keys, and the union of their columns that every change row carries (docs/cdc.md).
+// primary keys, and the union of their columns that every change row carries (docs/connectors/mysql.md "Change rows").
 
 export type TableName = { name: string; database: string; table: string };
 
