@@ -7,6 +7,7 @@ import { type ConnectorContext, ConnectorError, defaultLimits } from '../../type
 import type { MysqlConnection } from '../connect';
 import { mysql, mysqlConfigSchema, mysqlLag } from '../index';
 import { parseCheckpoint } from './position';
+import { readMysqlChanges } from './read';
 
 // The binlog capture against a MariaDB server this suite starts itself (binlog on, ROW, FULL
 // images), so it can restart it and purge its binlogs: docs/connectors/mysql.md "Change data capture".
@@ -16,15 +17,17 @@ const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limit
 let server: MariadbServer;
 let db: mysqlDriver.Connection;
 
+let user = { name: 'root', password: '' };
+
 const connection = (): MysqlConnection => ({
   config: mysqlConfigSchema.parse({
     host: '127.0.0.1',
     port: server.port,
     database: DB,
-    user: 'root',
+    user: user.name,
     allow_private_hosts: true,
   }),
-  credentials: { password: '' },
+  credentials: { password: user.password },
 });
 
 const sql = async (text: string, values: unknown[] = []) => (await db.query(text, values))[0] as any;
@@ -205,6 +208,38 @@ describe('mysql changes: reads', () => {
     expect(cp.phase === 'stream' && cp.at.gtid).toMatch(/^0-1-\d+$/);
   });
 
+  it('reads with the least-privilege grants of the docs', async () => {
+    await sql("CREATE USER 'sluice_cdc'@'127.0.0.1' IDENTIFIED BY 'cdc-secret'");
+    await sql("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'sluice_cdc'@'127.0.0.1'");
+    await sql(`GRANT SELECT ON ${DB}.* TO 'sluice_cdc'@'127.0.0.1'`);
+    await sql('CREATE TABLE granted (id INT PRIMARY KEY, v TEXT)');
+    await sql("INSERT INTO granted VALUES (1, 'a')");
+    user = { name: 'sluice_cdc', password: 'cdc-secret' };
+    try {
+      const op = { tables: ['shop.granted'] };
+      const snap = await read(op, null);
+      expect(snap.rows.map((x) => [x._op, x.id, x.v])).toEqual([['insert', 1, 'a']]);
+      await sql("UPDATE granted SET v = 'b'");
+      const r = await read(op, snap.cursor);
+      expect(r.rows.map((x) => [x._op, x.id, x.v])).toEqual([['update', 1, 'b']]);
+      expect(
+        await mysql.changes.check(
+          connection(),
+          {
+            operation_type: 'cdc',
+            tables: ['shop.granted'],
+            snapshot: 'initial',
+            max_changes: 10,
+            max_seconds: 10,
+          },
+          ctx,
+        ),
+      ).toEqual([]);
+    } finally {
+      user = { name: 'root', password: '' };
+    }
+  });
+
   it('moves the position on when only other tables changed, and reports the lag', async () => {
     await sql('CREATE TABLE quiet (id INT PRIMARY KEY)');
     await sql('CREATE TABLE busy (id INT PRIMARY KEY)');
@@ -275,6 +310,30 @@ describe('mysql changes: reads', () => {
     expect(runs.map((r) => r.length)).toEqual([3000, 3000, 3000, 1000]);
     const ids = runs.flat().map((r) => Number(r.id));
     expect(ids).toEqual(Array.from({ length: 10_000 }, (_, i) => i));
+  });
+
+  it('stops at a transaction boundary once max_seconds passed, losing nothing', async () => {
+    await sql('CREATE TABLE timed (id INT PRIMARY KEY)');
+    const start = await read({ tables: ['shop.timed'], snapshot: 'never' }, null);
+    for (let i = 0; i < 50; i++) await sql('INSERT INTO timed VALUES (?), (?)', [2 * i, 2 * i + 1]);
+    // A clock that reads an hour later after the run started: the bound has passed at once.
+    let calls = 0;
+    const clock = () => (calls++ === 0 ? 0 : 3_600_000);
+    const step = stepContext(
+      {
+        kind: 'source',
+        data_source_ref: 'db',
+        operation: { operation_type: 'cdc', tables: ['shop.timed'], max_seconds: 5 },
+      },
+      { cursor: start.cursor },
+    );
+    const out = await readMysqlChanges(connection(), step, 'sluice_test', ctx, clock);
+    const { items } = await collect(out.payload);
+    // At most the transaction under way when the bound was seen; never half of one.
+    expect(items.length % 2).toBe(0);
+    expect(items.length).toBeLessThan(100);
+    const rest = await read({ tables: ['shop.timed'] }, (await out.nextCursor()) as string);
+    expect(items.length + rest.rows.length).toBe(100);
   });
 
   it('keeps its position across a server restart', async () => {

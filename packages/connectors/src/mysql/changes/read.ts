@@ -163,6 +163,8 @@ export async function readMysqlChanges(
       mapError: (err) => mysqlError(err, conn),
     });
     handedOver = true;
+    // A payload nobody reads to its end (the run failed elsewhere) still lets go of the server.
+    signal.addEventListener('abort', () => void closeMysql(ctrl), { once: true });
     const keyOf = (t: CapturedTable, image: Record<string, unknown> | null) =>
       image && t.key.length === 1 ? (image[t.key[0]] ?? null) : null;
     const wanted = (c: Change, at: Position) => {
