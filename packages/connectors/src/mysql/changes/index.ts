@@ -10,13 +10,13 @@ import type { MysqlConnection } from '../connect';
 // retention is the server's (binlog_expire_logs_seconds / expire_logs_days), and a position
 // older than the oldest binlog kept fails the read, naming those settings.
 
-export const mysqlChanges = {
+export const mysqlChanges: ChangesCapability<MysqlConnection['config'], MysqlConnection['credentials']> = {
   check: async (conn, op, ctx) => (await import('./check')).checkMysqlChanges(conn, op, ctx),
   read: async (conn, step, capture, ctx) =>
     (await import('./read')).readMysqlChanges(conn, step, capture, ctx),
   captures: async () => [],
   release: async () => {},
-} satisfies ChangesCapability<MysqlConnection['config'], MysqlConnection['credentials']>;
+};
 
 export async function mysqlLag(...args: Parameters<typeof import('./lag').mysqlLag>) {
   return (await import('./lag')).mysqlLag(...args);
