@@ -200,6 +200,23 @@ describe('mysql changes: reads', () => {
     );
     expect(inserted.ts).toBe(utc);
     expect(Object.keys(selected).every((k) => k in inserted)).toBe(true);
+    // A snapshot reads the very values the stream hands on, column for column.
+    await sql(
+      'INSERT INTO typed SELECT 7, amount, at, ts, doc, raw, fixed, small, note, flag FROM typed WHERE id = 1',
+    );
+    await sql(
+      "UPDATE typed SET amount = '0.0000000001', at = '1999-12-31 23:59:59.999999', ts = '2038-01-19 03:14:07.499999', doc = '[]', raw = 0x00, fixed = 0x00000000, small = 0, flag = b'111' WHERE id = 7",
+    );
+    const streamed = (await read({ tables: ['shop.typed'] }, r.cursor)).rows.at(-1) as Record<
+      string,
+      unknown
+    >;
+    const snapshotted = (await read({ tables: ['shop.typed'] }, null)).rows.find((x) => x.id === '7');
+    const data = (x: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('_')));
+    expect(streamed._op).toBe('update');
+    expect(data(streamed)).toEqual(data(snapshotted as Record<string, unknown>));
+    expect(streamed).toMatchObject({ amount: '0.0000000001', at: '1999-12-31 23:59:59.999999', small: 0 });
     // Within a transaction the rows share its commit position; transactions come in order.
     expect(r.rows[1]._position).toBe(r.rows[2]._position);
     expect(String(r.rows[0]._position) < String(r.rows[3]._position)).toBe(true);

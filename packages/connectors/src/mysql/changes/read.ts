@@ -14,7 +14,7 @@ import {
 import { binaryLogs, currentPosition, gtidAt, requireRetained, requireSettings, serverFacts } from './server';
 import { readSnapshot } from './snapshot';
 import { type Change, inSnapshot, readBinlog } from './stream';
-import { type CapturedTable, describeTables, tableName, unionColumns } from './tables';
+import { type CapturedTable, describeTables, type TableColumn, tableName, unionColumns } from './tables';
 import { snapshotValue } from './values';
 
 // One run of a MySQL/MariaDB capture (docs/connectors/mysql.md "Change data
@@ -82,10 +82,12 @@ export async function readMysqlChanges(
     requireSettings(facts);
     const tables = await capturedTables(ctrl, op, conn.config.database);
     const { columns, index } = unionColumns(tables);
+    // Each table's columns' places in the union, computed once.
+    const slots = new Map(tables.map((t) => [t, t.columns.map((c) => index.get(c.name) as number)]));
     const row = (
       o: string,
       t: CapturedTable,
-      values: (c: string) => unknown,
+      value: (c: TableColumn, i: number) => unknown,
       at: string,
       when: string | null,
     ) => {
@@ -94,7 +96,8 @@ export async function readMysqlChanges(
       out[1] = t.name;
       out[2] = at;
       out[3] = when;
-      for (const c of t.columns) out[index.get(c.name) as number] = values(c.name);
+      const places = slots.get(t) as number[];
+      for (let i = 0; i < t.columns.length; i++) out[places[i]] = value(t.columns[i], i);
       return out;
     };
     const ended = deferred<string | null>();
@@ -133,10 +136,7 @@ export async function readMysqlChanges(
           return row(
             'insert',
             t,
-            (name) => {
-              const i = t.columns.findIndex((c) => c.name === name);
-              return t.columns[i].dataType === 'json' ? snapshotValue(values[i], t.columns[i]) : values[i];
-            },
+            (c, i) => (c.dataType === 'json' ? snapshotValue(values[i], c) : values[i]),
             p,
             null,
           );
@@ -181,16 +181,7 @@ export async function readMysqlChanges(
           const p = positionText(tx.at);
           for (const c of tx.changes) {
             if (!wanted(c, tx.at)) continue;
-            const byName = new Map(c.table.columns.map((k) => [k.name, k]));
-            batch.push(
-              row(
-                c.op,
-                c.table,
-                (name) => snapshotValue(c.values[name], byName.get(name) as never),
-                p,
-                tx.committedAt,
-              ),
-            );
+            batch.push(row(c.op, c.table, (k) => snapshotValue(c.values[k.name], k), p, tx.committedAt));
           }
           if (batch.length >= 5000) {
             yield batch;

@@ -81,9 +81,15 @@ export async function readSnapshot(opts: {
     : { phase: 'snapshot', from: at, table: 0, after: null, chunks: {} };
   let result: Checkpoint | null = null;
 
+  // JSON as its exact text, as the binlog gives it (numbers beyond a double's precision
+  // included), for this session's use only.
+  const config = session.connection.config as { jsonStrings?: boolean };
+  const jsonStrings = config.jsonStrings;
+
   async function* rows(): AsyncGenerator<unknown[][]> {
     let complete = false;
     let budget = maxRows;
+    config.jsonStrings = true;
     try {
       while (state.table < tables.length && budget > 0) {
         const t = tables[state.table];
@@ -122,6 +128,7 @@ export async function readSnapshot(opts: {
     } catch (err) {
       throw session.error(err);
     } finally {
+      config.jsonStrings = jsonStrings;
       await session.close(!complete);
     }
     result = state.table >= tables.length ? streamAfterSnapshot(state) : state;
