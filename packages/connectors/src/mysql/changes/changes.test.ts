@@ -395,8 +395,10 @@ describe('mysql changes: reads', () => {
       (e) => e,
     );
     expect(old).toBeInstanceOf(ConnectorError);
+    // With binlog_row_metadata=FULL (this server) the binlog names its columns; without it the
+    // library compares the event's column count with the table's now and says so.
     expect(old.message).toMatch(
-      /columns of shop\.shifting changed.*binlog have \(id, a, b\), the table now has \(id, b\)/,
+      /columns of shop\.shifting changed.*binlog have (\(id, a, b\)|3 columns), the table now has \(id, b\)|binlog could not be decoded: Table shop\.shifting schema changed.*event has 3 columns/,
     );
   });
 

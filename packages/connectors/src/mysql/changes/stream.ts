@@ -36,14 +36,20 @@ export function inSnapshot(chunks: Chunks, table: CapturedTable, key: unknown, a
   return comparePositions(at, chunk.at) <= 0;
 }
 
-function driftError(t: CapturedTable, names: string[]): ConnectorError {
+function driftError(t: CapturedTable, binlog: string): ConnectorError {
   const expected = t.columns.map((c) => c.name);
   return new ConnectorError(
     'UNSUPPORTED_OPERATION',
-    `the columns of ${t.name} changed (ALTER TABLE): its rows in the binlog have (${names.join(', ')}), ` +
+    `the columns of ${t.name} changed (ALTER TABLE): its rows in the binlog have ${binlog}, ` +
       `the table now has (${expected.join(', ')}); the changes before the DDL cannot be handed on with the ` +
       'new columns: reset the step cursor to take a new snapshot',
   );
+}
+
+/** What the library could not decode, said plainly (its messages name tables, never values). */
+function decodeError(err: unknown): ConnectorError {
+  const message = err instanceof Error ? err.message : String(err);
+  return new ConnectorError('UNSUPPORTED_OPERATION', `the binlog could not be decoded: ${message}`);
 }
 
 /** A purged or missing binlog, named with the settings behind it (error 1236). */
@@ -138,7 +144,10 @@ export function readBinlog(opts: {
     atBoundary(at);
   };
 
-  zongji.on('error', (err: unknown) => fail(binlogReadError(err, opts.from) ?? opts.mapError(err)));
+  zongji.on('error', (err: any) => {
+    const fromServer = typeof err?.errno === 'number' || typeof err?.code === 'string';
+    fail(binlogReadError(err, opts.from) ?? (fromServer ? opts.mapError(err) : decodeError(err)));
+  });
   zongji.on('binlog', (e: any) => {
     if (done) return;
     const name: string = e.getEventName();
@@ -146,9 +155,14 @@ export function readBinlog(opts: {
       case 'tablemap': {
         const t = byName.get(`${e.schemaName}\u0000${e.tableName}`);
         const entry = e.tableMap?.[e.tableId];
+        if (!t) return;
+        // Without binlog_row_metadata=FULL the names are the table's now: only the count tells.
         const names: string[] = (entry?.columnSchemas ?? []).map((c: any) => String(c.COLUMN_NAME));
-        if (t && names.join('\u0000') !== t.columns.map((c) => c.name).join('\u0000'))
-          fail(driftError(t, names));
+        if (Number(e.columnCount) !== t.columns.length) {
+          fail(driftError(t, `${e.columnCount} columns`));
+        } else if (names.join('\u0000') !== t.columns.map((c) => c.name).join('\u0000')) {
+          fail(driftError(t, `(${names.join(', ')})`));
+        }
         return;
       }
       case 'writerows':
