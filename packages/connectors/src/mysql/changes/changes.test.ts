@@ -353,6 +353,41 @@ describe('mysql changes: reads', () => {
     expect(items.length + rest.rows.length).toBe(100);
   });
 
+  it('a read stopped half-way commits nothing, lets go of the server, and is read again whole', async () => {
+    await sql('CREATE TABLE halted (id INT PRIMARY KEY)');
+    const start = await read({ tables: ['shop.halted'], snapshot: 'never' }, null);
+    for (let t = 0; t < 30; t++) {
+      await sql(
+        `INSERT INTO halted VALUES ${Array.from({ length: 500 }, (_, i) => `(${t * 500 + i})`).join(',')}`,
+      );
+    }
+    const step = stepContext(
+      {
+        kind: 'source',
+        data_source_ref: 'db',
+        operation: { operation_type: 'cdc', tables: ['shop.halted'] },
+      },
+      { cursor: start.cursor },
+    );
+    const out = await mysql.changes.read(connection(), step, 'sluice_test', ctx);
+    if (out.payload.kind !== 'rows') throw new Error('rows expected');
+    for await (const batch of out.payload.batches) {
+      expect(batch.length).toBeGreaterThan(0);
+      break;
+    }
+    await expect(out.nextCursor()).rejects.toThrow(/not read to its end/);
+    // The binlog dump of that read ends (the library kills it from the control session).
+    let dumps = 1;
+    for (let i = 0; i < 50 && dumps > 0; i++) {
+      const list = (await sql('SHOW PROCESSLIST')) as { Command: string }[];
+      dumps = list.filter((p) => p.Command === 'Binlog Dump').length;
+      if (dumps > 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(dumps).toBe(0);
+    const again = await read({ tables: ['shop.halted'] }, start.cursor);
+    expect(again.rows.map((x) => x.id)).toEqual(Array.from({ length: 15_000 }, (_, i) => i));
+  });
+
   it('keeps its position across a server restart', async () => {
     await sql('CREATE TABLE durable (id INT PRIMARY KEY)');
     const start = await read({ tables: ['shop.durable'], snapshot: 'never' }, null);
