@@ -388,6 +388,20 @@ describe('mysql changes: reads', () => {
     expect(again.rows.map((x) => x.id)).toEqual(Array.from({ length: 15_000 }, (_, i) => i));
   });
 
+  it('refuses a table added after the initial snapshot, and follows one with snapshot never', async () => {
+    await sql('CREATE TABLE first_t (id INT PRIMARY KEY)');
+    await sql('CREATE TABLE later_t (id INT PRIMARY KEY)');
+    await sql('INSERT INTO later_t VALUES (1)');
+    const snap = await read({ tables: ['shop.first_t'] }, null);
+    const err = await failure(read({ tables: ['shop.first_t', 'shop.later_t'] }, snap.cursor));
+    expect(err.message).toMatch(
+      /shop\.later_t joined the capture after its initial snapshot.*reset the step cursor/,
+    );
+    await sql('INSERT INTO later_t VALUES (2)');
+    const r = await read({ tables: ['shop.first_t', 'shop.later_t'], snapshot: 'never' }, snap.cursor);
+    expect(r.rows.map((x) => [x._table, x.id])).toEqual([['shop.later_t', 2]]);
+  });
+
   it('keeps its position across a server restart', async () => {
     await sql('CREATE TABLE durable (id INT PRIMARY KEY)');
     const start = await read({ tables: ['shop.durable'], snapshot: 'never' }, null);

@@ -18,7 +18,7 @@ export type Chunk = {
 /** Snapshot chunks by table, for changes between the first chunk's position and the last's. */
 export type Chunks = Record<string, Chunk[]>;
 
-export type Checkpoint =
+export type Checkpoint = (
   | { phase: 'stream'; at: Position; window?: { until: Position; chunks: Chunks } }
   | {
       phase: 'snapshot';
@@ -29,7 +29,11 @@ export type Checkpoint =
       /** The greatest key copied from that table (single integer keys), or null. */
       after: string | null;
       chunks: Chunks;
-    };
+    }
+) & {
+  /** The operation's tables when the checkpoint was written (a snapshot covers these). */
+  tables?: string[];
+};
 
 export const positionText = (p: Position) => `${p.file}:${p.pos}`;
 
@@ -85,17 +89,21 @@ export function parseCheckpoint(text: string): Checkpoint {
   } catch {
     throw invalid();
   }
+  const named = Array.isArray(v?.tables) && v.tables.every((t: unknown) => typeof t === 'string');
+  const tables = named ? { tables: v.tables as string[] } : {};
   if (v?.phase === 'stream') {
     const at = asPosition(v.at);
-    if (!v.window) return { phase: 'stream', at };
+    if (!v.window) return { phase: 'stream', at, ...tables };
     return {
       phase: 'stream',
       at,
       window: { until: asPosition(v.window.until), chunks: asChunks(v.window.chunks) },
+      ...tables,
     };
   }
   if (v?.phase === 'snapshot' && Number.isSafeInteger(v.table)) {
     return {
+      ...tables,
       phase: 'snapshot',
       from: asPosition(v.from),
       table: v.table,

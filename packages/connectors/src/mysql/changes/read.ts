@@ -64,6 +64,36 @@ export async function capturedTables(
   });
 }
 
+/**
+ * The operation's tables against the checkpoint's: a snapshot under way copies the tables it
+ * started with, and a table added after the initial snapshot never had its rows copied.
+ */
+function requireSameTables(op: CdcOperation, committed: Checkpoint | null, step: StepContext): void {
+  if (!committed?.tables) return;
+  const before = committed.tables;
+  const added = op.tables.filter((t) => !before.includes(t));
+  const removed = before.filter((t) => !op.tables.includes(t));
+  if (added.length === 0 && removed.length === 0) return;
+  if (committed.phase === 'snapshot') {
+    throw new ConnectorError(
+      'UNSUPPORTED_OPERATION',
+      `the capture's tables changed while its initial snapshot was being copied (it started with ${before.join(', ')}): ` +
+        'reset the step cursor to take the snapshot again with the new tables',
+    );
+  }
+  if (added.length > 0 && op.snapshot === 'initial') {
+    throw new ConnectorError(
+      'UNSUPPORTED_OPERATION',
+      `${added.join(', ')} joined the capture after its initial snapshot, so ${added.length > 1 ? 'their' : 'its'} existing rows were never copied: ` +
+        'reset the step cursor to snapshot all the tables again, or set snapshot to never to follow only new changes',
+    );
+  }
+  step.log(
+    'info',
+    `the captured tables changed:${added.length ? ` added ${added.join(', ')}` : ''}${removed.length ? ` removed ${removed.join(', ')}` : ''}`,
+  );
+}
+
 export async function readMysqlChanges(
   conn: MysqlConnection,
   step: StepContext,
@@ -104,7 +134,7 @@ export async function readMysqlChanges(
     const output = (batches: AsyncGenerator<unknown[][]>, next: () => Promise<Checkpoint>): SourceOutput => {
       async function* withCheckpoint(): AsyncGenerator<unknown[][]> {
         yield* batches;
-        ended.resolve(checkpointText(await next()));
+        ended.resolve(checkpointText({ ...(await next()), tables: op.tables }));
       }
       return {
         payload: { kind: 'rows', columns, batches: tracked(withCheckpoint(), () => {}, ended.reject) },
@@ -119,6 +149,8 @@ export async function readMysqlChanges(
       handedOver = true;
       return output((async function* () {})(), async () => ({ phase: 'stream', at: now }));
     }
+
+    requireSameTables(op, committed, step);
 
     if (committed === null || committed.phase === 'snapshot') {
       await closeMysql(ctrl);
