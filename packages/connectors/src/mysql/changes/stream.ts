@@ -100,6 +100,8 @@ export function readBinlog(opts: {
 
   // Timezone Z: TIMESTAMP values in UTC, as the snapshot session reads them.
   (opts.ctrl as unknown as { config: { timezone: string } }).config.timezone = 'Z';
+  // The library opens the binlog connection from the control session's settings, its socket
+  // factory included, so it connects to the address the egress guard checked (connect.ts).
   const zongji = new ZongJi(opts.ctrl);
   const finish = () => {
     if (done) return;
