@@ -1,11 +1,13 @@
 import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { mysqlChanges } from './changes';
 import { mysqlConfigSchema, mysqlCredentialsSchema, mysqlStatementSchema } from './config';
 import type { MysqlConnection } from './connect';
 
 // MySQL and MariaDB (docs/connectors/mysql.md). Every call opens one session to the address
 // the egress guard checked and closes it before returning.
 
+export { mysqlLag } from './changes';
 export * from './config';
 
 export const mysql = {
@@ -35,6 +37,7 @@ export const mysql = {
     operation: null,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeMysql(conn, input, step, ctx),
   },
+  changes: mysqlChanges,
   ledger: {
     committedWrites: async (conn, step, keyPrefix, ctx) =>
       (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),

@@ -1,0 +1,250 @@
+import type { CdcOperation, SourceOutput, StepContext } from '@sluice/engine';
+import { deferred, tracked } from '../../payloads/streams';
+import { signalOf } from '../../relational/pipeline';
+import { type ConnectorContext, ConnectorError } from '../../types';
+import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../connect';
+import {
+  type Checkpoint,
+  checkpointText,
+  comparePositions,
+  type Position,
+  parseCheckpoint,
+  positionText,
+} from './position';
+import { binaryLogs, currentPosition, gtidAt, requireRetained, requireSettings, serverFacts } from './server';
+import { readSnapshot } from './snapshot';
+import { type Change, inSnapshot, readBinlog } from './stream';
+import { type CapturedTable, describeTables, type TableColumn, tableName, unionColumns } from './tables';
+import { snapshotValue } from './values';
+
+// One run of a MySQL/MariaDB capture (docs/connectors/mysql.md "Change data
+// capture"): the next part of the initial snapshot while it is not complete, else the binlog
+// from the committed position up to the server's position when the run started. The rows
+// are the change rows of the contract (connectors/src/types.ts ChangesCapability);
+// `nextCursor()` gives the checkpoint to commit once the sinks committed.
+
+export function cdcOperationOf(step: StepContext): CdcOperation {
+  const op = step.step.operation;
+  if (op.operation_type !== 'cdc') {
+    throw new ConnectorError(
+      'INVALID_STATEMENT',
+      `a capture reads a cdc operation, not ${op.operation_type}`,
+    );
+  }
+  return op;
+}
+
+/** The captured tables, described; a missing one or one without a key is an error here. */
+export async function capturedTables(
+  ctrl: import('mysql2').Connection,
+  op: CdcOperation,
+  database: string,
+): Promise<CapturedTable[]> {
+  const names = op.tables.map((n) => {
+    const t = tableName(n, database);
+    if (!t)
+      throw new ConnectorError(
+        'INVALID_STATEMENT',
+        `${JSON.stringify(n)} is not a table name (database.table)`,
+      );
+    return t;
+  });
+  const described = await describeTables(ctrl, names);
+  return names.map((n) => {
+    const t = described.get(n.name);
+    if (!t)
+      throw new ConnectorError('NOT_FOUND', `table ${n.name} does not exist (or this user may not see it)`);
+    if (t.key.length === 0) {
+      throw new ConnectorError(
+        'UNSUPPORTED_OPERATION',
+        `table ${n.name} has no primary key: deletes and updates could not name their row; add one (ALTER TABLE ${n.name} ADD PRIMARY KEY (…))`,
+      );
+    }
+    return t;
+  });
+}
+
+/**
+ * The operation's tables against the checkpoint's: a snapshot under way copies the tables it
+ * started with, and a table added after the initial snapshot never had its rows copied.
+ */
+function requireSameTables(op: CdcOperation, committed: Checkpoint | null, step: StepContext): void {
+  if (!committed?.tables) return;
+  const before = committed.tables;
+  const added = op.tables.filter((t) => !before.includes(t));
+  const removed = before.filter((t) => !op.tables.includes(t));
+  if (added.length === 0 && removed.length === 0) return;
+  if (committed.phase === 'snapshot') {
+    throw new ConnectorError(
+      'UNSUPPORTED_OPERATION',
+      `the capture's tables changed while its initial snapshot was being copied (it started with ${before.join(', ')}): ` +
+        'reset the step cursor to take the snapshot again with the new tables',
+    );
+  }
+  if (added.length > 0 && op.snapshot === 'initial') {
+    throw new ConnectorError(
+      'UNSUPPORTED_OPERATION',
+      `${added.join(', ')} joined the capture after its initial snapshot, so ${added.length > 1 ? 'their' : 'its'} existing rows were never copied: ` +
+        'reset the step cursor to snapshot all the tables again, or set snapshot to never to follow only new changes',
+    );
+  }
+  step.log(
+    'info',
+    `the captured tables changed:${added.length ? ` added ${added.join(', ')}` : ''}${removed.length ? ` removed ${removed.join(', ')}` : ''}`,
+  );
+}
+
+export async function readMysqlChanges(
+  conn: MysqlConnection,
+  step: StepContext,
+  _capture: string,
+  ctx: ConnectorContext,
+  clock: () => number = Date.now,
+): Promise<SourceOutput> {
+  const op = cdcOperationOf(step);
+  const signal = signalOf(step, ctx);
+  const started = clock();
+  const committed: Checkpoint | null = step.lowerBoundCursor ? parseCheckpoint(step.lowerBoundCursor) : null;
+  const ctrl = await connectMysql(conn, { ...ctx, signal }, { readOnly: true });
+  let handedOver = false;
+  try {
+    const facts = await serverFacts(ctrl);
+    requireSettings(facts);
+    const tables = await capturedTables(ctrl, op, conn.config.database);
+    const { columns, index } = unionColumns(tables);
+    // Each table's columns' places in the union, computed once.
+    const slots = new Map(tables.map((t) => [t, t.columns.map((c) => index.get(c.name) as number)]));
+    const row = (
+      o: string,
+      t: CapturedTable,
+      value: (c: TableColumn, i: number) => unknown,
+      at: string,
+      when: string | null,
+    ) => {
+      const out: unknown[] = new Array(columns.length).fill(null);
+      out[0] = o;
+      out[1] = t.name;
+      out[2] = at;
+      out[3] = when;
+      const places = slots.get(t) as number[];
+      for (let i = 0; i < t.columns.length; i++) out[places[i]] = value(t.columns[i], i);
+      return out;
+    };
+    const ended = deferred<string | null>();
+    const output = (batches: AsyncGenerator<unknown[][]>, next: () => Promise<Checkpoint>): SourceOutput => {
+      async function* withCheckpoint(): AsyncGenerator<unknown[][]> {
+        yield* batches;
+        ended.resolve(checkpointText({ ...(await next()), tables: op.tables }));
+      }
+      return {
+        payload: { kind: 'rows', columns, batches: tracked(withCheckpoint(), () => {}, ended.reject) },
+        nextCursor: () => ended.promise,
+      };
+    };
+
+    // First run without a snapshot: the capture starts at the server's position now.
+    if (committed === null && op.snapshot === 'never') {
+      const now = await currentPosition(ctrl, facts);
+      await closeMysql(ctrl);
+      handedOver = true;
+      return output((async function* () {})(), async () => ({ phase: 'stream', at: now }));
+    }
+
+    requireSameTables(op, committed, step);
+
+    if (committed === null || committed.phase === 'snapshot') {
+      await closeMysql(ctrl);
+      handedOver = true;
+      const snapshot = await readSnapshot({
+        conn,
+        ctx,
+        signal,
+        facts,
+        tables,
+        state: committed,
+        maxRows: op.max_changes,
+        toRow: (t, values, at) => {
+          const p = positionText(at);
+          return row(
+            'insert',
+            t,
+            (c, i) => (c.dataType === 'json' ? snapshotValue(values[i], c) : values[i]),
+            p,
+            null,
+          );
+        },
+      });
+      step.log('info', `snapshot of ${tables.map((t) => t.name).join(', ')}`);
+      return output(snapshot.batches, async () => snapshot.next());
+    }
+
+    // The stream.
+    const from = committed.at;
+    requireRetained(from, await binaryLogs(ctrl));
+    const until = await currentPosition(ctrl, facts);
+    const window = committed.window;
+    const reader = readBinlog({
+      ctrl,
+      from,
+      until,
+      tables,
+      maxChanges: op.max_changes,
+      deadline: started + op.max_seconds * 1000,
+      now: clock,
+      signal,
+      mapError: (err) => mysqlError(err, conn),
+    });
+    handedOver = true;
+    // A payload nobody reads to its end (the run failed elsewhere) still lets go of the server.
+    signal.addEventListener('abort', () => void closeMysql(ctrl), { once: true });
+    const keyOf = (t: CapturedTable, image: Record<string, unknown> | null) =>
+      image && t.key.length === 1 ? (image[t.key[0]] ?? null) : null;
+    const wanted = (c: Change, at: Position) => {
+      if (!window || comparePositions(at, window.until) > 0) return true;
+      const integer = /int$/.test(c.table.columns.find((k) => k.name === c.table.key[0])?.dataType ?? '');
+      const key = (image: Record<string, unknown> | null) => (integer ? keyOf(c.table, image) : null);
+      if (!inSnapshot(window.chunks, c.table, key(c.values), at)) return true;
+      return c.before !== null && !inSnapshot(window.chunks, c.table, key(c.before), at);
+    };
+    async function* batches(): AsyncGenerator<unknown[][]> {
+      try {
+        let batch: unknown[][] = [];
+        for await (const tx of reader.transactions) {
+          const p = positionText(tx.at);
+          for (const c of tx.changes) {
+            if (!wanted(c, tx.at)) continue;
+            batch.push(row(c.op, c.table, (k) => snapshotValue(c.values[k.name], k), p, tx.committedAt));
+          }
+          if (batch.length >= 5000) {
+            yield batch;
+            batch = [];
+          }
+        }
+        if (batch.length > 0) yield batch;
+      } finally {
+        await closeMysql(ctrl);
+      }
+    }
+    const next = async (): Promise<Checkpoint> => {
+      let at = reader.position();
+      if (comparePositions(at, until) === 0) at = until;
+      if (at.gtid === undefined && facts.mariadb) {
+        const aux = await connectMysql(conn, ctx, { readOnly: true });
+        try {
+          const gtid = await gtidAt(aux, facts, at);
+          if (gtid !== undefined) at = { ...at, gtid };
+        } finally {
+          await closeMysql(aux);
+        }
+      }
+      const keep = window && comparePositions(at, window.until) < 0;
+      return keep ? { phase: 'stream', at, window } : { phase: 'stream', at };
+    };
+    step.log('info', `binlog from ${positionText(from)} to ${positionText(until)}`);
+    return output(batches(), next);
+  } catch (err) {
+    throw err instanceof ConnectorError ? err : mysqlError(err, conn);
+  } finally {
+    if (!handedOver) await closeMysql(ctrl);
+  }
+}
