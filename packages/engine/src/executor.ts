@@ -252,7 +252,6 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
         log: (level, message) => log(level, n.step.slug, message),
       });
       close = t.close;
-      for (const [i, m] of metered.entries()) await m.finish(inputs[i].drain);
       out = meterPayload(t.payload, {
         signal,
         rows: (k) => bump(n, 'rows_out', k),
@@ -261,6 +260,9 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
       });
       await distribute(n, out);
       await raceAbort(out.ended, signal);
+      // After the result: an input the query reads while it arrives is still being read until
+      // then (duck-stream.ts); one it loaded whole has ended already.
+      for (const [i, m] of metered.entries()) await m.finish(inputs[i].drain);
       succeed(n);
     } catch (err) {
       fail(n, err);

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { csvExport, csvOutput } from './duck-csv';
 import { type LoadInput, literal, stageInput } from './duck-inputs';
+import { readsOnce } from './duck-plan';
+import type { StreamedInput } from './duck-stream';
 import { outputConverter, paramValues } from './duck-values';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
@@ -35,6 +37,8 @@ export type TransformOptions = {
   threads?: number;
   /** The step's log: which way each input and the result take. */
   log?(level: 'info' | 'warn', message: string): void;
+  /** Records of a JSON array DuckDB detects its columns on (default DuckDB's own, 20,480). */
+  jsonSampleRecords?: number;
 };
 
 export type TransformOutput = {
@@ -56,7 +60,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
   await mkdir(join(work, 'spill'), { recursive: true });
   const log = o.log ?? (() => {});
   // The inputs' bytes go to files while DuckDB starts; a failure counts where it is awaited.
-  const staged = o.inputs.map((input) => stageInput(input, work, log));
+  const staged = o.inputs.map((input) => stageInput(input, work, log, o.jsonSampleRecords));
   for (const s of staged) s.catch(() => {});
   let instance: DuckDBInstance | null = null;
   let conn: DuckDBConnection | null = null;
@@ -67,17 +71,23 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     return p;
   };
   let closing: Promise<void> | null = null;
+  // Inputs the query reads while they arrive (duck-stream.ts).
+  const streams: StreamedInput[] = [];
   const onAbort = () => conn?.interrupt();
   const close = () =>
     (closing ??= (async () => {
       o.signal.removeEventListener('abort', onAbort);
       conn?.interrupt();
+      for (const s of streams) s.stop();
       await busy;
       conn?.closeSync();
       instance?.closeSync();
     })());
   try {
+    const T0 = performance.now();
+    const tl = (w: string) => process.env.DUCK_TIMING && log('info', `timing ${w} +${(performance.now() - T0).toFixed(0)} ms`);
     const d = await duck();
+    tl('duck module');
     instance = await d.DuckDBInstance.create(':memory:', {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
@@ -86,6 +96,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       threads: String(o.threads ?? 2),
     });
     conn = await instance.connect();
+    tl('instance');
     const c = conn;
     o.signal.addEventListener('abort', onAbort, { once: true });
     for (const setting of [
@@ -99,7 +110,11 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     for (const stage of staged) {
       if (o.signal.aborted) throw new Canceled();
       const load: LoadInput = await raceAbort(stage, o.signal);
-      if (await raceAbort(track(load(d, c)), o.signal)) columnless++;
+      tl('staged');
+      const loaded = await raceAbort(track(load(d, c)), o.signal);
+      if (loaded.columnless) columnless++;
+      if (loaded.stream) streams.push(loaded.stream);
+      tl('loaded');
     }
     // The inputs load with every thread; the query runs on one. Its consumer (a COPY into the
     // target, or rows converted here) needs a core of its own, and DuckDB keeps the result's
@@ -108,7 +123,19 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     // user SQL reaches DuckDB.
     await c.run('SET threads = 1');
     await c.run('SET lock_configuration = true');
+    // A streamed input is read once, to its end: a query that would read it twice (a self-join)
+    // or stop early (LIMIT) gets it as a table, read from the same stream.
+    if (streams.length > 0 && !(streams.length === 1 && (await track(readsOnce(c, o.sql))))) {
+      for (const s of streams) await track(s.materialize(c));
+      log('info', 'the query reads its JSON input more than once or not to its end: loaded as a table first');
+    }
+    // Once the query ended: each streamed input read to its end (its failure is the run's).
+    const finishInputs = async () => {
+      for (const s of streams) await s.finish();
+    };
+    const inputFailure = () => streams.map((s) => s.failure()).find((e) => e != null);
 
+    tl('plan checked');
     const statements = await c.extractStatements(o.sql);
     if (statements.count !== 1)
       throw new RunError('TRANSFORM_FAILED', `transform ${o.slug}: the SQL must be one statement`, o.slug);
@@ -141,6 +168,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       const names = result.deduplicatedColumnNames();
       columns = result.columnTypes().map((t, i) => ({ name: names[i], type: String(t) }));
     }
+    tl('exported');
     const converter = outputConverter(d);
     const { signal, slug } = o;
     async function* batches(): AsyncGenerator<unknown[][]> {
@@ -151,8 +179,9 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
           if (!chunk || chunk.rowCount === 0) return;
           yield chunk.convertRows(converter);
         }
+        await finishInputs();
       } catch (err) {
-        throw failure(slug, err, signal);
+        throw failure(slug, inputFailure() ?? err, signal);
       } finally {
         await close();
       }
@@ -164,14 +193,21 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       async function* chunks(): AsyncGenerator<Uint8Array> {
         try {
           const out = await csvOutput(c, csvExp, join(work, 'result.csv'), track);
-          for await (const chunk of out.chunks) yield chunk;
+          let first = true;
+          for await (const chunk of out.chunks) {
+            if (first) tl('first csv');
+            first = false;
+            yield chunk;
+          }
+          tl('csv done');
           rows = await out.rows;
+          await finishInputs();
           log(
             'info',
             `DuckDB wrote the result as CSV for COPY (${rows} rows${out.piped ? ', through a pipe' : ''})`,
           );
         } catch (err) {
-          throw failure(slug, err, signal);
+          throw failure(slug, inputFailure() ?? err, signal);
         } finally {
           await close();
         }
