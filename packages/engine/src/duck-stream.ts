@@ -47,12 +47,13 @@ export type SampledArray = {
 
 /** Writes the first `sample` records of `array` to `file` as NDJSON; resolves once they are there. */
 export async function sampleArray(
-  array: RecordBytes,
+  array: RecordBytes & { lines?: boolean },
   file: string,
   sample: number,
   what: string,
 ): Promise<SampledArray> {
-  const lines = new JsonArrayLines(what);
+  const rewriter = new JsonArrayLines(what);
+  const lines = array.lines ? { push: (c: Uint8Array) => Buffer.from(c.buffer, c.byteOffset, c.byteLength) } : rewriter;
   const it = array.chunks[Symbol.asyncIterator]();
   const out = createWriteStream(file);
   out.on('error', () => {});

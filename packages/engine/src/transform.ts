@@ -23,6 +23,17 @@ let duckModule: Promise<Duck> | null = null;
 // Loaded on first use: servers that never run a transform never load the native module.
 const duck = () => (duckModule ??= import('@duckdb/node-api'));
 
+/**
+ * Starts loading DuckDB's native module: a run with a transform calls it when it starts, so
+ * the load (it holds the event loop for ~0.1–0.4 s) overlaps the sources' requests instead of
+ * following them (docs/benchmarks.md).
+ */
+export function preloadDuck(): void {
+  duck().catch(() => {
+    duckModule = null;
+  });
+}
+
 export type TransformOptions = {
   slug: string;
   sql: string;
