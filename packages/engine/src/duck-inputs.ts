@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { appendCell, bigintsAsText, duckType } from './duck-values';
 import { appendRest, JSON_SAMPLE_RECORDS, type StreamedInput, sampleArray, streamArray } from './duck-stream';
+import { appendCell, bigintsAsText, duckType } from './duck-values';
 import type { Payload } from './payloads';
 import { RunError } from './run-error';
 
@@ -94,7 +94,10 @@ export async function stageInput(
         // detects the columns on the first records and reads the rest while they arrive.
         const what = `the records array of ${slug}`;
         const sampled = await sampleArray(payload.array, join(dir, `${slug}.records.ndjson`), sample, what);
-        const whole = fromFile(table, `read_json_auto(${literal(sampled.file)}, format = 'newline_delimited')`);
+        const whole = fromFile(
+          table,
+          `read_json_auto(${literal(sampled.file)}, format = 'newline_delimited')`,
+        );
         if (sampled.complete) {
           const records = sampled.count();
           log(
@@ -107,7 +110,10 @@ export async function stageInput(
         return async (d, conn) => {
           const stream = await streamArray(conn, table, sampled, dir, slug);
           if (stream) {
-            log('info', `DuckDB reads the JSON records of ${slug} while they arrive (columns from the first ${sample})`);
+            log(
+              'info',
+              `DuckDB reads the JSON records of ${slug} while they arrive (columns from the first ${sample})`,
+            );
             return { columnless: false, stream };
           }
           log('info', `DuckDB loads the JSON records of ${slug} whole: its columns need its own detection`);

@@ -1,4 +1,4 @@
-import { constants, createWriteStream, open as openCb, close as closeFd, type WriteStream } from 'node:fs';
+import { close as closeFd, constants, createWriteStream, open as openCb, type WriteStream } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -53,7 +53,9 @@ export async function sampleArray(
   what: string,
 ): Promise<SampledArray> {
   const rewriter = new JsonArrayLines(what);
-  const lines = array.lines ? { push: (c: Uint8Array) => Buffer.from(c.buffer, c.byteOffset, c.byteLength) } : rewriter;
+  const lines = array.lines
+    ? { push: (c: Uint8Array) => Buffer.from(c.buffer, c.byteOffset, c.byteLength) }
+    : rewriter;
   const it = array.chunks[Symbol.asyncIterator]();
   const out = createWriteStream(file);
   out.on('error', () => {});
@@ -208,7 +210,9 @@ export async function streamArray(
     }
     const fifo = await namedPipe(join(dir, `${slug}.records.pipe`));
     if (fifo === null) return null;
-    await conn.run(`CREATE VIEW ${table} AS SELECT * FROM ${read(`[${literal(sampled.file)}, ${literal(fifo)}]`)}`);
+    await conn.run(
+      `CREATE VIEW ${table} AS SELECT * FROM ${read(`[${literal(sampled.file)}, ${literal(fifo)}]`)}`,
+    );
     let failed: unknown = null;
     const p = pump(
       (async function* () {

@@ -95,10 +95,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       instance?.closeSync();
     })());
   try {
-    const T0 = performance.now();
-    const tl = (w: string) => process.env.DUCK_TIMING && log('info', `timing ${w} +${(performance.now() - T0).toFixed(0)} ms`);
     const d = await duck();
-    tl('duck module');
     instance = await d.DuckDBInstance.create(':memory:', {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
@@ -107,7 +104,6 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       threads: String(o.threads ?? 2),
     });
     conn = await instance.connect();
-    tl('instance');
     const c = conn;
     o.signal.addEventListener('abort', onAbort, { once: true });
     for (const setting of [
@@ -121,13 +117,12 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     for (const stage of staged) {
       if (o.signal.aborted) throw new Canceled();
       const load: LoadInput = await raceAbort(stage, o.signal);
-      tl('staged');
       const loaded = await raceAbort(track(load(d, c)), o.signal);
       if (loaded.columnless) columnless++;
       if (loaded.stream) streams.push(loaded.stream);
-      tl('loaded');
     }
-    // The inputs load with every thread; the query runs on one. Its consumer (a COPY into the
+    // The inputs load with every thread; the query runs on one (a streamed JSON input is read
+    // on one thread either way: its records arrive through one pipe). Its consumer (a COPY into the
     // target, or rows converted here) needs a core of its own, and DuckDB keeps the result's
     // order across threads by holding its output back until a large first batch is complete,
     // so a consumer would wait idle instead of starting with the first row. Locked before any
@@ -146,7 +141,6 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     };
     const inputFailure = () => streams.map((s) => s.failure()).find((e) => e != null);
 
-    tl('plan checked');
     const statements = await c.extractStatements(o.sql);
     if (statements.count !== 1)
       throw new RunError('TRANSFORM_FAILED', `transform ${o.slug}: the SQL must be one statement`, o.slug);
@@ -179,7 +173,6 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       const names = result.deduplicatedColumnNames();
       columns = result.columnTypes().map((t, i) => ({ name: names[i], type: String(t) }));
     }
-    tl('exported');
     const converter = outputConverter(d);
     const { signal, slug } = o;
     async function* batches(): AsyncGenerator<unknown[][]> {
@@ -187,7 +180,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
         const r = result ?? (await track(c.stream(o.sql, params)));
         for (;;) {
           const chunk = await track(r.fetchChunk());
-          if (!chunk || chunk.rowCount === 0) return;
+          if (!chunk || chunk.rowCount === 0) break;
           yield chunk.convertRows(converter);
         }
         await finishInputs();
@@ -204,13 +197,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       async function* chunks(): AsyncGenerator<Uint8Array> {
         try {
           const out = await csvOutput(c, csvExp, join(work, 'result.csv'), track);
-          let first = true;
-          for await (const chunk of out.chunks) {
-            if (first) tl('first csv');
-            first = false;
-            yield chunk;
-          }
-          tl('csv done');
+          for await (const chunk of out.chunks) yield chunk;
           rows = await out.rows;
           await finishInputs();
           log(

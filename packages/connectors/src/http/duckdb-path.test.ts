@@ -303,9 +303,15 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
     it('lands what loading them whole lands, with the cursor and the counts', async () => {
       const streamed = await harness(spec('streamed', { path: '/many?n=50' }), ports());
       const whole = await harness(spec('whole', { path: '/many?n=50' }), ports());
+      // Two sinks: the result leaves DuckDB row by row while the records still stream in.
+      const rows2 = await harness(spec('streamed_rows', { path: '/many?n=50', twoSinks: true }), ports());
       try {
         const outcome = await streamed.run({ transformJsonSample: SAMPLE });
         await whole.run();
+        await rows2.run({ transformJsonSample: SAMPLE });
+        expect(messages(rows2)).toContain(
+          `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
+        );
         expect(outcome.cursors.people).toBe('50');
         expect(messages(streamed)).toContain(
           `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
@@ -319,9 +325,12 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
         const rows = await landed('streamed');
         expect(rows).toHaveLength(50);
         expect(rows).toEqual(await landed('whole'));
+        expect(await landed('streamed_rows')).toEqual(rows);
+        expect(await landed('streamed_rows_copy')).toEqual(rows);
       } finally {
         await streamed.cleanup();
         await whole.cleanup();
+        await rows2.cleanup();
       }
     });
 
@@ -343,7 +352,8 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
         await whole.run();
         await joined.run({ transformJsonSample: SAMPLE });
         const outcome = await limited.run({ transformJsonSample: SAMPLE });
-        const loaded = 'the query reads its JSON input more than once or not to its end: loaded as a table first';
+        const loaded =
+          'the query reads its JSON input more than once or not to its end: loaded as a table first';
         expect(messages(joined)).toContain(loaded);
         expect(messages(limited)).toContain(loaded);
         expect(await landed('joined')).toEqual(await landed('whole2'));
