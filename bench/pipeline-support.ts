@@ -378,12 +378,31 @@ export async function runInWorker(
   pipeline: string,
   n: number,
   loaded: () => Promise<number>,
-  opts: { env: Record<string, string>; profDir: string | null },
+  opts: {
+    env: Record<string, string>;
+    profDir: string | null;
+    /**
+     * Runs the pipeline once in the same worker before the measured run, then calls this (it
+     * empties the target): the measured run finds the worker's modules (DuckDB's) loaded, as a
+     * long-running worker's every run after its first does.
+     */
+    warm?: () => Promise<void>;
+  },
 ) {
   // A directory per run: node writes one profile per thread (tsx's loader runs in its own).
   const prof = opts.profDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profDir}`] : [];
   const worker = await startWorker({ ...opts.env, SLUICE_QUEUE_POLL_SECONDS: '0.5' }, prof);
   try {
+    if (opts.warm) {
+      const first = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 200));
+        const r = await p.call('GET', `${PE}/runs/${first.slug}`);
+        if (r.state === 'succeeded') break;
+        if (['failed', 'canceled'].includes(r.state)) throw new Error(`warm-up run ${r.state}`);
+      }
+      await opts.warm();
+    }
     worker.sample();
     const cpuStart = cpuSeconds(worker.pid);
     const wallStart = performance.now();
