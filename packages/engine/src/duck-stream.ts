@@ -190,6 +190,9 @@ export async function streamArray(
   slug: string,
 ): Promise<StreamedInput | null> {
   const probe = ident(`sluice_sample_${slug}`);
+  // mkfifo is a process of its own: made while DuckDB detects the columns.
+  const piping = namedPipe(join(dir, `${slug}.records.pipe`));
+  piping.catch(() => {});
   await conn.run(
     `CREATE TEMP TABLE ${probe} AS SELECT * FROM read_json_auto(${literal(sampled.file)}, format = 'newline_delimited')`,
   );
@@ -208,7 +211,7 @@ export async function streamArray(
     } catch {
       return null;
     }
-    const fifo = await namedPipe(join(dir, `${slug}.records.pipe`));
+    const fifo = await piping;
     if (fifo === null) return null;
     await conn.run(
       `CREATE VIEW ${table} AS SELECT * FROM ${read(`[${literal(sampled.file)}, ${literal(fifo)}]`)}`,
