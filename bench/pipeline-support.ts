@@ -198,6 +198,13 @@ export async function setUpTick(p: Platform, database: string): Promise<void> {
   });
 }
 
+/** CPU seconds (user + system, every thread) a process used so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 /** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */
 function statusKb(pid: number, field: string): number {
   const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -371,13 +378,33 @@ export async function runInWorker(
   pipeline: string,
   n: number,
   loaded: () => Promise<number>,
-  opts: { env: Record<string, string>; profDir: string | null },
+  opts: {
+    env: Record<string, string>;
+    profDir: string | null;
+    /**
+     * Runs the pipeline once in the same worker before the measured run, then calls this (it
+     * empties the target): the measured run finds the worker's modules (DuckDB's) loaded, as a
+     * long-running worker's every run after its first does.
+     */
+    warm?: () => Promise<void>;
+  },
 ) {
   // A directory per run: node writes one profile per thread (tsx's loader runs in its own).
   const prof = opts.profDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profDir}`] : [];
   const worker = await startWorker({ ...opts.env, SLUICE_QUEUE_POLL_SECONDS: '0.5' }, prof);
   try {
+    if (opts.warm) {
+      const first = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 200));
+        const r = await p.call('GET', `${PE}/runs/${first.slug}`);
+        if (r.state === 'succeeded') break;
+        if (['failed', 'canceled'].includes(r.state)) throw new Error(`warm-up run ${r.state}`);
+      }
+      await opts.warm();
+    }
     worker.sample();
+    const cpuStart = cpuSeconds(worker.pid);
     const wallStart = performance.now();
     const executedAt = Date.now();
     const queued = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
@@ -392,6 +419,7 @@ export async function runInWorker(
     const seenMs = performance.now() - wallStart;
     const wallMs = Date.parse(run.finished_at) - executedAt;
     const peaks = worker.peaks();
+    const cpu = cpuSeconds(worker.pid) - cpuStart;
     if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
     const got = await loaded();
     if (got !== n) throw new Error(`the run loaded ${got} rows, expected ${n}`);
@@ -414,8 +442,15 @@ export async function runInWorker(
     );
     console.log(
       `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
-        `VmHWM ${peaks.hwmMB.toFixed(0)} MB`,
+        `VmHWM ${peaks.hwmMB.toFixed(0)} MB; worker CPU ${cpu.toFixed(2)} s (every thread, execute→seen)`,
     );
+    if (process.env.BENCH_RUN_LOG) {
+      // The run's own log (which way each step took), with the worker's timestamps.
+      const logs = await p.call('GET', `${PE}/runs/${queued.slug}/logs?limit=100`);
+      const t0 = Date.parse(run.started_at);
+      for (const l of logs.logs ?? [])
+        console.log(`    +${Date.parse(l.at) - t0} ms ${l.step_slug ?? ''} ${l.message}`);
+    }
     return { rps, wallRps, peakMB: Math.max(peaks.sampledMB, peaks.hwmMB) };
   } finally {
     await worker.stop();

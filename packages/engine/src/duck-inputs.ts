@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { appendRest, JSON_SAMPLE_RECORDS, type StreamedInput, sampleArray, streamArray } from './duck-stream';
 import { appendCell, bigintsAsText, duckType } from './duck-values';
-import { arrayLines } from './json-lines';
 import type { Payload } from './payloads';
 import { RunError } from './run-error';
 
@@ -17,8 +17,12 @@ type Duck = typeof import('@duckdb/node-api');
 
 export type InputLog = (level: 'info' | 'warn', message: string) => void;
 
-/** Makes the staged input a table; resolves true when the input had no columns (it was empty). */
-export type LoadInput = (d: Duck, conn: DuckDBConnection) => Promise<boolean>;
+/**
+ * Makes the staged input a table (or a view the query reads while the input arrives: `stream`);
+ * `columnless` when the input had no columns (it was empty).
+ */
+export type LoadInput = (d: Duck, conn: DuckDBConnection) => Promise<Loaded>;
+export type Loaded = { columnless: boolean; stream?: StreamedInput };
 
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
@@ -36,14 +40,14 @@ const columnless =
   (table: string, type: string): LoadInput =>
   async (_d, conn) => {
     await conn.run(`CREATE TABLE ${table} (value ${type})`);
-    return true;
+    return { columnless: true };
   };
 
 const fromFile =
   (table: string, read: string): LoadInput =>
   async (_d, conn) => {
     await conn.run(`CREATE TABLE ${table} AS SELECT * FROM ${read}`);
-    return false;
+    return { columnless: false };
   };
 
 /**
@@ -54,6 +58,8 @@ export async function stageInput(
   input: { slug: string; payload: Payload },
   dir: string,
   log: InputLog,
+  /** Records of a JSON array DuckDB detects its columns on (tests make it small). */
+  sample = JSON_SAMPLE_RECORDS,
 ): Promise<LoadInput> {
   const { slug, payload } = input;
   const table = ident(slug);
@@ -80,21 +86,40 @@ export async function stageInput(
         } finally {
           ap.closeSync();
         }
-        return false;
+        return { columnless: false };
       };
     case 'json': {
       if (payload.array) {
-        // The source's bytes of the records array, one record per line: DuckDB reads a regular
-        // file of lines with all its threads (an array, or a pipe, it reads with one only).
-        const file = join(dir, `${slug}.records.ndjson`);
-        await writeFile(arrayLines(payload.array.chunks, `the records array of ${slug}`), file);
-        const records = payload.array.count();
-        log(
-          'info',
-          `DuckDB reads the JSON records of ${slug} directly from the source's bytes (${records} records)`,
+        // The source's bytes of the records array, one record per line (json-lines.ts): DuckDB
+        // detects the columns on the first records and reads the rest while they arrive.
+        const what = `the records array of ${slug}`;
+        const sampled = await sampleArray(payload.array, join(dir, `${slug}.records.ndjson`), sample, what);
+        const whole = fromFile(
+          table,
+          `read_json_auto(${literal(sampled.file)}, format = 'newline_delimited')`,
         );
-        if (records === 0) return columnless(table, 'JSON');
-        return fromFile(table, `read_json_auto(${literal(file)}, format = 'newline_delimited')`);
+        if (sampled.complete) {
+          const records = sampled.count();
+          log(
+            'info',
+            `DuckDB reads the JSON records of ${slug} directly from the source's bytes (${records} records)`,
+          );
+          if (records === 0) return columnless(table, 'JSON');
+          return whole;
+        }
+        return async (d, conn) => {
+          const stream = await streamArray(conn, table, sampled, dir, slug);
+          if (stream) {
+            log(
+              'info',
+              `DuckDB reads the JSON records of ${slug} while they arrive (columns from the first ${sample})`,
+            );
+            return { columnless: false, stream };
+          }
+          log('info', `DuckDB loads the JSON records of ${slug} whole: its columns need its own detection`);
+          await appendRest(sampled);
+          return whole(d, conn);
+        };
       }
       log('info', `the JSON records of ${slug} reach DuckDB one by one (the source offers no JSON bytes)`);
       const file = join(dir, `${slug}.ndjson`);

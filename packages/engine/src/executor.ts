@@ -10,7 +10,7 @@ import type { PipelineSpec, Step } from './spec';
 import { spoolPayload } from './spool';
 import { bindTemplates, newStepTally, type StepTally, stepContext, stepResolver } from './step-context';
 import { TemplateError } from './templates';
-import { openTransform } from './transform';
+import { openTransform, preloadDuck } from './transform';
 
 export { RunError, type RunErrorCode } from './run-error';
 
@@ -33,6 +33,8 @@ export type ExecuteRunOptions = {
   tmpDir: string;
   /** DuckDB memory limit of one transform before it spills to tmpDir; default '256MB'. */
   transformMemoryLimit?: string;
+  /** Records of a JSON array a transform detects its columns on; default DuckDB's 20,480. */
+  transformJsonSample?: number;
   /**
    * Opening a source again after a failure its port marks `retryable` (a refused connection, a
    * timeout, a rate limit): attempts in all, and the wait before the second, doubled after
@@ -80,6 +82,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
       if (!steps.has(d)) throw new RunError('INVALID_PLAN', `step ${slug} feeds unknown step ${d}`);
   }
   await mkdir(opts.tmpDir, { recursive: true });
+  if (opts.spec.steps.some((s) => s.kind === 'transform')) preloadDuck();
 
   const run = new AbortController();
   const signal = run.signal;
@@ -249,10 +252,10 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
         dir: opts.tmpDir,
         signal,
         memoryLimit: opts.transformMemoryLimit,
+        jsonSampleRecords: opts.transformJsonSample,
         log: (level, message) => log(level, n.step.slug, message),
       });
       close = t.close;
-      for (const [i, m] of metered.entries()) await m.finish(inputs[i].drain);
       out = meterPayload(t.payload, {
         signal,
         rows: (k) => bump(n, 'rows_out', k),
@@ -261,6 +264,9 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
       });
       await distribute(n, out);
       await raceAbort(out.ended, signal);
+      // After the result: an input the query reads while it arrives is still being read until
+      // then (duck-stream.ts); one it loaded whole has ended already.
+      for (const [i, m] of metered.entries()) await m.finish(inputs[i].drain);
       succeed(n);
     } catch (err) {
       fail(n, err);

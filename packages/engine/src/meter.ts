@@ -181,7 +181,7 @@ export function meterPayload(p: Payload, cb: MeterCallbacks): MeteredPayload {
       () => {},
     );
     slots.push({ main: main as Meter<unknown>, alt: alt as Meter<unknown> });
-    return { batches: main, raw: { chunks: alt, count: raw.count } };
+    return { batches: main, raw: { ...raw, chunks: alt } };
   };
   const rowCount = (batch: unknown[]) => cb.rows?.(batch.length);
   const byteCount = (chunk: Uint8Array) => cb.bytes?.(chunk.byteLength);

@@ -52,8 +52,11 @@ export type RowsPayload = {
 export type JsonPayload = {
   kind: 'json';
   batches: AsyncIterable<unknown[]>;
-  /** The same records as the bytes of one JSON array, when the source has them so (HTTP). */
-  array?: RecordBytes;
+  /**
+   * The same records as the bytes of one JSON array, when the source has them so (HTTP);
+   * `lines`: already newline-delimited, one record per line (the rules of json-lines.ts).
+   */
+  array?: RecordBytes & { lines?: boolean };
 };
 /** CSV text as bytes. */
 export type CsvPayload = {

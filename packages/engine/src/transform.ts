@@ -1,8 +1,11 @@
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { csvExport, csvOutput } from './duck-csv';
 import { type LoadInput, literal, stageInput } from './duck-inputs';
+import { readsOnce } from './duck-plan';
+import type { StreamedInput } from './duck-stream';
 import { outputConverter, paramValues } from './duck-values';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
@@ -18,8 +21,22 @@ type Duck = typeof import('@duckdb/node-api');
 export { duckType } from './duck-values';
 
 let duckModule: Promise<Duck> | null = null;
+// @duckdb/node-api is CommonJS: require() runs its ~180 files without the ESM loader scanning
+// each for its exports first (0.15 s of CPU instead of 0.4 s, docs/benchmarks.md).
+const requireCjs = createRequire(import.meta.url);
 // Loaded on first use: servers that never run a transform never load the native module.
-const duck = () => (duckModule ??= import('@duckdb/node-api'));
+const duck = () => (duckModule ??= Promise.resolve().then(() => requireCjs('@duckdb/node-api') as Duck));
+
+/**
+ * Starts loading DuckDB's native module: a run with a transform calls it when it starts, so
+ * the load (it holds the event loop for ~0.1–0.4 s) overlaps the sources' requests instead of
+ * following them (docs/benchmarks.md).
+ */
+export function preloadDuck(): void {
+  duck().catch(() => {
+    duckModule = null;
+  });
+}
 
 export type TransformOptions = {
   slug: string;
@@ -35,6 +52,8 @@ export type TransformOptions = {
   threads?: number;
   /** The step's log: which way each input and the result take. */
   log?(level: 'info' | 'warn', message: string): void;
+  /** Records of a JSON array DuckDB detects its columns on (default DuckDB's own, 20,480). */
+  jsonSampleRecords?: number;
 };
 
 export type TransformOutput = {
@@ -56,7 +75,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
   await mkdir(join(work, 'spill'), { recursive: true });
   const log = o.log ?? (() => {});
   // The inputs' bytes go to files while DuckDB starts; a failure counts where it is awaited.
-  const staged = o.inputs.map((input) => stageInput(input, work, log));
+  const staged = o.inputs.map((input) => stageInput(input, work, log, o.jsonSampleRecords));
   for (const s of staged) s.catch(() => {});
   let instance: DuckDBInstance | null = null;
   let conn: DuckDBConnection | null = null;
@@ -67,11 +86,14 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     return p;
   };
   let closing: Promise<void> | null = null;
+  // Inputs the query reads while they arrive (duck-stream.ts).
+  const streams: StreamedInput[] = [];
   const onAbort = () => conn?.interrupt();
   const close = () =>
     (closing ??= (async () => {
       o.signal.removeEventListener('abort', onAbort);
       conn?.interrupt();
+      for (const s of streams) s.stop();
       await busy;
       conn?.closeSync();
       instance?.closeSync();
@@ -99,15 +121,29 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     for (const stage of staged) {
       if (o.signal.aborted) throw new Canceled();
       const load: LoadInput = await raceAbort(stage, o.signal);
-      if (await raceAbort(track(load(d, c)), o.signal)) columnless++;
+      const loaded = await raceAbort(track(load(d, c)), o.signal);
+      if (loaded.columnless) columnless++;
+      if (loaded.stream) streams.push(loaded.stream);
     }
-    // The inputs load with every thread; the query runs on one. Its consumer (a COPY into the
+    // The inputs load with every thread; the query runs on one (a streamed JSON input is read
+    // on one thread either way: its records arrive through one pipe). Its consumer (a COPY into the
     // target, or rows converted here) needs a core of its own, and DuckDB keeps the result's
     // order across threads by holding its output back until a large first batch is complete,
     // so a consumer would wait idle instead of starting with the first row. Locked before any
     // user SQL reaches DuckDB.
     await c.run('SET threads = 1');
     await c.run('SET lock_configuration = true');
+    // A streamed input is read once, to its end: a query that would read it twice (a self-join)
+    // or stop early (LIMIT) gets it as a table, read from the same stream.
+    if (streams.length > 0 && !(streams.length === 1 && (await track(readsOnce(c, o.sql))))) {
+      for (const s of streams) await track(s.materialize(c));
+      log('info', 'the query reads its JSON input more than once or not to its end: loaded as a table first');
+    }
+    // Once the query ended: each streamed input read to its end (its failure is the run's).
+    const finishInputs = async () => {
+      for (const s of streams) await s.finish();
+    };
+    const inputFailure = () => streams.map((s) => s.failure()).find((e) => e != null);
 
     const statements = await c.extractStatements(o.sql);
     if (statements.count !== 1)
@@ -148,11 +184,12 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
         const r = result ?? (await track(c.stream(o.sql, params)));
         for (;;) {
           const chunk = await track(r.fetchChunk());
-          if (!chunk || chunk.rowCount === 0) return;
+          if (!chunk || chunk.rowCount === 0) break;
           yield chunk.convertRows(converter);
         }
+        await finishInputs();
       } catch (err) {
-        throw failure(slug, err, signal);
+        throw failure(slug, inputFailure() ?? err, signal);
       } finally {
         await close();
       }
@@ -166,12 +203,13 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
           const out = await csvOutput(c, csvExp, join(work, 'result.csv'), track);
           for await (const chunk of out.chunks) yield chunk;
           rows = await out.rows;
+          await finishInputs();
           log(
             'info',
             `DuckDB wrote the result as CSV for COPY (${rows} rows${out.piped ? ', through a pipe' : ''})`,
           );
         } catch (err) {
-          throw failure(slug, err, signal);
+          throw failure(slug, inputFailure() ?? err, signal);
         } finally {
           await close();
         }

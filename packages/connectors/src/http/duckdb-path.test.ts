@@ -62,6 +62,25 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
         return; // the rest never comes
       }
       if (url.pathname === '/empty') return res.end('{"meta":{},"data":{"items":[]}}');
+      // n records in one page: past the transform's sample (small in these tests) they stream.
+      // `hole` leaves an element out after record k; `stall` never ends; `us` adds a date
+      // written month first, which only DuckDB's own detection reads.
+      if (url.pathname === '/many') {
+        const n = Number(url.searchParams.get('n'));
+        const hole = Number(url.searchParams.get('hole') ?? 0);
+        const us = url.searchParams.has('us');
+        const parts: string[] = [];
+        for (let i = 1; i <= n; i++) {
+          const r = us ? { ...record(i), day: `0${(i % 9) + 1}-1${i % 10}-2024` } : record(i);
+          parts.push(JSON.stringify(r) + (i === hole ? ',' : ''));
+        }
+        res.write(`{"meta":{"next":"${n}"},"data":{"items":[${parts.join(',\n')}`);
+        if (url.searchParams.has('stall')) {
+          stallAfter = () => res.destroy();
+          return;
+        }
+        return res.end(']}}');
+      }
       // A hole between two records: not JSON, though DuckDB would skip the blank line it makes.
       if (url.pathname === '/hole')
         return res.end(
@@ -264,16 +283,147 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
   it('fails on a records array with an element missing, and commits nothing', async () => {
     const h = await harness(spec('holed', { path: '/hole' }), ports());
     try {
-      await expect(h.run()).rejects.toMatchObject({ code: 'TRANSFORM_FAILED' });
-      const failed = h.final('clean');
+      // The source cuts the records into lines and finds the hole itself, as its row path would.
+      await expect(h.run()).rejects.toMatchObject({ code: 'STEP_FAILED' });
+      const failed = h.final('people');
       expect(failed?.state).toBe('failed');
       expect(JSON.stringify(failed?.error)).toContain(
-        'the records array of people is not valid JSON (an element missing before a comma)',
+        'the response is not valid JSON (an element missing before a comma)',
       );
       expect(await sql(`SELECT to_regclass('holed') AS r`)).toEqual([{ r: null }]);
     } finally {
       await h.cleanup();
     }
+  });
+
+  describe('past the sample DuckDB detects the columns on, the records stream into the query', () => {
+    const SAMPLE = 8;
+    const messages = (h: { logs: { message: string }[] }) => h.logs.map((l) => l.message);
+
+    it('lands what loading them whole lands, with the cursor and the counts', async () => {
+      const streamed = await harness(spec('streamed', { path: '/many?n=50' }), ports());
+      const whole = await harness(spec('whole', { path: '/many?n=50' }), ports());
+      // Two sinks: the result leaves DuckDB row by row while the records still stream in.
+      const rows2 = await harness(spec('streamed_rows', { path: '/many?n=50', twoSinks: true }), ports());
+      try {
+        const outcome = await streamed.run({ transformJsonSample: SAMPLE });
+        await whole.run();
+        await rows2.run({ transformJsonSample: SAMPLE });
+        expect(messages(rows2)).toContain(
+          `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
+        );
+        expect(outcome.cursors.people).toBe('50');
+        expect(messages(streamed)).toContain(
+          `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
+        );
+        expect(messages(whole)).toContain(
+          "DuckDB reads the JSON records of people directly from the source's bytes (50 records)",
+        );
+        expect(streamed.final('people')?.counters).toMatchObject({ rows_out: 50 });
+        expect(streamed.final('clean')?.counters).toMatchObject({ rows_in: 50, rows_out: 50 });
+        expect(messages(streamed)).toContain("COPY read the transform's CSV directly (50 rows)");
+        const rows = await landed('streamed');
+        expect(rows).toHaveLength(50);
+        expect(rows).toEqual(await landed('whole'));
+        expect(await landed('streamed_rows')).toEqual(rows);
+        expect(await landed('streamed_rows_copy')).toEqual(rows);
+      } finally {
+        await streamed.cleanup();
+        await whole.cleanup();
+        await rows2.cleanup();
+      }
+    });
+
+    it('gives a query that reads them twice or stops early a table, read from the same stream', async () => {
+      const joined = await harness(
+        spec('joined', {
+          path: '/many?n=50',
+          transform:
+            'SELECT a.id, a.name, a.amount, a.tags, a.note, a.created_at, a.active, a.mixed FROM people a JOIN people b ON a.id = b.id',
+        }),
+        ports(),
+      );
+      const limited = await harness(
+        spec('limited', { path: '/many?n=50', transform: 'SELECT id, name FROM people LIMIT 5' }),
+        ports(),
+      );
+      const whole = await harness(spec('whole2', { path: '/many?n=50' }), ports());
+      try {
+        await whole.run();
+        await joined.run({ transformJsonSample: SAMPLE });
+        const outcome = await limited.run({ transformJsonSample: SAMPLE });
+        const loaded =
+          'the query reads its JSON input more than once or not to its end: loaded as a table first';
+        expect(messages(joined)).toContain(loaded);
+        expect(messages(limited)).toContain(loaded);
+        expect(await landed('joined')).toEqual(await landed('whole2'));
+        expect(await sql('SELECT count(*)::int AS n FROM limited')).toEqual([{ n: 5 }]);
+        // The source still read its response to the end: its count and cursor are whole.
+        expect(outcome.cursors.people).toBe('50');
+        expect(limited.final('people')?.counters).toMatchObject({ rows_out: 50 });
+      } finally {
+        await joined.cleanup();
+        await limited.cleanup();
+        await whole.cleanup();
+      }
+    });
+
+    it('loads them whole where only DuckDB’s own detection reads them (a month-first date)', async () => {
+      const h = await harness(
+        spec('usdates', { path: '/many?n=50&us=1', transform: 'SELECT id, day FROM people' }),
+        ports(),
+      );
+      const whole = await harness(
+        spec('usdates_whole', { path: '/many?n=50&us=1', transform: 'SELECT id, day FROM people' }),
+        ports(),
+      );
+      try {
+        await h.run({ transformJsonSample: SAMPLE });
+        await whole.run();
+        expect(messages(h)).toContain(
+          'DuckDB loads the JSON records of people whole: its columns need its own detection',
+        );
+        const rows = await sql('SELECT id, day::text AS day FROM usdates ORDER BY id');
+        expect(rows).toHaveLength(50);
+        // A date column, read as DuckDB's detection reads it (not as ISO 8601, which fails).
+        expect(rows[0].day).toMatch(/^2024-\d\d-\d\d$/);
+        expect(rows).toEqual(await sql('SELECT id, day::text AS day FROM usdates_whole ORDER BY id'));
+      } finally {
+        await h.cleanup();
+        await whole.cleanup();
+      }
+    });
+
+    it('fails on a hole after the sample, and commits nothing', async () => {
+      const h = await harness(spec('holed2', { path: '/many?n=50&hole=30' }), ports());
+      try {
+        await expect(h.run({ transformJsonSample: SAMPLE })).rejects.toMatchObject({ code: 'STEP_FAILED' });
+        expect(h.final('people')?.state).toBe('failed');
+        expect(JSON.stringify(h.final('people')?.error)).toContain('an element missing before a comma');
+        expect(h.final('load-holed2')?.state).not.toBe('succeeded');
+        expect(await sql(`SELECT to_regclass('holed2') AS r`)).toEqual([{ r: null }]);
+      } finally {
+        await h.cleanup();
+      }
+    });
+
+    it('cancels while the streamed records still arrive, and commits nothing', async () => {
+      const h = await harness(spec('stalled2', { path: '/many?n=50&stall=1' }), ports());
+      try {
+        const controller = new AbortController();
+        const run = h.run({ signal: controller.signal, transformJsonSample: SAMPLE });
+        while (!stallAfter || !messages(h).some((m) => m.includes('while they arrive')))
+          await new Promise((r) => setTimeout(r, 20));
+        controller.abort('stop');
+        await expect(run).rejects.toMatchObject({ code: 'CANCELED' });
+        stallAfter();
+        expect(h.final('load-stalled2')?.state).toBe('canceled');
+        expect(await sql(`SELECT to_regclass('stalled2') AS r`)).toEqual([{ r: null }]);
+      } finally {
+        stallAfter = null;
+        await h.cleanup();
+      }
+    });
   });
 
   it('cancels while the body is still arriving and commits nothing', async () => {

@@ -119,7 +119,8 @@ function jsonOutput(body: AsyncIterable<Buffer>, step: StepContext): SourceOutpu
   const recordsPath = dottedPath(response?.records_path);
   const cursorPath = response?.cursor_path ? dottedPath(response.cursor_path) : null;
   const scanner = new JsonRecordScanner(recordsPath, cursorPath);
-  const slicer = new JsonArraySlicer(recordsPath, cursorPath);
+  // The records' bytes come out as NDJSON (one scan instead of a second one in the consumer).
+  const slicer = new JsonArraySlicer(recordsPath, cursorPath, true);
   const ended = deferred<string | null>();
   const warnings = (found: boolean, cursor: unknown) => {
     if (!found && recordsPath.length > 0) {
@@ -141,8 +142,8 @@ function jsonOutput(body: AsyncIterable<Buffer>, step: StepContext): SourceOutpu
     }
     if (seen.any) warnings(scanner.found, scanner.cursor);
   }
-  // The other shape: the records array's bytes as they arrived, for a consumer that parses
-  // JSON itself (a DuckDB transform); nothing is decoded here.
+  // The other shape: the records array's bytes as they arrived, one record per line, for a
+  // consumer that parses JSON itself (a DuckDB transform); nothing is decoded here.
   async function* arrayBytes(): AsyncGenerator<Uint8Array> {
     try {
       for await (const chunk of body) yield* slicer.push(chunk);
@@ -156,7 +157,7 @@ function jsonOutput(body: AsyncIterable<Buffer>, step: StepContext): SourceOutpu
   const batches = tracked(records(), () => ended.resolve(next(scanner.cursor)), ended.reject);
   const chunks = tracked(arrayBytes(), () => ended.resolve(next(slicer.cursor)), ended.reject);
   return {
-    payload: { kind: 'json', batches, array: { chunks, count: () => slicer.records } },
+    payload: { kind: 'json', batches, array: { chunks, count: () => slicer.records, lines: true } },
     nextCursor: () => ended.promise,
   };
 }

@@ -61,3 +61,41 @@ describe('JsonArraySlicer', () => {
     expect(() => slice('{"data":[1]}}', 'data', null, 3)).toThrow(JsonScanError);
   });
 });
+
+// In lines mode the same records come out one per line (NDJSON), each line exactly one record.
+function sliceLines(doc: string, records: string, cursor: string | null, size: number) {
+  const s = new JsonArraySlicer(dottedPath(records), cursor === null ? null : dottedPath(cursor), true);
+  const bytes = Buffer.from(doc);
+  const out: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += size) out.push(...s.push(Buffer.from(bytes.subarray(i, i + size))));
+  out.push(...s.end());
+  const lines = Buffer.concat(out)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  return { records: lines.map((l) => JSON.parse(l)), count: s.records, cursor: s.cursor, found: s.found };
+}
+
+describe('JsonArraySlicer, lines mode', () => {
+  const more: [string, string, string | null][] = [
+    ...docs,
+    ['{"data":[\n  {"a": 1,\r\n "b": "x\\ny"},\n  {"a": [1,\n2]}\n]}', 'data', null],
+    ['{"one":{\n"id": 7\n}}', 'one', null],
+  ];
+  for (const [doc, records, cursor] of more) {
+    it(`gives one record a line in ${JSON.stringify(doc.slice(0, 40))} (records ${records || 'root'})`, () => {
+      const expected = scan(doc, records, cursor);
+      // A null element is a record of its own line too; the scanner hands it out as null.
+      for (const size of [1, 2, 3, 7, 1000]) expect(sliceLines(doc, records, cursor, size)).toEqual(expected);
+    });
+  }
+
+  it('refuses an element missing between commas or after the last one', () => {
+    for (const size of [1, 4, 100]) {
+      expect(() => sliceLines('{"data":[1,,2]}', 'data', null, size)).toThrow(JsonScanError);
+      expect(() => sliceLines('{"data":[{"a":1},]}', 'data', null, size)).toThrow(JsonScanError);
+      expect(() => sliceLines('[,1]', '', null, size)).toThrow(JsonScanError);
+    }
+    expect(sliceLines('{"data":[]}', 'data', null, 2).records).toEqual([]);
+  });
+});

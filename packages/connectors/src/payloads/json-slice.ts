@@ -24,6 +24,24 @@ const isScalarChar = (c: number) =>
 
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
+const NL = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+
+/** One JSON value on one line: its line breaks (whitespace between tokens) become blanks. */
+function oneLine(value: Buffer): Buffer {
+  const out = Buffer.from(value);
+  let inString = false;
+  for (let i = 0; i < out.length; i++) {
+    const c = out[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === NL || c === CR) out[i] = SPACE;
+  }
+  return out;
+}
 
 export class JsonArraySlicer {
   /** The value at records_path was seen. */
@@ -52,9 +70,16 @@ export class JsonArraySlicer {
   private captures: Capture[] = [];
   private out: Buffer[] = [];
 
+  /**
+   * `lines`: the records come out as newline-delimited JSON instead of as the array's bytes (the
+   * array's brackets become blanks, the commas between its elements and its end newlines, any
+   * other line break a blank; an element missing between commas or after the last one is
+   * refused, as a parser of the array would). The input chunks are rewritten in place.
+   */
   constructor(
     private readonly recordsPath: string[],
     private readonly cursorPath: string[] | null,
+    private readonly lines = false,
   ) {
     this.maxDepth = Math.max(recordsPath.length, cursorPath?.length ?? 0);
   }
@@ -214,11 +239,18 @@ export class JsonArraySlicer {
         continue;
       }
       if (c <= 0x20) {
+        if (this.lines && (c === NL || c === CR)) buf[i] = SPACE;
         i++;
         continue;
       }
       if (c === 0x2c) {
-        if (d === target) this.expectElement = true;
+        if (d === target) {
+          if (this.lines) {
+            if (this.expectElement) this.fail('an element missing before a comma');
+            buf[i] = NL;
+          }
+          this.expectElement = true;
+        }
         i++;
         continue;
       }
@@ -230,6 +262,10 @@ export class JsonArraySlicer {
       else if (c === 0x7d || c === 0x5d) {
         d--;
         if (d === target - 1) {
+          if (this.lines) {
+            if (this.expectElement && this.records > 0) this.fail('a comma after the last element');
+            buf[i] = NL;
+          }
           this.depth = d;
           this.valueEnd(buf, i + 1);
           return i + 1;
@@ -271,6 +307,7 @@ export class JsonArraySlicer {
     if (this.found || !this.pathIs(this.recordsPath)) return;
     this.found = true;
     if (buf[i] === 0x5b) {
+      if (this.lines) buf[i] = SPACE;
       this.target = this.depth + 1;
       this.emitFrom = i;
       this.expectElement = true;
@@ -299,7 +336,8 @@ export class JsonArraySlicer {
           this.fail('bad value');
         }
       } else if (bytes.toString('utf8').trim() !== 'null') {
-        this.out.push(OPEN, bytes, CLOSE);
+        if (this.lines) this.out.push(oneLine(bytes), Buffer.from([NL]));
+        else this.out.push(OPEN, bytes, CLOSE);
         this.records = 1;
       }
     }

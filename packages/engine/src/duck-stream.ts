@@ -1,0 +1,260 @@
+import { close as closeFd, constants, createWriteStream, open as openCb, type WriteStream } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { namedPipe } from './duck-csv';
+import { JsonArrayLines } from './json-lines';
+import type { RecordBytes } from './payloads';
+
+// The records array of a JSON input streamed into the query instead of loaded into a table
+// first (docs/benchmarks.md, "HTTP JSON → DuckDB → PostgreSQL"). Its first records (DuckDB's own
+// sample size for read_json_auto) go to a file, where DuckDB detects the columns once, exactly
+// as it would on the whole input; the rest flows through a named pipe while the query reads it.
+// The input's table is then a view over both, with the detected columns spelled out, so binding
+// it again (the CSV export prepares the query twice) reads no sample. A query that would read
+// the view twice (a self-join) or stop early (LIMIT) gets a table, read from the same pipe.
+
+const NL = 0x0a;
+
+/** DuckDB's default `sample_size` of read_json_auto: the records its type detection reads. */
+export const JSON_SAMPLE_RECORDS = 20_480;
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+const openFd = promisify(openCb);
+const closeQuietly = (fd: number) => closeFd(fd, () => {});
+
+async function write(out: WriteStream, chunk: Uint8Array) {
+  if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
+}
+const ended = (out: WriteStream) =>
+  new Promise<void>((resolve, reject) => {
+    out.once('error', reject);
+    out.end(() => resolve());
+  });
+
+/** The first `sample` records of the array, as NDJSON in `file`; the rest still to be read. */
+export type SampledArray = {
+  file: string;
+  /** The whole array fitted in the sample. */
+  complete: boolean;
+  /** The records after the sample, as NDJSON (empty when complete). */
+  rest: AsyncGenerator<Uint8Array>;
+  /** Records of the whole array, once its bytes were read to their end. */
+  count(): number;
+};
+
+/** Writes the first `sample` records of `array` to `file` as NDJSON; resolves once they are there. */
+export async function sampleArray(
+  array: RecordBytes & { lines?: boolean },
+  file: string,
+  sample: number,
+  what: string,
+): Promise<SampledArray> {
+  const rewriter = new JsonArrayLines(what);
+  const lines = array.lines
+    ? { push: (c: Uint8Array) => Buffer.from(c.buffer, c.byteOffset, c.byteLength) }
+    : rewriter;
+  const it = array.chunks[Symbol.asyncIterator]();
+  const out = createWriteStream(file);
+  out.on('error', () => {});
+  let seen = 0;
+  let tail: Buffer | null = null;
+  let complete = false;
+  try {
+    for (;;) {
+      const r = await it.next();
+      if (r.done) {
+        complete = true;
+        break;
+      }
+      const buf = lines.push(r.value);
+      // Every record ends with a newline, and no newline is anything else (json-lines.ts).
+      let at = 0;
+      let cut = -1;
+      while (seen < sample) {
+        const k = buf.indexOf(NL, at);
+        if (k === -1) break;
+        seen++;
+        at = k + 1;
+        if (seen === sample) cut = at;
+      }
+      if (cut >= 0) {
+        await write(out, buf.subarray(0, cut));
+        tail = buf.subarray(cut);
+        break;
+      }
+      await write(out, buf);
+    }
+  } finally {
+    await ended(out);
+  }
+  async function* rest(): AsyncGenerator<Uint8Array> {
+    if (complete) return;
+    if (tail && tail.length > 0) yield tail;
+    for (;;) {
+      const r = await it.next();
+      if (r.done) return;
+      yield lines.push(r.value);
+    }
+  }
+  return { file, complete, rest: rest(), count: array.count };
+}
+
+/**
+ * Writes `chunks` into the named pipe `fifo` once a reader opened it. `stop()` ends the writing
+ * (the reader has what it wanted, or never came): the rest is still read to its end, so the
+ * producer finishes (its count and cursor) and the JSON is checked. `done` rejects with the
+ * input's own failure only.
+ */
+function pump(chunks: AsyncGenerator<Uint8Array>, fifo: string) {
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    wake?.();
+    // A reader still waiting in its open (it came after writing stopped) sees the end.
+    openFd(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then(closeQuietly, () => {});
+  };
+  const stopping = new Promise<void>((r) => {
+    wake = r;
+  });
+  let sock: net.Socket | null = null;
+  const done = (async () => {
+    // Opening for writing waits for the reader; `stop` releases it by opening as a reader.
+    const opening = openFd(fifo, constants.O_WRONLY);
+    opening.catch(() => {});
+    await Promise.race([opening, stopping]);
+    if (stopped) {
+      const fd = await openFd(fifo, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
+      await opening.then(closeQuietly, () => {});
+      if (fd !== null) closeQuietly(fd);
+    } else {
+      const s = new net.Socket({ fd: await opening, readable: false, writable: true });
+      // The reader leaving early (EPIPE) is no failure of the input: writing stops.
+      s.on('error', stop);
+      sock = s;
+    }
+    try {
+      for await (const chunk of chunks) {
+        if (stopped || !sock) continue;
+        if (!sock.write(chunk)) {
+          const s = sock;
+          await new Promise<void>((r) => {
+            const go = () => {
+              s.off('drain', go);
+              r();
+            };
+            s.on('drain', go);
+            stopping.then(go);
+          });
+        }
+      }
+    } finally {
+      const s = sock as net.Socket | null;
+      if (s) {
+        if (stopped) s.destroy();
+        else await new Promise<void>((r) => s.end(() => r()));
+      }
+    }
+  })();
+  done.catch(() => {});
+  return { done, stop };
+}
+
+/** A JSON input the query reads while it arrives; see the header. */
+export type StreamedInput = {
+  /** Reads the rest into a table of the same name: the query reads the input twice or stops early. */
+  materialize(conn: DuckDBConnection): Promise<void>;
+  /** Once the query ended: the rest read to its end; rejects with the input's failure. */
+  finish(): Promise<void>;
+  /** The input's failure, if it failed (DuckDB then only saw a cut record). */
+  failure(): unknown;
+  /** Stops writing (the transform closes). */
+  stop(): void;
+  records(): number;
+};
+
+/**
+ * Detects the columns on the sample and makes `table` a view over the sample and the pipe, or
+ * returns null when the explicit columns would not read the sample as detection does (a date in
+ * a format other than ISO 8601, records that are no objects): the caller loads it whole then.
+ */
+export async function streamArray(
+  conn: DuckDBConnection,
+  table: string,
+  sampled: SampledArray,
+  dir: string,
+  slug: string,
+): Promise<StreamedInput | null> {
+  const probe = ident(`sluice_sample_${slug}`);
+  // mkfifo is a process of its own: made while DuckDB detects the columns.
+  const piping = namedPipe(join(dir, `${slug}.records.pipe`));
+  piping.catch(() => {});
+  await conn.run(
+    `CREATE TEMP TABLE ${probe} AS SELECT * FROM read_json_auto(${literal(sampled.file)}, format = 'newline_delimited')`,
+  );
+  try {
+    const cols = (await conn.runAndReadAll(`DESCRIBE ${probe}`)).getRows();
+    const spec = `{${cols.map((c) => `${literal(String(c[0]))}: ${literal(String(c[1]))}`).join(', ')}}`;
+    const read = (files: string) =>
+      `read_json(${files}, format = 'newline_delimited', records = true, columns = ${spec})`;
+    const again = read(literal(sampled.file));
+    // Every row of the sample the same both ways: count and sum of row hashes (one scan each).
+    const tally = (from: string) =>
+      `(SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(r)), 0)::VARCHAR FROM ${from} AS r)`;
+    try {
+      const same = await conn.runAndReadAll(`SELECT ${tally(probe)} = ${tally(again)}`);
+      if (same.getRows()[0]?.[0] !== true) return null;
+    } catch {
+      return null;
+    }
+    const fifo = await piping;
+    if (fifo === null) return null;
+    await conn.run(
+      `CREATE VIEW ${table} AS SELECT * FROM ${read(`[${literal(sampled.file)}, ${literal(fifo)}]`)}`,
+    );
+    let failed: unknown = null;
+    const p = pump(
+      (async function* () {
+        try {
+          yield* sampled.rest;
+        } catch (err) {
+          failed = err;
+          throw err;
+        }
+      })(),
+      fifo,
+    );
+    return {
+      async materialize(c) {
+        const loaded = ident(`sluice_loaded_${slug}`);
+        await c.run(`CREATE TABLE ${loaded} AS SELECT * FROM ${table}`);
+        await c.run(`DROP VIEW ${table}`);
+        await c.run(`ALTER TABLE ${loaded} RENAME TO ${table}`);
+      },
+      async finish() {
+        p.stop();
+        await p.done;
+      },
+      failure: () => failed,
+      stop: p.stop,
+      records: sampled.count,
+    };
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${probe}`);
+  }
+}
+
+/** Appends the rest of a sampled array to its file (the whole input, loaded as one table). */
+export async function appendRest(sampled: SampledArray): Promise<void> {
+  const out = createWriteStream(sampled.file, { flags: 'a' });
+  out.on('error', () => {});
+  try {
+    for await (const chunk of sampled.rest) await write(out, chunk);
+  } finally {
+    await ended(out);
+  }
+}
