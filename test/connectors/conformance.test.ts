@@ -63,6 +63,18 @@ describe('every registered kind has a conformance fixture', () => {
 });
 
 describe.concurrent('test connection: the network fails the same way everywhere', () => {
+  // Each kind loads its client library on its first connection, synchronously and for seconds
+  // on a busy machine; with the cases running side by side, a refused connection's error would
+  // then be read after an expired timer. One attempt per kind first, one after another, so the
+  // cases below time the network and not module loading (its outcome is not what is tested).
+  beforeAll(async () => {
+    for (const { def, fixture } of withFixture) {
+      await test(def, fixture.at({ host: '127.0.0.1', port: await freePort(), allowPrivate: true })).catch(
+        () => {},
+      );
+    }
+  }, 120_000);
+
   it.each(withFixture)(
     '$type: a refused port is CONNECTION_FAILED, and retryable',
     async ({ def, fixture }) => {
@@ -112,9 +124,11 @@ describe.concurrent('test connection: a server that accepts and never answers ti
         const err = await failure(test(def, { ...reach, ctx: { ...reach.ctx, limits } }));
         expect(err.code, err.message).toBe('TIMEOUT');
         expect(err.retryable).toBe(true);
-        expect(Date.now() - started).toBeLessThan((fixture.silentTimeoutSeconds + 3) * 1000);
+        // The kind's bound, not a longer default: the margin covers a busy machine running the
+        // cases side by side, and is well short of the 30 and 60 s the suite replaces.
+        expect(Date.now() - started).toBeLessThan((fixture.silentTimeoutSeconds + 10) * 1000);
       },
-      (fixture.silentTimeoutSeconds + 10) * 1000,
+      (fixture.silentTimeoutSeconds + 20) * 1000,
     );
   }
 });
