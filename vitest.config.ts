@@ -4,6 +4,11 @@ import LongestFirst from './test/support/sequencer';
 // API and storage suites (*.api.test.ts) run twice: on embedded PGlite and on the PostgreSQL
 // server. Everything else runs once.
 const apiSuites = ['packages/**/*.api.test.ts', 'test/**/*.api.test.ts'];
+// CLI suites that reach the API only over HTTP (*.cli.test.ts): a client of the API, not of the
+// store, so they run once, on the PostgreSQL server; every server suite they go through runs on
+// both stores. The CLI suites that open a store themselves (serve, bootstrap, keys rotate, the
+// first run) stay API suites and run on both.
+const cliSuites = ['packages/cli/src/**/*.cli.test.ts'];
 
 export default defineConfig({
   test: {
@@ -27,7 +32,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: [...apiSuites, '**/*.browser.test.ts', '**/node_modules/**'],
+          exclude: [...apiSuites, ...cliSuites, '**/*.browser.test.ts', '**/node_modules/**'],
         },
       },
       {
@@ -43,7 +48,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'api-postgres',
-          include: apiSuites,
+          include: [...apiSuites, ...cliSuites],
           env: { SLUICE_TEST_STORE: 'postgres' },
           globalSetup: ['test/support/global-setup-postgres.ts'],
         },
