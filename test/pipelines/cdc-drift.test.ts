@@ -92,11 +92,13 @@ describe('schema changes of a cdc source', () => {
       201,
     );
   };
-  const runOf = (pipeline: string) => async (state = 'succeeded') => {
-    const r = await runToEnd(s.call, pipeline, {});
-    expect(r.state, JSON.stringify(r.error)).toBe(state);
-    return r;
-  };
+  const runOf =
+    (pipeline: string) =>
+    async (state = 'succeeded') => {
+      const r = await runToEnd(s.call, pipeline, {});
+      expect(r.state, JSON.stringify(r.error)).toBe(state);
+      return r;
+    };
 
   beforeAll(async () => {
     cluster = await startPostgresCluster({ settings: { wal_level: 'logical' } });
@@ -148,8 +150,14 @@ describe('schema changes of a cdc source', () => {
     expect(await sunk()).toEqual([1, 2, 3]);
     expect((await sink('SELECT vip FROM order_changes WHERE id = 3'))[0].vip).toBe(true);
     const [added] = await reports();
-    expect(added).toMatchObject({ report_type: 'source_schema', status: 'open', data_source_slug: 'shop-db' });
-    expect(added.changes).toEqual([expect.objectContaining({ kind: 'column_added', path: 'public.orders.vip' })]);
+    expect(added).toMatchObject({
+      report_type: 'source_schema',
+      status: 'open',
+      data_source_slug: 'shop-db',
+    });
+    expect(added.changes).toEqual([
+      expect.objectContaining({ kind: 'column_added', path: 'public.orders.vip' }),
+    ]);
     // The same schema again writes nothing new.
     await run();
     expect((await reports()).length).toBe(1);
@@ -170,7 +178,12 @@ describe('schema changes of a cdc source', () => {
     const [retyped, superseded] = await reports();
     expect(retyped.severity).toBe('breaking');
     expect(retyped.changes).toContainEqual(
-      expect.objectContaining({ kind: 'type_changed', path: 'public.orders.qty', before: 'integer', after: 'text' }),
+      expect.objectContaining({
+        kind: 'type_changed',
+        path: 'public.orders.qty',
+        before: 'integer',
+        after: 'text',
+      }),
     );
     expect(superseded.status).toBe('superseded');
 
@@ -198,7 +211,9 @@ describe('schema changes of a cdc source', () => {
     expect(await sunkM()).toEqual([1, 2, 3]);
     expect((await sink('SELECT vip FROM maria_changes WHERE id = 3'))[0].vip).toBe(1);
     const [added] = await reports('maria-db');
-    expect(added.changes).toEqual([expect.objectContaining({ kind: 'column_added', path: 'shop.orders.vip' })]);
+    expect(added.changes).toEqual([
+      expect.objectContaining({ kind: 'column_added', path: 'shop.orders.vip' }),
+    ]);
 
     await contractOnQty('maria-cdc');
     await maria_(`INSERT INTO shop.orders VALUES (4, 4, 'd', 0)`);

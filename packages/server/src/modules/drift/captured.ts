@@ -72,14 +72,19 @@ export async function recordCapturedSchema(
     });
     const mine = projects
       .flatMap((p) => p.targets)
-      .filter((t) => (t as { pipelineId?: string }).pipelineId === run.pipelineId && t.specHash === run.specHash);
+      .filter(
+        (t) => (t as { pipelineId?: string }).pipelineId === run.pipelineId && t.specHash === run.specHash,
+      );
     if (mine.length === 0 || mine.every((t) => t.contracts.size === 0)) return null;
     const body = await computeReport(ds.schema, candidate, mine);
     const problems = body.impacts.filter(isContractImpact).map((i) => i.message);
     if (problems.length === 0) return null;
     const changes = body.changes
       .filter((c) => c.severity !== 'safe')
-      .map((c) => `${c.reason_code} ${c.path}${c.before || c.after ? ` (${c.before ?? '-'} → ${c.after ?? '-'})` : ''}`);
+      .map(
+        (c) =>
+          `${c.reason_code} ${c.path}${c.before || c.after ? ` (${c.before ?? '-'} → ${c.after ?? '-'})` : ''}`,
+      );
     return `the captured schema of ${ds.slug} changed (${changes.join('; ') || 'see its drift report'}) and ${problems.join('; ')}; nothing was handed on and the position did not move: fix the source or revise the contract, then run again`;
   });
   if (broken) throw new CapturedSchemaBreak(broken);
