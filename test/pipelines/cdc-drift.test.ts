@@ -186,6 +186,11 @@ describe('schema changes of a cdc source', () => {
       }),
     );
     expect(superseded.status).toBe('superseded');
+    // An import that stores the retype does not let the run through.
+    await importSchema('shop-db');
+    const again = stepOf(await run('failed'), 'changes');
+    expect(again.error.code).toBe('CONTRACT_BROKEN');
+    expect(await sunk()).toEqual([1, 2, 3]);
 
     // Fixed at the source: the next run continues from the same position, nothing lost.
     await shop('ALTER TABLE orders ALTER COLUMN qty TYPE int USING qty::int');

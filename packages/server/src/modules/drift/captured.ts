@@ -1,6 +1,7 @@
 import type { CapturedSchemaTable } from '@sluice/connectors';
 import type { Deps } from '../../context';
-import { lockDataSourceById } from '../data-sources/index';
+import { dataSourceById, lockDataSourceById } from '../data-sources/index';
+import * as repo from './drift.repo';
 import { recordSourceSchemaReports } from './drift.service';
 import { isContractImpact } from './impact';
 import { computeReport } from './report';
@@ -46,6 +47,14 @@ export function withCapturedTables(
   return { ...imported, tables };
 }
 
+const relational = (schema: unknown) => (schema as { schema_type?: unknown })?.schema_type === 'relational';
+
+/** Whether the captured tables differ from the imported schema. */
+function drifted(imported: Record<string, unknown>, captured: CapturedSchemaTable[]): boolean {
+  const candidate = withCapturedTables(imported, captured);
+  return diffSchemas(normalizeSchema(imported), normalizeSchema(candidate)).length > 0;
+}
+
 /**
  * Called by a cdc read before it hands anything on. Without an imported relational schema there
  * is nothing to compare with, so nothing happens. Throws CapturedSchemaBreak, after the report
@@ -56,13 +65,18 @@ export async function recordCapturedSchema(
   run: CapturingRun,
   captured: CapturedSchemaTable[],
 ): Promise<void> {
+  // The common case (nothing changed since the import, no report open) reads twice, locks
+  // nothing and dry-binds nothing. An open report means the schema may break the contract even
+  // when an import already stored the change, so the contract is checked then too.
+  const seen = await dataSourceById(deps.db, run.dataSourceId);
+  if (!seen || !relational(seen.schema)) return;
+  if (!drifted(seen.schema, captured) && !(await repo.openBaselineOf(deps.db, seen.id))) return;
   const broken = await deps.db.transaction(async (tx) => {
     const ds = await lockDataSourceById(tx, run.dataSourceId);
-    if (!ds || (ds.schema as { schema_type?: unknown })?.schema_type !== 'relational') return null;
+    if (!ds || !relational(ds.schema)) return null;
     const candidate = withCapturedTables(ds.schema, captured);
-    // The common case (nothing changed since the import) costs one comparison, no dry-binding.
-    if (diffSchemas(normalizeSchema(ds.schema), normalizeSchema(candidate)).length === 0) return null;
     await recordSourceSchemaReports(tx, deps, ds, ds.schema, candidate);
+    const baseline = (await repo.openBaselineOf(tx, ds.id)) ?? ds.schema;
     // The contract is checked against the spec that runs, whatever is deployed.
     const projects = await targetsOfDataSource(tx, ds.id, {
       pipelineId: run.pipelineId,
@@ -76,7 +90,7 @@ export async function recordCapturedSchema(
         (t) => (t as { pipelineId?: string }).pipelineId === run.pipelineId && t.specHash === run.specHash,
       );
     if (mine.length === 0 || mine.every((t) => t.contracts.size === 0)) return null;
-    const body = await computeReport(ds.schema, candidate, mine);
+    const body = await computeReport(baseline, candidate, mine);
     const problems = body.impacts.filter(isContractImpact).map((i) => i.message);
     if (problems.length === 0) return null;
     const changes = body.changes
