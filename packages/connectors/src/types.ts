@@ -117,6 +117,13 @@ export type ConnectorContext = {
    */
   attempt?: number;
   /**
+   * Change-data-capture reads: the captured tables as the source describes them at the start of
+   * the read, before anything is handed on (docs/cdc.md "Schema changes"). The server compares
+   * them with the data source's imported schema. A rejection stops the read: it is rethrown
+   * unchanged, nothing is handed on and the position does not move.
+   */
+  onCapturedSchema?: (tables: CapturedSchemaTable[]) => Promise<void>;
+  /**
    * Pipeline runs on a worker: relational sessions are taken from and handed back to this
    * process's pool (session-pool.ts) instead of being opened and closed per step.
    */
@@ -130,6 +137,12 @@ export type Connection<C = Record<string, unknown>, K = Record<string, unknown>>
 };
 
 export type Column = { name: string; type: string };
+
+/**
+ * One captured table as a change-data-capture read saw it: `schema` (PostgreSQL) or database
+ * (MySQL), name, and the columns with their type names; `columns` null when the table is gone.
+ */
+export type CapturedSchemaTable = { schema: string; name: string; columns: Column[] | null };
 
 /** What schema import stores in `data_source.schema` (field `schema` of OpenAPI `getDataSources`). */
 export type SchemaDocument =

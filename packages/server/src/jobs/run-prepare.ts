@@ -12,6 +12,7 @@ import type { Deps } from '../context';
 import { captureName } from '../modules/cdc/index';
 import { withContractChecks } from '../modules/contracts/index';
 import { type LoadedConnection, loadConnection } from '../modules/data-sources/index';
+import { recordCapturedSchema } from '../modules/drift/index';
 import {
   boundDataSources,
   boundFromJson,
@@ -220,9 +221,23 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
         // Change data capture (docs/cdc.md): one capture per pipeline source step and
         // environment; a later attempt repeats what a lost one handed on.
         const capture = captureName(run.pipelineId, run.environmentId, ctx.step.slug);
+        const dataSourceId = bound.get(ctx.step.data_source_ref!)!.id;
         return capabilityOf(c.definition, 'changes').read(c.connection, ctx, capture, {
           ...connectorCtx,
           attempt: run.attempt,
+          // Schema changes become drift reports; a broken contract stops the read (docs/cdc.md).
+          onCapturedSchema: (tables) =>
+            recordCapturedSchema(
+              deps,
+              {
+                dataSourceId,
+                pipelineId: run.pipelineId,
+                environmentId: run.environmentId,
+                specHash: run.specHash,
+                spec,
+              },
+              tables,
+            ),
         });
       }
       return capabilityOf(c.definition, 'source').read(c.connection, ctx, connectorCtx);

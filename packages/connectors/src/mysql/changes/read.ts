@@ -34,11 +34,18 @@ export function cdcOperationOf(step: StepContext): CdcOperation {
   return op;
 }
 
+class SchemaRefused extends Error {
+  constructor(readonly reason: unknown) {
+    super('the server refused the captured schema');
+  }
+}
+
 /** The captured tables, described; a missing one or one without a key is an error here. */
 export async function capturedTables(
   ctrl: import('mysql2').Connection,
   op: CdcOperation,
   database: string,
+  ctx: Pick<ConnectorContext, 'onCapturedSchema'> = {},
 ): Promise<CapturedTable[]> {
   const names = op.tables.map((n) => {
     const t = tableName(n, database);
@@ -50,6 +57,20 @@ export async function capturedTables(
     return t;
   });
   const described = await describeTables(ctrl, names);
+  if (ctx.onCapturedSchema) {
+    const seen = names.map((n) => {
+      const t = described.get(n.name);
+      return {
+        schema: n.database,
+        name: n.table,
+        columns: t ? t.columns.map((c) => ({ name: c.name, type: c.type })) : null,
+      };
+    });
+    // The server's answer (a broken contract) is rethrown as it is (docs/cdc.md "Schema changes").
+    await ctx.onCapturedSchema(seen).catch((err) => {
+      throw new SchemaRefused(err);
+    });
+  }
   return names.map((n) => {
     const t = described.get(n.name);
     if (!t)
@@ -110,7 +131,7 @@ export async function readMysqlChanges(
   try {
     const facts = await serverFacts(ctrl);
     requireSettings(facts);
-    const tables = await capturedTables(ctrl, op, conn.config.database);
+    const tables = await capturedTables(ctrl, op, conn.config.database, ctx);
     const { columns, index } = unionColumns(tables);
     // Each table's columns' places in the union, computed once.
     const slots = new Map(tables.map((t) => [t, t.columns.map((c) => index.get(c.name) as number)]));
@@ -243,6 +264,7 @@ export async function readMysqlChanges(
     step.log('info', `binlog from ${positionText(from)} to ${positionText(until)}`);
     return output(batches(), next);
   } catch (err) {
+    if (err instanceof SchemaRefused) throw err.reason;
     throw err instanceof ConnectorError ? err : mysqlError(err, conn);
   } finally {
     if (!handedOver) await closeMysql(ctrl);

@@ -43,15 +43,29 @@ export async function readPgChanges(
   const session = await openPgSession(conn, ctx, signalOf(step, ctx));
   const { client, timed } = session;
   let plan: Awaited<ReturnType<typeof planRead>>;
+  // The server's answer to the schema seen (a broken contract) is rethrown as it is.
+  let stopped = null as { err: unknown } | null;
   try {
     plan = await timed(planRead());
   } catch (err) {
     await session.close();
-    throw session.error(err);
+    throw stopped ? stopped.err : session.error(err);
   }
 
   async function planRead() {
     const tables = await describeTables(client, op.tables);
+    try {
+      await ctx.onCapturedSchema?.(
+        tables.map((t) => ({
+          schema: t.schema,
+          name: t.table,
+          columns: t.oid === null ? null : t.columns.map((c) => ({ name: c.name, type: c.type })),
+        })),
+      );
+    } catch (err) {
+      stopped = { err };
+      throw err;
+    }
     const refused = tables.flatMap(tableFindings);
     if (refused.length > 0) throw new ConnectorError('INVALID_STATEMENT', refused[0].message);
     const shape = rowShape(tables);

@@ -192,6 +192,23 @@ export async function findOpenReport(db: DbOrTx, subjectKey: string) {
   return row ?? null;
 }
 
+/** The baseline of the oldest open `source_schema` report of a data source (any project), or null. */
+export async function openBaselineOf(db: DbOrTx, dataSourceId: string) {
+  const [row] = await db
+    .select({ baseline: driftReports.baseline })
+    .from(driftReports)
+    .where(
+      and(
+        eq(driftReports.dataSourceId, dataSourceId),
+        eq(driftReports.reportType, 'source_schema'),
+        eq(driftReports.status, 'open'),
+      ),
+    )
+    .orderBy(asc(driftReports.createdAt))
+    .limit(1);
+  return (row?.baseline as Record<string, unknown> | undefined) ?? null;
+}
+
 /** The data sources a pipeline binds in one environment, with their stored schemas. */
 export async function dataSourcesOfPipeline(db: DbOrTx, pipelineId: string, environmentId: string) {
   const rows = await db

@@ -47,6 +47,14 @@ const JSON_TYPES: Record<string, string> = {
   array: 'JSON',
 };
 
+const CDC_META: [string, string][] = [
+  ['_op', 'text'],
+  ['_table', 'text'],
+  ['_position', 'text'],
+  ['_committed_at', 'timestamp with time zone'],
+  ['_unchanged', 'json'],
+];
+
 const opOf = (step: Step) => step.operation as Record<string, unknown>;
 
 /** `/orders/{id}` matches `/orders/{{runtime.input.id}}` and `/orders/42`. */
@@ -114,6 +122,27 @@ export async function sourceView(
     return bound.ok
       ? { output: bound.columns, entities, refs, error: null }
       : { output: null, entities, refs, error: bound.message };
+  }
+  if (schema.schema_type === 'relational' && op.operation_type === 'cdc' && Array.isArray(op.tables)) {
+    // A change row: the metadata columns, then the union of the captured tables' columns, the
+    // first table's type for a shared name (docs/cdc.md "The rows").
+    const output: Col[] = CDC_META.map(([name, type]) => ({ name, type: stubType(type) }));
+    const seen = new Set(output.map((c) => nameKey(c.name)));
+    const entities = new Set<string>();
+    for (const t of op.tables as string[]) {
+      const want = nameKey(t);
+      const e = schema.entities.find(
+        (x) => nameKey(x.name) === want || (!want.includes('.') && nameKey(x.name).endsWith(`.${want}`)),
+      );
+      if (!e) continue;
+      entities.add(nameKey(e.name));
+      for (const f of e.fields)
+        if (!seen.has(nameKey(f.name))) {
+          seen.add(nameKey(f.name));
+          output.push({ name: f.name, type: stubType(f.type) });
+        }
+    }
+    return { output: entities.size > 0 ? output : null, entities, refs: null, error: null };
   }
   if (schema.schema_type === 'openapi' && op.operation_type === 'http') {
     const method = String(op.method ?? 'GET').toUpperCase();

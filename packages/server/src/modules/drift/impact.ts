@@ -286,6 +286,12 @@ function sinkImpacts(out: PipelineFindings, t: PipelineTarget, slug: string, d: 
   });
 }
 
+/** A breaking sink impact that names a contract (the two messages above and below). */
+export const isContractImpact = (i: Impact) =>
+  i.kind === 'sink' &&
+  i.severity === 'breaking' &&
+  (/ breaks contract /.test(i.message) || / cannot hold$/.test(i.message));
+
 /** A contracted sink whose candidate input no longer satisfies the latest revision. */
 function contractImpacts(out: PipelineFindings, t: PipelineTarget, slug: string, inputs: (Col[] | null)[]) {
   const contract = t.contracts.get(slug);

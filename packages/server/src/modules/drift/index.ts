@@ -1,6 +1,7 @@
 // The face of the drift module: what other modules and the composition root may use of it.
 // Inside the module, files import each other directly; a repository is never exported.
 
+export { recordCapturedSchema } from './captured';
 export { environmentsOfPipeline, refSchemas, specInEnvironment } from './drift.reads';
 export { driftRoutes } from './drift.routes';
 export { recordSourceSchemaReports } from './drift.service';
