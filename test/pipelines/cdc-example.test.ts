@@ -153,5 +153,23 @@ describe('docs/cdc.md worked example: PostgreSQL orders to a MySQL replica throu
     await waitUntil(slots, (names) => names.length === 0, 60_000);
     expect(await shop(`SELECT pubname FROM pg_publication WHERE pubname = $1`, [slot])).toEqual([]);
     expect(await sluice(['cdc', 'slots', '--data-source', 'orders-db'])).not.toContain(slot);
+
+    // Deployed again, the committed position's slot is gone: the run refuses rather than skip
+    // what may be lost, and a reset of the checkpoints takes a new snapshot.
+    await shop(`UPDATE orders SET status = 'while-away' WHERE id <= 5`);
+    await sluice(['apply', '-f', example]);
+    const refused = await runCli(
+      ['pipelines', 'execute', ...where, '--pipeline', 'orders-replica', '--wait'],
+      {
+        env,
+      },
+    );
+    expect(refused.code).not.toBe(0);
+    expect(`${refused.stdout}${refused.stderr}`).toMatch(
+      /no longer exists: changes since the committed position may be lost/,
+    );
+    expect(await sluice(['checkpoints', 'reset', ...where, 'orders-replica'])).toContain('reset: done');
+    await run();
+    expect(await targetHash()).toEqual(await sourceHash());
   }, 300_000);
 });
