@@ -151,5 +151,18 @@ describe('cdc from MySQL/MariaDB into a PostgreSQL apply sink', () => {
     expect(await targetHash()).not.toEqual(afterSecond);
     expect(await run()).toBe(0);
     expect(await targetHash()).toEqual(await sourceHash());
+
+    // The capture as the pipeline (and its app tab) shows it: the committed binlog position,
+    // nothing behind the server's end; then a change not yet read puts it behind.
+    const captures = async () =>
+      (await ok(s.call('GET', `${ORG}/projects/shop/pipelines/orders-back/captures`), 200)).captures;
+    const [now] = await captures();
+    expect(now).toMatchObject({ step_slug: 'orders-changes', status: 'ok', lag_bytes: 0, active: false });
+    const [master] = await src('SHOW MASTER STATUS');
+    expect(now.confirmed_position).toBe(`${master.File}:${master.Position}`);
+    await src(`UPDATE orders SET status = 'later' WHERE id = 3`);
+    const [behind] = await captures();
+    expect(behind.lag_bytes).toBeGreaterThan(0);
+    expect(behind.confirmed_position).toBe(now.confirmed_position);
   }, 240_000);
 });
