@@ -313,6 +313,15 @@ export type ChangesCapability<C = any, K = any> = {
   captures(conn: Connection<C, K>, prefix: string, ctx: ConnectorContext): Promise<CaptureStatus[]>;
   /** Drops what the capture created on the server; one that does not exist is no error. */
   release(conn: Connection<C, K>, capture: string, ctx: ConnectorContext): Promise<void>;
+  /**
+   * A connector that keeps nothing on the server for a capture (MySQL: a binlog position): how
+   * far a committed checkpoint text is behind the server's end, and that position as text.
+   */
+  positionLag?(
+    conn: Connection<C, K>,
+    checkpoint: string,
+    ctx: ConnectorContext,
+  ): Promise<{ lag_bytes: number | null; confirmed_position: string }>;
 };
 
 export type CaptureFinding = { table: string; code: string; message: string };

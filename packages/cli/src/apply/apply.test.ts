@@ -4,7 +4,7 @@ import { specDiff } from '../commands/pipelines-read';
 import { applySet, parseDocuments } from '../document';
 import { changedFields } from './compare';
 import { resolveDocuments } from './engine';
-import { substitute } from './load';
+import { portAsNumber, substitute } from './load';
 
 describe('apply helpers', () => {
   it('substitutes ${VAR} and ${VAR:-default}, keeps $${ literal, and names a missing variable', () => {
@@ -17,6 +17,14 @@ describe('apply helpers', () => {
     expect(() => substitute({ url: 'http://${NOPE}/' }, env, 'f#1')).toThrow(
       'f#1.url: environment variable NOPE',
     );
+  });
+
+  it("turns a data source's port variable into a number, and nothing else", () => {
+    const ds = { kind: 'DataSource', config: { host: '${H}', port: '${P:-5432}', database: '5432' } };
+    const doc = portAsNumber(substitute(ds, { H: 'db', P: '6543' }, 'f') as any);
+    expect(doc.config).toEqual({ host: 'db', port: 6543, database: '5432' });
+    expect(portAsNumber({ kind: 'DataSource', config: { port: 'x1' } }).config).toEqual({ port: 'x1' });
+    expect(portAsNumber({ kind: 'Project', config: { port: '1' } }).config).toEqual({ port: '1' });
   });
 
   it('compares only what the file says', () => {

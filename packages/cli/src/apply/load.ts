@@ -57,6 +57,17 @@ export function substitute(value: unknown, env: Record<string, string | undefine
   return value;
 }
 
+/**
+ * A data source's `config.port` given as a variable (`port: ${PGPORT:-5432}`) is text after
+ * substitution; digits only become the number the connectors take (docs/cli.md "sluice apply").
+ */
+export function portAsNumber(doc: Doc): Doc {
+  const config = doc.config as Record<string, unknown> | undefined;
+  if (doc.kind !== 'DataSource' || !config || typeof config.port !== 'string') return doc;
+  if (!/^\d{1,5}$/.test(config.port)) return doc;
+  return { ...doc, config: { ...config, port: Number(config.port) } };
+}
+
 /** Every resource document of the targets, in file order. */
 export function loadDocuments(targets: string[], env: Record<string, string | undefined>): Loaded[] {
   const files = [...new Set(targets.flatMap(filesOf))];
@@ -80,7 +91,7 @@ export function loadDocuments(targets: string[], env: Record<string, string | un
       if (!d || typeof d !== 'object' || typeof (d as Doc).kind !== 'string') {
         throw new CliError(ExitCode.failed, `${where}: every document needs a kind (e.g. kind: Project)`);
       }
-      out.push({ doc: substitute(d, env, where) as Doc, file, dir: path.dirname(file) });
+      out.push({ doc: portAsNumber(substitute(d, env, where) as Doc), file, dir: path.dirname(file) });
     });
   }
   return out;

@@ -114,8 +114,8 @@ describe('mysql changes: check', () => {
       ctx,
     );
     expect(findings).toEqual([
-      expect.objectContaining({ table: 'shop.nokey', code: 'NO_PRIMARY_KEY' }),
-      expect.objectContaining({ table: 'shop.ghost', code: 'TABLE_NOT_FOUND' }),
+      expect.objectContaining({ table: 'shop.nokey', code: 'CDC_TABLE_NO_KEY' }),
+      expect.objectContaining({ table: 'shop.ghost', code: 'CDC_TABLE_NOT_FOUND' }),
     ]);
     expect(findings[0].message).toMatch(/ALTER TABLE shop\.nokey ADD PRIMARY KEY/);
     const err = await failure(read({ tables: ['shop.nokey'] }, null));
@@ -134,7 +134,7 @@ describe('mysql changes: check', () => {
       await sql("SET GLOBAL binlog_format = 'MIXED'");
       await sql("SET GLOBAL binlog_row_image = 'MINIMAL'");
       const findings = await mysql.changes.check(connection(), op, ctx);
-      expect(findings.map((f) => f.code)).toEqual(['BINLOG_FORMAT_NOT_ROW', 'BINLOG_ROW_IMAGE_NOT_FULL']);
+      expect(findings.map((f) => f.code)).toEqual(['CDC_SERVER_SETTING', 'CDC_SERVER_SETTING']);
       expect(findings[0].message).toMatch(/binlog_format=ROW/);
       expect(findings[1].message).toMatch(/binlog_row_image=FULL/);
       expect((await failure(read({ tables: ['shop.keyed'] }, null))).message).toMatch(/binlog_format/);

@@ -6,7 +6,8 @@ import { describeTables, type TableName, tableName } from './tables';
 
 // Validation of a capture (docs/connectors/mysql.md "Change data capture"): the
 // server's binlog settings (findings on table `*`) and each table: it exists and has a primary
-// key, without which a delete or update could not name its row.
+// key, without which a delete or update could not name its row. The codes are docs/cdc.md
+// "Requirements", the same as PostgreSQL's.
 
 export async function checkMysqlChanges(
   conn: MysqlConnection,
@@ -26,7 +27,7 @@ export async function checkMysqlChanges(
       else
         findings.push({
           table: n,
-          code: 'INVALID_TABLE_NAME',
+          code: 'CDC_TABLE_NOT_FOUND',
           message: `${JSON.stringify(n)} is not database.table`,
         });
     }
@@ -36,13 +37,13 @@ export async function checkMysqlChanges(
       if (!t) {
         findings.push({
           table: n.name,
-          code: 'TABLE_NOT_FOUND',
+          code: 'CDC_TABLE_NOT_FOUND',
           message: `table ${n.name} does not exist (or this user lacks SELECT on it)`,
         });
       } else if (t.key.length === 0) {
         findings.push({
           table: n.name,
-          code: 'NO_PRIMARY_KEY',
+          code: 'CDC_TABLE_NO_KEY',
           message: `table ${n.name} has no primary key, so its deletes and updates cannot name their row: add one (ALTER TABLE ${n.name} ADD PRIMARY KEY (…))`,
         });
       }

@@ -1,6 +1,6 @@
 import type { ConnectorContext } from '../../types';
 import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../connect';
-import { parseCheckpoint } from './position';
+import { parseCheckpoint, positionText } from './position';
 import { binaryLogs, bytesBehind } from './server';
 
 // How far a capture is behind (docs/connectors/mysql.md "Positions and retention"): the bytes of binlog from its
@@ -33,4 +33,11 @@ export async function mysqlLag(
   } finally {
     await closeMysql(connection);
   }
+}
+
+/** The capability's positionLag: the lag of a committed checkpoint and its position as `file:offset`. */
+export async function mysqlPositionLag(conn: MysqlConnection, checkpoint: string, ctx: ConnectorContext) {
+  const c = parseCheckpoint(checkpoint);
+  const { lag_bytes } = await mysqlLag(conn, checkpoint, ctx);
+  return { lag_bytes, confirmed_position: positionText(c.phase === 'stream' ? c.at : c.from) };
 }

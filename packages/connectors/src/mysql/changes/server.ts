@@ -27,12 +27,12 @@ export async function serverFacts(connection: mysql.Connection): Promise<ServerF
   };
 }
 
-/** The server settings a capture needs, as messages naming the setting (empty when fine). */
+/** The server settings a capture needs, as messages naming the setting (empty when fine); codes of docs/cdc.md "Requirements". */
 export function settingProblems(f: ServerFacts): { code: string; message: string }[] {
   if (!f.logBin) {
     return [
       {
-        code: 'BINLOG_DISABLED',
+        code: 'CDC_SERVER_SETTING',
         message: 'the binary log is off: start the server with log_bin (and server_id) to capture changes',
       },
     ];
@@ -40,13 +40,13 @@ export function settingProblems(f: ServerFacts): { code: string; message: string
   const out: { code: string; message: string }[] = [];
   if (f.binlogFormat !== 'ROW') {
     out.push({
-      code: 'BINLOG_FORMAT_NOT_ROW',
+      code: 'CDC_SERVER_SETTING',
       message: `binlog_format is ${f.binlogFormat}: set binlog_format=ROW (row-based logging) to capture changes`,
     });
   }
   if (f.binlogRowImage !== 'FULL') {
     out.push({
-      code: 'BINLOG_ROW_IMAGE_NOT_FULL',
+      code: 'CDC_SERVER_SETTING',
       message: `binlog_row_image is ${f.binlogRowImage}: set binlog_row_image=FULL so updates and deletes carry whole rows`,
     });
   }

@@ -15,6 +15,8 @@ export type DeployedRow = {
   bindings: { ref: string; id: string; slug: string; type: string }[];
   /** step slug → when its checkpoint was last committed (ISO 8601, as to_jsonb prints it). */
   checkpoints: Record<string, string>;
+  /** step slug → its committed checkpoint text (the step's cursor). */
+  cursors: Record<string, string | null>;
   /** When this deployment was made. */
   deployedAt: string;
 };
@@ -42,7 +44,10 @@ export async function activeDeployments(
                       where b.pipeline_id = p.id and b.environment_id = e.id), '[]'::jsonb) as bindings,
            coalesce((select jsonb_object_agg(c.step_slug, c.updated_at)
                        from pipeline_checkpoints c
-                      where c.pipeline_id = p.id and c.environment_id = e.id), '{}'::jsonb) as checkpoints
+                      where c.pipeline_id = p.id and c.environment_id = e.id), '{}'::jsonb) as checkpoints,
+           coalesce((select jsonb_object_agg(c.step_slug, c.cursor)
+                       from pipeline_checkpoints c
+                      where c.pipeline_id = p.id and c.environment_id = e.id), '{}'::jsonb) as cursors
       from pipeline_deployments d
       join pipelines p on p.id = d.pipeline_id
       join projects pr on pr.id = p.project_id

@@ -7,7 +7,7 @@ import { capabilityFor, describeFailure, getRow, loadConnection, src } from '../
 import { recordEvent } from '../events/index';
 import { activeDeployments, findPipeline } from './captures.repo';
 import { type OwnedCapture, ownedCaptures } from './owned';
-import { readStatuses, readStatusesOf } from './statuses';
+import { positionStatus, readStatuses, readStatusesOf } from './statuses';
 
 // The capture status operations of the API (docs/cdc.md "Slot safety"): per pipeline
 // deployment, per data source, and dropping an orphan.
@@ -47,8 +47,10 @@ export async function listPipelineCaptures(
     deps,
     owned.map((o) => o.dataSource.id),
   );
+  const positions = new Map<string, Awaited<ReturnType<typeof positionStatus>>>();
+  for (const o of owned) positions.set(o.name, await positionStatus(deps, o));
   const items = owned.map((o) => {
-    const read = reads.get(o.dataSource.id);
+    const read = positions.get(o.name) ?? reads.get(o.dataSource.id);
     const status = read?.statuses?.find((s) => s.name === o.name);
     return {
       step_slug: o.stepSlug,

@@ -17,6 +17,8 @@ export type OwnedCapture = {
   dataSource: { id: string; slug: string; type: string };
   /** When the step's position was last committed by a run, or null before the first. */
   lastCheckpointAt: Date | null;
+  /** The step's committed checkpoint text, or null before the first. */
+  cursor: string | null;
 };
 
 type SpecStep = {
@@ -53,6 +55,7 @@ export function ownedCaptures(rows: DeployedRow[]): OwnedCapture[] {
           stepSlug: step.slug,
           dataSource: { id: ds.id, slug: ds.slug, type: ds.type },
           lastCheckpointAt: at ? new Date(at) : null,
+          cursor: row.cursors?.[step.slug] ?? null,
         },
       ];
     }),

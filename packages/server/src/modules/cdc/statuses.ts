@@ -49,3 +49,29 @@ export async function readStatusesOf(
   }
   return out;
 }
+
+/**
+ * For a connector that keeps nothing on the server (MySQL, docs/cdc.md "What each capture holds
+ * back"): the capture's status from the step's committed checkpoint; null when the connector
+ * lists its captures itself or nothing was committed yet.
+ */
+export async function positionStatus(
+  deps: ReadDeps,
+  capture: { name: string; cursor: string | null; dataSource: { id: string; type: string } },
+): Promise<StatusRead | null> {
+  const changes = capabilityFor(capture.dataSource.type, 'changes');
+  if (!changes.positionLag || capture.cursor === null) return null;
+  const row = await dataSourceById(deps.db, capture.dataSource.id);
+  if (!row) return { statuses: null, failure: { code: 'NOT_FOUND', message: 'the data source is gone' } };
+  try {
+    const loaded = await loadConnection(deps.db, deps, row);
+    const lag = await changes.positionLag(loaded.connection, capture.cursor, loaded.ctx);
+    return { statuses: [{ name: capture.name, active: false, ...lag }], failure: null };
+  } catch (err) {
+    if (err instanceof AppError) return { statuses: null, failure: { code: err.code, message: err.message } };
+    const { failure, unexpected } = describeFailure(err);
+    if (unexpected)
+      deps.log.error({ err, dataSource: row.slug }, 'reading a capture position failed unexpectedly');
+    return { statuses: null, failure };
+  }
+}
