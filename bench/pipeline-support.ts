@@ -243,6 +243,12 @@ export async function setUpTick(p: Platform, database: string): Promise<void> {
   });
 }
 
+/** CPU time (user + system) a process has used so far, in ms (`/proc/<pid>/stat`). */
+export function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 /** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */
 function statusKb(pid: number, field: string): number {
   const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -423,6 +429,7 @@ export async function runInWorker(
   const worker = await startWorker({ ...opts.env, SLUICE_QUEUE_POLL_SECONDS: '0.5' }, prof);
   try {
     worker.sample();
+    const cpuBefore = cpuMs(worker.pid);
     const wallStart = performance.now();
     const executedAt = Date.now();
     const queued = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
@@ -437,6 +444,8 @@ export async function runInWorker(
     const seenMs = performance.now() - wallStart;
     const wallMs = Date.parse(run.finished_at) - executedAt;
     const peaks = worker.peaks();
+    // The worker's CPU while the run went (the 200 ms poll adds a little idle time, no work).
+    const workerCpuMs = cpuMs(worker.pid) - cpuBefore;
     if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
     const got = await loaded();
     if (got !== n) throw new Error(`the run loaded ${got} rows, expected ${n}`);
@@ -459,9 +468,9 @@ export async function runInWorker(
     );
     console.log(
       `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
-        `VmHWM ${peaks.hwmMB.toFixed(0)} MB`,
+        `VmHWM ${peaks.hwmMB.toFixed(0)} MB; worker CPU during the run ${(workerCpuMs / 1000).toFixed(2)} s`,
     );
-    return { rps, wallRps, peakMB: Math.max(peaks.sampledMB, peaks.hwmMB) };
+    return { rps, wallRps, peakMB: Math.max(peaks.sampledMB, peaks.hwmMB), workerCpuMs };
   } finally {
     await worker.stop();
   }
