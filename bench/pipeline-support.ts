@@ -58,6 +58,51 @@ export function shell(line: string, env: Record<string, string> = {}): Promise<n
   });
 }
 
+/**
+ * The data path's physical limit (issue 26 item 8): the target server's own binary
+ * `COPY table FROM 'file'` of the same rows, server-side (no client, no network). `file` is a
+ * path on the server's host written before by `writeLimitFile`; the server runs as its own
+ * user and must be able to read it. Only the COPY statement is timed (autocommit: its commit
+ * and WAL flush included, as a Sluice run's). Resolves with rows/s; checks the row count.
+ */
+export async function copyFileLimit(
+  database: string,
+  table: string,
+  file: string,
+  n: number,
+): Promise<number> {
+  const c = new pg.Client({ connectionString: dbUrl(database), application_name: 'sluice-bench' });
+  await c.connect();
+  try {
+    const started = performance.now();
+    const r = await c.query(`COPY ${table} FROM '${file}' (FORMAT binary)`);
+    const ms = performance.now() - started;
+    if (r.rowCount !== n) throw new Error(`the limit's COPY loaded ${r.rowCount} rows, expected ${n}`);
+    const rps = n / (ms / 1000);
+    console.log(
+      `  limit: server COPY FROM file ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(2)} s, binary, server-side)`,
+    );
+    return rps;
+  } finally {
+    await c.end();
+  }
+}
+
+/** Writes `query`'s rows on the server to `file` in binary COPY format, for `copyFileLimit`. */
+export async function writeLimitFile(database: string, query: string, file: string): Promise<void> {
+  await sql(database, `COPY (${query}) TO '${file}' (FORMAT binary)`);
+}
+
+/** A file path for the limit's rows on the server's host (the bench and server share /tmp). */
+export const limitFile = (tag: string) => `/tmp/sluice_bench_limit_${process.pid}_${tag}.bin`;
+
+/** Removes this process's limit files (the bench runs as a user that may delete them). */
+export function removeLimitFiles() {
+  for (const f of fs.readdirSync('/tmp')) {
+    if (f.startsWith(`sluice_bench_limit_${process.pid}_`)) fs.rmSync(path.join('/tmp', f), { force: true });
+  }
+}
+
 export type Platform = {
   rt: Runtime;
   app: App;
@@ -451,7 +496,7 @@ export async function runInWorker(
       for (const l of logs.logs ?? [])
         console.log(`    +${Date.parse(l.at) - t0} ms ${l.step_slug ?? ''} ${l.message}`);
     }
-    return { rps, wallRps, peakMB: Math.max(peaks.sampledMB, peaks.hwmMB) };
+    return { rps, wallRps, peakMB: Math.max(peaks.sampledMB, peaks.hwmMB), workerCpuMs: cpu * 1000 };
   } finally {
     await worker.stop();
   }

@@ -18,18 +18,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  copyFileLimit,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
   deployPipeline,
   dropDatabase,
+  limitFile,
   openPlatform,
   type Platform,
   pgDataSource,
+  removeLimitFiles,
   runInWorker,
   shell,
   sql,
   startJsonServer,
+  writeLimitFile,
   writePeopleCsv,
 } from './pipeline-support';
 
@@ -55,6 +59,8 @@ type Row = {
   rps: number;
   baseline: number;
   baselineLabel: string;
+  /** The target server's binary COPY FROM a file of the same rows (PostgreSQL rows only). */
+  limit?: number;
   rss?: string;
 };
 const results: Row[] = [];
@@ -143,24 +149,42 @@ async function pgToPg(p: Platform) {
   for (const n of ROWS) {
     console.log(`\nPostgreSQL → PostgreSQL, ${n.toLocaleString('en')} rows (load average ${load()})`);
     await fillSource(n);
+    // The limit: the target's own binary COPY FROM a file of the same rows, into the same
+    // table (logged, with its primary key, as the sink's target), around each Sluice run.
+    const file = limitFile(`pg-${n}`);
+    await writeLimitFile(SRC, 'SELECT * FROM src', file);
+    const limit = async () => {
+      await resetTarget(DST, 'dst', COLUMNS);
+      return copyFileLimit(DST, 'dst', file, n);
+    };
     const before = await copyBaseline(n);
+    const limitBefore = await limit();
     await resetTarget(DST, 'dst', COLUMNS);
     const s = await sluiceRun(p, 'pg-to-pg', n, [DST, 'dst'], `pg-to-pg-${n}`);
     const [want, got] = [await checksum(SRC, 'src'), await checksum(DST, 'dst')];
     if (want !== got) throw new Error(`the target's rows differ from the source's: ${got} ≠ ${want}`);
     console.log(`  rows checked: count and sum(hashtext(row)) equal to the source's (${got})`);
     const between = await copyBaseline(n);
+    const limitBetween = await limit();
     console.log(`  with cursor_column created_at (the next cursor is its greatest value):`);
     await resetTarget(DST, 'dst', COLUMNS);
     const c = await sluiceRun(p, 'pg-to-pg-cursor', n, [DST, 'dst'], `pg-to-pg-cursor-${n}`);
     if ((await checksum(DST, 'dst')) !== want)
       throw new Error("the cursor run's rows differ from the source's");
     const after = await copyBaseline(n);
+    const limitAfter = await limit();
     const baseline = (before + between) / 2;
     const cursorBaseline = (between + after) / 2;
+    const limitRps = (limitBefore + limitBetween) / 2;
+    const cursorLimit = (limitBetween + limitAfter) / 2;
     console.log(
       `  ratio to COPY (mean of the runs around it): execute→finished ${(s.wallRps / baseline).toFixed(2)}, ` +
         `run clock ${(s.rps / baseline).toFixed(2)}; with cursor_column ${(c.wallRps / cursorBaseline).toFixed(2)}`,
+    );
+    console.log(
+      `  ratio to the limit (server COPY FROM file, mean around it): execute→finished ${(s.wallRps / limitRps).toFixed(2)}, ` +
+        `run clock ${(s.rps / limitRps).toFixed(2)}; with cursor_column ${(c.wallRps / cursorLimit).toFixed(2)}; ` +
+        `the pipe ${(baseline / limitRps).toFixed(2)}`,
     );
     results.push({
       label: 'PostgreSQL → PostgreSQL',
@@ -168,6 +192,7 @@ async function pgToPg(p: Platform) {
       rps: s.wallRps,
       baseline,
       baselineLabel: 'psql COPY → psql COPY',
+      limit: limitRps,
       rss: `${s.peakMB.toFixed(0)} MB`,
     });
     results.push({
@@ -176,6 +201,7 @@ async function pgToPg(p: Platform) {
       rps: c.wallRps,
       baseline: cursorBaseline,
       baselineLabel: 'psql COPY → psql COPY',
+      limit: cursorLimit,
       rss: `${c.peakMB.toFixed(0)} MB`,
     });
   }
@@ -315,17 +341,19 @@ async function main() {
     await p?.close().catch(() => {});
     for (const db of [STORE, SRC, DST]) await dropDatabase(db).catch(() => {});
     fs.rmSync(dataDir, { recursive: true, force: true });
+    removeLimitFiles();
   }
 
   console.log(`\nload average after the runs: ${load()} (other work on the machine skews every figure)`);
   console.log(
-    '| pipeline | rows | Sluice rows/s (execute→finished) | baseline | baseline rows/s | ratio | worker peak RSS |',
+    '| pipeline | rows | Sluice rows/s (execute→finished) | baseline | baseline rows/s | ratio | limit rows/s | ratio to limit | worker peak RSS |',
   );
-  console.log('|---|---:|---:|---|---:|---:|---:|');
+  console.log('|---|---:|---:|---|---:|---:|---:|---:|---:|');
   for (const r of results) {
     console.log(
       `| ${r.label} | ${r.rows.toLocaleString('en')} | ${r.rps.toFixed(0)} | ${r.baselineLabel} | ` +
-        `${r.baseline.toFixed(0)} | ${(r.rps / r.baseline).toFixed(2)} | ${r.rss ?? ''} |`,
+        `${r.baseline.toFixed(0)} | ${(r.rps / r.baseline).toFixed(2)} | ${r.limit?.toFixed(0) ?? ''} | ` +
+        `${r.limit ? (r.rps / r.limit).toFixed(2) : ''} | ${r.rss ?? ''} |`,
     );
   }
   const pgRows = results.filter((r) => r.label.startsWith('PostgreSQL'));
@@ -335,6 +363,10 @@ async function main() {
     console.log(
       `\ntargets (PostgreSQL → PostgreSQL): ratio ≥ 0.8 (execute→finished) → ${worst.toFixed(2)} ${worst >= 0.8 ? 'met' : 'MISSED'}; ` +
         `worker peak < 250 MB → ${peaks.join(' / ')} MB ${Math.max(...peaks) < 250 ? 'met' : 'MISSED'} (flatness from 1M to 10M: npm run bench:memory)`,
+    );
+    const toLimit = Math.min(...pgRows.map((r) => r.rps / r.limit!));
+    console.log(
+      `target (issue 26 item 8): ≥ 0.9 of the limit (server binary COPY FROM file) → ${toLimit.toFixed(2)} ${toLimit >= 0.9 ? 'met' : 'MISSED'}`,
     );
   }
 }

@@ -108,30 +108,6 @@ export class CopyTextRows {
     if (n > this.out.length) this.out = Buffer.allocUnsafe(n);
   }
 
-  /**
-   * Whether the row's COPY text is its packet with each one-byte length turned into a tab: no
-   * NULL, no value of 251 bytes or more, no bytes column, nothing to escape.
-   */
-  private verbatim(buf: Buffer, start: number, end: number): boolean {
-    const kinds = this.kinds;
-    let p = start;
-    for (let c = 0; c < kinds.length; c++) {
-      if (p >= end) return false;
-      const len = buf[p++];
-      if (len >= 0xfb) return false;
-      const kind = kinds[c];
-      if (kind === BYTES) return false;
-      if (kind === TEXT) {
-        for (let i = p, e = p + len; i < e; i++) {
-          const b = buf[i];
-          if (b === 0x5c || (b < 0x0e && (b === 0x09 || b === 0x0a || b === 0x0d))) return false;
-        }
-      }
-      p += len;
-    }
-    return p === end;
-  }
-
   /** One row packet's payload, buf[start, end): length-encoded values, one per column. */
   packet(buf: Buffer, start: number, end: number): void {
     const kinds = this.kinds;
@@ -139,43 +115,54 @@ export class CopyTextRows {
     // Each value grows at most to twice its bytes plus 3 (hex), NULL's one byte to two.
     this.room(2 * (end - start) + 3 * width + 1);
     const out = this.out;
+    const cursor = this.cursor;
     let pos = this.pos;
-    if (this.cursor === null && width > 0 && this.verbatim(buf, start, end)) {
-      // The common row: one copy, then the length bytes (one before each value) become tabs.
-      buf.copy(out, pos, start + 1, end);
-      for (let p = start + 1 + buf[start]; p < end; p += 1 + buf[p]) out[pos + (p - start - 1)] = 0x09;
-      pos += end - start - 1;
-      out[pos++] = 0x0a;
-      this.pos = pos;
-      this.rows++;
-      if (pos >= this.chunkSize) this.flush();
-      return;
-    }
     let p = start;
+    // One pass: each value's bytes go straight into the chunk, escaped as they are copied.
     for (let c = 0; c < width; c++) {
       if (c > 0) out[pos++] = 0x09;
       let len = buf[p++];
-      if (len === 0xfb) {
-        out[pos++] = 0x5c;
-        out[pos++] = 0x4e;
-        if (this.cursor?.index === c) this.cursor.see(null);
-        continue;
+      if (len >= 0xfb) {
+        if (len === 0xfb) {
+          out[pos++] = 0x5c;
+          out[pos++] = 0x4e;
+          if (cursor !== null && cursor.index === c) cursor.see(null);
+          continue;
+        }
+        if (len === 0xfc) {
+          len = buf[p] | (buf[p + 1] << 8);
+          p += 2;
+        } else if (len === 0xfd) {
+          len = buf[p] | (buf[p + 1] << 8) | (buf[p + 2] << 16);
+          p += 3;
+        } else {
+          len = buf.readUInt32LE(p) + buf.readUInt32LE(p + 4) * 2 ** 32;
+          p += 8;
+        }
       }
-      if (len === 0xfc) {
-        len = buf[p] | (buf[p + 1] << 8);
-        p += 2;
-      } else if (len === 0xfd) {
-        len = buf[p] | (buf[p + 1] << 8) | (buf[p + 2] << 16);
-        p += 3;
-      } else if (len === 0xfe) {
-        len = buf.readUInt32LE(p) + buf.readUInt32LE(p + 4) * 2 ** 32;
-        p += 8;
+      const e = p + len;
+      if (e > end) throw new Error('a row packet ended inside a value');
+      const kind = kinds[c];
+      if (cursor !== null && cursor.index === c) cursor.see(this.cursorValue(buf, p, e, kind));
+      if (kind === PLAIN) {
+        for (; p < e; p++) out[pos++] = buf[p];
+      } else if (kind === TEXT) {
+        for (; p < e; p++) {
+          const b = buf[p];
+          if (b === 0x5c) {
+            out[pos++] = 0x5c;
+            out[pos++] = 0x5c;
+          } else if (b < 0x0e && (b === 0x09 || b === 0x0a || b === 0x0d)) {
+            out[pos++] = 0x5c;
+            out[pos++] = b === 0x09 ? 0x74 : b === 0x0a ? 0x6e : 0x72;
+          } else out[pos++] = b;
+        }
+      } else {
+        pos = put(out, pos, buf, p, e, kind);
+        p = e;
       }
-      if (p + len > end) throw new Error('a row packet ended inside a value');
-      if (this.cursor?.index === c) this.cursor.see(this.cursorValue(buf, p, p + len, kinds[c]));
-      pos = put(out, pos, buf, p, p + len, kinds[c]);
-      p += len;
     }
+    if (p !== end) throw new Error('a row packet holds more than its columns');
     out[pos++] = 0x0a;
     this.pos = pos;
     this.rows++;

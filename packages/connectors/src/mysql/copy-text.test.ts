@@ -195,7 +195,7 @@ describe('COPY text from MySQL rows', () => {
     const counts: Record<string, number> = {
       'SELECT * FROM every ORDER BY id': 3,
       'SELECT * FROM zero': 1,
-      // Rows copied verbatim and, every 7th, escaped value by value.
+      // Plain rows and, every 7th, rows with values to escape; every 3rd a NULL.
       'SELECT id, v, id * 2 AS twice, IF(id % 3 = 0, NULL, id) AS n FROM seq WHERE id <= 2000 ORDER BY id': 2000,
       'SELECT id, v, id * 2 AS twice FROM seq ORDER BY id': 30_000,
     };

@@ -1,12 +1,12 @@
 import type { Column, NativeRows, StepContext } from '@sluice/engine';
 import type pg from 'pg';
-import copyStreams from 'pg-copy-streams';
 import { deferred, NotConsumedError } from '../payloads/streams';
 import { cursorIndex, cursorTracker } from '../relational/cursor';
 import { quoteIdent } from '../relational/identifiers';
 import { sourceQuery } from '../relational/pipeline';
 import type { CompiledStatement } from '../relational/placeholders';
 import { CopyBinaryMax, type ScannedKind } from './copy-binary-max';
+import { CopyOutStream } from './copy-out-stream';
 import type { PgSession } from './session';
 
 // The PostgreSQL source's native form: `COPY (query) TO STDOUT` on the source's own session
@@ -86,7 +86,7 @@ export function pgNativeRows(
           "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)",
         ),
       );
-      const copy = client.query(copyStreams.to(`COPY ${text} TO STDOUT (FORMAT ${format})`));
+      const copy = client.query(new CopyOutStream(`COPY ${text} TO STDOUT (FORMAT ${format})`));
       const scanned =
         index === null || format !== 'binary' ? undefined : CURSOR_TYPES.get(fields[index].dataTypeID);
       const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;

@@ -1,0 +1,169 @@
+import { Readable } from 'node:stream';
+import type pg from 'pg';
+
+// `COPY … TO STDOUT` read straight off the connection's socket, for the pass-through
+// (docs/benchmarks.md, "The data path toward its limit"). PostgreSQL sends every row as its own
+// CopyData message; this reader takes the socket's chunks as they come, drops each message's
+// five header bytes by moving the row bytes down inside the same chunk (one memmove, no buffer
+// per row), and hands on one slice per chunk. Notices and parameter changes sent during the
+// copy are dropped; CopyDone hands the connection back to pg, which reads the command tag (the
+// row count) and ReadyForQuery; an ErrorResponse is handed back unread, and pg reports it
+// through handleError. The stream ends at ReadyForQuery, once `rowCount` is known.
+
+const COPY_DATA = 0x64; // 'd'
+const COPY_DONE = 0x63; // 'c'
+const COPY_OUT_RESPONSE = 0x48; // 'H'
+const NOTICE = 0x4e; // 'N'
+const PARAMETER_STATUS = 0x53; // 'S'
+const NOTIFICATION = 0x41; // 'A'
+const SKIPPED = new Set([COPY_OUT_RESPONSE, NOTICE, PARAMETER_STATUS, NOTIFICATION]);
+
+/** The part of pg's connection this reader uses: its socket and the simple query. */
+type Connection = {
+  stream: {
+    read(): Buffer | null;
+    listeners(event: 'data'): ((b: Buffer) => void)[];
+    on(event: 'data' | 'readable', fn: (...a: never[]) => void): void;
+    removeListener(event: 'data' | 'readable', fn: (...a: never[]) => void): void;
+    pause(): void;
+    resume(): void;
+  };
+  query(text: string): void;
+};
+
+export class CopyOutStream extends Readable implements pg.Submittable {
+  /** Rows of the COPY's command tag, once the stream ended. */
+  rowCount = 0;
+  private connection: Connection | null = null;
+  private pgHandler: ((b: Buffer) => void) | null = null;
+  private readonly onReadable = () => this.forward();
+  private wanted = false;
+  private forwarding = false;
+  /** Body bytes of the current message not read yet, and whether they are row bytes. */
+  private remaining = 0;
+  private rowBytes = false;
+  /** A message header cut by a chunk boundary. */
+  private head = Buffer.alloc(5);
+  private headLength = 0;
+
+  constructor(private readonly text: string) {
+    super();
+  }
+
+  submit(connection: unknown): void {
+    const c = connection as Connection;
+    this.connection = c;
+    const listeners = c.stream.listeners('data');
+    if (listeners.length !== 1) throw new Error('the connection has an unexpected reader');
+    this.pgHandler = listeners[0];
+    c.stream.removeListener('data', this.pgHandler);
+    c.stream.pause();
+    c.stream.on('readable', this.onReadable);
+    c.query(this.text);
+  }
+
+  override _read(): void {
+    this.wanted = true;
+    this.forward();
+  }
+
+  private forward(): void {
+    if (this.forwarding || !this.wanted || !this.connection || !this.pgHandler) return;
+    this.forwarding = true;
+    const stream = this.connection.stream;
+    while (this.wanted && this.attached()) {
+      const chunk = stream.read();
+      if (chunk === null) break;
+      this.readChunk(chunk);
+    }
+    this.forwarding = false;
+  }
+
+  private attached(): boolean {
+    return this.pgHandler !== null;
+  }
+
+  /** Rows of one socket chunk, moved down over the headers; the rest goes back to pg. */
+  private readChunk(chunk: Buffer): void {
+    const n = chunk.length;
+    let r = 0;
+    let w = 0;
+    while (r < n) {
+      if (this.remaining > 0) {
+        const take = Math.min(this.remaining, n - r);
+        if (this.rowBytes) {
+          if (w !== r) chunk.copyWithin(w, r, r + take);
+          w += take;
+        }
+        r += take;
+        this.remaining -= take;
+        continue;
+      }
+      let code: number;
+      let length: number;
+      const start = r;
+      const cut = !(this.headLength === 0 && n - r >= 5);
+      if (!cut) {
+        code = chunk[r];
+        length = chunk.readUInt32BE(r + 1) - 4;
+        r += 5;
+      } else {
+        const more = Math.min(5 - this.headLength, n - r);
+        chunk.copy(this.head, this.headLength, r, r + more);
+        this.headLength += more;
+        r += more;
+        if (this.headLength < 5) break;
+        this.headLength = 0;
+        code = this.head[0];
+        length = this.head.readUInt32BE(1) - 4;
+      }
+      if (code === COPY_DATA || SKIPPED.has(code)) {
+        this.remaining = length;
+        this.rowBytes = code === COPY_DATA;
+        continue;
+      }
+      // CopyDone (consumed here, as pg expects nothing of it) or anything else (an error):
+      // pg reads on from there.
+      this.emitRows(chunk, w);
+      const rest =
+        code === COPY_DONE && length === 0
+          ? chunk.subarray(r)
+          : cut
+            ? Buffer.concat([this.head, chunk.subarray(r)])
+            : chunk.subarray(start);
+      this.detach(rest);
+      return;
+    }
+    this.emitRows(chunk, w);
+  }
+
+  private emitRows(chunk: Buffer, w: number): void {
+    if (w > 0 && !this.push(chunk.subarray(0, w))) this.wanted = false;
+  }
+
+  /** Gives the connection back to pg with the bytes after the copy. */
+  private detach(rest: Buffer): void {
+    const c = this.connection!;
+    const handler = this.pgHandler!;
+    this.pgHandler = null;
+    c.stream.removeListener('readable', this.onReadable);
+    c.stream.on('data', handler);
+    if (rest.length > 0) handler(rest);
+    process.nextTick(() => c.stream.resume());
+  }
+
+  handleCommandComplete(msg: { text?: string }): void {
+    const m = /COPY (\d+)/.exec(msg?.text ?? '');
+    if (m) this.rowCount = Number(m[1]);
+  }
+
+  handleReadyForQuery(): void {
+    this.connection = null;
+    this.push(null);
+  }
+
+  handleError(err: Error): void {
+    this.connection = null;
+    this.destroy(err);
+  }
+}
