@@ -61,7 +61,11 @@ export function shell(line: string, env: Record<string, string> = {}): Promise<n
 export type Platform = {
   rt: Runtime;
   app: App;
+  /** The owner API key the calls authenticate with. */
+  apiKey: string;
   call(method: string, url: string, body?: unknown): Promise<any>;
+  /** Serves the API host on a local port as well (for a load generator in another process). */
+  listen(): Promise<string>;
   close(): Promise<void>;
 };
 
@@ -78,6 +82,8 @@ export async function openPlatform(env: Record<string, string>): Promise<Platfor
   return {
     rt,
     app,
+    apiKey: api_key,
+    listen: () => app.listen({ host: '127.0.0.1', port: 0 }),
     async call(method, url, body) {
       const res = await app.inject({
         method: method as any,
