@@ -126,3 +126,32 @@ export async function waitSampler(database: string) {
     },
   };
 }
+
+/** The most sessions Sluice's processes held at once on each of `databases`, sampled every 200 ms. */
+export async function connectionPeaks(databases: string[]) {
+  const client = new pg.Client({ connectionString: dbUrl('postgres'), application_name: 'sluice-bench' });
+  await client.connect();
+  const peaks = new Map<string, number>();
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { rows } = await client.query(
+        `select datname, count(*)::int as n from pg_stat_activity
+          where datname = any($1) and application_name <> 'sluice-bench' group by 1`,
+        [databases],
+      );
+      for (const r of rows) peaks.set(r.datname, Math.max(peaks.get(r.datname) ?? 0, r.n));
+    } finally {
+      busy = false;
+    }
+  }, 200);
+  return {
+    async stop(): Promise<Map<string, number>> {
+      clearInterval(timer);
+      await client.end();
+      return peaks;
+    },
+  };
+}

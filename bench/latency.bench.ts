@@ -50,7 +50,7 @@ import path from 'node:path';
 import pg from 'pg';
 import './statement-counter.mjs';
 import { type PgBouncerPeer, startPgBouncer } from '../test/peers/pgbouncer';
-import { loopDelay, startApiLoad, waitSampler } from './latency-probes';
+import { connectionPeaks, loopDelay, startApiLoad, waitSampler } from './latency-probes';
 import {
   createDatabase,
   dbUrl,
@@ -336,6 +336,10 @@ async function main() {
       { ref: 'target-db', table: 'copy_rows' },
     );
 
+    // The platform database's size before any run: what the runs add is their stored bytes.
+    const storeBytes = async () =>
+      Number((await sql(STORE, 'select pg_database_size(current_database()) as b'))[0].b);
+    const emptyBytes = await storeBytes();
     let expected = 0;
     const latencyPhases = ['one', 'rated', 'api', 'high'].some((ph) => PHASES.has(ph));
     if (latencyPhases) {
@@ -466,7 +470,9 @@ async function main() {
         await sleep(1000);
         const l0 = load();
         const scaleBefore = await counters(workers);
+        const sessions = await connectionPeaks([STORE, DST]);
         const r = await sluiceRuns(p, SCALE_RUNS, 0);
+        const peaks = await sessions.stop();
         expected += SCALE_RUNS;
         const l1 = load();
         const cost = await perRun(scaleBefore, workers, SCALE_RUNS);
@@ -491,6 +497,14 @@ async function main() {
             `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1})${rows}`,
         );
         console.log(costLine(cost));
+        // The bound of docs/operations.md: per worker min(pool, max(4, C + 2)) platform
+        // connections + 1 LISTEN; on a data source ≤ 2 sessions per running trivial run (source
+        // and sink) + 2 × C + 2 idle. The API host in this process holds its own pool beside.
+        const platformBound = n * (Math.min(10, Math.max(4, CONCURRENCY + 2)) + 1);
+        console.log(
+          `  sessions at most: ${peaks.get(STORE) ?? 0} on the platform database (API pool ≤ 10 + workers' bound ` +
+            `${platformBound}), ${peaks.get(DST) ?? 0} on the data database (bound ${n * (4 * CONCURRENCY + 2)})`,
+        );
         for (const w of workers) await w.stop();
         workers = [];
       }
@@ -521,8 +535,14 @@ async function main() {
     if (copiedRows !== copied) throw new Error(`copy_rows holds ${copiedRows} rows, expected ${copied}`);
     const loaded = await sinkRows();
     if (loaded !== expected) throw new Error(`the sink holds ${loaded} rows, expected ${expected}`);
+    // Runs, their steps, log lines, events and queue jobs as stored (completed jobs stay in
+    // pg-boss's table until its retention; no vacuum ran in between).
     console.log(
-      `\nrows checked: ${loaded} trivial runs, ${loaded} rows in their sink; ${copiedRows} copied rows; load average ${load()}`,
+      `\nplatform database: ${(((await storeBytes()) - emptyBytes) / Math.max(1, expected)).toFixed(0)} bytes ` +
+        `stored per run (${expected} runs; tables, indexes and TOAST, nothing deleted yet)`,
+    );
+    console.log(
+      `rows checked: ${loaded} trivial runs, ${loaded} rows in their sink; ${copiedRows} copied rows; load average ${load()}`,
     );
   } finally {
     stopCost();
