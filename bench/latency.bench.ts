@@ -12,8 +12,10 @@
 //
 //   BENCH_LATENCY_SECONDS=30      length of the 3,000 runs/min phases
 //   BENCH_LATENCY_RATE=3000       runs per minute in those phases
-//   BENCH_API_RATE=500            authenticated runs-list requests a second served beside the
-//                                 rate in its second phase (autocannon in another process)
+//   BENCH_API_RATE=500            authenticated list requests a second served beside the rate in
+//                                 its second phase (autocannon in another process)
+//   BENCH_API_LIST=runs           which list: `runs` (the environment's runs, 20 with their
+//                                 steps) or `events` (the organization's events, 20)
 //   BENCH_LATENCY_HIGH_RATE=6000  runs per minute of the sustained phase (BENCH_LATENCY_SECONDS)
 //   BENCH_PHASES=one,rated,api,high,scale   the phases run, in this order
 //   --scale-out                   only the scale-out phase, with BENCH_SCALE=1,2,4,8 and
@@ -70,6 +72,9 @@ const SCALE_ONLY = process.argv.includes('--scale-out');
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 3000);
 const API_RATE = Number(process.env.BENCH_API_RATE ?? 500);
+const API_LIST = process.env.BENCH_API_LIST ?? 'runs';
+if (!['runs', 'events'].includes(API_LIST)) throw new Error('BENCH_API_LIST is runs or events');
+const API_PATH = API_LIST === 'runs' ? `${PE}/runs?limit=20` : '/organizations/acme/events?limit=20';
 const HIGH_RATE = Number(process.env.BENCH_LATENCY_HIGH_RATE ?? 6000);
 const PHASES = new Set(
   (process.env.BENCH_PHASES ?? (SCALE_ONLY ? 'scale' : 'one,rated,api,high,scale')).split(','),
@@ -374,14 +379,14 @@ async function main() {
       const count = Math.round((rate / 60) * SECONDS);
       console.log(
         `\n${rate} runs/min for ${SECONDS} s, ${count} runs` +
-          (apiRate ? `, beside ${apiRate} authenticated runs-list requests/s` : '') +
+          (apiRate ? `, beside ${apiRate} authenticated ${API_LIST}-list requests/s` : '') +
           ` (load average ${load()})`,
       );
       const bareRate = await bareBaseline(count, rate);
       report('bare insert+NOTIFY → listener', bareRate);
       const before = await counters(workers);
       const apiLoad = apiRate
-        ? startApiLoad(`${apiUrl}${PE}/runs?limit=20`, host.apiKey, apiRate, SECONDS + 1)
+        ? startApiLoad(`${apiUrl}${API_PATH}`, host.apiKey, apiRate, SECONDS + 1)
         : null;
       if (apiLoad) await sleep(1000);
       loop.reset();
