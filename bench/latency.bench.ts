@@ -10,8 +10,17 @@
 // inserts a row and NOTIFYs, a listening connection takes the row (update … returning) and
 // marks it done; execute → running is insert → taken.
 //
-//   BENCH_LATENCY_SECONDS=30      length of the 3,000 runs/min phase
-//   BENCH_LATENCY_RATE=3000       runs per minute in that phase
+//   BENCH_LATENCY_SECONDS=30      length of the 3,000 runs/min phases
+//   BENCH_LATENCY_RATE=3000       runs per minute in those phases
+//   BENCH_API_RATE=500            authenticated list requests a second served beside the rate in
+//                                 its second phase (autocannon in another process)
+//   BENCH_API_LIST=runs           which list: `runs` (the environment's runs, 20 with their
+//                                 steps) or `events` (the organization's events, 20)
+//   BENCH_LATENCY_HIGH_RATE=6000  runs per minute of the sustained phase (BENCH_LATENCY_SECONDS)
+//   BENCH_PHASES=one,rated,api,high,scale   the phases run, in this order
+//   --scale-out                   only the scale-out phase, with BENCH_SCALE=1,2,4,8 and
+//                                 BENCH_CONCURRENCY=2 unless set (`npm run bench:scale`): a
+//                                 simulated many-host deployment, each worker process its own pool
 //   BENCH_WORKERS=2               worker processes; BENCH_CONCURRENCY=4 runs at once in each
 //   BENCH_SCALE=1,2,4             worker counts for the runs/min saturation figure ('' skips it)
 //   BENCH_SCALE_RUNS=600          runs queued at once per saturation measurement
@@ -43,6 +52,7 @@ import path from 'node:path';
 import pg from 'pg';
 import './statement-counter.mjs';
 import { type PgBouncerPeer, startPgBouncer } from '../test/peers/pgbouncer';
+import { connectionPeaks, loopDelay, startApiLoad, waitSampler } from './latency-probes';
 import {
   createDatabase,
   dbUrl,
@@ -58,11 +68,23 @@ import {
 } from './pipeline-support';
 import { runCost } from './run-cost';
 
+const SCALE_ONLY = process.argv.includes('--scale-out');
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 3000);
+const API_RATE = Number(process.env.BENCH_API_RATE ?? 500);
+const API_LIST = process.env.BENCH_API_LIST ?? 'runs';
+if (!['runs', 'events'].includes(API_LIST)) throw new Error('BENCH_API_LIST is runs or events');
+const API_PATH = API_LIST === 'runs' ? `${PE}/runs?limit=20` : '/organizations/acme/events?limit=20';
+const HIGH_RATE = Number(process.env.BENCH_LATENCY_HIGH_RATE ?? 6000);
+const PHASES = new Set(
+  (process.env.BENCH_PHASES ?? (SCALE_ONLY ? 'scale' : 'one,rated,api,high,scale')).split(','),
+);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
-const SCALE = (process.env.BENCH_SCALE ?? '1,2,4').split(',').filter(Boolean).map(Number);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? (SCALE_ONLY ? 2 : 4));
+const SCALE = (process.env.BENCH_SCALE ?? (SCALE_ONLY ? '1,2,4,8' : '1,2,4'))
+  .split(',')
+  .filter(Boolean)
+  .map(Number);
 const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
 const SCALE_ROWS = Number(process.env.BENCH_SCALE_ROWS ?? 20_000);
 const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 2);
@@ -170,7 +192,13 @@ async function startWorkers(n: number): Promise<WorkerProcess[]> {
   );
 }
 
-const { counters, perRun, costLine, costPerRun, reportCost } = runCost({
+const {
+  counters,
+  perRun,
+  costLine,
+  reportCost,
+  stop: stopCost,
+} = runCost({
   statsDir,
   platformDb: STORE,
   dataDb: DST,
@@ -313,60 +341,119 @@ async function main() {
       { ref: 'target-db', table: 'copy_rows' },
     );
 
+    // The platform database's size before any run: what the runs add is their stored bytes.
+    const storeBytes = async () =>
+      Number((await sql(STORE, 'select pg_database_size(current_database()) as b'))[0].b);
+    const emptyBytes = await storeBytes();
     let expected = 0;
-    workers = await startWorkers(WORKERS);
-    await sleep(1000);
-    console.log(`\nOne run at a time, 20 runs (load average ${load()})`);
-    const bareSeq = await bareBaseline(20, 120);
-    report('bare insert+NOTIFY → listener', bareSeq);
-    const seqRuns: Lat = { running: [], done: [], api: [] };
-    const seqBefore = await counters(workers);
-    for (let i = 0; i < 20; i++) {
-      const r = await sluiceRuns(p, 1, 0);
-      seqRuns.running.push(...r.running);
-      seqRuns.done.push(...r.done);
-      seqRuns.api!.push(...r.api!);
-      await sleep(200);
+    const latencyPhases = ['one', 'rated', 'api', 'high'].some((ph) => PHASES.has(ph));
+    if (latencyPhases) {
+      workers = await startWorkers(WORKERS);
+      await sleep(1000);
     }
-    expected += 20;
-    report('Sluice', seqRuns);
-    await reportCost(seqBefore, workers, 20);
+    if (PHASES.has('one')) {
+      console.log(`\nOne run at a time, 20 runs (load average ${load()})`);
+      const bareSeq = await bareBaseline(20, 120);
+      report('bare insert+NOTIFY → listener', bareSeq);
+      const seqRuns: Lat = { running: [], done: [], api: [] };
+      const seqBefore = await counters(workers);
+      for (let i = 0; i < 20; i++) {
+        const r = await sluiceRuns(p, 1, 0);
+        seqRuns.running.push(...r.running);
+        seqRuns.done.push(...r.done);
+        seqRuns.api!.push(...r.api!);
+        await sleep(200);
+      }
+      expected += 20;
+      report('Sluice', seqRuns);
+      await reportCost(seqBefore, workers, 20);
+    }
 
-    const count = Math.round((RATE / 60) * SECONDS);
-    console.log(`\n${RATE} runs/min for ${SECONDS} s, ${count} runs (load average ${load()})`);
-    const bareRate = await bareBaseline(count, RATE);
-    report('bare insert+NOTIFY → listener', bareRate);
-    const ratedBefore = await counters(workers);
-    const rated = await sluiceRuns(p, count, RATE);
-    expected += count;
-    report('Sluice', rated);
-    const ratedCost = await perRun(ratedBefore, workers, count);
-    console.log(costLine(ratedCost));
-    const p50 = pct(rated.running, 50);
-    const p99 = pct(rated.done, 99);
-    console.log(
-      `  ratio (bare / Sluice, execute→finished p50): ${(pct(bareRate.done, 50) / pct(rated.done, 50)).toFixed(2)}; ` +
-        `achieved ${((count / rated.wallMs) * 60_000).toFixed(0)} runs/min (503 retries ${rated.retries}); ` +
-        `load average ${load()}`,
-    );
-    console.log(
-      `  targets: execute→running median < 100 ms → ${fmt(p50)} ${p50 < 100 ? 'met' : 'MISSED'}; ` +
-        `execute→succeeded p99 < 1 s → ${fmt(p99)} ${p99 < 1000 ? 'met' : 'MISSED'}`,
-    );
-    // What a trivial run costs the platform database (API + workers, idle polling included),
-    // against what the bare mechanism costs: 2 statements (insert, notify) and 1 commit.
-    const stmts = ratedCost.platformStatements;
-    const commits = ratedCost.platformCommits;
-    console.log(
-      `  targets: ≤ 12 platform statements per run → ${stmts.toFixed(2)} ${stmts <= 12 ? 'met' : 'MISSED'} ` +
-        `(bare: 2, ratio ${(stmts / 2).toFixed(1)}×); ≤ 4 platform commits per run → ${commits.toFixed(2)} ` +
-        `${commits <= 4 ? 'met' : 'MISSED'} (bare: 1)`,
-    );
+    const host = p;
+    const loop = loopDelay();
+    const waits = await waitSampler(STORE);
+    const apiUrl = PHASES.has('api') ? await host.listen() : '';
+    const ratedFigures: string[] = [];
+    /** `rate` runs a minute for SECONDS, beside `apiRate` list requests a second when > 0. */
+    const ratedPhase = async (rate: number, apiRate: number) => {
+      const count = Math.round((rate / 60) * SECONDS);
+      console.log(
+        `\n${rate} runs/min for ${SECONDS} s, ${count} runs` +
+          (apiRate ? `, beside ${apiRate} authenticated ${API_LIST}-list requests/s` : '') +
+          ` (load average ${load()})`,
+      );
+      const bareRate = await bareBaseline(count, rate);
+      report('bare insert+NOTIFY → listener', bareRate);
+      const before = await counters(workers);
+      const apiLoad = apiRate
+        ? startApiLoad(`${apiUrl}${API_PATH}`, host.apiKey, apiRate, SECONDS + 1)
+        : null;
+      if (apiLoad) await sleep(1000);
+      loop.reset();
+      waits.take();
+      const rated = await sluiceRuns(host, count, rate);
+      const lag = loop.read();
+      const waited = waits.take();
+      expected += count;
+      report('Sluice', rated);
+      const cost = await perRun(before, workers, count);
+      console.log(costLine(cost));
+      const achieved = (count / rated.wallMs) * 60_000;
+      const p50 = pct(rated.running, 50);
+      const p99 = pct(rated.done, 99);
+      console.log(
+        `  ratio (bare / Sluice, execute→finished p50): ${(pct(bareRate.done, 50) / pct(rated.done, 50)).toFixed(2)}; ` +
+          `achieved ${achieved.toFixed(0)} runs/min (503 retries ${rated.retries}); load average ${load()}`,
+      );
+      console.log(
+        `  API process event-loop delay p99 ${fmt(lag.p99)}, max ${fmt(lag.max)}; platform sessions per ` +
+          `100 ms sample: ${waited}`,
+      );
+      let api = '';
+      if (apiLoad) {
+        const a = await apiLoad.done;
+        api = `; API ${a.rps.toFixed(0)} req/s p99 ${a.p99} ms`;
+        console.log(
+          `  API load: ${a.rps.toFixed(0)} req/s achieved of ${apiRate} asked, p50 ${a.p50} ms, p99 ${a.p99} ms ` +
+            `(${a.total} requests, non-2xx ${a.non2xx}, errors ${a.errors})`,
+        );
+        if (a.non2xx || a.errors) throw new Error('the API load had failed requests');
+      }
+      console.log(
+        `  targets: execute→running median < 100 ms → ${fmt(p50)} ${p50 < 100 ? 'met' : 'MISSED'}; ` +
+          `execute→finished p99 < 500 ms (issue 26) → ${fmt(p99)} ${p99 < 500 ? 'met' : 'MISSED'}`,
+      );
+      ratedFigures.push(
+        `${rate} runs/min${apiRate ? ` + ${apiRate} req/s` : ''}: achieved ${achieved.toFixed(0)}, ` +
+          `execute→finished p50 ${fmt(pct(rated.done, 50))} p99 ${fmt(p99)}${api}`,
+      );
+      return cost;
+    };
+    if (PHASES.has('rated')) {
+      const ratedCost = await ratedPhase(RATE, 0);
+      // What a trivial run costs the platform database (API + workers, idle polling included),
+      // against what the bare mechanism costs: 2 statements (insert, notify) and 1 commit.
+      const stmts = ratedCost.platformStatements;
+      const commits = ratedCost.platformCommits;
+      console.log(
+        `  targets: ≤ 12 platform statements per run → ${stmts.toFixed(2)} ${stmts <= 12 ? 'met' : 'MISSED'} ` +
+          `(bare: 2, ratio ${(stmts / 2).toFixed(1)}×); ≤ 4 platform commits per run → ${commits.toFixed(2)} ` +
+          `${commits <= 4 ? 'met' : 'MISSED'} (bare: 1)`,
+      );
+    }
+    if (PHASES.has('api')) await ratedPhase(RATE, API_RATE);
+    if (PHASES.has('high')) await ratedPhase(HIGH_RATE, 0);
+    loop.stop();
+    await waits.stop();
+    if (ratedFigures.length > 0) {
+      console.log(`\nSummary (load average ${load()}):`);
+      for (const f of ratedFigures) console.log(`  ${f}`);
+    }
     for (const w of workers) await w.stop();
     workers = [];
 
     let copied = 0;
-    if (SCALE.length > 0) {
+    if (PHASES.has('scale') && SCALE.length > 0) {
       console.log(
         `\nScale-out: ${SCALE_RUNS} trivial runs queued at once, concurrency ${CONCURRENCY} per worker`,
       );
@@ -376,7 +463,10 @@ async function main() {
         `  bare insert+NOTIFY → listener   ${((SCALE_RUNS / bareMs) * 60_000).toFixed(0)} jobs/min`,
       );
       // Runs and wall time per worker count, over every round.
-      const totals = new Map<number, { runs: number; ms: number }>();
+      const totals = new Map<
+        number,
+        { runs: number; ms: number; store: number; stmts: number; worker: number }
+      >();
       const order = Array.from({ length: SCALE_ROUNDS }, (_, r) =>
         r % 2 === 0 ? SCALE : [...SCALE].reverse(),
       ).flat();
@@ -385,34 +475,61 @@ async function main() {
         await sleep(1000);
         const l0 = load();
         const scaleBefore = await counters(workers);
+        const sessions = await connectionPeaks([STORE, DST]);
         const r = await sluiceRuns(p, SCALE_RUNS, 0);
+        const peaks = await sessions.stop();
         expected += SCALE_RUNS;
         const l1 = load();
-        const cost = await costPerRun(scaleBefore, workers, SCALE_RUNS);
-        const t = totals.get(n) ?? { runs: 0, ms: 0 };
-        totals.set(n, { runs: t.runs + SCALE_RUNS, ms: t.ms + r.wallMs });
-        const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
-        copied += SCALE_ROW_RUNS * SCALE_ROWS;
+        const cost = await perRun(scaleBefore, workers, SCALE_RUNS);
+        const t = totals.get(n) ?? { runs: 0, ms: 0, store: 0, stmts: 0, worker: 0 };
+        totals.set(n, {
+          runs: t.runs + SCALE_RUNS,
+          ms: t.ms + r.wallMs,
+          store: t.store + cost.storeCpuMs * SCALE_RUNS,
+          stmts: t.stmts + cost.platformStatements * SCALE_RUNS,
+          worker: t.worker + cost.workerCpuMs * SCALE_RUNS,
+        });
+        let rows = '';
+        if (SCALE_ROW_RUNS > 0) {
+          const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
+          copied += SCALE_ROW_RUNS * SCALE_ROWS;
+          rows =
+            `; ${((SCALE_ROW_RUNS * SCALE_ROWS) / (c.wallMs / 1000)).toFixed(0)} rows/s ` +
+            `(${SCALE_ROW_RUNS} × ${SCALE_ROWS} rows PG → PG, load average ${l1} → ${load()})`;
+        }
         console.log(
           `  ${n} worker(s): ${((SCALE_RUNS / r.wallMs) * 60_000).toFixed(0)} runs/min ` +
-            `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1}); ` +
-            `${((SCALE_ROW_RUNS * SCALE_ROWS) / (c.wallMs / 1000)).toFixed(0)} rows/s ` +
-            `(${SCALE_ROW_RUNS} × ${SCALE_ROWS} rows PG → PG, load average ${l1} → ${load()})`,
+            `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1})${rows}`,
         );
-        console.log(cost);
+        console.log(costLine(cost));
+        // The bound of docs/operations.md: per worker min(pool, max(4, C + 2)) platform
+        // connections + 1 LISTEN; on a data source ≤ 2 sessions per running trivial run (source
+        // and sink) + 2 × C + 2 idle. The API host in this process holds its own pool beside.
+        const platformBound = n * (Math.min(10, Math.max(4, CONCURRENCY + 2)) + 1);
+        console.log(
+          `  sessions at most: ${peaks.get(STORE) ?? 0} on the platform database (API pool ≤ 10 + workers' bound ` +
+            `${platformBound}), ${peaks.get(DST) ?? 0} on the data database (bound ${n * (4 * CONCURRENCY + 2)})`,
+        );
         for (const w of workers) await w.stop();
         workers = [];
       }
       const perMinute = new Map([...totals].map(([n, t]) => [n, (t.runs / t.ms) * 60_000]));
       const one = perMinute.get(1);
-      for (const [n, rate] of perMinute) {
+      console.log(`  over ${SCALE_ROUNDS} round(s) (load average ${load()}):`);
+      console.log(
+        '  workers   runs/min   × 1 worker   store CPU/run   platform statements/run   worker CPU/run',
+      );
+      for (const [n, rate] of [...perMinute].sort((a, b) => a[0] - b[0])) {
+        const t = totals.get(n)!;
         console.log(
-          `  ${n} worker(s) over ${SCALE_ROUNDS} round(s): ${rate.toFixed(0)} runs/min` +
-            (one ? `, ${(rate / one).toFixed(2)} × 1 worker` : ''),
+          `  ${String(n).padStart(7)} ${rate.toFixed(0).padStart(10)} ${(one ? (rate / one).toFixed(2) : '—').padStart(12)} ` +
+            `${fmt(t.store / t.runs).padStart(15)} ${(t.stmts / t.runs).toFixed(2).padStart(25)} ${fmt(t.worker / t.runs).padStart(16)}`,
         );
       }
-      const most = Math.max(...SCALE);
-      if (one && most > 1) {
+      for (const most of [4, Math.max(...SCALE)].filter(
+        (m, i, all) => perMinute.has(m) && all.indexOf(m) === i,
+      )) {
+        if (!one || most === 1) continue;
         const ratio = perMinute.get(most)! / one;
         console.log(
           `  target: ${most} workers ≥ 0.95 × 1 worker's runs/min → ${ratio.toFixed(2)} ${ratio >= 0.95 ? 'met' : 'MISSED'}`,
@@ -423,10 +540,17 @@ async function main() {
     if (copiedRows !== copied) throw new Error(`copy_rows holds ${copiedRows} rows, expected ${copied}`);
     const loaded = await sinkRows();
     if (loaded !== expected) throw new Error(`the sink holds ${loaded} rows, expected ${expected}`);
+    // Runs, their steps, log lines, events and queue jobs as stored (completed jobs stay in
+    // pg-boss's table until its retention; no vacuum ran in between).
     console.log(
-      `\nrows checked: ${loaded} trivial runs, ${loaded} rows in their sink; ${copiedRows} copied rows; load average ${load()}`,
+      `\nplatform database: ${(((await storeBytes()) - emptyBytes) / Math.max(1, expected)).toFixed(0)} bytes ` +
+        `stored per run (${expected} runs; tables, indexes and TOAST, nothing deleted yet)`,
+    );
+    console.log(
+      `rows checked: ${loaded} trivial runs, ${loaded} rows in their sink; ${copiedRows} copied rows; load average ${load()}`,
     );
   } finally {
+    stopCost();
     for (const w of workers) await w.stop().catch(() => {});
     await p?.close().catch(() => {});
     await bouncer?.close().catch(() => {});

@@ -106,7 +106,11 @@ export function removeLimitFiles() {
 export type Platform = {
   rt: Runtime;
   app: App;
+  /** The owner API key the calls authenticate with. */
+  apiKey: string;
   call(method: string, url: string, body?: unknown): Promise<any>;
+  /** Serves the API host on a local port as well (for a load generator in another process). */
+  listen(): Promise<string>;
   close(): Promise<void>;
 };
 
@@ -123,6 +127,8 @@ export async function openPlatform(env: Record<string, string>): Promise<Platfor
   return {
     rt,
     app,
+    apiKey: api_key,
+    listen: () => app.listen({ host: '127.0.0.1', port: 0 }),
     async call(method, url, body) {
       const res = await app.inject({
         method: method as any,

@@ -1,7 +1,11 @@
 // What a phase of runs cost, per run: statements sent through `pg` (by this process, and by the
 // workers: statement-counter.mjs writes their counts into statsDir), committed transactions on
 // the platform and the data database, new data-database sessions (pg_stat_database deltas), and
-// CPU time of the workers and of this process (API + load generator).
+// CPU time of the workers and of this process (API + load generator), CPU time of the PostgreSQL
+// backends serving the platform and the data database (/proc/<pid>/stat of each backend in
+// pg_stat_activity, sampled every second so a backend that ends loses at most a second; the
+// server's own background processes, shared with every other database, are left out) and how
+// often the workers' event loops were late (statement-counter.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql, type WorkerProcess } from './pipeline-support';
@@ -15,6 +19,12 @@ type Counters = {
   dataSessions: number;
   workerCpuMs: number;
   ownCpuMs: number;
+  /** CPU of the PostgreSQL backends connected to the platform / the data database. */
+  storeCpuMs: number;
+  dataCpuMs: number;
+  /** Worker event-loop samples (every 10 ms) that came ≥ 50 / ≥ 100 ms late. */
+  lagOver50: number;
+  lagOver100: number;
 };
 
 /** CPU time (user + system) of a process, from /proc. */
@@ -30,16 +40,48 @@ function cpuMsOf(pid: number): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function runCost(opts: { statsDir: string; platformDb: string; dataDb: string }) {
+  // Backend CPU, accumulated per database over every backend seen (pid → last CPU read).
+  const backends = new Map<number, { db: string; cpu: number }>();
+  const backendCpu: Record<string, number> = { [opts.platformDb]: 0, [opts.dataDb]: 0 };
+  async function sampleBackends() {
+    const rows = await sql(
+      'postgres',
+      `select pid, datname from pg_stat_activity where datname = any($1) and application_name <> 'sluice-bench'`,
+      [[opts.platformDb, opts.dataDb]],
+    );
+    for (const r of rows) {
+      const cpu = cpuMsOf(r.pid);
+      const seen = backends.get(r.pid);
+      backendCpu[r.datname] += cpu - (seen && seen.db === r.datname ? seen.cpu : 0);
+      backends.set(r.pid, { db: r.datname, cpu });
+    }
+  }
+  let sampling: Promise<void> = Promise.resolve();
+  const sample = () => {
+    sampling = sampling.then(sampleBackends).catch(() => {});
+    return sampling;
+  };
+  const sampler = setInterval(sample, 1000);
+  sampler.unref();
+
   async function counters(workers: WorkerProcess[]): Promise<Counters> {
-    type Stats = { statements: number; byDatabase: Record<string, number> };
+    type Stats = {
+      statements: number;
+      byDatabase: Record<string, number>;
+      lag?: { over50: number; over100: number };
+    };
     const own = (globalThis as { __benchStatements?: Stats }).__benchStatements!;
     let statements = own.statements;
     let platformStatements = own.byDatabase[opts.platformDb] ?? 0;
+    let lagOver50 = 0;
+    let lagOver100 = 0;
     for (const f of fs.readdirSync(opts.statsDir)) {
       try {
         const stats: Stats = JSON.parse(fs.readFileSync(path.join(opts.statsDir, f), 'utf8'));
         statements += stats.statements;
         platformStatements += stats.byDatabase[opts.platformDb] ?? 0;
+        lagOver50 += stats.lag?.over50 ?? 0;
+        lagOver100 += stats.lag?.over100 ?? 0;
       } catch {
         // being written
       }
@@ -51,6 +93,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     );
     const of = (db: string) => rows.find((r) => r.datname === db) ?? { xact_commit: 0, sessions: 0 };
     const cpu = process.cpuUsage();
+    await sample();
     return {
       statements,
       platformStatements,
@@ -59,6 +102,10 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       dataSessions: Number(of(opts.dataDb).sessions),
       workerCpuMs: workers.reduce((sum, w) => sum + cpuMsOf(w.pid), 0),
       ownCpuMs: (cpu.user + cpu.system) / 1000,
+      storeCpuMs: backendCpu[opts.platformDb],
+      dataCpuMs: backendCpu[opts.dataDb],
+      lagOver50,
+      lagOver100,
     };
   }
 
@@ -67,9 +114,10 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     // The statistics collector lags a little.
     await sleep(1500);
     const after = await counters(workers);
-    return Object.fromEntries(
+    const per = Object.fromEntries(
       Object.keys(after).map((k) => [k, (after[k as keyof Counters] - before[k as keyof Counters]) / runs]),
     ) as Counters;
+    return { ...per, runs };
   }
 
   /** What a phase cost per run, as one line. */
@@ -77,18 +125,22 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     return costLine(await perRun(before, workers, runs));
   }
 
-  function costLine(cost: Counters): string {
+  function costLine(cost: Counters & { runs: number }): string {
     const per = (k: keyof Counters) => cost[k].toFixed(k.endsWith('CpuMs') ? 1 : 2);
+    const total = (k: keyof Counters) => (cost[k] * cost.runs).toFixed(0);
     return (
       `  per run: ${per('statements')} statements (${per('platformStatements')} on the platform database), ` +
       `${per('platformCommits')} platform commits, ` +
       `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
-      `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process`
+      `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process + ` +
+      `${per('storeCpuMs')} ms in platform-database backends + ${per('dataCpuMs')} ms in data-database backends; ` +
+      `worker event loops late ≥ 50 ms ${total('lagOver50')} times, ≥ 100 ms ${total('lagOver100')} times (10 ms timer)`
     );
   }
 
   const reportCost = async (before: Counters, workers: WorkerProcess[], runs: number) =>
     console.log(await costPerRun(before, workers, runs));
 
-  return { counters, perRun, costLine, costPerRun, reportCost };
+  const stop = () => clearInterval(sampler);
+  return { counters, perRun, costLine, costPerRun, reportCost, stop };
 }

@@ -2,7 +2,7 @@
 // the platform database, pg-boss and the connectors' data sessions alike), in total and per
 // database. Loaded by latency.bench.ts in its own process and with `--import` into the workers it
 // starts; with BENCH_STATS_DIR set, a process writes its counts to <dir>/<pid>.json every 200 ms
-// and on exit. With BENCH_STATEMENT_LOG=file, every counted statement is also appended to that
+// and on exit, with its event-loop lag (how often a 10 ms timer came 20/50/100/250 ms late). With BENCH_STATEMENT_LOG=file, every counted statement is also appended to that
 // file (pid, database, time, the statement's first 160 characters): where a run's cost goes.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,7 +10,11 @@ import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 const pg = require('pg');
-const counts = { statements: 0, byDatabase: {} };
+const counts = {
+  statements: 0,
+  byDatabase: {},
+  lag: { samples: 0, over20: 0, over50: 0, over100: 0, over250: 0 },
+};
 const logFile = process.env.BENCH_STATEMENT_LOG;
 const textOf = (arg) => (typeof arg === 'string' ? arg : (arg?.text ?? arg?.name ?? '?'));
 const query = pg.Client.prototype.query;
@@ -40,5 +44,17 @@ if (dir) {
     }
   };
   setInterval(write, 200).unref();
+  // Event-loop lag: a 10 ms timer's lateness, counted in cumulative buckets (the bench takes
+  // their deltas per phase): a run waiting for this process's loop is a tail-latency cause.
+  let due = performance.now() + 10;
+  setInterval(() => {
+    const late = performance.now() - due;
+    due = performance.now() + 10;
+    counts.lag.samples++;
+    if (late >= 20) counts.lag.over20++;
+    if (late >= 50) counts.lag.over50++;
+    if (late >= 100) counts.lag.over100++;
+    if (late >= 250) counts.lag.over250++;
+  }, 10).unref();
   process.on('exit', write);
 }

@@ -1,10 +1,44 @@
 import { and, eq, isNull, ne } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { environments, projectEnvironments } from '../../db/schema/index';
+import { environments, projectEnvironments, projects } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
 import { type EnvironmentRow, environmentKeyOf, environmentSortColumns } from '../environments/index';
 
 export type ProjectEnvironmentRow = EnvironmentRow & { isDefault: boolean };
+
+/**
+ * A project, a live environment and their link, by slugs, in one statement (every route under
+ * a project environment starts here; three round trips before, docs/scaling.md); null when any
+ * of the three is missing.
+ */
+export async function findProjectEnvironmentRows(
+  db: DbOrTx,
+  organizationId: string,
+  projectSlug: string,
+  environmentSlug: string,
+) {
+  const [row] = await db
+    .select({ project: projects, environment: environments, isDefault: projectEnvironments.isDefault })
+    .from(projects)
+    .innerJoin(
+      environments,
+      and(
+        eq(environments.organizationId, organizationId),
+        eq(environments.slug, environmentSlug),
+        isNull(environments.deletedAt),
+      ),
+    )
+    .innerJoin(
+      projectEnvironments,
+      and(
+        eq(projectEnvironments.projectId, projects.id),
+        eq(projectEnvironments.environmentId, environments.id),
+      ),
+    )
+    .where(and(eq(projects.organizationId, organizationId), eq(projects.slug, projectSlug)))
+    .limit(1);
+  return row ?? null;
+}
 
 /** The live environments enabled for a project; soft-deleted ones are left out until restored. */
 export async function listProjectEnvironments(db: DbOrTx, projectId: string, query: ListQuery) {

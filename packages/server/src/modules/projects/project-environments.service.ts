@@ -89,11 +89,5 @@ export async function findProjectEnvironment(
   projectSlug: string,
   environmentSlug: string,
 ) {
-  const project = await findProject(db, scope.org.id, projectSlug);
-  if (!project) return null;
-  const env = await findLiveEnvironment(db, scope, environmentSlug);
-  if (!env) return null;
-  const link = await repo.findLink(db, project.id, env.id);
-  if (!link) return null;
-  return { project, environment: env, isDefault: link.isDefault };
+  return repo.findProjectEnvironmentRows(db, scope.org.id, projectSlug, environmentSlug);
 }

@@ -70,11 +70,7 @@ export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListR
   const db = ctx.deps.db;
   const { place } = await resolvePlace(db, scope, pe.project, pe.environment);
   const page = await repo.listRuns(db, place, query);
-  const steps = await repo.stepsOfRuns(
-    db,
-    page.items.map((r) => r.id),
-  );
-  return { ...page, items: page.items.map((r) => toRun(r, steps.get(r.id) ?? [])) };
+  return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
 }
 
 async function requireRun(db: DbOrTx, scope: Scope, pe: PeSlugs, slug: string) {

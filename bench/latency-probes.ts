@@ -1,0 +1,157 @@
+// What `npm run bench:latency` runs and watches beside its phases (docs/benchmarks.md, Latency):
+// an API load of authenticated list requests from another process (autocannon at a fixed
+// rate), the event-loop delay of the bench process (where the API host runs), and the wait
+// events of the platform database's sessions (pg_stat_activity, sampled every 100 ms).
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import pg from 'pg';
+import { dbUrl, repoRoot } from './pipeline-support';
+
+export type ApiLoad = { done: Promise<ApiLoadResult> };
+export type ApiLoadResult = {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+};
+
+/**
+ * autocannon in a child process (its own cores' share, not the API's event loop): `rate`
+ * requests a second over 16 connections for `seconds`, each with the bearer key.
+ */
+export function startApiLoad(url: string, apiKey: string, rate: number, seconds: number): ApiLoad {
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(repoRoot, 'node_modules/autocannon/autocannon.js'),
+      '-c',
+      '16',
+      '-R',
+      String(rate),
+      '-d',
+      String(seconds),
+      '-j',
+      '-H',
+      `authorization=Bearer ${apiKey}`,
+      url,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c) => {
+    out += c;
+  });
+  child.stderr.on('data', (c) => {
+    err += c;
+  });
+  const done = new Promise<ApiLoadResult>((resolve, reject) => {
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`));
+      const r = JSON.parse(out);
+      resolve({
+        rps: r.requests.average,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        total: r.requests.total,
+        non2xx: r.non2xx,
+        errors: r.errors,
+      });
+    });
+  });
+  return { done };
+}
+
+/** Event-loop delay of this process (the API host's) over a phase. */
+export function loopDelay() {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return {
+    reset: () => h.reset(),
+    /** p99 and max in ms since the last reset. */
+    read: () => ({ p99: h.percentile(99) / 1e6, max: h.max / 1e6 }),
+    stop: () => h.disable(),
+  };
+}
+
+/**
+ * Samples what the platform database's sessions (Sluice's, not the bench's own) are doing every
+ * 100 ms: `active` ones by wait event (`CPU` when none: running), `idle in transaction` ones by
+ * the start of their last statement (a transaction waiting for its client). `take()` returns the counts since the last take.
+ */
+export async function waitSampler(database: string) {
+  const client = new pg.Client({ connectionString: dbUrl('postgres'), application_name: 'sluice-bench' });
+  await client.connect();
+  let counts = new Map<string, number>();
+  let samples = 0;
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { rows } = await client.query(
+        `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'CPU')
+                     else state || ' after ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) end as what,
+                count(*)::int as n
+           from pg_stat_activity
+          where datname = $1 and application_name <> 'sluice-bench'
+            and state in ('active', 'idle in transaction')
+          group by 1`,
+        [database],
+      );
+      samples++;
+      for (const r of rows) counts.set(r.what, (counts.get(r.what) ?? 0) + r.n);
+    } finally {
+      busy = false;
+    }
+  }, 100);
+  return {
+    /** "what n/samples, …", most frequent first: sessions in that state per sample on average. */
+    take(): string {
+      const line = [...counts]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 8)
+        .map(([w, n]) => `${w} ${(n / Math.max(1, samples)).toFixed(2)}`)
+        .join(', ');
+      counts = new Map();
+      samples = 0;
+      return line || 'none';
+    },
+    async stop() {
+      clearInterval(timer);
+      await client.end();
+    },
+  };
+}
+
+/** The most sessions Sluice's processes held at once on each of `databases`, sampled every 200 ms. */
+export async function connectionPeaks(databases: string[]) {
+  const client = new pg.Client({ connectionString: dbUrl('postgres'), application_name: 'sluice-bench' });
+  await client.connect();
+  const peaks = new Map<string, number>();
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { rows } = await client.query(
+        `select datname, count(*)::int as n from pg_stat_activity
+          where datname = any($1) and application_name <> 'sluice-bench' group by 1`,
+        [databases],
+      );
+      for (const r of rows) peaks.set(r.datname, Math.max(peaks.get(r.datname) ?? 0, r.n));
+    } finally {
+      busy = false;
+    }
+  }, 200);
+  return {
+    async stop(): Promise<Map<string, number>> {
+      clearInterval(timer);
+      await client.end();
+      return peaks;
+    },
+  };
+}
