@@ -5,7 +5,6 @@ import type { ListQuery } from '../../http/pagination';
 import {
   assertProtectedConfirmation,
   eventSource,
-  findLiveEnvironment,
   lockEnvironmentRow,
   lockLiveEnvironment,
   toEnvironment,
