@@ -11,6 +11,11 @@ const apiSuites = ['packages/**/*.api.test.ts', 'test/**/*.api.test.ts'];
 const cliSuites = ['packages/cli/src/**/*.cli.test.ts'];
 
 export default defineConfig({
+  // `npm test` runs the projects in lanes, one vitest process each (scripts/test.mjs); each lane
+  // keeps its own cache of file durations, which the sequencer below reads.
+  cacheDir: process.env.SLUICE_TEST_LANE
+    ? `node_modules/.vite/lane-${process.env.SLUICE_TEST_LANE}`
+    : undefined,
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,

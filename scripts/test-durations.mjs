@@ -5,10 +5,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const cacheRoot = 'node_modules/.vite/vitest';
-const tables = fs.existsSync(cacheRoot)
-  ? fs.readdirSync(cacheRoot).map((d) => path.join(cacheRoot, d, 'results.json'))
+// `npm test` runs in lanes (scripts/test.mjs), each with its own cache under
+// node_modules/.vite/lane-N; a plain `vitest run` uses node_modules/.vite.
+const viteRoot = 'node_modules/.vite';
+const cacheRoots = fs.existsSync(viteRoot)
+  ? [viteRoot, ...fs.readdirSync(viteRoot).map((d) => path.join(viteRoot, d))].map((d) =>
+      path.join(d, 'vitest'),
+    )
   : [];
+const tables = cacheRoots
+  .filter((d) => fs.existsSync(d))
+  .flatMap((d) => fs.readdirSync(d).map((h) => path.join(d, h, 'results.json')));
 const found = tables.filter((f) => fs.existsSync(f));
 if (found.length === 0) {
   console.error('no vitest cache here: run `npm test` first');

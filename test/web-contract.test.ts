@@ -6,8 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 // The web app reads the API only through the generated client (docs/app.md): a field renamed in a
 // server schema, then `npm run client:generate`, must fail the web typecheck. This compiles the web
-// project against a copy of the generated client whose run resource lost `rows_out`, and against
-// an untouched copy, which must still compile.
+// project against a copy of the generated client whose run resource lost `rows_out`: the runs
+// screen must fail on exactly that field. (That the untouched client compiles is `npm run check`,
+// which type-checks the same web project; the expected error names the field and the screen, so a
+// copy that failed to compile for any other reason does not pass.)
 
 const root = path.resolve(import.meta.dirname, '..');
 const clientSrc = path.join(root, 'packages/client/src');
@@ -59,15 +61,15 @@ async function typecheck(config: string): Promise<{ ok: boolean; output: string 
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
 describe('the web app against the generated contract', () => {
-  it('fails to compile when a run field it reads is renamed, and compiles against the real schema', async () => {
+  it('fails to compile when a run field it reads is renamed', async () => {
     const schema = fs.readFileSync(path.join(clientSrc, 'schema.d.ts'), 'utf8');
-    const [renamed, untouched] = await Promise.all([
-      typecheck(project('renamed', renameRunField(schema, 'rows_out', 'rows_produced'))),
-      typecheck(project('untouched', schema)),
-    ]);
-    expect(untouched.output).toBe('');
-    expect(untouched.ok).toBe(true);
+    const renamed = await typecheck(project('renamed', renameRunField(schema, 'rows_out', 'rows_produced')));
     expect(renamed.ok).toBe(false);
     expect(renamed.output).toMatch(/packages\/web\/src\/screens\/runs-list\.tsx.*'rows_out'/);
+    // Only the run screens break (where the renamed field is read or a run is passed on): an error
+    // anywhere else would mean the copy itself is wrong.
+    const errors = renamed.output.split('\n').filter((l) => /error TS\d+/.test(l));
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatch(/^packages\/web\/src\/screens\/runs?-[a-z-]+\.tsx\(/);
   }, 480_000);
 });

@@ -1,0 +1,88 @@
+// `npm test`: every project of vitest.config.ts, in lanes that run side by side.
+//
+// Vitest with `isolate: false` runs one project's files and waits until the last of them has
+// finished before it starts the next project, so each project ends with one worker idle beside
+// its longest last file, four times a run. Each lane here is its own vitest process over some of
+// the projects, so while one lane finishes a project the other keeps the cores busy; most suites
+// wait on real servers rather than the CPU (docs/architecture.md "Tests").
+//
+// With arguments (`npm test -- path/to/file.test.ts`, `--project unit`, …) it is plain
+// `vitest run` with them. SLUICE_TEST_LANES overrides the lanes: projects joined by `,`, lanes
+// by `;`. Each lane prints its lines with its name in front and a summary at the end; the
+// command fails when any lane fails.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const vitest = path.join(root, 'node_modules/vitest/vitest.mjs');
+
+// Balanced by the CPU each project spends (measured per file): the embedded store's suites run
+// PostgreSQL as WebAssembly inside the test process, the browser suites drive Chromium.
+const DEFAULT_LANES = 'unit,api-postgres;api-pglite,browser';
+
+function run(args, env, prefix) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [vitest, 'run', ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    });
+    const tail = [];
+    if (prefix) {
+      for (const [stream, out] of [
+        [child.stdout, process.stdout],
+        [child.stderr, process.stderr],
+      ]) {
+        readline
+          .createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })
+          .on('line', (line) => {
+            out.write(`${prefix} ${line}\n`);
+            // The closing lines of the lane (files, tests, duration) for the summary.
+            const plain = stripVTControlCharacters(line).trim();
+            if (/^(Test Files|Tests|Errors|Duration)\b/.test(plain)) tail.push(plain);
+          });
+      }
+    }
+    for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => child.kill(signal));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), tail }));
+  });
+}
+
+const args = process.argv.slice(2);
+if (args.length > 0) {
+  const { code } = await run(args, {}, null);
+  process.exit(code);
+}
+
+const started = Date.now();
+const lanes = (process.env.SLUICE_TEST_LANES || DEFAULT_LANES)
+  .split(';')
+  .map((lane) =>
+    lane
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  )
+  .filter((lane) => lane.length > 0);
+const width = Math.max(...lanes.map((l) => l.join('+').length));
+const results = await Promise.all(
+  lanes.map((projects, i) =>
+    run(
+      projects.flatMap((p) => ['--project', p]),
+      // Each lane keeps its own vitest cache (file durations, for scripts/test-durations.mjs).
+      { SLUICE_TEST_LANE: String(i + 1) },
+      `[${projects.join('+').padEnd(width)}]`,
+    ),
+  ),
+);
+process.stdout.write('\n');
+lanes.forEach((projects, i) => {
+  const { code, tail } = results[i];
+  process.stdout.write(`${projects.join(' + ')}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`}\n`);
+  for (const line of tail) process.stdout.write(`  ${line}\n`);
+});
+process.stdout.write(`all lanes: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+process.exit(results.every((r) => r.code === 0) ? 0 : 1);
