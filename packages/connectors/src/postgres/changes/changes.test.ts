@@ -70,6 +70,10 @@ async function read(
 function apply(target: Map<string, Record<string, unknown>>, rows: Record<string, unknown>[], key = 'id') {
   for (const r of rows) {
     const k = `${r._table}:${r[key]}`;
+    if (r._op === 'truncate') {
+      for (const t of [...target.keys()]) if (t.startsWith(`${r._table}:`)) target.delete(t);
+      continue;
+    }
     if (r._op === 'delete') {
       target.delete(k);
       continue;
@@ -241,6 +245,41 @@ describe('PostgreSQL change capture', () => {
     const full = await read('sluice_typed', op, r.cursor);
     expect(full.rows[0].big).toBe(big);
     expect(full.rows[0]._unchanged).toBeNull();
+  });
+
+  it('hands on a truncate in order as a truncate row per captured table', async () => {
+    await sql('CREATE TABLE public.cut_a (id int PRIMARY KEY, v text)');
+    await sql('CREATE TABLE public.cut_b (id int PRIMARY KEY, v text)');
+    await sql('CREATE TABLE public.cut_other (id int PRIMARY KEY)');
+    await sql(`INSERT INTO public.cut_a VALUES (1, 'snap')`);
+    const op = { tables: ['public.cut_a', 'public.cut_b'], max_changes: 1000 };
+    const target = new Map<string, Record<string, unknown>>();
+    const first = await read('sluice_cut', op, null);
+    apply(target, first.rows);
+    await sql(`INSERT INTO public.cut_a VALUES (2, 'before')`);
+    await sql(`INSERT INTO public.cut_b VALUES (1, 'b')`);
+    await sql('TRUNCATE public.cut_a');
+    await sql(`INSERT INTO public.cut_a VALUES (3, 'after')`);
+    // One statement, two captured tables and one that is not captured.
+    await sql('TRUNCATE public.cut_b, public.cut_other');
+    const r = await read('sluice_cut', op, first.cursor);
+    expect(r.rows.map((x) => [x._op, x._table, x.id])).toEqual([
+      ['insert', 'public.cut_a', 2],
+      ['insert', 'public.cut_b', 1],
+      ['truncate', 'public.cut_a', null],
+      ['insert', 'public.cut_a', 3],
+      ['truncate', 'public.cut_b', null],
+    ]);
+    const cut = r.rows[2];
+    expect(cut.v).toBeNull();
+    expect(cut._unchanged).toBeNull();
+    expect(String(cut._committed_at)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(String(cut._position)).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    apply(target, r.rows);
+    expect(targetRows(target, 'public.cut_a', ['id', 'v'])).toEqual(
+      await sourceRows('public.cut_a', 'id, v'),
+    );
+    expect(targetRows(target, 'public.cut_b', ['id', 'v'])).toEqual([]);
   });
 
   it('drains a 10,000-change backlog over bounded runs, and a quiet database still moves the slot', async () => {

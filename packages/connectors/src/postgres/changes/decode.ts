@@ -21,7 +21,7 @@ export function isoMicros(us: bigint): string {
 
 export type Decoded =
   | { kind: 'begin' }
-  | { kind: 'row'; row: unknown[] }
+  | { kind: 'rows'; rows: unknown[][] }
   | { kind: 'commit'; endLsn: string }
   | { kind: 'marker'; content: string }
   | { kind: 'other' };
@@ -64,7 +64,11 @@ export class ChangeDecoder {
       case 'update':
       case 'delete': {
         const row = this.row(msg, lsn);
-        return row ? { kind: 'row', row } : { kind: 'other' };
+        return row ? { kind: 'rows', rows: [row] } : { kind: 'other' };
+      }
+      case 'truncate': {
+        const rows = this.truncated(msg, lsn);
+        return rows.length > 0 ? { kind: 'rows', rows } : { kind: 'other' };
       }
       default:
         return { kind: 'other' };
@@ -100,6 +104,25 @@ export class ChangeDecoder {
       ].filter(Boolean);
       this.log('warn', `table ${t.name} changed shape in the change stream; columns ${parts.join('; ')}`);
     }
+  }
+
+  /**
+   * A TRUNCATE (docs/cdc.md "The rows"): one `truncate` row per captured table it names (one
+   * statement may name several, or reach them by CASCADE), every other column null.
+   */
+  private truncated(msg: Pgoutput.MessageTruncate, lsn: string): unknown[][] {
+    const out: unknown[][] = [];
+    for (const rel of msg.relations) {
+      const t = this.tableOf(rel);
+      if (!t) continue;
+      const row: unknown[] = new Array(this.shape.columns.length).fill(null);
+      row[0] = 'truncate';
+      row[1] = t.name;
+      row[2] = lsn;
+      row[3] = this.committedAt;
+      out.push(row);
+    }
+    return out;
   }
 
   private row(

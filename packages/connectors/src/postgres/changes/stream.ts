@@ -53,9 +53,9 @@ export function streamChanges(client: pg.Client, decoder: ChangeDecoder, b: Stre
       ahead?.catch(() => {});
       for (const [lsn, data] of r.rows) {
         const d = decoder.decode(lsn, data);
-        if (d.kind === 'row') {
-          pending.push(d.row);
-          changes++;
+        if (d.kind === 'rows') {
+          pending.push(...d.rows);
+          changes += d.rows.length;
           if (pending.length >= FETCH) {
             yield pending;
             pending = [];
