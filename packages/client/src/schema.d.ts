@@ -40531,7 +40531,7 @@ export interface operations {
                                     /** @description Target table, optionally schema-qualified. */
                                     table: string;
                                     /**
-                                     * @description insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update or delete, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).
+                                     * @description insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update, delete or truncate, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).
                                      * @default insert
                                      * @enum {string}
                                      */

@@ -73,7 +73,9 @@ async function failure(p: Promise<unknown>): Promise<ConnectorError> {
 function apply(target: Map<string, Record<string, unknown>>, rows: Record<string, unknown>[], key = 'id') {
   for (const r of rows) {
     const k = String(r[key]);
-    if (r._op === 'insert') {
+    if (r._op === 'truncate') {
+      target.clear();
+    } else if (r._op === 'insert') {
       expect(target.has(k), `insert of existing key ${k}`).toBe(false);
       target.set(k, r);
     } else if (r._op === 'update') {
@@ -313,6 +315,34 @@ describe('mysql changes: reads', () => {
       .map((r) => ({ id: r.id, qty: r.qty, note: r.note }))
       .sort((x, y) => Number(x.id) - Number(y.id));
     expect(copied).toEqual(source);
+  });
+
+  it('hands on a TRUNCATE of a captured table as a truncate row, in order; others are not seen', async () => {
+    await sql('CREATE TABLE cut (id INT PRIMARY KEY, v VARCHAR(20))');
+    await sql('CREATE TABLE `cut other` (id INT PRIMARY KEY)');
+    const op = { tables: [`${DB}.cut`], snapshot: 'never' as const };
+    const start = await read(op, null);
+    const target = new Map<string, Record<string, unknown>>();
+    await sql(`INSERT INTO cut VALUES (1, 'before'), (2, 'before')`);
+    await sql('TRUNCATE TABLE cut');
+    await sql(`INSERT INTO cut VALUES (3, 'after')`);
+    await sql('TRUNCATE `cut other`');
+    await sql(`/* a comment */ TRUNCATE \`${DB}\`.\`cut\``);
+    await sql(`INSERT INTO cut VALUES (4, 'last')`);
+    const r = await read(op, start.cursor);
+    expect(r.rows.map((x) => [x._op, x._table, x.id])).toEqual([
+      ['insert', `${DB}.cut`, 1],
+      ['insert', `${DB}.cut`, 2],
+      ['truncate', `${DB}.cut`, null],
+      ['insert', `${DB}.cut`, 3],
+      ['truncate', `${DB}.cut`, null],
+      ['insert', `${DB}.cut`, 4],
+    ]);
+    expect(r.rows[2]).toMatchObject({ v: null, _unchanged: null });
+    expect(String(r.rows[2]._position)).toMatch(/^binlog\.\d+:\d+$/);
+    expect(String(r.rows[2]._committed_at)).toMatch(/^\d{4}-\d\d-\d\dT/);
+    apply(target, r.rows);
+    expect([...target.keys()]).toEqual(['4']);
   });
 
   it('drains a 10,000-change backlog over bounded reads', async () => {
