@@ -9,6 +9,8 @@ import {
   createDataSource,
   createProjectAndEnvironment,
   deployPipeline,
+  execute,
+  finished,
   mysqlDataSource,
   ORG,
   ok,
@@ -237,5 +239,76 @@ describe('schema changes of a cdc source', () => {
     await maria_('ALTER TABLE shop.orders MODIFY qty int NOT NULL');
     await run();
     expect(await sunkM()).toEqual([1, 2, 3, 4]);
+  }, 180_000);
+
+  it('a contracted column retyped while a run reads fails that run before the sink commits, the position unmoved', async () => {
+    await shop('CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL)');
+    await shop('INSERT INTO items VALUES (1, 1)');
+    await sink(`CREATE TABLE item_changes (seq bigserial, _op text, _table text, _position text,
+                  _committed_at timestamptz, _unchanged jsonb, id int, qty int, note text)`);
+    await importSchema('shop-db');
+    await deployPipeline(s.call, {
+      pipeline: 'items-cdc',
+      spec: cdcSpec(['public.items'], 'shop', 'item_changes'),
+      bindings: { shop: 'shop-db', warehouse: 'warehouse' },
+    });
+    await contractOnQty('items-cdc');
+    const run = runOf('items-cdc');
+    // A column added since the import: each run's start reports it, under the data source's lock.
+    await shop('ALTER TABLE items ADD COLUMN note text');
+    await run();
+    expect(await sunk('item_changes')).toEqual([1]);
+    await shop('INSERT INTO items VALUES (2, 2)');
+    const before = (await checkpoints(s.call, 'items-cdc'))[0].cursor;
+
+    // The next run is held at its start (the data source's row locked in the store), after it
+    // described the tables; meanwhile qty is retyped and a row written. The run then reads a
+    // change whose table has the new shape: reported then, the contract breaks, nothing commits.
+    const store = new pg.Client({ connectionString: s.env.DATABASE_URL });
+    await store.connect();
+    await store.query('BEGIN');
+    await store.query(`SELECT 1 FROM data_sources WHERE slug = 'shop-db' FOR UPDATE`);
+    let slug = '';
+    try {
+      slug = (await execute(s.call, 'items-cdc')).slug;
+      await waitUntil(
+        async () =>
+          Number(
+            (
+              await s.sql(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+              )
+            )[0].n,
+          ),
+        (n) => n > 0,
+        30_000,
+      );
+      await shop('ALTER TABLE items ALTER COLUMN qty TYPE text');
+      await shop(`INSERT INTO items VALUES (3, '3')`);
+    } finally {
+      await store.query('ROLLBACK');
+      await store.end();
+    }
+    const failed = await finished(s.call, slug, 60_000);
+    expect(failed.state).toBe('failed');
+    const step = stepOf(failed, 'changes');
+    expect(step.error.code).toBe('CONTRACT_BROKEN');
+    expect(step.error.message).toContain('promised column qty is integer');
+    expect(stepOf(failed, 'load').state).not.toBe('succeeded');
+    expect(await sunk('item_changes')).toEqual([1]);
+    expect((await checkpoints(s.call, 'items-cdc'))[0].cursor).toBe(before);
+    expect((await reports())[0].changes).toContainEqual(
+      expect.objectContaining({
+        kind: 'type_changed',
+        path: 'public.items.qty',
+        before: 'integer',
+        after: 'text',
+      }),
+    );
+
+    // Fixed at the source: the next run reads from the same position, nothing lost.
+    await shop('ALTER TABLE items ALTER COLUMN qty TYPE int USING qty::int');
+    await run();
+    expect(await sunk('item_changes')).toEqual([1, 2, 3]);
   }, 180_000);
 });

@@ -48,7 +48,7 @@ async function read(
   capture: string,
   op: Record<string, unknown>,
   cursor: string | null,
-  opts: { run?: string; attempt?: number } = {},
+  opts: { run?: string; attempt?: number; onCapturedSchema?: ConnectorContext['onCapturedSchema'] } = {},
 ): Promise<Read> {
   const step = stepContext(
     { kind: 'source', data_source_ref: 'db', operation: { operation_type: 'cdc', ...op } },
@@ -58,6 +58,7 @@ async function read(
   const out = await changes.read(conn, { ...step, runSlug: run }, capture, {
     ...ctx,
     attempt: opts.attempt ?? 1,
+    onCapturedSchema: opts.onCapturedSchema,
   });
   if (out.payload.kind !== 'rows') throw new Error('rows expected');
   const columns = out.payload.columns.map((c) => c.name);
@@ -280,6 +281,71 @@ describe('PostgreSQL change capture', () => {
       await sourceRows('public.cut_a', 'id, v'),
     );
     expect(targetRows(target, 'public.cut_b', ['id', 'v'])).toEqual([]);
+  });
+
+  it('a column changed during a run is reported then; a broken contract stops the read, the slot unmoved', async () => {
+    await sql('CREATE TABLE public.midrun (id int PRIMARY KEY, qty int)');
+    const op = { tables: ['public.midrun'], max_changes: 1000 };
+    const first = await read('sluice_midrun', op, null);
+    await sql('INSERT INTO public.midrun VALUES (1, 1)');
+    type Seen = Parameters<NonNullable<ConnectorContext['onCapturedSchema']>>[0];
+    const columnsOf = (tables: Seen) => tables[0].columns?.map((c) => `${c.name} ${c.type}`);
+    // The DDL commits after the run described the tables (its first report) and before it
+    // marks where it stops: the stream describes the table anew before the next change.
+    const during = (ddl: string[], refuse: boolean) => {
+      const seen: Seen[] = [];
+      const hook = async (tables: Seen) => {
+        seen.push(tables);
+        if (seen.length === 1) for (const statement of ddl) await sql(statement);
+        else if (refuse)
+          throw Object.assign(new Error('contract broken: qty is promised as integer'), {
+            code: 'CONTRACT_BROKEN',
+          });
+      };
+      return { seen, hook };
+    };
+    const added = during(
+      ['ALTER TABLE public.midrun ADD COLUMN vip boolean', 'INSERT INTO public.midrun VALUES (2, 2, true)'],
+      false,
+    );
+    const r = await read('sluice_midrun', op, first.cursor, { onCapturedSchema: added.hook });
+    expect(added.seen.map(columnsOf)).toEqual([
+      ['id integer', 'qty integer'],
+      ['id integer', 'qty integer', 'vip boolean'],
+    ]);
+    expect(r.rows.map((x) => [x._op, x.id, x.qty])).toEqual([
+      ['insert', 1, 1],
+      ['insert', 2, 2],
+    ]);
+
+    // A contracted column retyped during the run: the read fails with the server's answer as it
+    // is, hands on no position, and the slot stays at the committed one.
+    await sql('INSERT INTO public.midrun VALUES (3, 3, false)');
+    const retyped = during(
+      [
+        'ALTER TABLE public.midrun ALTER COLUMN qty TYPE text',
+        `INSERT INTO public.midrun VALUES (4, 'four', true)`,
+      ],
+      true,
+    );
+    const err = await read('sluice_midrun', op, r.cursor, { onCapturedSchema: retyped.hook }).then(
+      () => null,
+      (e) => e,
+    );
+    expect(err?.code).toBe('CONTRACT_BROKEN');
+    expect(err?.message).toContain('qty is promised as integer');
+    expect(columnsOf(retyped.seen[1])).toEqual(['id integer', 'qty text', 'vip boolean']);
+    const [{ same }] = await sql(
+      `SELECT confirmed_flush_lsn = $1::pg_lsn AS same FROM pg_replication_slots WHERE slot_name = 'sluice_midrun'`,
+      [JSON.parse(r.cursor as string).lsn],
+    );
+    expect(same).toBe(true);
+    // Fixed (or the contract revised): the next run reads from the same position, nothing lost.
+    const again = await read('sluice_midrun', op, r.cursor);
+    expect(again.rows.map((x) => [x._op, x.id, x.qty])).toEqual([
+      ['insert', 3, 3],
+      ['insert', 4, 'four'],
+    ]);
   });
 
   it('drains a 10,000-change backlog over bounded runs, and a quiet database still moves the slot', async () => {

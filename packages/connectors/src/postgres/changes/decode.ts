@@ -24,6 +24,8 @@ export type Decoded =
   | { kind: 'rows'; rows: unknown[][] }
   | { kind: 'commit'; endLsn: string }
   | { kind: 'marker'; content: string }
+  /** A table described with a shape other than the catalog's at the start of the run. */
+  | { kind: 'shape'; table: CapturedTable }
   | { kind: 'other' };
 
 export class ChangeDecoder {
@@ -53,9 +55,10 @@ export class ChangeDecoder {
         return { kind: 'begin' };
       case 'commit':
         return { kind: 'commit', endLsn: msg.commitEndLsn ?? lsn };
-      case 'relation':
-        this.relation(msg);
-        return { kind: 'other' };
+      case 'relation': {
+        const t = this.relation(msg);
+        return t ? { kind: 'shape', table: t } : { kind: 'other' };
+      }
       case 'message':
         return msg.prefix === MARKER_PREFIX
           ? { kind: 'marker', content: Buffer.from(msg.content).toString('utf8') }
@@ -82,12 +85,13 @@ export class ChangeDecoder {
   /**
    * A Relation message comes before the first change of a table in a decoding session and
    * after each change of its shape: values are parsed as our sessions parse them, and a shape
-   * other than the catalog's now is reported (docs/cdc.md "Schema changes").
+   * other than the catalog's at the start of the run is logged and answered (the read then asks
+   * the catalog whether it changed during the run; docs/cdc.md "Schema changes").
    */
-  private relation(rel: Pgoutput.MessageRelation) {
+  private relation(rel: Pgoutput.MessageRelation): CapturedTable | null {
     for (const c of rel.columns) c.parser = pgTypes.getTypeParser(c.typeOid) as (raw: any) => any;
     const t = this.tableOf(rel);
-    if (!t) return;
+    if (!t) return null;
     const now = new Map(t.columns.map((c) => [c.name, c.oid]));
     const then = new Map(rel.columns.map((c) => [c.name, c.typeOid]));
     const added = t.columns.filter((c) => !then.has(c.name)).map((c) => c.name);
@@ -103,7 +107,9 @@ export class ChangeDecoder {
         retyped.length ? `retyped since: ${retyped.join(', ')}` : '',
       ].filter(Boolean);
       this.log('warn', `table ${t.name} changed shape in the change stream; columns ${parts.join('; ')}`);
+      return t;
     }
+    return null;
   }
 
   /**
