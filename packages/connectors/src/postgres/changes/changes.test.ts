@@ -348,6 +348,42 @@ describe('PostgreSQL change capture', () => {
     ]);
   });
 
+  it('a table added to the capture later is copied once, the others are not; a removed one is no longer read', async () => {
+    await sql('CREATE TABLE public.grow_a (id int PRIMARY KEY, v text)');
+    await sql('CREATE TABLE public.grow_b (id int PRIMARY KEY, v text)');
+    await sql(`INSERT INTO public.grow_a VALUES (1, 'a1')`);
+    await sql(`INSERT INTO public.grow_b VALUES (10, 'b10')`);
+    const one = { tables: ['public.grow_a'], max_changes: 1000 };
+    const both = { tables: ['public.grow_a', 'public.grow_b'], max_changes: 1000 };
+    const target = new Map<string, Record<string, unknown>>();
+    const first = await drain('sluice_grow', one, null, target);
+    expect(targetRows(target, 'public.grow_a', ['id', 'v'])).toEqual([{ id: 1, v: 'a1' }]);
+    await sql(`INSERT INTO public.grow_a VALUES (2, 'a2')`);
+    await sql(`INSERT INTO public.grow_b VALUES (20, 'b20')`);
+
+    // The new version lists grow_b: its rows are copied first, then the changes of both follow.
+    const added = await read('sluice_grow', both, first.cursor);
+    expect(added.rows.map((x) => [x._op, x._table, x.id])).toEqual([
+      ['insert', 'public.grow_b', 10],
+      ['insert', 'public.grow_b', 20],
+      ['insert', 'public.grow_a', 2],
+    ]);
+    apply(target, added.rows);
+    expect(JSON.parse(added.cursor as string).tables).toEqual(both.tables);
+    await sql(`UPDATE public.grow_b SET v = 'b10!' WHERE id = 10`);
+    const next = await read('sluice_grow', both, added.cursor);
+    expect(next.rows.map((x) => [x._op, x._table, x.id])).toEqual([['update', 'public.grow_b', 10]]);
+    apply(target, next.rows);
+    for (const t of ['public.grow_a', 'public.grow_b'])
+      expect(targetRows(target, t, ['id', 'v'])).toEqual(await sourceRows(t, 'id, v'));
+
+    // Dropped from the list again: its changes are no longer handed on.
+    await sql(`INSERT INTO public.grow_a VALUES (3, 'a3')`);
+    await sql(`INSERT INTO public.grow_b VALUES (30, 'b30')`);
+    const fewer = await read('sluice_grow', { ...both, tables: ['public.grow_b'] }, next.cursor);
+    expect(fewer.rows.map((x) => [x._op, x._table, x.id])).toEqual([['insert', 'public.grow_b', 30]]);
+  });
+
   it('drains a 10,000-change backlog over bounded runs, and a quiet database still moves the slot', async () => {
     await sql('CREATE TABLE public.backlog (id int PRIMARY KEY, v int)');
     await sql('CREATE TABLE public.elsewhere (id int)');

@@ -5,6 +5,7 @@ import { signalOf } from '../../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../../types';
 import type { PgConnection } from '../connect';
 import { openPgSession } from '../session';
+import { addedTables, copyAddedTables } from './added';
 import { type CapturedTable, capturedSchemaOf, describeTables, rowShape, sameColumns } from './catalog';
 import { tableFindings } from './check';
 import { type CaptureCursor, decodeCursor, encodeCursor, type SnapshotProgress } from './cursor';
@@ -174,10 +175,18 @@ export async function readPgChanges(
         `publication ${capture} does not publish truncates: a TRUNCATE of a captured table is not seen`,
       );
     if (from.tables.join('\n') !== op.tables.join('\n')) {
+      // A table new to the capture gets its initial snapshot now (docs/cdc.md "Changing the captured tables").
+      const added = addedTables(from, tables);
+      const copied = op.snapshot === 'initial' && added.length > 0;
       step.log(
-        'warn',
-        'the captured tables changed: changes of the new tables are read from now on; their existing rows are not copied',
+        'info',
+        `the captured tables changed: changes of ${op.tables.join(', ')} are read from now on${
+          added.length > 0
+            ? `; ${added.map((t) => t.name).join(', ')} ${copied ? 'copied first' : 'not copied (snapshot: never)'}`
+            : ''
+        }`,
       );
+      if (copied) yield* copyAddedTables(client, added, shape);
     }
     let marker: string | null = null;
     let upto: string;
