@@ -241,6 +241,32 @@ describe('schema changes of a cdc source', () => {
     expect(await sunkM()).toEqual([1, 2, 3, 4]);
   }, 180_000);
 
+  it('on MariaDB: a new version capturing one more table copies that table once, then follows both', async () => {
+    await maria_('CREATE TABLE shop.more_orders (id int PRIMARY KEY, qty int NOT NULL, note text)');
+    await maria_(`INSERT INTO shop.more_orders VALUES (1001, 10, 'm1'), (1002, 20, 'm2')`);
+    await maria_(`INSERT INTO shop.orders VALUES (700, 7, 'pending', 0)`);
+    const [{ n: last }] = await sink('SELECT coalesce(max(seq), 0) AS n FROM maria_changes');
+    await deployPipeline(s.call, {
+      pipeline: 'maria-cdc',
+      spec: cdcSpec(['shop.orders', 'shop.more_orders'], 'maria', 'maria_changes'),
+      bindings: { maria: 'maria-db', warehouse: 'warehouse' },
+      create: false,
+    });
+    const run = runOf('maria-cdc');
+    await run();
+    await maria_('UPDATE shop.more_orders SET qty = 11 WHERE id = 1001');
+    await run();
+    const rows = await sink(
+      `SELECT _op, _table, id, qty FROM maria_changes WHERE seq > ${Number(last)} ORDER BY seq`,
+    );
+    expect(rows).toEqual([
+      { _op: 'insert', _table: 'shop.more_orders', id: 1001, qty: 10 },
+      { _op: 'insert', _table: 'shop.more_orders', id: 1002, qty: 20 },
+      { _op: 'insert', _table: 'shop.orders', id: 700, qty: 7 },
+      { _op: 'update', _table: 'shop.more_orders', id: 1001, qty: 11 },
+    ]);
+  }, 120_000);
+
   it('a contracted column retyped while a run reads fails that run before the sink commits, the position unmoved', async () => {
     await shop('CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL)');
     await shop('INSERT INTO items VALUES (1, 1)');
