@@ -9,6 +9,8 @@ import {
   createDataSource,
   createProjectAndEnvironment,
   deployPipeline,
+  execute,
+  finished,
   mysqlDataSource,
   ORG,
   ok,
@@ -237,5 +239,101 @@ describe('schema changes of a cdc source', () => {
     await maria_('ALTER TABLE shop.orders MODIFY qty int NOT NULL');
     await run();
     expect(await sunkM()).toEqual([1, 2, 3, 4]);
+  }, 180_000);
+
+  it('on MariaDB: a new version capturing one more table copies that table once, then follows both', async () => {
+    await maria_('CREATE TABLE shop.more_orders (id int PRIMARY KEY, qty int NOT NULL, note text)');
+    await maria_(`INSERT INTO shop.more_orders VALUES (1001, 10, 'm1'), (1002, 20, 'm2')`);
+    await maria_(`INSERT INTO shop.orders VALUES (700, 7, 'pending', 0)`);
+    const [{ n: last }] = await sink('SELECT coalesce(max(seq), 0) AS n FROM maria_changes');
+    await deployPipeline(s.call, {
+      pipeline: 'maria-cdc',
+      spec: cdcSpec(['shop.orders', 'shop.more_orders'], 'maria', 'maria_changes'),
+      bindings: { maria: 'maria-db', warehouse: 'warehouse' },
+      create: false,
+    });
+    const run = runOf('maria-cdc');
+    await run();
+    await maria_('UPDATE shop.more_orders SET qty = 11 WHERE id = 1001');
+    await run();
+    const rows = await sink(
+      `SELECT _op, _table, id, qty FROM maria_changes WHERE seq > ${Number(last)} ORDER BY seq`,
+    );
+    expect(rows).toEqual([
+      { _op: 'insert', _table: 'shop.more_orders', id: 1001, qty: 10 },
+      { _op: 'insert', _table: 'shop.more_orders', id: 1002, qty: 20 },
+      { _op: 'insert', _table: 'shop.orders', id: 700, qty: 7 },
+      { _op: 'update', _table: 'shop.more_orders', id: 1001, qty: 11 },
+    ]);
+  }, 120_000);
+
+  it('a contracted column retyped while a run reads fails that run before the sink commits, the position unmoved', async () => {
+    await shop('CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL)');
+    await shop('INSERT INTO items VALUES (1, 1)');
+    await sink(`CREATE TABLE item_changes (seq bigserial, _op text, _table text, _position text,
+                  _committed_at timestamptz, _unchanged jsonb, id int, qty int, note text)`);
+    await importSchema('shop-db');
+    await deployPipeline(s.call, {
+      pipeline: 'items-cdc',
+      spec: cdcSpec(['public.items'], 'shop', 'item_changes'),
+      bindings: { shop: 'shop-db', warehouse: 'warehouse' },
+    });
+    await contractOnQty('items-cdc');
+    const run = runOf('items-cdc');
+    // A column added since the import: each run's start reports it, under the data source's lock.
+    await shop('ALTER TABLE items ADD COLUMN note text');
+    await run();
+    expect(await sunk('item_changes')).toEqual([1]);
+    await shop('INSERT INTO items VALUES (2, 2)');
+    const before = (await checkpoints(s.call, 'items-cdc'))[0].cursor;
+
+    // The next run is held at its start (the data source's row locked in the store), after it
+    // described the tables; meanwhile qty is retyped and a row written. The run then reads a
+    // change whose table has the new shape: reported then, the contract breaks, nothing commits.
+    const store = new pg.Client({ connectionString: s.env.DATABASE_URL });
+    await store.connect();
+    await store.query('BEGIN');
+    await store.query(`SELECT 1 FROM data_sources WHERE slug = 'shop-db' FOR UPDATE`);
+    let slug = '';
+    try {
+      slug = (await execute(s.call, 'items-cdc')).slug;
+      await waitUntil(
+        async () =>
+          Number(
+            (
+              await s.sql(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+              )
+            )[0].n,
+          ),
+        (n) => n > 0,
+        30_000,
+      );
+      await shop('ALTER TABLE items ALTER COLUMN qty TYPE text');
+      await shop(`INSERT INTO items VALUES (3, '3')`);
+    } finally {
+      await store.query('ROLLBACK');
+      await store.end();
+    }
+    const failed = await finished(s.call, slug, 60_000);
+    expect(failed.state).toBe('failed');
+    const step = stepOf(failed, 'changes');
+    expect(step.error.code).toBe('CONTRACT_BROKEN');
+    expect(step.error.message).toContain('promised column qty is integer');
+    expect(stepOf(failed, 'load').state).not.toBe('succeeded');
+    expect(await sunk('item_changes')).toEqual([1]);
+    expect((await checkpoints(s.call, 'items-cdc'))[0].cursor).toBe(before);
+    // The newest report covers the table (type_changed on its own; cumulative against an older
+    // open report's baseline that lacks the table, table_added).
+    const [newest] = await reports();
+    expect(
+      newest.changes.some((c: any) => String(c.path).startsWith('public.items')),
+      JSON.stringify(newest.changes),
+    ).toBe(true);
+
+    // Fixed at the source: the next run reads from the same position, nothing lost.
+    await shop('ALTER TABLE items ALTER COLUMN qty TYPE int USING qty::int');
+    await run();
+    expect(await sunk('item_changes')).toEqual([1, 2, 3]);
   }, 180_000);
 });

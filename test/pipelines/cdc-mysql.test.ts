@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type mysqlDriver from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cdcLagCheckJob } from '../../packages/server/src/jobs/cdc-lag-check';
 import { type MariadbServer, startMariadbServer } from '../peers/mariadb-server';
+import { runJobNow } from '../support/jobs';
 import { pgQuery } from '../support/runs';
 import {
   createDataSource,
@@ -53,7 +55,7 @@ describe('cdc from MySQL/MariaDB into a PostgreSQL apply sink', () => {
     await pgQuery('postgres', `create database ${TARGET_DB}`);
     await target(`CREATE TABLE orders (id integer PRIMARY KEY, customer text NOT NULL, amount numeric(12, 2) NOT NULL,
                     status text NOT NULL, placed_at timestamp(6) NOT NULL, note text)`);
-    s = await scratchRuntime(STORE_DB, { worker: true });
+    s = await scratchRuntime(STORE_DB, { worker: true, env: { SLUICE_CDC_LAG_ALERT_BYTES: '65536' } });
     await createDataSource(s.call, {
       type: 'mysql',
       name: 'shop-my',
@@ -165,4 +167,83 @@ describe('cdc from MySQL/MariaDB into a PostgreSQL apply sink', () => {
     expect(behind.lag_bytes).toBeGreaterThan(0);
     expect(behind.confirmed_position).toBe(now.confirmed_position);
   }, 240_000);
+
+  it('insert, truncate, insert: the PostgreSQL table holds only the last insert', async () => {
+    await src(`INSERT INTO orders VALUES (1001, 'before', 1, 'new', NOW(6), NULL)`);
+    await src('TRUNCATE TABLE orders');
+    await src(`INSERT INTO orders VALUES (1002, 'after', 2, 'new', NOW(6), 'kept')`);
+    // With the update the former case left unread.
+    expect(await run()).toBe(4);
+    expect(await targetHash()).toEqual(await sourceHash());
+    expect((await target('SELECT id FROM orders')).map((r: any) => r.id)).toEqual([1002]);
+    // Refill for the next case.
+    await src(`INSERT INTO orders
+      WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 100)
+      SELECT n, CONCAT('customer ', n), n, 'new', NOW(6), NULL FROM g`);
+  }, 120_000);
+
+  it('lag and binlog retention alert and resolve on an injected clock; a purged binlog is critical', async () => {
+    const captures = async () =>
+      (await ok(s.call('GET', `${ORG}/projects/shop/pipelines/orders-back/captures`), 200)).captures;
+    const notice = async (type: string) =>
+      (await ok(s.call('GET', `${ORG}/notifications?notification_type=${type}`), 200)).notifications as any[];
+    const check = async (at: Date) => {
+      s.rt.deps.clock = () => at;
+      try {
+        await runJobNow(s.rt.deps, cdcLagCheckJob, {});
+      } finally {
+        s.rt.deps.clock = undefined;
+      }
+    };
+    await src('SET GLOBAL binlog_expire_logs_seconds = 86400');
+    expect(await run()).toBe(100);
+    const [fresh] = await captures();
+    // The committed position is in the binlog being written: it cannot be purged yet.
+    expect(fresh).toMatchObject({ status: 'ok', lag_bytes: 0, retention_expires_at: null });
+    const committedAt = new Date(fresh.last_checkpoint_at);
+
+    // 128 KiB of binlog behind, in a binlog the server has since closed.
+    await src(`UPDATE orders SET note = REPEAT('y', 2000) WHERE id <= 100`);
+    await src('FLUSH BINARY LOGS');
+    const [behind] = await captures();
+    expect(behind.lag_bytes).toBeGreaterThan(65536);
+    expect(behind.retention_expires_at).toBe(new Date(committedAt.getTime() + 86_400_000).toISOString());
+    await check(new Date(committedAt.getTime() + 60_000));
+    const [lagging] = await notice('cdc_capture_lagging');
+    expect(lagging).toMatchObject({ lifecycle_state: 'open', severity: 'warning' });
+    expect(lagging.title).toMatch(/retains 0\.\d MiB of log/);
+    expect(lagging.summary).toContain('step orders-changes of pipeline orders-back in staging');
+    expect(await notice('cdc_capture_inactive')).toEqual([]);
+
+    // Thirteen hours on, less than half the day of retention is left: a retention warning, and
+    // no run has committed for longer than the inactivity bound.
+    await check(new Date(committedAt.getTime() + 13 * 3600_000));
+    expect((await notice('cdc_capture_lagging'))[0].title).toMatch(/its binlog may be purged in 11\.0 h/);
+    expect((await notice('cdc_capture_inactive'))[0].lifecycle_state).toBe('open');
+
+    // A run catches up: both resolve.
+    expect(await run()).toBe(100);
+    expect(await targetHash()).toEqual(await sourceHash());
+    await check(new Date());
+    expect((await notice('cdc_capture_lagging'))[0].lifecycle_state).toBe('resolved');
+    expect((await notice('cdc_capture_inactive'))[0].lifecycle_state).toBe('resolved');
+
+    // The committed position's binlog purged: critical, and the capture shows it gone.
+    await src(`UPDATE orders SET status = 'purged' WHERE id = 3`);
+    await src('FLUSH BINARY LOGS');
+    const [{ File: current }] = await src('SHOW MASTER STATUS');
+    // MariaDB keeps a binlog until InnoDB's log has caught up with it (its binlog checkpoint).
+    for (let i = 0; i < 100; i++) {
+      await src(`PURGE BINARY LOGS TO '${current}'`);
+      if ((await src('SHOW BINARY LOGS')).length === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const [gone] = await captures();
+    expect(gone, JSON.stringify(gone)).toMatchObject({ status: 'ok', lag_bytes: null });
+    // (Checked later than the thirteen hours above: a notification takes the newest occurrence's title.)
+    await check(new Date(committedAt.getTime() + 14 * 3600_000));
+    const [purged] = await notice('cdc_capture_lagging');
+    expect(purged).toMatchObject({ lifecycle_state: 'open', severity: 'critical' });
+    expect(purged.title).toContain('its binlog was purged');
+  }, 180_000);
 });

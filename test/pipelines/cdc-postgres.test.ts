@@ -220,4 +220,59 @@ describe('cdc from PostgreSQL through a pipeline', () => {
     expect(await foldedText()).toBe(await sourceText());
     expect(await foldedText()).toContain('500:5:late');
   }, 240_000);
+
+  it('a truncate reaches a changelog sink as a truncate row, in order between the inserts', async () => {
+    const [{ n: last }] = await sink('SELECT coalesce(max(seq), 0) AS n FROM order_changes');
+    await shop(`INSERT INTO orders VALUES (600, 6, 'before')`);
+    await shop('TRUNCATE orders');
+    await shop(`INSERT INTO orders VALUES (601, 7, 'after')`);
+    for (;;) {
+      const r = await finished(s.call, (await execute(s.call, 'orders-cdc')).slug, 60_000);
+      expect(r.state, JSON.stringify(r.error)).toBe('succeeded');
+      if (stepOf(r, 'changes').rows_out === 0) break;
+    }
+    const rows = await sink(
+      'SELECT _op, _table, id, qty, note, _position IS NOT NULL AS positioned FROM order_changes WHERE seq > $1 ORDER BY seq',
+      [last],
+    );
+    expect(rows).toEqual([
+      { _op: 'insert', _table: 'public.orders', id: 600, qty: 6, note: 'before', positioned: true },
+      { _op: 'truncate', _table: 'public.orders', id: null, qty: null, note: null, positioned: true },
+      { _op: 'insert', _table: 'public.orders', id: 601, qty: 7, note: 'after', positioned: true },
+    ]);
+  }, 120_000);
+
+  it('a new version capturing one more table copies that table once, then follows both; the position is kept', async () => {
+    await shop('CREATE TABLE more_orders (id int PRIMARY KEY, qty int NOT NULL, note text)');
+    await shop(`INSERT INTO more_orders VALUES (1001, 10, 'm1'), (1002, 20, 'm2')`);
+    const [{ n: last }] = await sink('SELECT coalesce(max(seq), 0) AS n FROM order_changes');
+    await shop(`INSERT INTO orders VALUES (700, 7, 'pending')`);
+    await deployPipeline(s.call, {
+      pipeline: 'orders-cdc',
+      spec: spec(['public.orders', 'public.more_orders']),
+      bindings: { shop: 'shop-db', warehouse: 'warehouse' },
+      create: false,
+    });
+    const runAll = async () => {
+      for (;;) {
+        const r = await finished(s.call, (await execute(s.call, 'orders-cdc')).slug, 60_000);
+        expect(r.state, JSON.stringify(r.error)).toBe('succeeded');
+        if (stepOf(r, 'changes').rows_out === 0) return;
+      }
+    };
+    await runAll();
+    await shop(`UPDATE more_orders SET qty = 11 WHERE id = 1001`);
+    await runAll();
+    const rows = await sink('SELECT _op, _table, id, qty FROM order_changes WHERE seq > $1 ORDER BY seq', [
+      last,
+    ]);
+    expect(rows).toEqual([
+      { _op: 'insert', _table: 'public.more_orders', id: 1001, qty: 10 },
+      { _op: 'insert', _table: 'public.more_orders', id: 1002, qty: 20 },
+      { _op: 'insert', _table: 'public.orders', id: 700, qty: 7 },
+      { _op: 'update', _table: 'public.more_orders', id: 1001, qty: 11 },
+    ]);
+    const cursor = JSON.parse((await checkpoints(s.call, 'orders-cdc'))[0].cursor!);
+    expect(cursor.tables).toEqual(['public.orders', 'public.more_orders']);
+  }, 120_000);
 });

@@ -40531,7 +40531,7 @@ export interface operations {
                                     /** @description Target table, optionally schema-qualified. */
                                     table: string;
                                     /**
-                                     * @description insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update or delete, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).
+                                     * @description insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update, delete or truncate, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).
                                      * @default insert
                                      * @enum {string}
                                      */
@@ -65691,6 +65691,8 @@ export interface operations {
                             } | null;
                             /** @description When a run last committed the step position (its checkpoint); null before the first. */
                             last_checkpoint_at: string | null;
+                            /** @description MySQL/MariaDB: the earliest time the server binlog retention (binlog_expire_logs_seconds / expire_logs_days) may purge the binlog holding the committed position (the last checkpoint plus the retention); null while that binlog is the one being written, without retention, and on PostgreSQL. */
+                            retention_expires_at: string | null;
                         }[];
                         /** @description True when another page exists in the requested direction. */
                         has_more: boolean;

@@ -321,8 +321,15 @@ export type ChangesCapability<C = any, K = any> = {
     conn: Connection<C, K>,
     checkpoint: string,
     ctx: ConnectorContext,
-  ): Promise<{ lag_bytes: number | null; confirmed_position: string }>;
+  ): Promise<{ lag_bytes: number | null; confirmed_position: string; retention?: CaptureRetention }>;
 };
+
+/**
+ * A log the server purges by age (MySQL/MariaDB binlog retention): the retention in seconds
+ * (null: never purged by age) and whether the committed position is in the log file being
+ * written now (which cannot be purged yet).
+ */
+export type CaptureRetention = { seconds: number | null; in_current_log: boolean };
 
 export type CaptureFinding = { table: string; code: string; message: string };
 
@@ -341,6 +348,8 @@ export type CaptureStatus = {
   wal_status?: string | null;
   /** PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it (null: no limit). */
   safe_wal_bytes?: number | null;
+  /** A log purged by age (MySQL/MariaDB): the server's retention for the committed position. */
+  retention?: CaptureRetention;
 };
 
 export type Capabilities<C = any, K = any, S = any> = {

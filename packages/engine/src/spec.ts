@@ -57,7 +57,7 @@ export const sqlWrite = z
       .enum(['insert', 'upsert', 'replace', 'apply'])
       .default('insert')
       .describe(
-        'insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update or delete, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).',
+        'insert appends; upsert inserts or updates by key; replace empties the table and loads the payload; apply applies change rows (_op insert, update, delete or truncate, as a CDC source hands them on) by key (PostgreSQL and MySQL sinks).',
       ),
     key: z
       .array(z.string().min(1).max(200))

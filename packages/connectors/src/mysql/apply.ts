@@ -88,6 +88,9 @@ export async function applyMysql(
     await flush();
   };
 
+  // A truncate empties the table first, in this transaction (DELETE: MySQL's TRUNCATE would
+  // commit it, and a retried batch is skipped by the ledger like any other write).
+  if (set.truncate) await s.execute(`DELETE FROM ${table}`, []);
   // Deletes first: a key deleted and another inserted with the same unique value elsewhere.
   const keyAt = key.map((k) => names.indexOf(k));
   inKeyOrder(set.deletes, keyAt);
@@ -165,7 +168,7 @@ export async function applyMysql(
   }
   step.log(
     'info',
-    `apply: ${set.changes} changes compacted to ${set.upserts.length} upserts and ${set.deletes.length} deletes`,
+    `apply: ${set.changes} changes compacted to ${set.truncate ? 'a truncate, ' : ''}${set.upserts.length} upserts and ${set.deletes.length} deletes`,
   );
   return { rows: set.changes, bytes };
 }

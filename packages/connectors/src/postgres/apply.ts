@@ -74,6 +74,9 @@ export async function applyPg(
     bytes = done.bytes;
     if (staged > 10_000) await s.timed(s.client.query(`ANALYZE ${stage}`));
   }
+  // A truncate empties the table first, in this transaction (DELETE: no TRUNCATE privilege or
+  // exclusive lock needed, and a retried batch is skipped by the ledger like any other write).
+  if (set.truncate) await s.timed(s.client.query(`DELETE FROM ${target}`));
   // Deletes first: a key deleted and another inserted with the same unique value elsewhere.
   if (set.deletes.length > 0) {
     await s.timed(
@@ -135,7 +138,7 @@ export async function applyPg(
   }
   step.log(
     'info',
-    `apply: ${set.changes} changes compacted to ${set.upserts.length} upserts and ${set.deletes.length} deletes`,
+    `apply: ${set.changes} changes compacted to ${set.truncate ? 'a truncate, ' : ''}${set.upserts.length} upserts and ${set.deletes.length} deletes`,
   );
   return { rows: set.changes, bytes };
 }

@@ -24,12 +24,12 @@ const base: ConnectorContext = { policy: egressPolicy('self_hosted', true), limi
 
 const META = ['_op', '_table', '_position', '_committed_at', '_unchanged'];
 const COLS = [...META, 'id', 'name', 'doc', 'n'];
-type Op = 'insert' | 'update' | 'delete';
+type Op = 'insert' | 'update' | 'delete' | 'truncate';
 let position = 0;
 /** One change row of the items table, as a CDC source hands it on. */
 const change = (
   op: Op,
-  id: number,
+  id: number | null,
   values: { name?: string | null; doc?: string | null; n?: number | null } = {},
   unchanged: string[] | null = null,
 ) => [
@@ -256,6 +256,44 @@ describe.each(targets)('$name apply sink', (t) => {
       { id: 13, name: 'z', doc: 'd13', n: 3 },
       { id: 14, name: 'fourteen', doc: '', n: 1 },
     ]);
+  });
+
+  it('a truncate empties the target in order with the batch: only the changes after it remain', async () => {
+    await t.query(t.items('emptied'));
+    await t.query(`INSERT INTO emptied VALUES (30, 'old', 'd30', 1), (31, 'old', 'd31', 1)`);
+    const step = applySink('emptied');
+    const done = await t.definition.sink.write(
+      t.connection(),
+      changes([
+        change('insert', 32, { name: 'before', doc: 'd32', n: 1 }),
+        change('update', 30, { name: 'gone', n: 2 }, ['doc']),
+        change('truncate', null),
+        change('insert', 33, { name: 'after', doc: 'd33', n: 1 }),
+        // after the truncate there is no target value to keep: the column is null
+        change('update', 34, { doc: 'd34', n: 1 }, ['name']),
+      ]),
+      step,
+      { ...base, commitKey: 'run-t:apply:0' },
+    );
+    expect(done.rows).toBe(5);
+    expect(await rowsOf('emptied')).toEqual([
+      { id: 33, name: 'after', doc: 'd33', n: 1 },
+      { id: 34, name: null, doc: 'd34', n: 1 },
+    ]);
+    expect(step.lines.map((l) => l.message)).toContain(
+      'apply: 5 changes compacted to a truncate, 2 upserts and 0 deletes',
+    );
+    // Retried under its commit key after newer rows arrived: the truncate is not applied again.
+    await apply(
+      'emptied',
+      changes([change('insert', 35, { name: 'later', doc: 'd35', n: 1 })]),
+      'run-u:apply:0',
+    );
+    await t.definition.sink.write(t.connection(), changes([change('truncate', null)]), applySink('emptied'), {
+      ...base,
+      commitKey: 'run-t:apply:0',
+    });
+    expect((await rowsOf('emptied')).map((r) => r.id)).toEqual([33, 34, 35]);
   });
 
   it('writes a commit key once: a retried batch changes nothing twice', async () => {

@@ -103,11 +103,11 @@ describe('change compaction', () => {
 
   it('refuses what is not a change row of one table, naming the row and the fix', async () => {
     expect(await refusal(compactChanges(rows([[1, 'a', 'b']], NAMES), ['id'], NAMES))).toBe(
-      'mode apply takes change rows with an _op column (insert, update or delete), as a cdc source hands them on; the input has id, a, b',
+      'mode apply takes change rows with an _op column (insert, update, delete or truncate), as a cdc source hands them on; the input has id, a, b',
     );
     expect(
       await refusal(compactChanges(rows([c('insert', 1, 'a', 'b'), c('merge', 2, 'a', 'b')]), ['id'], NAMES)),
-    ).toBe('change row 2: _op is "merge"; apply takes insert, update or delete');
+    ).toBe('change row 2: _op is "merge"; apply takes insert, update, delete or truncate');
     expect(await refusal(compactChanges(rows([c('delete', null, null, null)]), ['id'], NAMES))).toBe(
       'change row 1: key column id is null',
     );

@@ -6,7 +6,8 @@ import { ConnectorError } from '../types';
 // columns, as a cdc source hands them on — compacted to each key's final state in row (source)
 // order before the PostgreSQL and MySQL sinks write them: a key's last change decides between
 // an upsert and a delete, and columns a change did not carry (`_unchanged`) keep the value an
-// earlier change of the batch gave them, else the target's.
+// earlier change of the batch gave them, else the target's. A `truncate` empties the target
+// before the changes that follow it in the batch, and voids the ones before it.
 
 /** The metadata columns of a change row, in the order a CDC source hands them on. */
 export const CHANGE_COLUMNS = ['_op', '_table', '_position', '_committed_at', '_unchanged'];
@@ -37,6 +38,8 @@ export type ChangeSet = {
   deletes: unknown[][];
   /** Change rows read. */
   changes: number;
+  /** A truncate came: the target is emptied before the upserts (the changes before it are void). */
+  truncate: boolean;
 };
 
 type State = { del: boolean; values: unknown[]; missing: Set<string> | null };
@@ -94,11 +97,11 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
   if (opAt === undefined && rows.columns.length === 0) {
     // An empty payload (no columns): nothing to apply.
     for await (const _ of rows.batches);
-    return { upserts: [], unchanged: [], deletes: [], changes: 0 };
+    return { upserts: [], unchanged: [], deletes: [], changes: 0, truncate: false };
   }
   if (opAt === undefined) {
     throw invalid(
-      `mode apply takes change rows with an _op column (insert, update or delete), as a cdc source hands them on; the input has ${rows.columns.map((c) => c.name).join(', ') || 'no columns'}`,
+      `mode apply takes change rows with an _op column (insert, update, delete or truncate), as a cdc source hands them on; the input has ${rows.columns.map((c) => c.name).join(', ') || 'no columns'}`,
     );
   }
   const tableAt = at.get('_table');
@@ -123,6 +126,7 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
   const states = new Map<unknown, State>();
   const single = key.length === 1;
   let changes = 0;
+  let truncate = false;
   let table: unknown;
   for await (const batch of rows.batches) {
     for (const row of batch) {
@@ -135,6 +139,14 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
             `mode apply writes one table, but the changes come from ${JSON.stringify(table)} and ${JSON.stringify(t)}: filter them with a transform (WHERE _table = '…') before each apply sink`,
           );
       }
+      const op = row[opAt];
+      if (op === 'truncate') {
+        // The table is emptied here: what came before no longer matters, and the target's
+        // values are gone (nothing to keep for a later change without some columns).
+        states.clear();
+        truncate = true;
+        continue;
+      }
       const values = new Array(pick.length);
       for (let j = 0; j < pick.length; j++) values[j] = row[pick[j]];
       let id: unknown = '';
@@ -144,24 +156,24 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
           throw invalid(`change row ${changes}: key column ${key[j]} is null`);
         id = single ? singleKey(v) : j === 0 ? keyPart(v) : `${id}\u0000${keyPart(v)}`;
       }
-      const op = row[opAt];
       if (op === 'delete') {
         states.set(id, { del: true, values, missing: null });
         continue;
       }
       if (op !== 'insert' && op !== 'update')
         throw invalid(
-          `change row ${changes}: _op is ${JSON.stringify(op)}; apply takes insert, update or delete`,
+          `change row ${changes}: _op is ${JSON.stringify(op)}; apply takes insert, update, delete or truncate`,
         );
       const unchanged = unchangedAt === undefined ? null : unchangedSet(row[unchangedAt], changes);
       const prior = states.get(id);
       if (!unchanged) {
         states.set(id, { del: false, values, missing: null });
       } else if (!prior || prior.del) {
-        // Nothing earlier in the batch: the target keeps its values. After a delete in the
-        // batch there is no value to keep: those columns are null.
-        if (prior?.del) for (const c of unchanged) values[position.get(c) as number] = null;
-        states.set(id, { del: false, values, missing: prior?.del ? null : unchanged });
+        // Nothing earlier in the batch: the target keeps its values. After a delete or a
+        // truncate in the batch there is no value to keep: those columns are null.
+        const gone = prior?.del === true || truncate;
+        if (gone) for (const c of unchanged) values[position.get(c) as number] = null;
+        states.set(id, { del: false, values, missing: gone ? null : unchanged });
       } else {
         // Merge with the earlier change of this key, which may have carried the columns.
         const missing = new Set<string>();
@@ -174,7 +186,7 @@ export async function compactChanges(rows: RowsPayload, key: string[], names: st
       }
     }
   }
-  const out: ChangeSet = { upserts: [], unchanged: [], deletes: [], changes };
+  const out: ChangeSet = { upserts: [], unchanged: [], deletes: [], changes, truncate };
   const sorted = new Map<Set<string>, string[]>();
   for (const s of states.values()) {
     if (s.del) {

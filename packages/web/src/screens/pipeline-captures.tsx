@@ -62,6 +62,11 @@ export function CapturesPanel(props: { org: string; project: string; pipeline: s
                 <td className={`${tdClass} font-mono text-xs`}>{c.confirmed_position ?? '—'}</td>
                 <td className={tdClass}>
                   {c.last_checkpoint_at ? formatTime(c.last_checkpoint_at) : 'never'}
+                  {c.retention_expires_at && (
+                    <span className="block text-xs text-slate-600 dark:text-slate-400">
+                      binlog may be purged from {formatTime(c.retention_expires_at)}
+                    </span>
+                  )}
                 </td>
               </tr>
             ))}

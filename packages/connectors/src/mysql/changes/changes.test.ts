@@ -73,7 +73,9 @@ async function failure(p: Promise<unknown>): Promise<ConnectorError> {
 function apply(target: Map<string, Record<string, unknown>>, rows: Record<string, unknown>[], key = 'id') {
   for (const r of rows) {
     const k = String(r[key]);
-    if (r._op === 'insert') {
+    if (r._op === 'truncate') {
+      target.clear();
+    } else if (r._op === 'insert') {
       expect(target.has(k), `insert of existing key ${k}`).toBe(false);
       target.set(k, r);
     } else if (r._op === 'update') {
@@ -266,7 +268,7 @@ describe('mysql changes: reads', () => {
     const b = await read({ tables: ['shop.quiet'] }, a.cursor);
     expect(b.rows).toEqual([]);
     expect(b.cursor).not.toBe(a.cursor);
-    expect(await mysqlLag(connection(), b.cursor, ctx)).toEqual({
+    expect(await mysqlLag(connection(), b.cursor, ctx)).toMatchObject({
       lag_bytes: 0,
       oldest_binlog: 'binlog.000001',
     });
@@ -313,6 +315,34 @@ describe('mysql changes: reads', () => {
       .map((r) => ({ id: r.id, qty: r.qty, note: r.note }))
       .sort((x, y) => Number(x.id) - Number(y.id));
     expect(copied).toEqual(source);
+  });
+
+  it('hands on a TRUNCATE of a captured table as a truncate row, in order; others are not seen', async () => {
+    await sql('CREATE TABLE cut (id INT PRIMARY KEY, v VARCHAR(20))');
+    await sql('CREATE TABLE `cut other` (id INT PRIMARY KEY)');
+    const op = { tables: [`${DB}.cut`], snapshot: 'never' as const };
+    const start = await read(op, null);
+    const target = new Map<string, Record<string, unknown>>();
+    await sql(`INSERT INTO cut VALUES (1, 'before'), (2, 'before')`);
+    await sql('TRUNCATE TABLE cut');
+    await sql(`INSERT INTO cut VALUES (3, 'after')`);
+    await sql('TRUNCATE `cut other`');
+    await sql(`/* a comment */ TRUNCATE \`${DB}\`.\`cut\``);
+    await sql(`INSERT INTO cut VALUES (4, 'last')`);
+    const r = await read(op, start.cursor);
+    expect(r.rows.map((x) => [x._op, x._table, x.id])).toEqual([
+      ['insert', `${DB}.cut`, 1],
+      ['insert', `${DB}.cut`, 2],
+      ['truncate', `${DB}.cut`, null],
+      ['insert', `${DB}.cut`, 3],
+      ['truncate', `${DB}.cut`, null],
+      ['insert', `${DB}.cut`, 4],
+    ]);
+    expect(r.rows[2]).toMatchObject({ v: null, _unchanged: null });
+    expect(String(r.rows[2]._position)).toMatch(/^binlog\.\d+:\d+$/);
+    expect(String(r.rows[2]._committed_at)).toMatch(/^\d{4}-\d\d-\d\dT/);
+    apply(target, r.rows);
+    expect([...target.keys()]).toEqual(['4']);
   });
 
   it('drains a 10,000-change backlog over bounded reads', async () => {
@@ -388,18 +418,43 @@ describe('mysql changes: reads', () => {
     expect(again.rows.map((x) => x.id)).toEqual(Array.from({ length: 15_000 }, (_, i) => i));
   });
 
-  it('refuses a table added after the initial snapshot, and follows one with snapshot never', async () => {
-    await sql('CREATE TABLE first_t (id INT PRIMARY KEY)');
-    await sql('CREATE TABLE later_t (id INT PRIMARY KEY)');
-    await sql('INSERT INTO later_t VALUES (1)');
-    const snap = await read({ tables: ['shop.first_t'] }, null);
-    const err = await failure(read({ tables: ['shop.first_t', 'shop.later_t'] }, snap.cursor));
-    expect(err.message).toMatch(
-      /shop\.later_t joined the capture after its initial snapshot.*reset the step cursor/,
-    );
-    await sql('INSERT INTO later_t VALUES (2)');
-    const r = await read({ tables: ['shop.first_t', 'shop.later_t'], snapshot: 'never' }, snap.cursor);
-    expect(r.rows.map((x) => [x._table, x.id])).toEqual([['shop.later_t', 2]]);
+  it('copies a table added after the initial snapshot once, the others not; with snapshot never follows it', async () => {
+    await sql('CREATE TABLE first_t (id INT PRIMARY KEY, v VARCHAR(10))');
+    await sql('CREATE TABLE later_t (id INT PRIMARY KEY, v VARCHAR(10))');
+    await sql('CREATE TABLE never_t (id INT PRIMARY KEY)');
+    await sql(`INSERT INTO first_t VALUES (1, 'f1')`);
+    await sql(`INSERT INTO later_t VALUES (1, 'l1'), (2, 'l2')`);
+    const snap = await drain({ tables: ['shop.first_t'] }, null);
+    expect(snap.runs.flat().map((x) => [x._table, x.id])).toEqual([['shop.first_t', 1]]);
+    // Changes of the new table logged before the run that adds it: in its copy, not again.
+    await sql(`UPDATE later_t SET v = 'l2!' WHERE id = 2`);
+    await sql(`INSERT INTO first_t VALUES (2, 'f2')`);
+    const both = { tables: ['shop.first_t', 'shop.later_t'] };
+    const r = await read(both, snap.cursor);
+    expect(r.rows.map((x) => [x._op, x._table, x.id, x.v])).toEqual([
+      ['insert', 'shop.later_t', 1, 'l1'],
+      ['insert', 'shop.later_t', 2, 'l2!'],
+      ['insert', 'shop.first_t', 2, 'f2'],
+    ]);
+    expect(parseCheckpoint(r.cursor).tables).toEqual(both.tables);
+    await sql(`UPDATE later_t SET v = 'l1!' WHERE id = 1`);
+    const next = await read(both, r.cursor);
+    expect(next.rows.map((x) => [x._op, x._table, x.id, x.v])).toEqual([
+      ['update', 'shop.later_t', 1, 'l1!'],
+    ]);
+
+    await sql('INSERT INTO never_t VALUES (1)');
+    await sql('INSERT INTO never_t VALUES (2)');
+    // snapshot never: the new table's changes after the committed position, no copy.
+    const never = await read({ tables: ['shop.later_t', 'shop.never_t'], snapshot: 'never' }, next.cursor);
+    expect(never.rows.map((x) => [x._op, x._table, x.id])).toEqual([
+      ['insert', 'shop.never_t', 1],
+      ['insert', 'shop.never_t', 2],
+    ]);
+    await sql('INSERT INTO never_t VALUES (3)');
+    await sql('INSERT INTO first_t VALUES (3, "gone")');
+    const after = await read({ tables: ['shop.later_t', 'shop.never_t'], snapshot: 'never' }, never.cursor);
+    expect(after.rows.map((x) => [x._table, x.id])).toEqual([['shop.never_t', 3]]);
   });
 
   it('keeps its position across a server restart', async () => {

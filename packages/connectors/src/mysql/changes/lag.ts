@@ -1,7 +1,7 @@
 import type { ConnectorContext } from '../../types';
 import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../connect';
 import { parseCheckpoint, positionText } from './position';
-import { binaryLogs, bytesBehind } from './server';
+import { binaryLogs, binlogRetentionSeconds, bytesBehind } from './server';
 
 // How far a capture is behind (docs/connectors/mysql.md "Positions and retention"): the bytes of binlog from its
 // committed position to the server's end, from SHOW BINARY LOGS. MySQL/MariaDB keep no slot
@@ -13,6 +13,10 @@ export type MysqlLag = {
   lag_bytes: number | null;
   /** The oldest binlog the server keeps: a position before it can no longer be read. */
   oldest_binlog: string | null;
+  /** The server's binlog retention in seconds; null when binlogs are not purged by age. */
+  retention_seconds: number | null;
+  /** The committed position is in the binlog being written now (it cannot be purged yet). */
+  in_current_binlog: boolean;
 };
 
 /** The lag of a committed checkpoint text (a step's cursor) or null (nothing committed yet). */
@@ -24,10 +28,13 @@ export async function mysqlLag(
   const connection = await connectMysql(conn, ctx, { readOnly: true });
   try {
     const files = await binaryLogs(connection);
+    const retention = await binlogRetentionSeconds(connection);
     const oldest = files[0]?.name ?? null;
-    if (checkpoint === null) return { lag_bytes: null, oldest_binlog: oldest };
+    const base = { oldest_binlog: oldest, retention_seconds: retention };
+    if (checkpoint === null) return { ...base, lag_bytes: null, in_current_binlog: false };
     const c = parseCheckpoint(checkpoint);
-    return { lag_bytes: bytesBehind(c.phase === 'stream' ? c.at : c.from, files), oldest_binlog: oldest };
+    const at = c.phase === 'stream' ? c.at : c.from;
+    return { ...base, lag_bytes: bytesBehind(at, files), in_current_binlog: files.at(-1)?.name === at.file };
   } catch (err) {
     throw mysqlError(err, conn);
   } finally {
@@ -35,9 +42,16 @@ export async function mysqlLag(
   }
 }
 
-/** The capability's positionLag: the lag of a committed checkpoint and its position as `file:offset`. */
+/**
+ * The capability's positionLag: the lag of a committed checkpoint, its position as
+ * `file:offset`, and what the server's retention means for it (docs/cdc.md "Alerts").
+ */
 export async function mysqlPositionLag(conn: MysqlConnection, checkpoint: string, ctx: ConnectorContext) {
   const c = parseCheckpoint(checkpoint);
-  const { lag_bytes } = await mysqlLag(conn, checkpoint, ctx);
-  return { lag_bytes, confirmed_position: positionText(c.phase === 'stream' ? c.at : c.from) };
+  const lag = await mysqlLag(conn, checkpoint, ctx);
+  return {
+    lag_bytes: lag.lag_bytes,
+    confirmed_position: positionText(c.phase === 'stream' ? c.at : c.from),
+    retention: { seconds: lag.retention_seconds, in_current_log: lag.in_current_binlog },
+  };
 }

@@ -5,6 +5,7 @@ import { type ConnectorContext, ConnectorError } from '../../types';
 import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../connect';
 import {
   type Checkpoint,
+  type Chunks,
   checkpointText,
   comparePositions,
   type Position,
@@ -87,14 +88,15 @@ export async function capturedTables(
 
 /**
  * The operation's tables against the checkpoint's: a snapshot under way copies the tables it
- * started with, and a table added after the initial snapshot never had its rows copied.
+ * started with; a table added after the initial snapshot is copied by the run that adds it
+ * (snapshot: initial; docs/cdc.md "Changing the captured tables"). Answers the added names.
  */
-function requireSameTables(op: CdcOperation, committed: Checkpoint | null, step: StepContext): void {
-  if (!committed?.tables) return;
+function requireSameTables(op: CdcOperation, committed: Checkpoint | null, step: StepContext): string[] {
+  if (!committed?.tables) return [];
   const before = committed.tables;
   const added = op.tables.filter((t) => !before.includes(t));
   const removed = before.filter((t) => !op.tables.includes(t));
-  if (added.length === 0 && removed.length === 0) return;
+  if (added.length === 0 && removed.length === 0) return [];
   if (committed.phase === 'snapshot') {
     throw new ConnectorError(
       'UNSUPPORTED_OPERATION',
@@ -102,17 +104,24 @@ function requireSameTables(op: CdcOperation, committed: Checkpoint | null, step:
         'reset the step cursor to take the snapshot again with the new tables',
     );
   }
-  if (added.length > 0 && op.snapshot === 'initial') {
-    throw new ConnectorError(
-      'UNSUPPORTED_OPERATION',
-      `${added.join(', ')} joined the capture after its initial snapshot, so ${added.length > 1 ? 'their' : 'its'} existing rows were never copied: ` +
-        'reset the step cursor to snapshot all the tables again, or set snapshot to never to follow only new changes',
-    );
-  }
+  const copied = op.snapshot === 'initial' && added.length > 0;
   step.log(
     'info',
-    `the captured tables changed:${added.length ? ` added ${added.join(', ')}` : ''}${removed.length ? ` removed ${removed.join(', ')}` : ''}`,
+    `the captured tables changed:${added.length ? ` added ${added.join(', ')} (${copied ? 'copied first' : 'not copied: snapshot never'})` : ''}${removed.length ? ` removed ${removed.join(', ')}` : ''}`,
   );
+  return copied ? added : [];
+}
+
+/** Two snapshot windows as one: every table's chunks, until the later end. */
+function mergeWindows(
+  a: { until: Position; chunks: Chunks } | undefined,
+  b: { until: Position; chunks: Chunks } | undefined,
+) {
+  if (!a || !b) return a ?? b;
+  return {
+    until: comparePositions(a.until, b.until) >= 0 ? a.until : b.until,
+    chunks: { ...a.chunks, ...b.chunks },
+  };
 }
 
 export async function readMysqlChanges(
@@ -151,6 +160,14 @@ export async function readMysqlChanges(
       for (let i = 0; i < t.columns.length; i++) out[places[i]] = value(t.columns[i], i);
       return out;
     };
+    const snapshotRow = (t: CapturedTable, values: unknown[], at: Position) =>
+      row(
+        'insert',
+        t,
+        (c, i) => (c.dataType === 'json' ? snapshotValue(values[i], c) : values[i]),
+        positionText(at),
+        null,
+      );
     const ended = deferred<string | null>();
     const output = (batches: AsyncGenerator<unknown[][]>, next: () => Promise<Checkpoint>): SourceOutput => {
       async function* withCheckpoint(): AsyncGenerator<unknown[][]> {
@@ -171,7 +188,7 @@ export async function readMysqlChanges(
       return output((async function* () {})(), async () => ({ phase: 'stream', at: now }));
     }
 
-    requireSameTables(op, committed, step);
+    const addedNames = requireSameTables(op, committed, step);
 
     if (committed === null || committed.phase === 'snapshot') {
       await closeMysql(ctrl);
@@ -184,16 +201,7 @@ export async function readMysqlChanges(
         tables,
         state: committed,
         maxRows: op.max_changes,
-        toRow: (t, values, at) => {
-          const p = positionText(at);
-          return row(
-            'insert',
-            t,
-            (c, i) => (c.dataType === 'json' ? snapshotValue(values[i], c) : values[i]),
-            p,
-            null,
-          );
-        },
+        toRow: snapshotRow,
       });
       step.log('info', `snapshot of ${tables.map((t) => t.name).join(', ')}`);
       return output(snapshot.batches, async () => snapshot.next());
@@ -202,19 +210,44 @@ export async function readMysqlChanges(
     // The stream.
     const from = committed.at;
     requireRetained(from, await binaryLogs(ctrl));
-    const until = await currentPosition(ctrl, facts);
-    const window = committed.window;
-    const reader = readBinlog({
-      ctrl,
-      from,
-      until,
-      tables,
-      maxChanges: op.max_changes,
-      deadline: started + op.max_seconds * 1000,
-      now: clock,
-      signal,
-      mapError: (err) => mysqlError(err, conn),
-    });
+    const added = tables.filter((t) => addedNames.includes(t.name));
+    let window = committed.window;
+    let until: Position = from;
+    let reader: ReturnType<typeof readBinlog> | null = null;
+    const startStream = async () => {
+      until = await currentPosition(ctrl, facts);
+      reader = readBinlog({
+        ctrl,
+        from,
+        until,
+        tables,
+        maxChanges: op.max_changes,
+        deadline: started + op.max_seconds * 1000,
+        now: clock,
+        signal,
+        mapError: (err) => mysqlError(err, conn),
+      });
+      step.log('info', `binlog from ${positionText(from)} to ${positionText(until)}`);
+    };
+    // Tables new to the capture are copied first (whole, in this run), then the stream starts:
+    // their changes up to the copy's position are dropped like an initial snapshot's (window).
+    const copyAdded = async function* (): AsyncGenerator<unknown[][]> {
+      const snapshot = await readSnapshot({
+        conn,
+        ctx,
+        signal,
+        facts,
+        tables: added,
+        state: { phase: 'snapshot', from, table: 0, after: null, chunks: {} },
+        maxRows: Number.MAX_SAFE_INTEGER,
+        toRow: snapshotRow,
+      });
+      yield* snapshot.batches;
+      const copied = snapshot.next();
+      if (copied.phase === 'stream') window = mergeWindows(window, copied.window);
+      step.log('info', `snapshot of ${added.map((t) => t.name).join(', ')}, joining the capture`);
+    };
+    if (added.length === 0) await startStream();
     handedOver = true;
     // A payload nobody reads to its end (the run failed elsewhere) still lets go of the server.
     signal.addEventListener('abort', () => void closeMysql(ctrl), { once: true });
@@ -229,8 +262,12 @@ export async function readMysqlChanges(
     };
     async function* batches(): AsyncGenerator<unknown[][]> {
       try {
+        if (added.length > 0) {
+          yield* copyAdded();
+          await startStream();
+        }
         let batch: unknown[][] = [];
-        for await (const tx of reader.transactions) {
+        for await (const tx of (reader as ReturnType<typeof readBinlog> | null)!.transactions) {
           const p = positionText(tx.at);
           for (const c of tx.changes) {
             if (!wanted(c, tx.at)) continue;
@@ -247,7 +284,7 @@ export async function readMysqlChanges(
       }
     }
     const next = async (): Promise<Checkpoint> => {
-      let at = reader.position();
+      let at = (reader as ReturnType<typeof readBinlog> | null)!.position();
       if (comparePositions(at, until) === 0) at = until;
       if (at.gtid === undefined && facts.mariadb) {
         const aux = await connectMysql(conn, ctx, { readOnly: true });
@@ -261,7 +298,6 @@ export async function readMysqlChanges(
       const keep = window && comparePositions(at, window.until) < 0;
       return keep ? { phase: 'stream', at, window } : { phase: 'stream', at };
     };
-    step.log('info', `binlog from ${positionText(from)} to ${positionText(until)}`);
     return output(batches(), next);
   } catch (err) {
     if (err instanceof SchemaRefused) throw err.reason;

@@ -88,6 +88,23 @@ export async function currentPosition(connection: mysql.Connection, facts: Serve
 
 export type BinlogFile = { name: string; size: number };
 
+/**
+ * The server's binlog retention in seconds (binlog_expire_logs_seconds, or expire_logs_days
+ * where the server has only that); null when binlogs are never purged by age.
+ */
+export async function binlogRetentionSeconds(connection: mysql.Connection): Promise<number | null> {
+  let seconds: number;
+  try {
+    const [row] = await queryMysql<any[]>(connection, 'SELECT @@GLOBAL.binlog_expire_logs_seconds AS s');
+    seconds = Number(row.s);
+  } catch (err: any) {
+    if (err?.errno !== 1193) throw err;
+    const [row] = await queryMysql<any[]>(connection, 'SELECT @@GLOBAL.expire_logs_days AS d');
+    seconds = Math.round(Number(row.d) * 86_400);
+  }
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : null;
+}
+
 export async function binaryLogs(connection: mysql.Connection): Promise<BinlogFile[]> {
   const rows = await queryMysql<any[]>(connection, 'SHOW BINARY LOGS');
   return rows.map((r) => ({ name: String(r.Log_name), size: Number(r.File_size) }));

@@ -3,6 +3,7 @@ import type mysql from 'mysql2';
 import { ConnectorError } from '../../types';
 import { type Chunks, comparePositions, type Position, positionText } from './position';
 import type { CapturedTable } from './tables';
+import { truncatedTable } from './truncate';
 
 // The change stream (docs/connectors/mysql.md "Runs"): the binlog from the committed position up to the
 // server's position when the read started, decoded by @vlasky/zongji (row events with full
@@ -12,9 +13,9 @@ import type { CapturedTable } from './tables';
 // so a checkpoint never points inside a transaction.
 
 export type Change = {
-  op: 'insert' | 'update' | 'delete';
+  op: 'insert' | 'update' | 'delete' | 'truncate';
   table: CapturedTable;
-  /** The row image to hand on: the new one (insert, update) or the deleted one (delete). */
+  /** The row image to hand on: the new one (insert, update) or the deleted one (delete); empty for a truncate. */
   values: Record<string, unknown>;
   /** The key before an update, when it may differ from the new one. */
   before: Record<string, unknown> | null;
@@ -205,6 +206,10 @@ export function readBinlog(opts: {
           inTransaction = true;
           return;
         }
+        // A TRUNCATE of a captured table is a change of its own (a statement, never rows).
+        const cut = truncatedTable(String(e.query), String(e.schema ?? ''));
+        const t = cut ? byName.get(`${cut.database}\u0000${cut.table}`) : undefined;
+        if (t) pending.push({ op: 'truncate', table: t, values: {}, before: null });
         // COMMIT, ROLLBACK, XA COMMIT or a DDL statement: a boundary.
         commit(e);
         return;

@@ -108,3 +108,18 @@ export function rowShape(tables: CapturedTable[]): RowShape {
   }
   return { columns, index };
 }
+
+/** The captured tables as the server's drift check takes them (ConnectorContext.onCapturedSchema). */
+export function capturedSchemaOf(tables: CapturedTable[]) {
+  return tables.map((t) => ({
+    schema: t.schema,
+    name: t.table,
+    columns: t.oid === null ? null : t.columns.map((c) => ({ name: c.name, type: c.type })),
+  }));
+}
+
+/** Whether two descriptions of the same tables have the same columns and types. */
+export function sameColumns(a: CapturedTable[], b: CapturedTable[]): boolean {
+  const text = (ts: CapturedTable[]) => JSON.stringify(capturedSchemaOf(ts));
+  return text(a) === text(b);
+}

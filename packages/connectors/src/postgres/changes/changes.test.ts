@@ -48,7 +48,7 @@ async function read(
   capture: string,
   op: Record<string, unknown>,
   cursor: string | null,
-  opts: { run?: string; attempt?: number } = {},
+  opts: { run?: string; attempt?: number; onCapturedSchema?: ConnectorContext['onCapturedSchema'] } = {},
 ): Promise<Read> {
   const step = stepContext(
     { kind: 'source', data_source_ref: 'db', operation: { operation_type: 'cdc', ...op } },
@@ -58,6 +58,7 @@ async function read(
   const out = await changes.read(conn, { ...step, runSlug: run }, capture, {
     ...ctx,
     attempt: opts.attempt ?? 1,
+    onCapturedSchema: opts.onCapturedSchema,
   });
   if (out.payload.kind !== 'rows') throw new Error('rows expected');
   const columns = out.payload.columns.map((c) => c.name);
@@ -70,6 +71,10 @@ async function read(
 function apply(target: Map<string, Record<string, unknown>>, rows: Record<string, unknown>[], key = 'id') {
   for (const r of rows) {
     const k = `${r._table}:${r[key]}`;
+    if (r._op === 'truncate') {
+      for (const t of [...target.keys()]) if (t.startsWith(`${r._table}:`)) target.delete(t);
+      continue;
+    }
     if (r._op === 'delete') {
       target.delete(k);
       continue;
@@ -241,6 +246,142 @@ describe('PostgreSQL change capture', () => {
     const full = await read('sluice_typed', op, r.cursor);
     expect(full.rows[0].big).toBe(big);
     expect(full.rows[0]._unchanged).toBeNull();
+  });
+
+  it('hands on a truncate in order as a truncate row per captured table', async () => {
+    await sql('CREATE TABLE public.cut_a (id int PRIMARY KEY, v text)');
+    await sql('CREATE TABLE public.cut_b (id int PRIMARY KEY, v text)');
+    await sql('CREATE TABLE public.cut_other (id int PRIMARY KEY)');
+    await sql(`INSERT INTO public.cut_a VALUES (1, 'snap')`);
+    const op = { tables: ['public.cut_a', 'public.cut_b'], max_changes: 1000 };
+    const target = new Map<string, Record<string, unknown>>();
+    const first = await read('sluice_cut', op, null);
+    apply(target, first.rows);
+    await sql(`INSERT INTO public.cut_a VALUES (2, 'before')`);
+    await sql(`INSERT INTO public.cut_b VALUES (1, 'b')`);
+    await sql('TRUNCATE public.cut_a');
+    await sql(`INSERT INTO public.cut_a VALUES (3, 'after')`);
+    // One statement, two captured tables and one that is not captured.
+    await sql('TRUNCATE public.cut_b, public.cut_other');
+    const r = await read('sluice_cut', op, first.cursor);
+    expect(r.rows.map((x) => [x._op, x._table, x.id])).toEqual([
+      ['insert', 'public.cut_a', 2],
+      ['insert', 'public.cut_b', 1],
+      ['truncate', 'public.cut_a', null],
+      ['insert', 'public.cut_a', 3],
+      ['truncate', 'public.cut_b', null],
+    ]);
+    const cut = r.rows[2];
+    expect(cut.v).toBeNull();
+    expect(cut._unchanged).toBeNull();
+    expect(String(cut._committed_at)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(String(cut._position)).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    apply(target, r.rows);
+    expect(targetRows(target, 'public.cut_a', ['id', 'v'])).toEqual(
+      await sourceRows('public.cut_a', 'id, v'),
+    );
+    expect(targetRows(target, 'public.cut_b', ['id', 'v'])).toEqual([]);
+  });
+
+  it('a column changed during a run is reported then; a broken contract stops the read, the slot unmoved', async () => {
+    await sql('CREATE TABLE public.midrun (id int PRIMARY KEY, qty int)');
+    const op = { tables: ['public.midrun'], max_changes: 1000 };
+    const first = await read('sluice_midrun', op, null);
+    await sql('INSERT INTO public.midrun VALUES (1, 1)');
+    type Seen = Parameters<NonNullable<ConnectorContext['onCapturedSchema']>>[0];
+    const columnsOf = (tables: Seen) => tables[0].columns?.map((c) => `${c.name} ${c.type}`);
+    // The DDL commits after the run described the tables (its first report) and before it
+    // marks where it stops: the stream describes the table anew before the next change.
+    const during = (ddl: string[], refuse: boolean) => {
+      const seen: Seen[] = [];
+      const hook = async (tables: Seen) => {
+        seen.push(tables);
+        if (seen.length === 1) for (const statement of ddl) await sql(statement);
+        else if (refuse)
+          throw Object.assign(new Error('contract broken: qty is promised as integer'), {
+            code: 'CONTRACT_BROKEN',
+          });
+      };
+      return { seen, hook };
+    };
+    const added = during(
+      ['ALTER TABLE public.midrun ADD COLUMN vip boolean', 'INSERT INTO public.midrun VALUES (2, 2, true)'],
+      false,
+    );
+    const r = await read('sluice_midrun', op, first.cursor, { onCapturedSchema: added.hook });
+    expect(added.seen.map(columnsOf)).toEqual([
+      ['id integer', 'qty integer'],
+      ['id integer', 'qty integer', 'vip boolean'],
+    ]);
+    expect(r.rows.map((x) => [x._op, x.id, x.qty])).toEqual([
+      ['insert', 1, 1],
+      ['insert', 2, 2],
+    ]);
+
+    // A contracted column retyped during the run: the read fails with the server's answer as it
+    // is, hands on no position, and the slot stays at the committed one.
+    await sql('INSERT INTO public.midrun VALUES (3, 3, false)');
+    const retyped = during(
+      [
+        'ALTER TABLE public.midrun ALTER COLUMN qty TYPE text',
+        `INSERT INTO public.midrun VALUES (4, 'four', true)`,
+      ],
+      true,
+    );
+    const err = await read('sluice_midrun', op, r.cursor, { onCapturedSchema: retyped.hook }).then(
+      () => null,
+      (e) => e,
+    );
+    expect(err?.code).toBe('CONTRACT_BROKEN');
+    expect(err?.message).toContain('qty is promised as integer');
+    expect(columnsOf(retyped.seen[1])).toEqual(['id integer', 'qty text', 'vip boolean']);
+    const [{ same }] = await sql(
+      `SELECT confirmed_flush_lsn = $1::pg_lsn AS same FROM pg_replication_slots WHERE slot_name = 'sluice_midrun'`,
+      [JSON.parse(r.cursor as string).lsn],
+    );
+    expect(same).toBe(true);
+    // Fixed (or the contract revised): the next run reads from the same position, nothing lost.
+    const again = await read('sluice_midrun', op, r.cursor);
+    expect(again.rows.map((x) => [x._op, x.id, x.qty])).toEqual([
+      ['insert', 3, 3],
+      ['insert', 4, 'four'],
+    ]);
+  });
+
+  it('a table added to the capture later is copied once, the others are not; a removed one is no longer read', async () => {
+    await sql('CREATE TABLE public.grow_a (id int PRIMARY KEY, v text)');
+    await sql('CREATE TABLE public.grow_b (id int PRIMARY KEY, v text)');
+    await sql(`INSERT INTO public.grow_a VALUES (1, 'a1')`);
+    await sql(`INSERT INTO public.grow_b VALUES (10, 'b10')`);
+    const one = { tables: ['public.grow_a'], max_changes: 1000 };
+    const both = { tables: ['public.grow_a', 'public.grow_b'], max_changes: 1000 };
+    const target = new Map<string, Record<string, unknown>>();
+    const first = await drain('sluice_grow', one, null, target);
+    expect(targetRows(target, 'public.grow_a', ['id', 'v'])).toEqual([{ id: 1, v: 'a1' }]);
+    await sql(`INSERT INTO public.grow_a VALUES (2, 'a2')`);
+    await sql(`INSERT INTO public.grow_b VALUES (20, 'b20')`);
+
+    // The new version lists grow_b: its rows are copied first, then the changes of both follow.
+    const added = await read('sluice_grow', both, first.cursor);
+    expect(added.rows.map((x) => [x._op, x._table, x.id])).toEqual([
+      ['insert', 'public.grow_b', 10],
+      ['insert', 'public.grow_b', 20],
+      ['insert', 'public.grow_a', 2],
+    ]);
+    apply(target, added.rows);
+    expect(JSON.parse(added.cursor as string).tables).toEqual(both.tables);
+    await sql(`UPDATE public.grow_b SET v = 'b10!' WHERE id = 10`);
+    const next = await read('sluice_grow', both, added.cursor);
+    expect(next.rows.map((x) => [x._op, x._table, x.id])).toEqual([['update', 'public.grow_b', 10]]);
+    apply(target, next.rows);
+    for (const t of ['public.grow_a', 'public.grow_b'])
+      expect(targetRows(target, t, ['id', 'v'])).toEqual(await sourceRows(t, 'id, v'));
+
+    // Dropped from the list again: its changes are no longer handed on.
+    await sql(`INSERT INTO public.grow_a VALUES (3, 'a3')`);
+    await sql(`INSERT INTO public.grow_b VALUES (30, 'b30')`);
+    const fewer = await read('sluice_grow', { ...both, tables: ['public.grow_b'] }, next.cursor);
+    expect(fewer.rows.map((x) => [x._op, x._table, x.id])).toEqual([['insert', 'public.grow_b', 30]]);
   });
 
   it('drains a 10,000-change backlog over bounded runs, and a quiet database still moves the slot', async () => {

@@ -21,9 +21,11 @@ export function isoMicros(us: bigint): string {
 
 export type Decoded =
   | { kind: 'begin' }
-  | { kind: 'row'; row: unknown[] }
+  | { kind: 'rows'; rows: unknown[][] }
   | { kind: 'commit'; endLsn: string }
   | { kind: 'marker'; content: string }
+  /** A table described with a shape other than the catalog's at the start of the run. */
+  | { kind: 'shape'; table: CapturedTable }
   | { kind: 'other' };
 
 export class ChangeDecoder {
@@ -53,9 +55,10 @@ export class ChangeDecoder {
         return { kind: 'begin' };
       case 'commit':
         return { kind: 'commit', endLsn: msg.commitEndLsn ?? lsn };
-      case 'relation':
-        this.relation(msg);
-        return { kind: 'other' };
+      case 'relation': {
+        const t = this.relation(msg);
+        return t ? { kind: 'shape', table: t } : { kind: 'other' };
+      }
       case 'message':
         return msg.prefix === MARKER_PREFIX
           ? { kind: 'marker', content: Buffer.from(msg.content).toString('utf8') }
@@ -64,7 +67,11 @@ export class ChangeDecoder {
       case 'update':
       case 'delete': {
         const row = this.row(msg, lsn);
-        return row ? { kind: 'row', row } : { kind: 'other' };
+        return row ? { kind: 'rows', rows: [row] } : { kind: 'other' };
+      }
+      case 'truncate': {
+        const rows = this.truncated(msg, lsn);
+        return rows.length > 0 ? { kind: 'rows', rows } : { kind: 'other' };
       }
       default:
         return { kind: 'other' };
@@ -78,12 +85,13 @@ export class ChangeDecoder {
   /**
    * A Relation message comes before the first change of a table in a decoding session and
    * after each change of its shape: values are parsed as our sessions parse them, and a shape
-   * other than the catalog's now is reported (docs/cdc.md "Schema changes").
+   * other than the catalog's at the start of the run is logged and answered (the read then asks
+   * the catalog whether it changed during the run; docs/cdc.md "Schema changes").
    */
-  private relation(rel: Pgoutput.MessageRelation) {
+  private relation(rel: Pgoutput.MessageRelation): CapturedTable | null {
     for (const c of rel.columns) c.parser = pgTypes.getTypeParser(c.typeOid) as (raw: any) => any;
     const t = this.tableOf(rel);
-    if (!t) return;
+    if (!t) return null;
     const now = new Map(t.columns.map((c) => [c.name, c.oid]));
     const then = new Map(rel.columns.map((c) => [c.name, c.typeOid]));
     const added = t.columns.filter((c) => !then.has(c.name)).map((c) => c.name);
@@ -99,7 +107,28 @@ export class ChangeDecoder {
         retyped.length ? `retyped since: ${retyped.join(', ')}` : '',
       ].filter(Boolean);
       this.log('warn', `table ${t.name} changed shape in the change stream; columns ${parts.join('; ')}`);
+      return t;
     }
+    return null;
+  }
+
+  /**
+   * A TRUNCATE (docs/cdc.md "The rows"): one `truncate` row per captured table it names (one
+   * statement may name several, or reach them by CASCADE), every other column null.
+   */
+  private truncated(msg: Pgoutput.MessageTruncate, lsn: string): unknown[][] {
+    const out: unknown[][] = [];
+    for (const rel of msg.relations) {
+      const t = this.tableOf(rel);
+      if (!t) continue;
+      const row: unknown[] = new Array(this.shape.columns.length).fill(null);
+      row[0] = 'truncate';
+      row[1] = t.name;
+      row[2] = lsn;
+      row[3] = this.committedAt;
+      out.push(row);
+    }
+    return out;
   }
 
   private row(

@@ -5,7 +5,8 @@ import { signalOf } from '../../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../../types';
 import type { PgConnection } from '../connect';
 import { openPgSession } from '../session';
-import { type CapturedTable, describeTables, rowShape } from './catalog';
+import { addedTables, copyAddedTables } from './added';
+import { type CapturedTable, capturedSchemaOf, describeTables, rowShape, sameColumns } from './catalog';
 import { tableFindings } from './check';
 import { type CaptureCursor, decodeCursor, encodeCursor, type SnapshotProgress } from './cursor';
 import { ChangeDecoder } from './decode';
@@ -55,13 +56,7 @@ export async function readPgChanges(
   async function planRead() {
     const tables = await describeTables(client, op.tables);
     try {
-      await ctx.onCapturedSchema?.(
-        tables.map((t) => ({
-          schema: t.schema,
-          name: t.table,
-          columns: t.oid === null ? null : t.columns.map((c) => ({ name: c.name, type: c.type })),
-        })),
-      );
+      await ctx.onCapturedSchema?.(capturedSchemaOf(tables));
     } catch (err) {
       stopped = { err };
       throw err;
@@ -114,7 +109,7 @@ export async function readPgChanges(
       if (committed === null || committed.snapshot !== null) yield* snapshotRun(committed);
       else yield* changesRun(committed);
     } catch (err) {
-      throw session.error(err);
+      throw stopped ? stopped.err : session.error(err);
     } finally {
       await session.close();
     }
@@ -172,12 +167,26 @@ export async function readPgChanges(
         client.query('SELECT pg_catalog.pg_replication_slot_advance($1, $2::pg_lsn)', [capture, from.lsn]),
       );
     }
-    if (from.tables.join('\n') !== op.tables.join('\n')) {
-      await timed(ensurePublication(client, capture, tables));
+    // Every run: the publication follows the tables and publishes truncates (an older one did not).
+    const { truncates } = await timed(ensurePublication(client, capture, tables));
+    if (!truncates)
       step.log(
         'warn',
-        'the captured tables changed: changes of the new tables are read from now on; their existing rows are not copied',
+        `publication ${capture} does not publish truncates: a TRUNCATE of a captured table is not seen`,
       );
+    if (from.tables.join('\n') !== op.tables.join('\n')) {
+      // A table new to the capture gets its initial snapshot now (docs/cdc.md "Changing the captured tables").
+      const added = addedTables(from, tables);
+      const copied = op.snapshot === 'initial' && added.length > 0;
+      step.log(
+        'info',
+        `the captured tables changed: changes of ${op.tables.join(', ')} are read from now on${
+          added.length > 0
+            ? `; ${added.map((t) => t.name).join(', ')} ${copied ? 'copied first' : 'not copied (snapshot: never)'}`
+            : ''
+        }`,
+      );
+      if (copied) yield* copyAddedTables(client, added, shape);
     }
     let marker: string | null = null;
     let upto: string;
@@ -192,6 +201,26 @@ export async function readPgChanges(
       upto = r.rows[0].l;
     }
     const decoder = new ChangeDecoder(tables, shape, step.log);
+    // A table whose shape in the stream is not the catalog's at the start: an older shape
+    // (changes logged before a DDL the start already reported), or a DDL committed during the
+    // run. The catalog tells which; a change during the run is reported like one between runs,
+    // and a broken contract stops the read before the sinks commit (docs/cdc.md "Schema changes").
+    let described = tables;
+    const onShape = async () => {
+      const now = await describeTables(client, op.tables);
+      if (sameColumns(now, described)) return;
+      described = now;
+      step.log(
+        'warn',
+        'the captured tables changed during the run: the new shape is checked against the contract',
+      );
+      try {
+        await ctx.onCapturedSchema?.(capturedSchemaOf(now));
+      } catch (err) {
+        stopped = { err };
+        throw err;
+      }
+    };
     const changes = streamChanges(client, decoder, {
       capture,
       from: from.lsn,
@@ -200,6 +229,7 @@ export async function readPgChanges(
       marker,
       maxChanges: op.max_changes,
       timeUp,
+      onShape,
     });
     yield* changes.batches;
     next = replayText ?? encodeCursor({ ...from, tables: op.tables, lsn: changes.position() });

@@ -39,25 +39,38 @@ export async function dropSlot(client: pg.Client, capture: string): Promise<void
   );
 }
 
+const PUBLISH = 'insert, update, delete, truncate';
+
 /**
- * The publication holds exactly the captured tables and publishes rows, not truncates (a
- * truncate has no rows to apply; docs/cdc.md "Limits"). Created when missing; a publication of
- * that name created beforehand by the tables' owner is used as it is when it lists the tables.
+ * The publication holds exactly the captured tables and publishes their inserts, updates,
+ * deletes and truncates (docs/cdc.md "The rows"). Created when missing; a publication of that
+ * name created beforehand by the tables' owner is used when it lists the tables, and made to
+ * publish truncates too when the role may (one created by an earlier release did not). Answers
+ * whether truncates are published.
  */
-export async function ensurePublication(client: pg.Client, capture: string, tables: CapturedTable[]) {
+export async function ensurePublication(
+  client: pg.Client,
+  capture: string,
+  tables: CapturedTable[],
+): Promise<{ truncates: boolean }> {
   const list = tables.map((t) => t.sql).join(', ');
-  const r = await client.query<{ tables: string[] | null }>(
+  const r = await client.query<{ tables: string[] | null; truncates: boolean }>(
     `SELECT (SELECT array_agg(schemaname || '.' || tablename ORDER BY schemaname, tablename)
-               FROM pg_catalog.pg_publication_tables pt WHERE pt.pubname = p.pubname) AS tables
+               FROM pg_catalog.pg_publication_tables pt WHERE pt.pubname = p.pubname) AS tables,
+            p.pubtruncate AS truncates
        FROM pg_catalog.pg_publication p WHERE p.pubname = $1`,
     [capture],
   );
   const wanted = tables.map((t) => `${t.schema}.${t.table}`).sort();
   const have = r.rows.length === 0 ? null : [...(r.rows[0].tables ?? [])].sort();
-  if (have !== null && have.join('\n') === wanted.join('\n')) return;
+  const truncates = r.rows[0]?.truncates === true;
+  if (have !== null && have.join('\n') === wanted.join('\n')) {
+    if (truncates) return { truncates };
+    return { truncates: await publishTruncates(client, capture) };
+  }
   const statement =
     have === null
-      ? `CREATE PUBLICATION ${q(capture)} FOR TABLE ${list} WITH (publish = 'insert, update, delete')`
+      ? `CREATE PUBLICATION ${q(capture)} FOR TABLE ${list} WITH (publish = '${PUBLISH}')`
       : `ALTER PUBLICATION ${q(capture)} SET TABLE ${list}`;
   try {
     await client.query(statement);
@@ -69,6 +82,21 @@ export async function ensurePublication(client: pg.Client, capture: string, tabl
       'PERMISSION_DENIED',
       `the role cannot ${have === null ? 'create' : 'change'} publication ${capture}: have the tables' owner run ${statement}`,
     );
+  }
+  return { truncates: have === null || truncates || (await publishTruncates(client, capture)) };
+}
+
+/**
+ * Makes a publication publish truncates too; false when the role may not (not its owner).
+ * Outside a transaction, as every caller is: a refusal leaves nothing to roll back.
+ */
+async function publishTruncates(client: pg.Client, capture: string): Promise<boolean> {
+  try {
+    await client.query(`ALTER PUBLICATION ${q(capture)} SET (publish = '${PUBLISH}')`);
+    return true;
+  } catch (err: any) {
+    if (err?.code !== '42501') throw err;
+    return false;
   }
 }
 

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { CapturedTable } from './catalog';
 import type { ChangeDecoder } from './decode';
 import { compareLsn } from './lsn';
 
@@ -22,6 +23,8 @@ export type StreamBounds = {
   marker: string | null;
   maxChanges: number;
   timeUp(): boolean;
+  /** A table came with a shape other than the catalog's at the start (before its next change). */
+  onShape?(table: CapturedTable): Promise<void>;
 };
 
 export function streamChanges(client: pg.Client, decoder: ChangeDecoder, b: StreamBounds) {
@@ -53,13 +56,15 @@ export function streamChanges(client: pg.Client, decoder: ChangeDecoder, b: Stre
       ahead?.catch(() => {});
       for (const [lsn, data] of r.rows) {
         const d = decoder.decode(lsn, data);
-        if (d.kind === 'row') {
-          pending.push(d.row);
-          changes++;
+        if (d.kind === 'rows') {
+          pending.push(...d.rows);
+          changes += d.rows.length;
           if (pending.length >= FETCH) {
             yield pending;
             pending = [];
           }
+        } else if (d.kind === 'shape') {
+          await b.onShape?.(d.table);
         } else if (d.kind === 'marker') {
           inMarker = b.marker !== null && d.content === b.marker;
         } else if (d.kind === 'commit') {

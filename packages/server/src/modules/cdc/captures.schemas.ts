@@ -76,6 +76,9 @@ export const pipelineCaptureSchema = z
     last_checkpoint_at: nullableTimestampSchema.describe(
       'When a run last committed the step position (its checkpoint); null before the first.',
     ),
+    retention_expires_at: nullableTimestampSchema.describe(
+      'MySQL/MariaDB: the earliest time the server binlog retention (binlog_expire_logs_seconds / expire_logs_days) may purge the binlog holding the committed position (the last checkpoint plus the retention); null while that binlog is the one being written, without retention, and on PostgreSQL.',
+    ),
   })
   .describe('A change data capture of a deployed pipeline step in an environment.');
 

@@ -7,7 +7,7 @@ import { capabilityFor, describeFailure, getRow, loadConnection, src } from '../
 import { recordEvent } from '../events/index';
 import { activeDeployments, findPipeline } from './captures.repo';
 import { type OwnedCapture, ownedCaptures } from './owned';
-import { positionStatus, readStatuses, readStatusesOf } from './statuses';
+import { readOwnedStatuses, readStatuses, retentionExpiresAt } from './statuses';
 
 // The capture status operations of the API (docs/cdc.md "Slot safety"): per pipeline
 // deployment, per data source, and dropping an orphan.
@@ -43,14 +43,9 @@ export async function listPipelineCaptures(
   const owned = ownedCaptures(await activeDeployments(deps.db, scope.org.id, pipeline.id)).filter(
     (o) => !query.environment_slug || o.environmentSlug === query.environment_slug,
   );
-  const reads = await readStatusesOf(
-    deps,
-    owned.map((o) => o.dataSource.id),
-  );
-  const positions = new Map<string, Awaited<ReturnType<typeof positionStatus>>>();
-  for (const o of owned) positions.set(o.name, await positionStatus(deps, o));
+  const reads = await readOwnedStatuses(deps, owned);
   const items = owned.map((o) => {
-    const read = positions.get(o.name) ?? reads.get(o.dataSource.id);
+    const read = reads.get(o.name);
     const status = read?.statuses?.find((s) => s.name === o.name);
     return {
       step_slug: o.stepSlug,
@@ -62,6 +57,7 @@ export async function listPipelineCaptures(
       status: read?.failure ? ('unreachable' as const) : status ? ('ok' as const) : ('missing' as const),
       error: read?.failure ?? null,
       last_checkpoint_at: isoOrNull(o.lastCheckpointAt),
+      retention_expires_at: isoOrNull(retentionExpiresAt(status, o.lastCheckpointAt)),
     };
   });
   return paginateInMemory({

@@ -1,12 +1,14 @@
+import type { CaptureStatus } from '@sluice/connectors';
 import type { Deps } from '../../context';
 import { raiseNotification, resolveNotification } from '../notifications/index';
 import { activeDeployments } from './captures.repo';
 import { type OwnedCapture, ownedCaptures } from './owned';
-import { readStatusesOf } from './statuses';
+import { readOwnedStatuses, retentionExpiresAt } from './statuses';
 
 // The periodic slot safety check (docs/cdc.md "Slot safety", docs/alerting.md): every capture
 // of a deployed cdc step whose source can be read is compared with the bounds
-// SLUICE_CDC_LAG_ALERT_BYTES and SLUICE_CDC_INACTIVE_ALERT_MINUTES.
+// SLUICE_CDC_LAG_ALERT_BYTES and SLUICE_CDC_INACTIVE_ALERT_MINUTES; a MySQL/MariaDB capture also
+// with its binlog retention.
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -20,13 +22,10 @@ export async function checkCaptures(deps: Deps): Promise<CheckResult> {
   const now = deps.clock?.() ?? new Date();
   const { lagAlertBytes, inactiveAlertMinutes } = deps.config.cdc;
   const owned = ownedCaptures(await activeDeployments(deps.db, null, null, true));
-  const reads = await readStatusesOf(
-    deps,
-    owned.map((o) => o.dataSource.id),
-  );
+  const reads = await readOwnedStatuses(deps, owned);
   const result: CheckResult = { checked: 0, lagging: 0, inactive: 0, unreachable: 0 };
   for (const o of owned) {
-    const read = reads.get(o.dataSource.id);
+    const read = reads.get(o.name);
     if (!read?.statuses) {
       result.unreachable++;
       continue;
@@ -58,11 +57,21 @@ export async function checkCaptures(deps: Deps): Promise<CheckResult> {
     const lag = status.lag_bytes ?? 0;
     const lagging = status.lag_bytes !== null && lag > lagAlertBytes;
     const lost = status.wal_status === 'lost' || status.wal_status === 'unreserved';
+    const purge = purgeRisk(status, o.lastCheckpointAt, now);
     const idleSince = o.lastCheckpointAt ?? o.deployedAt;
     const idleMinutes = (now.getTime() - idleSince.getTime()) / 60_000;
     const inactive = !status.active && idleMinutes > inactiveAlertMinutes;
     await deps.db.transaction(async (tx) => {
-      if (lagging || lost) {
+      if (purge) {
+        result.lagging++;
+        await raiseNotification(tx, deps, {
+          ...raise,
+          type: 'cdc_capture_lagging',
+          severity: purge.critical ? 'critical' : 'warning',
+          title: `CDC capture of ${o.pipelineSlug}/${o.stepSlug}: ${purge.title}`,
+          summary: `${purge.summary} for ${where}. Let the pipeline run, or raise binlog_expire_logs_seconds.`,
+        });
+      } else if (lagging || lost) {
         result.lagging++;
         await raiseNotification(tx, deps, {
           ...raise,
@@ -91,4 +100,31 @@ export async function checkCaptures(deps: Deps): Promise<CheckResult> {
     });
   }
   return result;
+}
+
+/**
+ * A log purged by age (MySQL/MariaDB): critical when the committed position's binlog is gone
+ * (the next run fails: changes were lost), a warning once less than half the retention is left
+ * before the server may purge it; null otherwise.
+ */
+function purgeRisk(status: CaptureStatus, lastCheckpointAt: Date | null, now: Date) {
+  if (!status.retention) return null;
+  if (status.lag_bytes === null) {
+    return {
+      critical: true,
+      title: 'its binlog was purged',
+      summary: `The server no longer keeps the binlog of the committed position ${status.confirmed_position} (binlog retention): the next run fails and a checkpoint reset takes a new snapshot`,
+    };
+  }
+  const expires = retentionExpiresAt(status, lastCheckpointAt);
+  const seconds = status.retention.seconds;
+  if (!expires || seconds === null) return null;
+  const left = (expires.getTime() - now.getTime()) / 1000;
+  if (left >= seconds / 2) return null;
+  const hours = Math.max(0, left / 3600).toFixed(1);
+  return {
+    critical: left <= 0,
+    title: left <= 0 ? 'its binlog may be purged now' : `its binlog may be purged in ${hours} h`,
+    summary: `The server may purge the binlog of the committed position ${status.confirmed_position} from ${expires.toISOString()} (retention ${seconds} s after its last write, about the last checkpoint)`,
+  };
 }

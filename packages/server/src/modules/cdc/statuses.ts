@@ -75,3 +75,36 @@ export async function positionStatus(
     return { statuses: null, failure };
   }
 }
+
+/**
+ * Each owned capture's read: its own position status where the connector keeps nothing on the
+ * server (MySQL), else the data source's capture list (read once per data source).
+ */
+export async function readOwnedStatuses(
+  deps: ReadDeps,
+  owned: { name: string; cursor: string | null; dataSource: { id: string; type: string } }[],
+): Promise<Map<string, StatusRead>> {
+  const listed = owned.filter((o) => !capabilityFor(o.dataSource.type, 'changes').positionLag);
+  const reads = await readStatusesOf(
+    deps,
+    listed.map((o) => o.dataSource.id),
+  );
+  const out = new Map<string, StatusRead>();
+  for (const o of owned) {
+    const read = listed.includes(o) ? reads.get(o.dataSource.id) : await positionStatus(deps, o);
+    out.set(o.name, read ?? { statuses: [], failure: null });
+  }
+  return out;
+}
+
+/**
+ * A log purged by age (MySQL/MariaDB, docs/cdc.md "Alerts"): the earliest time the server may
+ * purge the binlog holding the committed position. That binlog was still written when the
+ * position was read, so it is kept at least the retention from about the last checkpoint; null
+ * while it is the binlog being written, without retention, or before the first checkpoint.
+ */
+export function retentionExpiresAt(status: CaptureStatus | undefined, lastCheckpointAt: Date | null) {
+  const r = status?.retention;
+  if (!r || r.seconds === null || r.in_current_log || !lastCheckpointAt) return null;
+  return new Date(lastCheckpointAt.getTime() + r.seconds * 1000);
+}

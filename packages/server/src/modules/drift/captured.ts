@@ -99,7 +99,7 @@ export async function recordCapturedSchema(
         (c) =>
           `${c.reason_code} ${c.path}${c.before || c.after ? ` (${c.before ?? '-'} → ${c.after ?? '-'})` : ''}`,
       );
-    return `the captured schema of ${ds.slug} changed (${changes.join('; ') || 'see its drift report'}) and ${problems.join('; ')}; nothing was handed on and the position did not move: fix the source or revise the contract, then run again`;
+    return `the captured schema of ${ds.slug} changed (${changes.join('; ') || 'see its drift report'}) and ${problems.join('; ')}; no sink committed and the position did not move: fix the source or revise the contract, then run again`;
   });
   if (broken) throw new CapturedSchemaBreak(broken);
 }
