@@ -3,6 +3,7 @@ import { deferred, tracked } from '../../payloads/streams';
 import { signalOf } from '../../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../../types';
 import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../connect';
+import { changeRows } from './change-rows';
 import {
   type Checkpoint,
   checkpointText,
@@ -227,14 +228,15 @@ export async function readMysqlChanges(
       if (!inSnapshot(window.chunks, c.table, key(c.values), at)) return true;
       return c.before !== null && !inSnapshot(window.chunks, c.table, key(c.before), at);
     };
+    const changeRow = changeRows(tables, index, columns.length);
     async function* batches(): AsyncGenerator<unknown[][]> {
       try {
         let batch: unknown[][] = [];
         for await (const tx of reader.transactions) {
           const p = positionText(tx.at);
           for (const c of tx.changes) {
-            if (!wanted(c, tx.at)) continue;
-            batch.push(row(c.op, c.table, (k) => snapshotValue(c.values[k.name], k), p, tx.committedAt));
+            if (window && !wanted(c, tx.at)) continue;
+            batch.push(changeRow(c, p, tx.committedAt));
           }
           if (batch.length >= 5000) {
             yield batch;
