@@ -24,6 +24,9 @@ import { snapshotValue } from './values';
 // are the change rows of the contract (connectors/src/types.ts ChangesCapability);
 // `nextCursor()` gives the checkpoint to commit once the sinks committed.
 
+// Change rows a batch: small, so a row is consumed before the next scavenge (stream.ts AHEAD).
+const BATCH = 500;
+
 export function cdcOperationOf(step: StepContext): CdcOperation {
   const op = step.step.operation;
   if (op.operation_type !== 'cdc') {
@@ -238,7 +241,7 @@ export async function readMysqlChanges(
             if (window && !wanted(c, tx.at)) continue;
             batch.push(changeRow(c, p, tx.committedAt));
           }
-          if (batch.length >= 5000) {
+          if (batch.length >= BATCH) {
             yield batch;
             batch = [];
           }
