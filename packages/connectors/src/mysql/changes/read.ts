@@ -3,6 +3,7 @@ import { deferred, tracked } from '../../payloads/streams';
 import { signalOf } from '../../relational/pipeline';
 import { type ConnectorContext, ConnectorError } from '../../types';
 import { closeMysql, connectMysql, type MysqlConnection, mysqlError } from '../connect';
+import { changeRows } from './change-rows';
 import {
   type Checkpoint,
   type Chunks,
@@ -23,6 +24,9 @@ import { snapshotValue } from './values';
 // from the committed position up to the server's position when the run started. The rows
 // are the change rows of the contract (connectors/src/types.ts ChangesCapability);
 // `nextCursor()` gives the checkpoint to commit once the sinks committed.
+
+// Change rows a batch: small, so a row is consumed before the next scavenge (stream.ts AHEAD).
+const BATCH = 500;
 
 export function cdcOperationOf(step: StepContext): CdcOperation {
   const op = step.step.operation;
@@ -260,6 +264,7 @@ export async function readMysqlChanges(
       if (!inSnapshot(window.chunks, c.table, key(c.values), at)) return true;
       return c.before !== null && !inSnapshot(window.chunks, c.table, key(c.before), at);
     };
+    const changeRow = changeRows(tables, index, columns.length);
     async function* batches(): AsyncGenerator<unknown[][]> {
       try {
         if (added.length > 0) {
@@ -270,10 +275,10 @@ export async function readMysqlChanges(
         for await (const tx of (reader as ReturnType<typeof readBinlog> | null)!.transactions) {
           const p = positionText(tx.at);
           for (const c of tx.changes) {
-            if (!wanted(c, tx.at)) continue;
-            batch.push(row(c.op, c.table, (k) => snapshotValue(c.values[k.name], k), p, tx.committedAt));
+            if (window && !wanted(c, tx.at)) continue;
+            batch.push(changeRow(c, p, tx.committedAt));
           }
-          if (batch.length >= 5000) {
+          if (batch.length >= BATCH) {
             yield batch;
             batch = [];
           }

@@ -23,7 +23,10 @@ export type Change = {
 
 export type Committed = { at: Position; committedAt: string; changes: Change[] };
 
-const AHEAD = 20_000;
+// Changes decoded ahead of the consumer before the socket pauses: few enough that they die
+// young, as garbage of the young generation, rather than being copied and promoted
+// (docs/benchmarks.md, CDC from MySQL/MariaDB).
+const AHEAD = 1000;
 
 /** Whether a change inside a snapshot's window was already in the chunk that covers its key. */
 export function inSnapshot(chunks: Chunks, table: CapturedTable, key: unknown, at: Position): boolean {

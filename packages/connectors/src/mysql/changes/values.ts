@@ -26,3 +26,29 @@ export function snapshotValue(v: unknown, c: TableColumn): unknown {
       return v;
   }
 }
+
+const bigintText = (v: unknown) => (typeof v === 'string' ? v : String(v));
+const floatValue = (v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(6)) : v);
+const setText = (v: unknown) => (Array.isArray(v) ? v.join(',') : v);
+const jsonText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/**
+ * The conversion snapshotValue makes for a column's non-null values, chosen once per column;
+ * null where the library's value is already the snapshot's shape (kept in step with snapshotValue).
+ */
+export function valueReader(c: TableColumn): ((v: unknown) => unknown) | null {
+  switch (c.dataType) {
+    case 'bigint':
+      return bigintText;
+    case 'float':
+      return floatValue;
+    case 'binary':
+      return c.octets === null ? null : (v) => snapshotValue(v, c);
+    case 'set':
+      return setText;
+    case 'json':
+      return jsonText;
+    default:
+      return null;
+  }
+}
