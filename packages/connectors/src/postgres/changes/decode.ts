@@ -1,10 +1,9 @@
 import type { LogLevel } from '@sluice/engine';
 import type { Pgoutput } from 'pg-logical-replication';
-import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js';
 import { pgTypes } from '../connect';
 import type { CapturedTable, RowShape } from './catalog';
 
-// pgoutput messages (decoded by pg-logical-replication's parser) to the rows of the changes
+// pgoutput messages (parsed by pg-logical-replication) to the rows of the changes
 // contract (connectors/src/types.ts ChangesCapability). Values are parsed as the PostgreSQL
 // source parses them (connect.ts pgTypes: int8 and numeric as text, dates and times as the
 // server prints them, json parsed, bytea as bytes), so a change and a snapshot row of the same
@@ -27,7 +26,6 @@ export type Decoded =
   | { kind: 'other' };
 
 export class ChangeDecoder {
-  private readonly parser = new PgoutputParser();
   private readonly byOid = new Map<number, CapturedTable>();
   private readonly byName = new Map<string, CapturedTable>();
   private committedAt: string | null = null;
@@ -45,8 +43,11 @@ export class ChangeDecoder {
     }
   }
 
-  decode(lsn: string, data: Buffer): Decoded {
-    const msg = this.parser.parse(data) as Pgoutput.Message;
+  /**
+   * One message as the library's parser made it. A Relation message must reach this before
+   * the parser reads the next one: its columns' value parsers are set here.
+   */
+  decode(lsn: string, msg: Pgoutput.Message): Decoded {
     switch (msg.tag) {
       case 'begin':
         this.committedAt = isoMicros(msg.commitTime as bigint);

@@ -11,7 +11,7 @@ import { type CaptureCursor, decodeCursor, encodeCursor, type SnapshotProgress }
 import { ChangeDecoder } from './decode';
 import { compareLsn } from './lsn';
 import { endMarker, findEndMarker, writeMarker } from './markers';
-import { checkCaptureName, createSlot, dropSlot, ensurePublication, slotState } from './slot';
+import { checkCaptureName, createSlot, dropSlot, ensurePublication, slotState, waitReleased } from './slot';
 import { copyTables } from './snapshot';
 import { streamChanges } from './stream';
 
@@ -76,7 +76,8 @@ export async function readPgChanges(
         "the captured tables changed during the initial snapshot; reset the pipeline's checkpoints to take a new snapshot",
       );
     }
-    const slot = await slotState(client, capture);
+    let slot = await slotState(client, capture);
+    if (slot?.active && (await waitReleased(client, capture))) slot = await slotState(client, capture);
     if (slot?.active)
       throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
     // A later attempt of a run repeats what the lost attempt handed on, if it got that far.
@@ -192,7 +193,8 @@ export async function readPgChanges(
       upto = r.rows[0].l;
     }
     const decoder = new ChangeDecoder(tables, shape, step.log);
-    const changes = streamChanges(client, decoder, {
+    const changes = streamChanges(conn, ctx, client, decoder, {
+      signal: signalOf(step, ctx),
       capture,
       from: from.lsn,
       upto,
