@@ -18,13 +18,33 @@ import { type ConnectorContext, defaultLimits } from '../packages/connectors/src
 import { createDatabase, startPostgresCluster } from '../test/peers/postgres-cluster';
 import { stepContext } from '../test/support/step-context';
 
-const CHANGES = Number(process.env.BENCH_CHANGES ?? 1_000_000);
+const COUNTS = (process.env.BENCH_CHANGES ?? '1000000').split(',').map(Number);
 const MAX_CHANGES = Number(process.env.BENCH_MAX_CHANGES ?? 100_000);
 const TX = 1000;
 const load = () => os.loadavg()[0].toFixed(1);
 const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };
 
-async function main() {
+type Figures = {
+  changes: number;
+  baseline: number;
+  sluice: number;
+  reads: number;
+  peakMiB: number;
+  load: string;
+};
+
+/** The peak resident size since the last reset, in MiB (Linux). */
+function peakMiB(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
+}
+
+/** From now on VmHWM counts from the current resident size. */
+function resetPeak() {
+  writeFileSync('/proc/self/clear_refs', '5');
+}
+
+async function benchOnce(count: number): Promise<Figures> {
   const cluster = await startPostgresCluster({
     settings: { wal_level: 'logical', max_wal_size: '4GB' },
   });
@@ -66,9 +86,9 @@ async function main() {
     let cursor = await created.nextCursor();
     await src.query(`SELECT pg_create_logical_replication_slot('bench_recv', 'pgoutput')`);
 
-    const inserts = Math.floor(CHANGES * 0.5);
-    const updates = Math.floor(CHANGES * 0.3);
-    const deletes = CHANGES - inserts - updates;
+    const inserts = Math.floor(count * 0.5);
+    const updates = Math.floor(count * 0.3);
+    const deletes = count - inserts - updates;
     const t0 = Date.now();
     for (let i = 0; i < inserts; i += TX) {
       await src.query(
@@ -91,7 +111,7 @@ async function main() {
     }
     const end = (await src.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0].l;
     console.log(
-      `workload: ${CHANGES} changes written in ${((Date.now() - t0) / 1000).toFixed(1)} s (load ${load()})`,
+      `workload: ${count} changes written in ${((Date.now() - t0) / 1000).toFixed(1)} s (load ${load()})`,
     );
 
     // Baseline: the decode limit.
@@ -113,7 +133,7 @@ async function main() {
     ]);
     const baseline = (Date.now() - b0) / 1000;
     console.log(
-      `pg_recvlogical → /dev/null: ${baseline.toFixed(2)} s, ${Math.round(CHANGES / baseline)} changes/s (load ${load()})`,
+      `pg_recvlogical → /dev/null: ${baseline.toFixed(2)} s, ${Math.round(count / baseline)} changes/s (load ${load()})`,
     );
 
     // Sluice: bounded reads into the PostgreSQL sink until a read hands on nothing.
@@ -122,6 +142,7 @@ async function main() {
       data_source_ref: 'dst',
       operation: { operation_type: 'sql', write: { table: 'changelog', mode: 'insert', create_table: true } },
     });
+    resetPeak();
     const s0 = Date.now();
     let applied = 0;
     for (;;) {
@@ -135,9 +156,10 @@ async function main() {
       if (r.rows === 0) break;
     }
     const sluice = (Date.now() - s0) / 1000;
-    const memory = Math.round(process.memoryUsage().rss / 1024 / 1024);
+    const memory = peakMiB();
+    const sluiceLoad = load();
     console.log(
-      `sluice cdc → postgres sink: ${sluice.toFixed(2)} s, ${Math.round(applied / sluice)} changes/s, ${run - 1} reads, rss ${memory} MiB (load ${load()})`,
+      `sluice cdc → postgres sink: ${sluice.toFixed(2)} s, ${Math.round(applied / sluice)} changes/s, ${run - 1} reads, peak rss (VmHWM) ${memory} MiB (load ${sluiceLoad})`,
     );
     const dst = new pg.Client({ connectionString: dstUrl });
     await dst.connect();
@@ -156,8 +178,23 @@ async function main() {
       );
     }
     console.log(`ratio sluice / pg_recvlogical: ${(baseline / sluice).toFixed(2)} (target ≥ 0.8)`);
+    return { changes: count, baseline, sluice, reads: run - 1, peakMiB: memory, load: sluiceLoad };
   } finally {
     await cluster.destroy();
+  }
+}
+
+async function main() {
+  const all: Figures[] = [];
+  for (const n of COUNTS) all.push(await benchOnce(n));
+  console.log(`\nmax_changes ${MAX_CHANGES}, ${os.cpus().length} CPUs`);
+  console.log(
+    'changes | pg_recvlogical changes/s | sluice changes/s | ratio | reads | peak rss (VmHWM) | load',
+  );
+  for (const f of all) {
+    console.log(
+      `${f.changes} | ${Math.round(f.changes / f.baseline)} | ${Math.round(f.changes / f.sluice)} | ${(f.baseline / f.sluice).toFixed(2)} | ${f.reads} | ${f.peakMiB} MiB | ${f.load}`,
+    );
   }
 }
 
