@@ -7,6 +7,7 @@ import { egressPolicy } from '../../egress';
 import { type ConnectorContext, defaultLimits } from '../../types';
 import type { PgConnection } from '../connect';
 import { postgres, postgresConfigSchema } from '../index';
+import { normalLsn } from './lsn';
 
 // The PostgreSQL change capture on its own cluster with wal_level=logical (docs/cdc.md): each
 // read is one run; the rows are applied by key to a map the way an `apply` sink would, and the
@@ -279,6 +280,54 @@ describe('PostgreSQL change capture', () => {
       `SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = 'sluice_backlog'`,
     );
     expect(lsnOf(slot[0].c)).toBeGreaterThanOrEqual(lsnOf(JSON.parse(quiet.cursor!).lsn));
+  });
+
+  it('a streaming read confirms nothing past the committed position, even when stopped early', async () => {
+    await sql('CREATE TABLE public.confirm (id int PRIMARY KEY, v int)');
+    const op = { tables: ['public.confirm'], snapshot: 'never', max_changes: 1_000_000 };
+    const first = await read('sluice_confirm', op, null);
+    const committed = normalLsn(JSON.parse(first.cursor!).lsn);
+    // More changes than the read decodes ahead of its consumer.
+    for (let i = 0; i < 10; i++) {
+      await sql(
+        `INSERT INTO public.confirm SELECT g, 0 FROM generate_series($1::int * 5000 + 1, $1::int * 5000 + 5000) g`,
+        [i],
+      );
+    }
+    const slotNow = async () =>
+      (
+        await sql(
+          `SELECT active, confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = 'sluice_confirm'`,
+        )
+      )[0] as { active: boolean; c: string };
+    const stepOf = (cursor: string) =>
+      stepContext(
+        { kind: 'source', data_source_ref: 'db', operation: { operation_type: 'cdc', ...op } },
+        { cursor },
+      );
+    // A consumer that takes one batch and goes away: the session ends, the slot is free and
+    // still at the committed position.
+    const early = await changes.read(
+      conn,
+      { ...stepOf(first.cursor!), runSlug: 'early' },
+      'sluice_confirm',
+      ctx,
+    );
+    if (early.payload.kind !== 'rows') throw new Error('rows expected');
+    const it = early.payload.batches[Symbol.asyncIterator]();
+    const one = await it.next();
+    expect((one.value as unknown[][]).length).toBeGreaterThan(0);
+    expect(await slotNow()).toEqual({ active: true, c: committed });
+    await it.return?.(undefined);
+    expect(await slotNow()).toEqual({ active: false, c: committed });
+    // A whole read: every change, and still nothing confirmed until the next read starts from it.
+    const all = await read('sluice_confirm', op, first.cursor);
+    expect(all.rows).toHaveLength(50_000);
+    expect(new Set(all.rows.map((r) => r.id)).size).toBe(50_000);
+    expect(await slotNow()).toEqual({ active: false, c: committed });
+    const next = await read('sluice_confirm', op, all.cursor);
+    expect(next.rows).toEqual([]);
+    expect((await slotNow()).c).toBe(normalLsn(JSON.parse(all.cursor!).lsn));
   });
 
   it('a later attempt of a run repeats exactly what the lost attempt handed on', async () => {
