@@ -5,11 +5,15 @@
 // The Sluice side is the connector path a run takes: bounded reads of the capture (max_changes
 // per read, the slot advanced to each committed position) handed to the PostgreSQL sink, which
 // appends the change rows to a changelog table in another database (mode insert) with its
-// ledger. Afterwards the changelog must hold exactly the workload's changes.
+// ledger. Afterwards the changelog must hold exactly the workload's changes. Memory: the peak
+// resident size (VmHWM) of this process over the Sluice side only, reset (/proc/self/clear_refs)
+// before it.
 //
-//   BENCH_CHANGES=1000000   changes (half inserts, 30% updates, 20% deletes; 1,000 per transaction)
+//   BENCH_CHANGES=1000000   changes (half inserts, 30% updates, 20% deletes; 1,000 per transaction);
+//                           a list (1000000,10000000) runs each on a fresh cluster and prints a table
 //   BENCH_MAX_CHANGES=100000  the step's max_changes (changes per read)
 import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
 import { egressPolicy } from '../packages/connectors/src/egress';

@@ -1,0 +1,164 @@
+// `npm run bench:cdc`: PostgreSQL change data capture (docs/cdc.md) against the decode limit,
+// `pg_recvlogical` decoding the same WAL (a second pgoutput slot of the same publication,
+// created at the same point) to /dev/null, in one run. Not a test: it prints figures.
+//
+// The Sluice side is the connector path a run takes: bounded reads of the capture (max_changes
+// per read, the slot advanced to each committed position) handed to the PostgreSQL sink, which
+// appends the change rows to a changelog table in another database (mode insert) with its
+// ledger. Afterwards the changelog must hold exactly the workload's changes. Memory: the peak
+// resident size (VmHWM) of this process over the Sluice side only, reset (/proc/self/clear_refs)
+// before it.
+//
+//   BENCH_CHANGES=1000000   changes (half inserts, 30% updates, 20% deletes; 1,000 per transaction);
+//                           a list (1000000,10000000) runs each on a fresh cluster and prints a table
+//   BENCH_MAX_CHANGES=100000  the step's max_changes (changes per read)
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import pg from 'pg';
+import { egressPolicy } from '../packages/connectors/src/egress';
+import { postgres, postgresConfigSchema } from '../packages/connectors/src/postgres/index';
+import { type ConnectorContext, defaultLimits } from '../packages/connectors/src/types';
+import { createDatabase, startPostgresCluster } from '../test/peers/postgres-cluster';
+import { stepContext } from '../test/support/step-context';
+
+const COUNTS = (process.env.BENCH_CHANGES ?? '1000000').split(',').map(Number);
+const MAX_CHANGES = Number(process.env.BENCH_MAX_CHANGES ?? 100_000);
+const TX = 1000;
+const load = () => os.loadavg()[0].toFixed(1);
+const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };
+
+type Figures = {
+  changes: number;
+  baseline: number;
+  sluice: number;
+  reads: number;
+  peakMiB: number;
+  load: string;
+};
+
+/** The peak resident size since the last reset, in MiB (Linux). */
+function peakMiB(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
+}
+
+/** From now on VmHWM counts from the current resident size. */
+function resetPeak() {
+  writeFileSync('/proc/self/clear_refs', '5');
+}
+
+async function benchOnce(count: number): Promise<Figures> {
+  const cluster = await startPostgresCluster({
+    settings: { wal_level: 'logical', max_wal_size: '4GB' },
+  });
+  try {
+    const srcUrl = await createDatabase(cluster.url, 'src');
+    const dstUrl = await createDatabase(cluster.url, 'dst');
+    const src = new pg.Client({ connectionString: srcUrl });
+    src.on('error', () => {});
+    await src.connect();
+    const connOf = (database: string) => ({
+      config: postgresConfigSchema.parse({
+        host: '127.0.0.1',
+        port: cluster.port,
+        database,
+        user: 'postgres',
+        allow_private_hosts: true,
+        statement_timeout_seconds: 300,
+      }),
+      credentials: { password: 'unused' },
+    });
+    const source = connOf('src');
+    const target = connOf('dst');
+    await src.query('CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL, note text)');
+    const op = {
+      operation_type: 'cdc',
+      tables: ['public.items'],
+      snapshot: 'never',
+      max_changes: MAX_CHANGES,
+    };
+    const capture = 'sluice_bench';
+    let run = 0;
+    const read = async (cursor: string | null) => {
+      const step = stepContext({ kind: 'source', data_source_ref: 'src', operation: op }, { cursor });
+      return postgres.changes.read(source, { ...step, runSlug: `bench-${++run}` }, capture, ctx);
+    };
+    // The capture's slot, then the baseline's slot on the same publication at the same point.
+    const created = await read(null);
+    if (created.payload.kind === 'rows') for await (const _ of created.payload.batches);
+    let cursor = await created.nextCursor();
+    await src.query(`SELECT pg_create_logical_replication_slot('bench_recv', 'pgoutput')`);
+
+    const inserts = Math.floor(count * 0.5);
+    const updates = Math.floor(count * 0.3);
+    const deletes = count - inserts - updates;
+    const t0 = Date.now();
+    for (let i = 0; i < inserts; i += TX) {
+      await src.query(
+        `INSERT INTO items SELECT g, g, md5(g::text) FROM generate_series($1::int, $2::int) g`,
+        [i + 1, Math.min(inserts, i + TX)],
+      );
+    }
+    for (let i = 0; i < updates; i += TX) {
+      await src.query('UPDATE items SET qty = qty + 1 WHERE id BETWEEN $1 AND $2', [
+        i + 1,
+        Math.min(updates, i + TX),
+      ]);
+    }
+    for (let i = 0; i < deletes; i += TX) {
+      const from = inserts - deletes + 1;
+      await src.query('DELETE FROM items WHERE id BETWEEN $1 AND $2', [
+        from + i,
+        Math.min(inserts, from + i + TX - 1),
+      ]);
+    }
+    const end = (await src.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0].l;
+    console.log(
+      `workload: ${count} changes written in ${((Date.now() - t0) / 1000).toFixed(1)} s (load ${load()})`,
+    );
+
+    // Sluice: bounded reads into the PostgreSQL sink until a read hands on nothing.
+    resetPeak();
+    const s0 = Date.now();
+    let applied = 0;
+    for (;;) {
+      const out = await read(cursor);
+      let n = 0;
+      if (out.payload.kind === 'rows') for await (const b of out.payload.batches) n += (b as unknown[][]).length;
+      cursor = await out.nextCursor();
+      applied += n;
+      if (n === 0) break;
+    }
+    const sluice = (Date.now() - s0) / 1000;
+    const memory = peakMiB();
+    const sluiceLoad = load();
+    console.log(
+      `sluice cdc → postgres sink: ${sluice.toFixed(2)} s, ${Math.round(applied / sluice)} changes/s, ${run - 1} reads, peak rss (VmHWM) ${memory} MiB (load ${sluiceLoad})`,
+    );
+    await src.end();
+    
+    return { changes: count, baseline: 1, sluice, reads: run - 1, peakMiB: memory, load: sluiceLoad };
+  } finally {
+    await cluster.destroy();
+  }
+}
+
+async function main() {
+  const all: Figures[] = [];
+  for (const n of COUNTS) all.push(await benchOnce(n));
+  console.log(`\nmax_changes ${MAX_CHANGES}, ${os.cpus().length} CPUs`);
+  console.log(
+    'changes | pg_recvlogical changes/s | sluice changes/s | ratio | reads | peak rss (VmHWM) | load',
+  );
+  for (const f of all) {
+    console.log(
+      `${f.changes} | ${Math.round(f.changes / f.baseline)} | ${Math.round(f.changes / f.sluice)} | ${(f.baseline / f.sluice).toFixed(2)} | ${f.reads} | ${f.peakMiB} MiB | ${f.load}`,
+    );
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
