@@ -13,8 +13,9 @@
 //                           a list (1000000,10000000) runs each on a fresh cluster and prints a table
 //   BENCH_MAX_CHANGES=100000  the step's max_changes (changes per read)
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { egressPolicy } from '../packages/connectors/src/egress';
 import { postgres, postgresConfigSchema } from '../packages/connectors/src/postgres/index';
@@ -35,7 +36,42 @@ type Figures = {
   reads: number;
   peakMiB: number;
   load: string;
+  /** CPU seconds of each side: [client process, PostgreSQL server]. */
+  baselineCpu: [number, number];
+  sluiceCpu: [number, number];
 };
+
+const TICK = 100; // USER_HZ: /proc times are in 1/100 s on Linux
+
+/** utime + stime, cutime + cstime and the parent pid of a process, from /proc/<pid>/stat. */
+function procStat(pid: number | 'self') {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
+}
+
+/** CPU seconds of this process and the children it waited for (pg_recvlogical). */
+const clientCpu = () => {
+  const s = procStat('self');
+  return (s.own + s.reaped) / TICK;
+};
+
+/** CPU seconds of the whole server: the postmaster, its live processes and the ended ones. */
+function serverCpu(dataDir: string): number {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const main = procStat(postmaster);
+  let ticks = main.own + main.reaped;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const s = procStat(Number(entry));
+      if (s.ppid === postmaster) ticks += s.own;
+    } catch {
+      // Ended meanwhile: counted in the postmaster's reaped time.
+    }
+  }
+  return ticks / TICK;
+}
 
 /** The peak resident size since the last reset, in MiB (Linux). */
 function peakMiB(): number {
@@ -119,6 +155,10 @@ async function benchOnce(count: number): Promise<Figures> {
     );
 
     // Baseline: the decode limit.
+    const dataDir = join(cluster.dir, 'data');
+    const cpu = () => [clientCpu(), serverCpu(dataDir)] as [number, number];
+    const since = (a: [number, number]) => cpu().map((v, i) => v - a[i]) as [number, number];
+    const bc0 = cpu();
     const b0 = Date.now();
     execFileSync('/usr/lib/postgresql/15/bin/pg_recvlogical', [
       '-d',
@@ -136,6 +176,7 @@ async function benchOnce(count: number): Promise<Figures> {
       '/dev/null',
     ]);
     const baseline = (Date.now() - b0) / 1000;
+    const baselineCpu = since(bc0);
     console.log(
       `pg_recvlogical → /dev/null: ${baseline.toFixed(2)} s, ${Math.round(count / baseline)} changes/s (load ${load()})`,
     );
@@ -147,6 +188,7 @@ async function benchOnce(count: number): Promise<Figures> {
       operation: { operation_type: 'sql', write: { table: 'changelog', mode: 'insert', create_table: true } },
     });
     resetPeak();
+    const sc0 = cpu();
     const s0 = Date.now();
     let applied = 0;
     for (;;) {
@@ -160,6 +202,7 @@ async function benchOnce(count: number): Promise<Figures> {
       if (r.rows === 0) break;
     }
     const sluice = (Date.now() - s0) / 1000;
+    const sluiceCpu = since(sc0);
     const memory = peakMiB();
     const sluiceLoad = load();
     console.log(
@@ -182,7 +225,19 @@ async function benchOnce(count: number): Promise<Figures> {
       );
     }
     console.log(`ratio sluice / pg_recvlogical: ${(baseline / sluice).toFixed(2)} (target ≥ 0.8)`);
-    return { changes: count, baseline, sluice, reads: run - 1, peakMiB: memory, load: sluiceLoad };
+    console.log(
+      `CPU seconds: pg_recvlogical ${baselineCpu[0].toFixed(1)} + server ${baselineCpu[1].toFixed(1)}; sluice ${sluiceCpu[0].toFixed(1)} + server ${sluiceCpu[1].toFixed(1)}`,
+    );
+    return {
+      changes: count,
+      baseline,
+      sluice,
+      reads: run - 1,
+      peakMiB: memory,
+      load: sluiceLoad,
+      baselineCpu,
+      sluiceCpu,
+    };
   } finally {
     await cluster.destroy();
   }

@@ -167,12 +167,8 @@ export async function readPgChanges(
     if (slot.confirmed && compareLsn(slot.confirmed, from.lsn) > 0) {
       throw lost(capture, `is at ${slot.confirmed}, past the committed position ${from.lsn}`);
     }
-    // The committed position: the slot may now let go of the log before it.
-    if (!slot.confirmed || compareLsn(slot.confirmed, from.lsn) < 0) {
-      await timed(
-        client.query('SELECT pg_catalog.pg_replication_slot_advance($1, $2::pg_lsn)', [capture, from.lsn]),
-      );
-    }
+    // The slot moves to the committed position when the stream starts (stream.ts): a separate
+    // pg_replication_slot_advance would decode the log from restart_lsn once more.
     if (from.tables.join('\n') !== op.tables.join('\n')) {
       await timed(ensurePublication(client, capture, tables));
       step.log(

@@ -114,13 +114,15 @@ export function streamChanges(
         end(err);
       }
     });
-    // The status the server hears: the committed position (the slot's confirmed one) as
-    // received, flushed and applied; never a position this read got to. The library reports
-    // the position after the one it is given.
+    // The status the server hears: the committed position as received, flushed and applied,
+    // never a position this read got to. Sent as the stream starts, it moves the slot there
+    // (docs/cdc.md "How it works", step 1); then again to keep the session alive. The library
+    // reports the position after the one it is given.
     const committed = lsnText(lsnValue(b.from) - 1n);
     const alive = () => {
       service.acknowledge(committed).catch(() => {});
     };
+    service.on('start', alive);
     service.on('heartbeat', (_lsn: string, _time: number, reply: boolean) => {
       if (reply) alive();
     });
