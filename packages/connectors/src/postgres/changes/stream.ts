@@ -164,7 +164,9 @@ export function streamChanges(
         () => socket().destroy(),
         () => new ConnectorError('TIMEOUT', 'close timed out'),
       ).catch(() => {});
-      if (!b.signal.aborted) await waitReleased(client, b.capture);
+      // The library took its listeners off the connection: a late socket error goes nowhere.
+      connection.on('error', () => {});
+      if (!b.signal.aborted) await waitReleased(client, b.capture).catch(() => false);
     }
     // A replay reads exactly to `upto`. Otherwise the position is the end of the last
     // transaction decoded: the start marker's when the read got there (on a quiet database
