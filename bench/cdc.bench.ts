@@ -157,7 +157,12 @@ async function benchOnce(count: number): Promise<Figures> {
     // Baseline: the decode limit.
     const dataDir = join(cluster.dir, 'data');
     const cpu = () => [clientCpu(), serverCpu(dataDir)] as [number, number];
-    const since = (a: [number, number]) => cpu().map((v, i) => v - a[i]) as [number, number];
+    // After a short pause: the server processes that served the phase have ended and been
+    // reaped (their time moved into the postmaster's), so none is missed between two readings.
+    const since = async (a: [number, number]) => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return cpu().map((v, i) => v - a[i]) as [number, number];
+    };
     const bc0 = cpu();
     const b0 = Date.now();
     execFileSync('/usr/lib/postgresql/15/bin/pg_recvlogical', [
@@ -176,7 +181,7 @@ async function benchOnce(count: number): Promise<Figures> {
       '/dev/null',
     ]);
     const baseline = (Date.now() - b0) / 1000;
-    const baselineCpu = since(bc0);
+    const baselineCpu = await since(bc0);
     console.log(
       `pg_recvlogical → /dev/null: ${baseline.toFixed(2)} s, ${Math.round(count / baseline)} changes/s (load ${load()})`,
     );
@@ -202,7 +207,7 @@ async function benchOnce(count: number): Promise<Figures> {
       if (r.rows === 0) break;
     }
     const sluice = (Date.now() - s0) / 1000;
-    const sluiceCpu = since(sc0);
+    const sluiceCpu = await since(sc0);
     const memory = peakMiB();
     const sluiceLoad = load();
     console.log(
