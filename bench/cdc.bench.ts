@@ -5,12 +5,17 @@
 // The Sluice side is the connector path a run takes: bounded reads of the capture (max_changes
 // per read, the slot advanced to each committed position) handed to the PostgreSQL sink, which
 // appends the change rows to a changelog table in another database (mode insert) with its
-// ledger. Afterwards the changelog must hold exactly the workload's changes.
+// ledger. Afterwards the changelog must hold exactly the workload's changes. Memory: the peak
+// resident size (VmHWM) of this process over the Sluice side only, reset (/proc/self/clear_refs)
+// before it.
 //
-//   BENCH_CHANGES=1000000   changes (half inserts, 30% updates, 20% deletes; 1,000 per transaction)
+//   BENCH_CHANGES=1000000   changes (half inserts, 30% updates, 20% deletes; 1,000 per transaction);
+//                           a list (1000000,10000000) runs each on a fresh cluster and prints a table
 //   BENCH_MAX_CHANGES=100000  the step's max_changes (changes per read)
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { egressPolicy } from '../packages/connectors/src/egress';
 import { postgres, postgresConfigSchema } from '../packages/connectors/src/postgres/index';
@@ -18,13 +23,68 @@ import { type ConnectorContext, defaultLimits } from '../packages/connectors/src
 import { createDatabase, startPostgresCluster } from '../test/peers/postgres-cluster';
 import { stepContext } from '../test/support/step-context';
 
-const CHANGES = Number(process.env.BENCH_CHANGES ?? 1_000_000);
+const COUNTS = (process.env.BENCH_CHANGES ?? '1000000').split(',').map(Number);
 const MAX_CHANGES = Number(process.env.BENCH_MAX_CHANGES ?? 100_000);
 const TX = 1000;
 const load = () => os.loadavg()[0].toFixed(1);
 const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };
 
-async function main() {
+type Figures = {
+  changes: number;
+  baseline: number;
+  sluice: number;
+  reads: number;
+  peakMiB: number;
+  load: string;
+  /** CPU seconds of each side: [client process, PostgreSQL server]. */
+  baselineCpu: [number, number];
+  sluiceCpu: [number, number];
+};
+
+const TICK = 100; // USER_HZ: /proc times are in 1/100 s on Linux
+
+/** utime + stime, cutime + cstime and the parent pid of a process, from /proc/<pid>/stat. */
+function procStat(pid: number | 'self') {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
+}
+
+/** CPU seconds of this process and the children it waited for (pg_recvlogical). */
+const clientCpu = () => {
+  const s = procStat('self');
+  return (s.own + s.reaped) / TICK;
+};
+
+/** CPU seconds of the whole server: the postmaster, its live processes and the ended ones. */
+function serverCpu(dataDir: string): number {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const main = procStat(postmaster);
+  let ticks = main.own + main.reaped;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const s = procStat(Number(entry));
+      if (s.ppid === postmaster) ticks += s.own;
+    } catch {
+      // Ended meanwhile: counted in the postmaster's reaped time.
+    }
+  }
+  return ticks / TICK;
+}
+
+/** The peak resident size since the last reset, in MiB (Linux). */
+function peakMiB(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
+}
+
+/** From now on VmHWM counts from the current resident size. */
+function resetPeak() {
+  writeFileSync('/proc/self/clear_refs', '5');
+}
+
+async function benchOnce(count: number): Promise<Figures> {
   const cluster = await startPostgresCluster({
     settings: { wal_level: 'logical', max_wal_size: '4GB' },
   });
@@ -66,9 +126,9 @@ async function main() {
     let cursor = await created.nextCursor();
     await src.query(`SELECT pg_create_logical_replication_slot('bench_recv', 'pgoutput')`);
 
-    const inserts = Math.floor(CHANGES * 0.5);
-    const updates = Math.floor(CHANGES * 0.3);
-    const deletes = CHANGES - inserts - updates;
+    const inserts = Math.floor(count * 0.5);
+    const updates = Math.floor(count * 0.3);
+    const deletes = count - inserts - updates;
     const t0 = Date.now();
     for (let i = 0; i < inserts; i += TX) {
       await src.query(
@@ -91,10 +151,19 @@ async function main() {
     }
     const end = (await src.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0].l;
     console.log(
-      `workload: ${CHANGES} changes written in ${((Date.now() - t0) / 1000).toFixed(1)} s (load ${load()})`,
+      `workload: ${count} changes written in ${((Date.now() - t0) / 1000).toFixed(1)} s (load ${load()})`,
     );
 
     // Baseline: the decode limit.
+    const dataDir = join(cluster.dir, 'data');
+    const cpu = () => [clientCpu(), serverCpu(dataDir)] as [number, number];
+    // After a short pause: the server processes that served the phase have ended and been
+    // reaped (their time moved into the postmaster's), so none is missed between two readings.
+    const since = async (a: [number, number]) => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return cpu().map((v, i) => v - a[i]) as [number, number];
+    };
+    const bc0 = cpu();
     const b0 = Date.now();
     execFileSync('/usr/lib/postgresql/15/bin/pg_recvlogical', [
       '-d',
@@ -112,8 +181,9 @@ async function main() {
       '/dev/null',
     ]);
     const baseline = (Date.now() - b0) / 1000;
+    const baselineCpu = await since(bc0);
     console.log(
-      `pg_recvlogical → /dev/null: ${baseline.toFixed(2)} s, ${Math.round(CHANGES / baseline)} changes/s (load ${load()})`,
+      `pg_recvlogical → /dev/null: ${baseline.toFixed(2)} s, ${Math.round(count / baseline)} changes/s (load ${load()})`,
     );
 
     // Sluice: bounded reads into the PostgreSQL sink until a read hands on nothing.
@@ -122,6 +192,8 @@ async function main() {
       data_source_ref: 'dst',
       operation: { operation_type: 'sql', write: { table: 'changelog', mode: 'insert', create_table: true } },
     });
+    resetPeak();
+    const sc0 = cpu();
     const s0 = Date.now();
     let applied = 0;
     for (;;) {
@@ -135,9 +207,11 @@ async function main() {
       if (r.rows === 0) break;
     }
     const sluice = (Date.now() - s0) / 1000;
-    const memory = Math.round(process.memoryUsage().rss / 1024 / 1024);
+    const sluiceCpu = await since(sc0);
+    const memory = peakMiB();
+    const sluiceLoad = load();
     console.log(
-      `sluice cdc → postgres sink: ${sluice.toFixed(2)} s, ${Math.round(applied / sluice)} changes/s, ${run - 1} reads, rss ${memory} MiB (load ${load()})`,
+      `sluice cdc → postgres sink: ${sluice.toFixed(2)} s, ${Math.round(applied / sluice)} changes/s, ${run - 1} reads, peak rss (VmHWM) ${memory} MiB (load ${sluiceLoad})`,
     );
     const dst = new pg.Client({ connectionString: dstUrl });
     await dst.connect();
@@ -156,8 +230,35 @@ async function main() {
       );
     }
     console.log(`ratio sluice / pg_recvlogical: ${(baseline / sluice).toFixed(2)} (target ≥ 0.8)`);
+    console.log(
+      `CPU seconds: pg_recvlogical ${baselineCpu[0].toFixed(1)} + server ${baselineCpu[1].toFixed(1)}; sluice ${sluiceCpu[0].toFixed(1)} + server ${sluiceCpu[1].toFixed(1)}`,
+    );
+    return {
+      changes: count,
+      baseline,
+      sluice,
+      reads: run - 1,
+      peakMiB: memory,
+      load: sluiceLoad,
+      baselineCpu,
+      sluiceCpu,
+    };
   } finally {
     await cluster.destroy();
+  }
+}
+
+async function main() {
+  const all: Figures[] = [];
+  for (const n of COUNTS) all.push(await benchOnce(n));
+  console.log(`\nmax_changes ${MAX_CHANGES}, ${os.cpus().length} CPUs`);
+  console.log(
+    'changes | pg_recvlogical changes/s | sluice changes/s | ratio | reads | peak rss (VmHWM) | load',
+  );
+  for (const f of all) {
+    console.log(
+      `${f.changes} | ${Math.round(f.changes / f.baseline)} | ${Math.round(f.changes / f.sluice)} | ${(f.baseline / f.sluice).toFixed(2)} | ${f.reads} | ${f.peakMiB} MiB | ${f.load}`,
+    );
   }
 }
 

@@ -92,16 +92,25 @@ export function destroy(client: pg.Client) {
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
+export type PgClientSetup = {
+  /** For `new pg.Client(config)` (or a library that makes its client from a config). */
+  config: pg.ClientConfig & { connection: pg.Connection };
+  /** The client's wire connection: its socket can be paused (change data capture). */
+  connection: pg.Connection;
+};
+
 /**
- * Resolves the host through the egress guard and connects to the checked address (the name
- * is kept for TLS), within connect_timeout_seconds; `readOnly` makes every transaction of the
- * session read-only from the first statement on; `replication` opens a replication session.
+ * Resolves the host through the egress guard and configures a client for the checked address
+ * (the name is kept for TLS), within connect_timeout_seconds; `readOnly` makes every
+ * transaction of the session read-only from the first statement on; `replication` opens a
+ * replication session. The connection refuses to send the password in cleartext where that
+ * is not safe, whoever makes the client from this config.
  */
-export async function connectPg(
+export async function pgClientConfig(
   conn: PgConnection,
   ctx: ConnectorContext,
   opts: { readOnly?: boolean; replication?: boolean } = {},
-): Promise<pg.Client> {
+): Promise<PgClientSetup> {
   const c = conn.config;
   const timeoutMs = c.connect_timeout_seconds * 1000;
   const timeout = () =>
@@ -113,14 +122,20 @@ export async function connectPg(
     },
   );
   const password = conn.credentials?.password ?? '';
+  const ssl = tlsSettings(c.ssl, c.host);
   // A server that asks for the password in cleartext gets it only over TLS, or on a private
   // network the data source explicitly opted into: otherwise anyone on the path (or a server
   // that merely pretends to be PostgreSQL) reads it. SCRAM and MD5 never send it as such.
   const cleartextAllowed =
-    tlsSettings(c.ssl, c.host) !== false ||
-    (c.allow_private_hosts === true && classifyAddress(resolved.address) === 'private');
+    ssl !== false || (c.allow_private_hosts === true && classifyAddress(resolved.address) === 'private');
   let cleartextAsked = false;
-  const client = new pg.Client({
+  // The wire connection is made here, not by pg.Client, so the guard listens before the
+  // client attaches its own handlers: it runs before the password is asked for.
+  const connection = new pg.Connection({ ssl, keepAlive: false, encoding: 'utf8' } as pg.ConnectionConfig);
+  connection.on('authenticationCleartextPassword', () => {
+    cleartextAsked = true;
+  });
+  const config = {
     host: resolved.address,
     port: c.port,
     database: c.database,
@@ -135,7 +150,7 @@ export async function connectPg(
       }
       return password;
     },
-    ssl: tlsSettings(c.ssl, c.host),
+    ssl,
     connectionTimeoutMillis: Math.max(1, timeoutMs - (Date.now() - started)),
     statement_timeout: c.statement_timeout_seconds * 1000,
     application_name: 'sluice',
@@ -143,14 +158,19 @@ export async function connectPg(
     // A walsender session for one database (change data capture: docs/cdc.md).
     ...(opts.replication ? { replication: 'database' } : {}),
     types: pgTypes,
-  });
-  // Registered before connect() attaches pg's own handlers, so it runs before the password is asked for.
-  (client as unknown as { connection: NodeJS.EventEmitter }).connection.on(
-    'authenticationCleartextPassword',
-    () => {
-      cleartextAsked = true;
-    },
-  );
+    connection,
+  };
+  return { config, connection };
+}
+
+/** A client of pgClientConfig, connected; `ctx.signal` aborts the attempt. */
+export async function connectPg(
+  conn: PgConnection,
+  ctx: ConnectorContext,
+  opts: { readOnly?: boolean; replication?: boolean } = {},
+): Promise<pg.Client> {
+  const { config } = await pgClientConfig(conn, ctx, opts);
+  const client = new pg.Client(config);
   // After a failure the client may still emit 'error'; the caller already has its answer.
   client.on('error', () => {});
   const abort = () => destroy(client);

@@ -7,6 +7,7 @@ import { egressPolicy } from '../../egress';
 import { type ConnectorContext, defaultLimits } from '../../types';
 import type { PgConnection } from '../connect';
 import { postgres, postgresConfigSchema } from '../index';
+import { normalLsn } from './lsn';
 
 // The PostgreSQL change capture on its own cluster with wal_level=logical (docs/cdc.md): each
 // read is one run; the rows are applied by key to a map the way an `apply` sink would, and the
@@ -21,7 +22,7 @@ let conn: PgConnection;
 const sql = async (text: string, values: unknown[] = []) => (await db.query(text, values)).rows;
 
 beforeAll(async () => {
-  cluster = await startPostgresCluster({ settings: { wal_level: 'logical', max_replication_slots: 10 } });
+  cluster = await startPostgresCluster({ settings: { wal_level: 'logical', max_replication_slots: 16 } });
   db = new pg.Client({ connectionString: cluster.url });
   await db.connect();
   conn = {
@@ -348,6 +349,102 @@ describe('PostgreSQL change capture', () => {
     ]);
   });
 
+  it('the stream holds while a new shape is checked: nothing after it is handed on before the answer', async () => {
+    await sql('CREATE TABLE public.heldshape (id int PRIMARY KEY, qty int)');
+    const op = { tables: ['public.heldshape'], max_changes: 100_000 };
+    const first = await read('sluice_heldshape', op, null);
+    type Seen = Parameters<NonNullable<ConnectorContext['onCapturedSchema']>>[0];
+    const columnsOf = (tables: Seen) => tables[0].columns?.map((c) => `${c.name} ${c.type}`);
+    const fill = (from: number, to: number, qty: string) =>
+      `INSERT INTO public.heldshape SELECT g, ${qty} FROM generate_series(${from}, ${to}) g`;
+
+    // 12,000 changes in the old shape (two whole batches and part of a third), then a DDL and
+    // 12,000 more, committed after the run described the table. The check of the new shape
+    // waits until the consumer took every whole batch before it, then looks at what it got.
+    async function readHeld(cursor: string | null, ddl: string[], refuse: boolean) {
+      const seen: Seen[] = [];
+      const ids: number[] = [];
+      let atAnswer: number[] | null = null;
+      const hook = async (tables: Seen) => {
+        seen.push(tables);
+        if (seen.length === 1) {
+          for (const statement of ddl) await sql(statement);
+          return;
+        }
+        for (let waited = 0; ids.length < 10_000; waited += 10) {
+          if (waited > 60_000) throw new Error(`the consumer got only ${ids.length} rows`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        // Room for the stream to hand on more, were it not holding.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        atAnswer = [...ids];
+        if (refuse)
+          throw Object.assign(new Error('contract broken: qty is promised as integer'), {
+            code: 'CONTRACT_BROKEN',
+          });
+      };
+      const step = stepContext(
+        { kind: 'source', data_source_ref: 'db', operation: { operation_type: 'cdc', ...op } },
+        { cursor },
+      );
+      const out = await changes.read(conn, { ...step, runSlug: `run-${++runs}` }, 'sluice_heldshape', {
+        ...ctx,
+        onCapturedSchema: hook,
+      });
+      if (out.payload.kind !== 'rows') throw new Error('rows expected');
+      const id = out.payload.columns.findIndex((c) => c.name === 'id');
+      let error: any = null;
+      try {
+        for await (const batch of out.payload.batches as AsyncIterable<unknown[][]>)
+          for (const row of batch) ids.push(row[id] as number);
+      } catch (err) {
+        error = err;
+      }
+      return {
+        seen,
+        ids,
+        atAnswer: atAnswer as number[] | null,
+        error,
+        cursor: error ? null : await out.nextCursor(),
+      };
+    }
+
+    await sql(fill(1, 12_000, 'g'));
+    const added = await readHeld(
+      first.cursor,
+      ['ALTER TABLE public.heldshape ADD COLUMN vip boolean', fill(12_001, 24_000, 'g')],
+      false,
+    );
+    expect(added.error).toBeNull();
+    expect(added.seen.map(columnsOf)).toEqual([
+      ['id integer', 'qty integer'],
+      ['id integer', 'qty integer', 'vip boolean'],
+    ]);
+    expect(added.atAnswer?.length).toBe(10_000);
+    expect(Math.max(...(added.atAnswer ?? []))).toBeLessThanOrEqual(12_000);
+    expect(added.ids).toEqual(Array.from({ length: 24_000 }, (_, i) => i + 1));
+
+    // Refused: the read fails with the check's error, none of the later changes was handed on,
+    // and the slot stays at the committed position.
+    await sql(`UPDATE public.heldshape SET qty = -qty WHERE id <= 12000`);
+    const refused = await readHeld(
+      added.cursor,
+      [
+        'ALTER TABLE public.heldshape ALTER COLUMN qty TYPE text',
+        `UPDATE public.heldshape SET qty = 'x' WHERE id > 12000`,
+      ],
+      true,
+    );
+    expect(refused.error?.code).toBe('CONTRACT_BROKEN');
+    expect(refused.ids.length).toBe(10_000);
+    expect(Math.max(...refused.ids)).toBeLessThanOrEqual(12_000);
+    const [{ same }] = await sql(
+      `SELECT confirmed_flush_lsn = $1::pg_lsn AS same FROM pg_replication_slots WHERE slot_name = 'sluice_heldshape'`,
+      [JSON.parse(added.cursor as string).lsn],
+    );
+    expect(same).toBe(true);
+  });
+
   it('a table added to the capture later is copied once, the others are not; a removed one is no longer read', async () => {
     await sql('CREATE TABLE public.grow_a (id int PRIMARY KEY, v text)');
     await sql('CREATE TABLE public.grow_b (id int PRIMARY KEY, v text)');
@@ -420,6 +517,54 @@ describe('PostgreSQL change capture', () => {
       `SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = 'sluice_backlog'`,
     );
     expect(lsnOf(slot[0].c)).toBeGreaterThanOrEqual(lsnOf(JSON.parse(quiet.cursor!).lsn));
+  });
+
+  it('a streaming read confirms nothing past the committed position, even when stopped early', async () => {
+    await sql('CREATE TABLE public.confirm (id int PRIMARY KEY, v int)');
+    const op = { tables: ['public.confirm'], snapshot: 'never', max_changes: 1_000_000 };
+    const first = await read('sluice_confirm', op, null);
+    const committed = normalLsn(JSON.parse(first.cursor!).lsn);
+    // More changes than the read decodes ahead of its consumer.
+    for (let i = 0; i < 10; i++) {
+      await sql(
+        `INSERT INTO public.confirm SELECT g, 0 FROM generate_series($1::int * 5000 + 1, $1::int * 5000 + 5000) g`,
+        [i],
+      );
+    }
+    const slotNow = async () =>
+      (
+        await sql(
+          `SELECT active, confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = 'sluice_confirm'`,
+        )
+      )[0] as { active: boolean; c: string };
+    const stepOf = (cursor: string) =>
+      stepContext(
+        { kind: 'source', data_source_ref: 'db', operation: { operation_type: 'cdc', ...op } },
+        { cursor },
+      );
+    // A consumer that takes one batch and goes away: the session ends, the slot is free and
+    // still at the committed position.
+    const early = await changes.read(
+      conn,
+      { ...stepOf(first.cursor!), runSlug: 'early' },
+      'sluice_confirm',
+      ctx,
+    );
+    if (early.payload.kind !== 'rows') throw new Error('rows expected');
+    const it = early.payload.batches[Symbol.asyncIterator]();
+    const one = await it.next();
+    expect((one.value as unknown[][]).length).toBeGreaterThan(0);
+    expect(await slotNow()).toEqual({ active: true, c: committed });
+    await it.return?.(undefined);
+    expect(await slotNow()).toEqual({ active: false, c: committed });
+    // A whole read: every change, and still nothing confirmed until the next read starts from it.
+    const all = await read('sluice_confirm', op, first.cursor);
+    expect(all.rows).toHaveLength(50_000);
+    expect(new Set(all.rows.map((r) => r.id)).size).toBe(50_000);
+    expect(await slotNow()).toEqual({ active: false, c: committed });
+    const next = await read('sluice_confirm', op, all.cursor);
+    expect(next.rows).toEqual([]);
+    expect((await slotNow()).c).toBe(normalLsn(JSON.parse(all.cursor!).lsn));
   });
 
   it('a later attempt of a run repeats exactly what the lost attempt handed on', async () => {

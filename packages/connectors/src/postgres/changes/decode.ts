@@ -1,10 +1,9 @@
 import type { LogLevel } from '@sluice/engine';
 import type { Pgoutput } from 'pg-logical-replication';
-import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js';
 import { pgTypes } from '../connect';
 import type { CapturedTable, RowShape } from './catalog';
 
-// pgoutput messages (decoded by pg-logical-replication's parser) to the rows of the changes
+// pgoutput messages (parsed by pg-logical-replication) to the rows of the changes
 // contract (connectors/src/types.ts ChangesCapability). Values are parsed as the PostgreSQL
 // source parses them (connect.ts pgTypes: int8 and numeric as text, dates and times as the
 // server prints them, json parsed, bytea as bytes), so a change and a snapshot row of the same
@@ -29,12 +28,13 @@ export type Decoded =
   | { kind: 'other' };
 
 export class ChangeDecoder {
-  private readonly parser = new PgoutputParser();
   private readonly byOid = new Map<number, CapturedTable>();
   private readonly byName = new Map<string, CapturedTable>();
   private committedAt: string | null = null;
   /** Per relation oid: the table's current columns the relation does not have. */
   private readonly missing = new Map<number, string[]>();
+  /** Per relation oid: its table, and each of its columns still in the table with its place in a row. */
+  private readonly places = new Map<number, { table: CapturedTable; columns: [string, number][] }>();
 
   constructor(
     tables: CapturedTable[],
@@ -47,8 +47,11 @@ export class ChangeDecoder {
     }
   }
 
-  decode(lsn: string, data: Buffer): Decoded {
-    const msg = this.parser.parse(data) as Pgoutput.Message;
+  /**
+   * One message as the library's parser made it. A Relation message must reach this before
+   * the parser reads the next one: its columns' value parsers are set here.
+   */
+  decode(lsn: string, msg: Pgoutput.Message): Decoded {
     switch (msg.tag) {
       case 'begin':
         this.committedAt = isoMicros(msg.commitTime as bigint);
@@ -100,6 +103,11 @@ export class ChangeDecoder {
       .filter((c) => now.has(c.name) && now.get(c.name) !== c.typeOid)
       .map((c) => c.name);
     this.missing.set(rel.relationOid, added);
+    const index = this.shape.index.get(t.name)!;
+    this.places.set(rel.relationOid, {
+      table: t,
+      columns: rel.columns.filter((c) => index.has(c.name)).map((c) => [c.name, index.get(c.name)!]),
+    });
     if (added.length + removed.length + retyped.length > 0) {
       const parts = [
         added.length ? `added since: ${added.join(', ')}` : '',
@@ -135,19 +143,17 @@ export class ChangeDecoder {
     msg: Pgoutput.MessageInsert | Pgoutput.MessageUpdate | Pgoutput.MessageDelete,
     lsn: string,
   ): unknown[] | null {
-    const t = this.tableOf(msg.relation);
-    if (!t) return null;
-    const index = this.shape.index.get(t.name)!;
+    const place = this.places.get(msg.relation.relationOid);
+    if (!place) return null;
     const row: unknown[] = new Array(this.shape.columns.length).fill(null);
     row[0] = msg.tag;
-    row[1] = t.name;
+    row[1] = place.table.name;
     row[2] = lsn;
     row[3] = this.committedAt;
     const tuple = msg.tag === 'delete' ? (msg.old ?? msg.key ?? {}) : msg.new;
     let unchanged: string[] | null = null;
-    for (const name in tuple) {
-      const i = index.get(name);
-      if (i === undefined) continue;
+    for (const [name, i] of place.columns) {
+      if (!(name in tuple)) continue;
       const v = tuple[name];
       // The parser leaves an unchanged TOAST value undefined (with REPLICA IDENTITY FULL it
       // takes it from the old row): never hand it on as null.

@@ -12,7 +12,7 @@ import { type CaptureCursor, decodeCursor, encodeCursor, type SnapshotProgress }
 import { ChangeDecoder } from './decode';
 import { compareLsn } from './lsn';
 import { endMarker, findEndMarker, writeMarker } from './markers';
-import { checkCaptureName, createSlot, dropSlot, ensurePublication, slotState } from './slot';
+import { checkCaptureName, createSlot, dropSlot, ensurePublication, slotState, waitReleased } from './slot';
 import { copyTables } from './snapshot';
 import { streamChanges } from './stream';
 
@@ -71,7 +71,8 @@ export async function readPgChanges(
         "the captured tables changed during the initial snapshot; reset the pipeline's checkpoints to take a new snapshot",
       );
     }
-    const slot = await slotState(client, capture);
+    let slot = await slotState(client, capture);
+    if (slot?.active && (await waitReleased(client, capture))) slot = await slotState(client, capture);
     if (slot?.active)
       throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
     // A later attempt of a run repeats what the lost attempt handed on, if it got that far.
@@ -161,12 +162,9 @@ export async function readPgChanges(
     if (slot.confirmed && compareLsn(slot.confirmed, from.lsn) > 0) {
       throw lost(capture, `is at ${slot.confirmed}, past the committed position ${from.lsn}`);
     }
-    // The committed position: the slot may now let go of the log before it.
-    if (!slot.confirmed || compareLsn(slot.confirmed, from.lsn) < 0) {
-      await timed(
-        client.query('SELECT pg_catalog.pg_replication_slot_advance($1, $2::pg_lsn)', [capture, from.lsn]),
-      );
-    }
+    // The slot moves to the committed position when the stream starts (stream.ts): a separate
+    // pg_replication_slot_advance would decode the log from restart_lsn once more.
+
     // Every run: the publication follows the tables and publishes truncates (an older one did not).
     const { truncates } = await timed(ensurePublication(client, capture, tables));
     if (!truncates)
@@ -221,7 +219,8 @@ export async function readPgChanges(
         throw err;
       }
     };
-    const changes = streamChanges(client, decoder, {
+    const changes = streamChanges(conn, ctx, client, decoder, {
+      signal: signalOf(step, ctx),
       capture,
       from: from.lsn,
       upto,

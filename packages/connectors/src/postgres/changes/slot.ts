@@ -31,6 +31,24 @@ export async function slotState(client: pg.Client, capture: string): Promise<Slo
   return row ? { confirmed: row.confirmed, active: row.active } : null;
 }
 
+/**
+ * Waits (a few seconds at most) until no session holds the slot: a replication session that
+ * just ended (this run's, or a lost attempt's whose worker died) lets go of it as its server
+ * process exits, a moment after the socket closed.
+ */
+export async function waitReleased(client: pg.Client, capture: string, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const r = await client.query<{ active: boolean }>(
+      `SELECT active FROM pg_catalog.pg_replication_slots WHERE slot_name = $1 AND database = current_database()`,
+      [capture],
+    );
+    if (!r.rows[0]?.active) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 export async function dropSlot(client: pg.Client, capture: string): Promise<void> {
   await client.query(
     `SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots
