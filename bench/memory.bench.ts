@@ -16,6 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
 import { startParams } from '../packages/server/src/db/pglite';
 import { settledMemory, startProcess } from './memory-support';
 import {
@@ -311,6 +312,13 @@ async function peakFigures(p: Platform) {
 }
 
 async function main() {
+  // A stale build makes `sluice` run its sources through tsx (~100 MB more in every process):
+  // the figures would measure the TypeScript loader, not Sluice.
+  if (!compiledBuildIsFresh(new URL('../packages/cli/', import.meta.url))) {
+    throw new Error(
+      'packages/cli/dist is not built from the sources as they are: run `npm run build -w @sluice/cli` first',
+    );
+  }
   console.log(
     `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os
       .loadavg()
