@@ -159,6 +159,14 @@ async function idleFigures() {
     embedded,
     'Sluice is running',
   );
+  // docs/operations.md's option for small machines: one V8 background thread instead of four
+  // (a start-up option of node, so NODE_OPTIONS; sluice cannot set it for itself).
+  const pool1 = await measure(
+    'sluice serve, embedded, --v8-pool-size=1',
+    [bin, 'serve', ...addrs],
+    { ...embedded, NODE_OPTIONS: '--v8-pool-size=1' },
+    'Sluice is running',
+  );
   const used = await usedServe(dataDir, addrs);
 
   console.log('\n  ratios (VmRSS):');
@@ -168,6 +176,9 @@ async function idleFigures() {
   console.log(`    serve on PostgreSQL / Fastify + pg ${(servePg.rssMB / fastify.rssMB).toFixed(2)}`);
   console.log(`    embedded serve / bare PGlite  ${(serve.rssMB / pglite.rssMB).toFixed(2)}`);
   console.log(`    embedded serve / http server  ${(serve.rssMB / httpBare.rssMB).toFixed(2)}`);
+  console.log(
+    `    embedded serve, --v8-pool-size=1 / embedded serve ${(pool1.rssMB / serve.rssMB).toFixed(2)}`,
+  );
   console.log(
     `    embedded serve − bare PGlite − (serve on PostgreSQL − Fastify + pg) ${mb(serve.rssMB - pglite.rssMB - (servePg.rssMB - fastify.rssMB))}`,
   );
