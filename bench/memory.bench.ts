@@ -16,6 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
 import { startParams } from '../packages/server/src/db/pglite';
 import { settledMemory, startProcess } from './memory-support';
 import {
@@ -158,6 +159,14 @@ async function idleFigures() {
     embedded,
     'Sluice is running',
   );
+  // docs/operations.md's option for small machines: one V8 background thread instead of four
+  // (a start-up option of node, so NODE_OPTIONS; sluice cannot set it for itself).
+  const pool1 = await measure(
+    'sluice serve, embedded, --v8-pool-size=1',
+    [bin, 'serve', ...addrs],
+    { ...embedded, NODE_OPTIONS: '--v8-pool-size=1' },
+    'Sluice is running',
+  );
   const used = await usedServe(dataDir, addrs);
 
   console.log('\n  ratios (VmRSS):');
@@ -167,6 +176,9 @@ async function idleFigures() {
   console.log(`    serve on PostgreSQL / Fastify + pg ${(servePg.rssMB / fastify.rssMB).toFixed(2)}`);
   console.log(`    embedded serve / bare PGlite  ${(serve.rssMB / pglite.rssMB).toFixed(2)}`);
   console.log(`    embedded serve / http server  ${(serve.rssMB / httpBare.rssMB).toFixed(2)}`);
+  console.log(
+    `    embedded serve, --v8-pool-size=1 / embedded serve ${(pool1.rssMB / serve.rssMB).toFixed(2)}`,
+  );
   console.log(
     `    embedded serve − bare PGlite − (serve on PostgreSQL − Fastify + pg) ${mb(serve.rssMB - pglite.rssMB - (servePg.rssMB - fastify.rssMB))}`,
   );
@@ -311,6 +323,13 @@ async function peakFigures(p: Platform) {
 }
 
 async function main() {
+  // A stale build makes `sluice` run its sources through tsx (~100 MB more in every process):
+  // the figures would measure the TypeScript loader, not Sluice.
+  if (!compiledBuildIsFresh(new URL('../packages/cli/', import.meta.url))) {
+    throw new Error(
+      'packages/cli/dist is not built from the sources as they are: run `npm run build -w @sluice/cli` first',
+    );
+  }
   console.log(
     `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os
       .loadavg()

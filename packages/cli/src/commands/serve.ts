@@ -69,7 +69,7 @@ export function serveCommand(program: Command) {
       ]);
 
       warnIfMailGoesToLog(config, rt.deps.log);
-      startupDone();
+      startupDone({ embeddedStore: !config.databaseUrl });
 
       // Stop accepting requests, let in-flight ones and running jobs finish, then close the store.
       await new Promise<void>((resolve) => {

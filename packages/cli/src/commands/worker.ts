@@ -43,7 +43,7 @@ export function workerCommand(program: Command) {
       ]);
 
       warnIfMailGoesToLog(config, rt.deps.log);
-      startupDone();
+      startupDone({ embeddedStore: !config.databaseUrl });
 
       // Runs in progress hand themselves back to the queue (same attempt) before the store closes.
       await new Promise<void>((resolve) => {

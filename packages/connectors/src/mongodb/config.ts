@@ -1,4 +1,3 @@
-import { EJSON } from 'bson';
 import { z } from 'zod';
 import { allowPrivateHostsField, secretField } from '../fields';
 import { ConnectorError } from '../types';
@@ -11,8 +10,8 @@ import { ConnectorError } from '../types';
 // ($where, $function, $accumulator) is refused everywhere, and the writing stages ($out,
 // $merge) are refused on read-only data sources and in pipeline sources.
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}/;
-const WHOLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}$/;
+export const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}/;
+export const WHOLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}$/;
 const JAVASCRIPT = new Set(['$where', '$function', '$accumulator']);
 const WRITING_STAGES = new Set(['$out', '$merge']);
 /** Extended JSON type wrappers a parameter value may use: they make values, never operators. */
@@ -27,7 +26,7 @@ const VALUE_WRAPPERS = new Set([
   '$uuid',
 ]);
 
-const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
+export const invalid = (message: string) => new ConnectorError('INVALID_STATEMENT', message);
 
 export const collectionName = z
   .string()
@@ -175,7 +174,7 @@ export function writingStage(v: unknown): string | null {
 }
 
 /** A parameter value may hold Extended JSON values but no operator ($gt, $where, $regex…). */
-function checkValue(name: string, v: unknown, aggregate: boolean): void {
+export function checkValue(name: string, v: unknown, aggregate: boolean): void {
   if (typeof v === 'string') {
     // In aggregation expressions "$field" is a field path: a value must not become one.
     if (aggregate && v.startsWith('$'))
@@ -195,47 +194,6 @@ function checkValue(name: string, v: unknown, aggregate: boolean): void {
       throw invalid(`parameter ${name}: an object with $ keys (an operator) cannot be bound as a value`);
     }
     for (const x of Object.values(v)) checkValue(name, x, aggregate);
-  }
-}
-
-export type Resolve = (name: string) => { found: true; value: unknown } | { found: false };
-
-/**
- * Replaces every whole-string placeholder by its value, checked, then reads the result as
- * Extended JSON so {"$oid": …} and friends become BSON values.
- */
-export function bindStatement<T>(value: T, resolve: Resolve, opts: { aggregate: boolean }): T {
-  const bind = (v: unknown, at: (string | number)[]): unknown => {
-    if (typeof v === 'string') {
-      const whole = WHOLE.exec(v);
-      if (!whole) {
-        if (PLACEHOLDER.test(v))
-          throw invalid(`${at.join('.')}: a {{placeholder}} must be the whole string value`);
-        return v;
-      }
-      const r = resolve(whole[1]);
-      if (!r.found) throw invalid(`parameter ${whole[1]} has no value`);
-      checkValue(whole[1], r.value, opts.aggregate);
-      return r.value === undefined ? null : r.value;
-    }
-    if (Array.isArray(v)) return v.map((x, i) => bind(x, [...at, i]));
-    if (v && typeof v === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) {
-        if (k.includes('{{'))
-          throw invalid(`${at.join('.')}: a {{placeholder}} cannot be a field name or an operator`);
-        out[k] = bind(x, [...at, k]);
-      }
-      return out;
-    }
-    return v;
-  };
-  const bound = bind(value, []);
-  checkOperators(bound, []);
-  try {
-    return EJSON.deserialize(bound as Record<string, unknown>, { relaxed: true, useBigInt64: true }) as T;
-  } catch (err) {
-    throw invalid(`the statement is not valid Extended JSON: ${(err as Error).message}`);
   }
 }
 

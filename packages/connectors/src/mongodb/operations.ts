@@ -1,12 +1,7 @@
 import type { AbstractCursor, Db, Document, Sort } from 'mongodb';
 import { type ConnectorContext, ConnectorError, type QueryResult, type SchemaDocument } from '../types';
-import {
-  bindStatement,
-  type MongoOperation,
-  type MongoStatement,
-  placeholderNames,
-  writingStage,
-} from './config';
+import { bindStatement } from './bind';
+import { type MongoOperation, type MongoStatement, placeholderNames, writingStage } from './config';
 import { type MongoConnection, withMongo } from './connect';
 import { FieldTypes } from './schema';
 import { toJson } from './values';

@@ -42,7 +42,7 @@ describe('embedded store data directory', () => {
         `select current_database() as db, current_setting('shared_buffers') as shared_buffers,
                 current_setting('server_version_num')::int / 10000 as major`,
       );
-      expect(settings).toEqual([{ db: 'template1', shared_buffers: '16MB', major: 17 }]);
+      expect(settings).toEqual([{ db: 'template1', shared_buffers: '4MB', major: 17 }]);
     } finally {
       await store.close();
     }

@@ -32,11 +32,13 @@ export class DataDirVersionError extends Error {
 /**
  * Server settings on PostgreSQL's command line (they win over postgresql.conf). PGlite's own
  * defaults are sized for a server (shared_buffers=128MB and more); one embedded connection needs
- * a fraction of that, and every buffer PostgreSQL touches stays resident in the WebAssembly
- * memory (docs/benchmarks.md, Memory).
+ * a fraction of that. PGlite zero-fills PostgreSQL's shared memory inside its WebAssembly memory
+ * at start, so every MB of shared_buffers is a resident MB from the first second: 16MB → 4MB is
+ * 12 MB less (docs/benchmarks.md, Memory). Pages that do not fit are read again through the
+ * file system (the kernel's page cache), as on a server with a small buffer pool.
  */
 const MEMORY_SETTINGS = [
-  'shared_buffers=16MB',
+  'shared_buffers=4MB',
   'max_connections=10',
   'wal_buffers=512kB',
   'temp_buffers=2MB',
