@@ -68,6 +68,13 @@ export type Queue = {
    * having completed it, so nothing is sent for it after the handler returns.
    */
   completion(name: JobName, jobId: string): { sql(guard: SQL): SQL; done(): void };
+  /**
+   * A job's insert and its announcement as a CTE body of the caller's own statement (pg-boss's
+   * insert on its table, our queue policies): one job for each row of `from` (a CTE of that
+   * statement), so it commits with the business change in the same round trip. Call `sent()`
+   * once that statement committed having inserted it: this process's consumers look at once.
+   */
+  insertion<N extends JobName>(name: N, data: JobData<N>): { sql(from: SQL): SQL; sent(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
   work<N extends JobName>(
     name: N,
@@ -134,6 +141,27 @@ function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWit
         from taken having count(*) > 0
     )${extra}
     select t.id, t.data, t.retry_count as "retryCount", (select count(*) from told) as told${joined}`;
+}
+
+/**
+ * pg-boss 10's insert of one job (its `insertJob`, without singletons, priority or delay: what
+ * `send` writes for a plain job of a queue created by openQueue), one per row of `from`, and the
+ * queue's announcement with each job inserted.
+ */
+function jobInsertSql(name: JobName, data: unknown, from: SQL): SQL {
+  return sql`
+    insert into pgboss.job (id, name, data, priority, start_after, dead_letter, expire_in, keep_until,
+                            retry_limit, retry_delay, retry_backoff, policy)
+    select gen_random_uuid(), q.name, ${JSON.stringify(data)}::jsonb, 0, now(), q.dead_letter,
+           coalesce(q.expire_seconds, 900) * interval '1s',
+           now() + coalesce((q.retention_minutes * 60)::text, '14 days')::interval,
+           coalesce(q.retry_limit, 2),
+           case when coalesce(q.retry_backoff, false) then greatest(coalesce(q.retry_delay, 0), 1)
+                else coalesce(q.retry_delay, 0) end,
+           coalesce(q.retry_backoff, false), q.policy
+      from pgboss.queue q, ${from}
+     where q.name = ${name}
+    returning id, pg_notify(${JOBS_CHANNEL}, ${name})`;
 }
 
 /** The polled queues ($1) with a job ready: one statement per poll for all of them. */
@@ -448,6 +476,13 @@ export async function openQueue(
     async complete(tx, name, jobId) {
       await boss.complete(name, jobId, null as any, { db: executorFor(tx) } as any);
       completedInTx.add(jobId);
+    },
+    insertion(name, data) {
+      const payload = jobOf(name).payload.parse(data);
+      return {
+        sql: (from) => jobInsertSql(name, payload, from),
+        sent: () => wake(name),
+      };
     },
     completion(name, jobId) {
       return {
