@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore } from '../../../../test/support/fresh-store';
 import { storeKind } from '../../../../test/support/stores';
@@ -139,6 +140,25 @@ describe('queue wake-ups', () => {
       }, 'a new listening connection');
       await producer.enqueue(null, 'events.retention', { n: 5 });
       await waitFor(() => seen.includes(5), 'job 5');
+    });
+
+    it("announces jobs inserted by a caller's own statement after it committed, together", async () => {
+      const heard: string[] = [];
+      const unlisten = await store.listen(JOBS_CHANNEL, (p) => {
+        if (p) heard.push(p);
+      });
+      try {
+        const jobs = [60, 61].map((n) => producer.insertion('events.retention', { n }));
+        await store.db.execute(
+          sql`with one as (select 1), a as (${jobs[0].sql(sql.raw('one'))}), b as (${jobs[1].sql(sql.raw('one'))}) select 1`,
+        );
+        for (const job of jobs) job.sent();
+        // The consumer is another process: only the announcement can wake it before its poll.
+        await waitFor(() => seen.includes(60) && seen.includes(61), 'jobs 60 and 61');
+        expect(heard).toContain('events.retention:2');
+      } finally {
+        await unlisten();
+      }
     });
 
     // A NOTIFY costs a server-wide lock through its commit (docs/scaling.md): a fetch says

@@ -69,10 +69,12 @@ export type Queue = {
    */
   completion(name: JobName, jobId: string): { sql(guard: SQL): SQL; done(): void };
   /**
-   * A job's insert and its announcement as a CTE body of the caller's own statement (pg-boss's
-   * insert on its table, our queue policies): one job for each row of `from` (a CTE of that
-   * statement), so it commits with the business change in the same round trip. Call `sent()`
-   * once that statement committed having inserted it: this process's consumers look at once.
+   * A job's insert as a CTE body of the caller's own statement (pg-boss's insert on its table,
+   * our queue policies): one job for each row of `from` (a CTE of that statement), so it commits
+   * with the business change in the same round trip, without a NOTIFY (whose lock would be held
+   * through that commit's WAL flush, server-wide). Call `sent()` once that statement committed
+   * having inserted it: this process's consumers look at once, and the jobs sent in the same turn
+   * of the event loop are announced together by one statement that does not wait for a flush.
    */
   insertion<N extends JobName>(name: N, data: JobData<N>): { sql(from: SQL): SQL; sent(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
@@ -105,7 +107,8 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 }
 
 /**
- * NOTIFY channel of the queues. A new job's payload is its queue's name; a fetch that took jobs
+ * NOTIFY channel of the queues. A new job's payload is its queue's name (`<queue>:<count>` for
+ * several announced together); a fetch that took jobs
  * says so with `taken:<queue>:<count>:<consumer tag>` when other workers are about, so those that
  * heard of the jobs do not fetch for them too. Workers make themselves known with `here:<tag>`
  * (when they start listening, to a worker heard for the first time, and every PRESENCE_MS) and
@@ -160,8 +163,7 @@ function fetchSql(
 
 /**
  * pg-boss 10's insert of one job (its `insertJob`, without singletons, priority or delay: what
- * `send` writes for a plain job of a queue created by openQueue), one per row of `from`, and the
- * queue's announcement with each job inserted.
+ * `send` writes for a plain job of a queue created by openQueue), one per row of `from`.
  */
 function jobInsertSql(name: JobName, data: unknown, from: SQL): SQL {
   return sql`
@@ -176,7 +178,7 @@ function jobInsertSql(name: JobName, data: unknown, from: SQL): SQL {
            coalesce(q.retry_backoff, false), q.policy
       from pgboss.queue q, ${from}
      where q.name = ${name}
-    returning id, pg_notify(${JOBS_CHANNEL}, ${name})`;
+    returning id`;
 }
 
 /** The polled queues ($1) with a job ready: one statement per poll for all of them. */
@@ -427,8 +429,7 @@ export async function openQueue(
       if (c) c.announced = Math.max(0, c.announced - Number(count));
       return;
     }
-    const name = payload;
-    if (name === null) {
+    if (payload === null) {
       // Notifications may have been missed (a `here` among them): say who is here again, and
       // every queue looks.
       sayHere();
@@ -438,9 +439,10 @@ export async function openQueue(
       }
       return;
     }
+    const [name, count] = payload.split(':');
     const c = consumers.get(name as JobName);
     if (!c) return;
-    c.announced++;
+    c.announced += Math.max(1, Number(count ?? 1) || 1);
     if (c.fetching) c.again = true;
     else if (c.capacity - c.active > 0) lookSoon(c);
     else c.more = true;
@@ -477,6 +479,26 @@ export async function openQueue(
         () => {},
         () => {},
       );
+  // Jobs inserted by callers' statements (`insertion`), announced once per turn of the event
+  // loop: one NOTIFY for the jobs of every request that committed meanwhile.
+  const unannounced = new Map<JobName, number>();
+  const announceSoon = (name: JobName) => {
+    if (unannounced.size === 0) setImmediate(announceJobs);
+    unannounced.set(name, (unannounced.get(name) ?? 0) + 1);
+  };
+  const announceJobs = () => {
+    const payloads = [...unannounced].map(([name, n]) => (n === 1 ? name : `${name}:${n}`));
+    unannounced.clear();
+    const notifies = payloads.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ');
+    tracked.db
+      .executeSql(`select set_config('synchronous_commit', 'off', true), ${notifies}`, [
+        JOBS_CHANNEL,
+        ...payloads,
+      ])
+      .catch(() => {
+        // The store is unreachable: the workers' poll finds the jobs.
+      });
+  };
   const sayHere = () => {
     if (listening && !stopping) void announce('here');
   };
@@ -536,7 +558,10 @@ export async function openQueue(
       const payload = jobOf(name).payload.parse(data);
       return {
         sql: (from) => jobInsertSql(name, payload, from),
-        sent: () => wake(name),
+        sent: () => {
+          wake(name);
+          announceSoon(name);
+        },
       };
     },
     completion(name, jobId) {
