@@ -97,7 +97,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     let platformStatements = own.byDatabase[opts.platformDb] ?? 0;
     let lagOver50 = 0;
     let lagOver100 = 0;
-    for (const f of fs.readdirSync(opts.statsDir)) {
+    for (const f of fs.readdirSync(opts.statsDir).filter((name) => name.endsWith('.json'))) {
       try {
         const stats: Stats = JSON.parse(fs.readFileSync(path.join(opts.statsDir, f), 'utf8'));
         statements += stats.statements;

@@ -107,8 +107,8 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 }
 
 /**
- * NOTIFY channel of the queues. A new job's payload is its queue's name (`<queue>:<count>` for
- * several announced together); a fetch that took jobs
+ * NOTIFY channel of the queues. A new job's payload is its queue's name, or
+ * `<queue>:<count>:<sender tag>` for jobs announced after their statement (`insertion`); a fetch that took jobs
  * says so with `taken:<queue>:<count>:<consumer tag>` when other workers are about, so those that
  * heard of the jobs do not fetch for them too. Workers make themselves known with `here:<tag>`
  * (when they start listening, to a worker heard for the first time, and every PRESENCE_MS) and
@@ -439,7 +439,9 @@ export async function openQueue(
       }
       return;
     }
-    const [name, count] = payload.split(':');
+    const [name, count, by] = payload.split(':');
+    // Its own announcement: this process's consumers were woken when the jobs were sent.
+    if (by === tag) return;
     const c = consumers.get(name as JobName);
     if (!c) return;
     c.announced += Math.max(1, Number(count ?? 1) || 1);
@@ -487,7 +489,7 @@ export async function openQueue(
     unannounced.set(name, (unannounced.get(name) ?? 0) + 1);
   };
   const announceJobs = () => {
-    const payloads = [...unannounced].map(([name, n]) => (n === 1 ? name : `${name}:${n}`));
+    const payloads = [...unannounced].map(([name, n]) => `${name}:${n}:${tag}`);
     unannounced.clear();
     const notifies = payloads.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ');
     tracked.db
@@ -560,6 +562,8 @@ export async function openQueue(
         sql: (from) => jobInsertSql(name, payload, from),
         sent: () => {
           wake(name);
+          // This process consumes the queue and no other worker is about: it was told.
+          if (consumers.has(name) && listening && peersAbout() === 0) return;
           announceSoon(name);
         },
       };
