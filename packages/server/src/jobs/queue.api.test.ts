@@ -142,19 +142,25 @@ describe('queue wake-ups', () => {
       await waitFor(() => seen.includes(5), 'job 5');
     });
 
-    it("announces jobs inserted by a caller's own statement after it committed, together", async () => {
+    it("announces jobs inserted by a caller's own statement: a lone one in it, those close behind after it, together", async () => {
       const heard: string[] = [];
       const unlisten = await store.listen(JOBS_CHANNEL, (p) => {
         if (p) heard.push(p);
       });
       try {
-        const jobs = [60, 61].map((n) => producer.insertion('events.retention', { n }));
-        await store.db.execute(
-          sql`with one as (select 1), a as (${jobs[0].sql(sql.raw('one'))}), b as (${jobs[1].sql(sql.raw('one'))}) select 1`,
-        );
-        for (const job of jobs) job.sent();
-        // The consumer is another process: only the announcement can wake it before its poll.
-        await waitFor(() => seen.includes(60) && seen.includes(61), 'jobs 60 and 61');
+        const insert = async (ns: number[]) => {
+          const jobs = ns.map((n) => producer.insertion('events.retention', { n }));
+          const ctes = jobs.map((job, i) => sql`, j${sql.raw(String(i))} as (${job.sql(sql.raw('one'))})`);
+          await store.db.execute(sql`with one as (select 1)${sql.join(ctes, sql.raw(''))} select 1`);
+          for (const job of jobs) job.sent();
+        };
+        // The first insert after a pause announces itself in its statement; the next ones, close
+        // behind it, are announced after their statements, together in one NOTIFY.
+        await new Promise((r) => setTimeout(r, 100));
+        await insert([59, 60, 61]);
+        // The consumer is another process: only the announcements can wake it before its poll.
+        await waitFor(() => [59, 60, 61].every((n) => seen.includes(n)), 'jobs 59–61');
+        expect(heard.filter((p) => /^events\.retention:1:/.test(p))).toHaveLength(1);
         expect(heard.filter((p) => /^events\.retention:2:/.test(p))).toHaveLength(1);
       } finally {
         await unlisten();

@@ -71,10 +71,11 @@ export type Queue = {
   /**
    * A job's insert as a CTE body of the caller's own statement (pg-boss's insert on its table,
    * our queue policies): one job for each row of `from` (a CTE of that statement), so it commits
-   * with the business change in the same round trip, without a NOTIFY (whose lock would be held
-   * through that commit's WAL flush, server-wide). Call `sent()` once that statement committed
-   * having inserted it: this process's consumers look at once, and the jobs sent in the same turn
-   * of the event loop are announced together by one statement that does not wait for a flush.
+   * with the business change in the same round trip. Call `sent()` once that statement committed
+   * having inserted it: this process's consumers look at once. At a high rate the statement sends
+   * no NOTIFY (whose lock is held through the commit's WAL flush, server-wide): the jobs sent in
+   * the same turn of the event loop are announced together by one statement that does not wait
+   * for a flush. A lone insert announces itself (INLINE_ANNOUNCE_GAP_MS).
    */
   insertion<N extends JobName>(name: N, data: JobData<N>): { sql(from: SQL): SQL; sent(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
@@ -165,7 +166,7 @@ function fetchSql(
  * pg-boss 10's insert of one job (its `insertJob`, without singletons, priority or delay: what
  * `send` writes for a plain job of a queue created by openQueue), one per row of `from`.
  */
-function jobInsertSql(name: JobName, data: unknown, from: SQL): SQL {
+function jobInsertSql(name: JobName, data: unknown, from: SQL, notify: string | null): SQL {
   return sql`
     insert into pgboss.job (id, name, data, priority, start_after, dead_letter, expire_in, keep_until,
                             retry_limit, retry_delay, retry_backoff, policy)
@@ -178,8 +179,15 @@ function jobInsertSql(name: JobName, data: unknown, from: SQL): SQL {
            coalesce(q.retry_backoff, false), q.policy
       from pgboss.queue q, ${from}
      where q.name = ${name}
-    returning id`;
+    returning id${notify === null ? sql`` : sql`, pg_notify(${JOBS_CHANNEL}, ${notify})`}`;
 }
+
+/**
+ * Inserts from callers' statements closer together than this are announced after them, batched
+ * and without waiting for a WAL flush; a lone one (a low rate, where the NOTIFY lock is not
+ * contended) is announced by its own statement, which saves the announcement's commit.
+ */
+const INLINE_ANNOUNCE_GAP_MS = 50;
 
 /** The polled queues ($1) with a job ready: one statement per poll for all of them. */
 const READY_SQL = `
@@ -484,6 +492,7 @@ export async function openQueue(
   // Jobs inserted by callers' statements (`insertion`), announced once per turn of the event
   // loop: one NOTIFY for the jobs of every request that committed meanwhile.
   const unannounced = new Map<JobName, number>();
+  let lastInsertion = 0;
   const announceSoon = (name: JobName) => {
     if (unannounced.size === 0) setImmediate(announceJobs);
     unannounced.set(name, (unannounced.get(name) ?? 0) + 1);
@@ -558,13 +567,16 @@ export async function openQueue(
     },
     insertion(name, data) {
       const payload = jobOf(name).payload.parse(data);
+      const now = Date.now();
+      // This process consumes the queue and no other worker is about: waking it here is enough.
+      const told = consumers.has(name) && listening && peersAbout() === 0;
+      const inline = !told && now - lastInsertion >= INLINE_ANNOUNCE_GAP_MS && unannounced.size === 0;
+      lastInsertion = now;
       return {
-        sql: (from) => jobInsertSql(name, payload, from),
+        sql: (from) => jobInsertSql(name, payload, from, inline ? `${name}:1:${tag}` : null),
         sent: () => {
           wake(name);
-          // This process consumes the queue and no other worker is about: it was told.
-          if (consumers.has(name) && listening && peersAbout() === 0) return;
-          announceSoon(name);
+          if (!told && !inline) announceSoon(name);
         },
       };
     },
