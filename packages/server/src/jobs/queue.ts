@@ -69,13 +69,11 @@ export type Queue = {
    */
   completion(name: JobName, jobId: string): { sql(guard: SQL): SQL; done(): void };
   /**
-   * A job's insert as a CTE body of the caller's own statement (pg-boss's insert on its table,
-   * our queue policies): one job for each row of `from` (a CTE of that statement), so it commits
-   * with the business change in the same round trip. Call `sent()` once that statement committed
-   * having inserted it: this process's consumers look at once. At a high rate the statement sends
-   * no NOTIFY (whose lock is held through the commit's WAL flush, server-wide): the jobs sent in
-   * the same turn of the event loop are announced together by one statement that does not wait
-   * for a flush. A lone insert announces itself (INLINE_ANNOUNCE_GAP_MS).
+   * A job's insert and its announcement as a CTE body of the caller's own statement (pg-boss's
+   * insert on its table, our queue policies): one job for each row of `from` (a CTE of that
+   * statement), so it commits with the business change in the same round trip. Call `sent()`
+   * once that statement committed having inserted it: this process's consumers look at once
+   * (and the statement sends no NOTIFY when they are the only workers about).
    */
   insertion<N extends JobName>(name: N, data: JobData<N>): { sql(from: SQL): SQL; sent(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
@@ -109,7 +107,7 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 
 /**
  * NOTIFY channel of the queues. A new job's payload is its queue's name, or
- * `<queue>:<count>:<sender tag>` for jobs announced after their statement (`insertion`); a fetch that took jobs
+ * `<queue>:<count>:<sender tag>` for a job inserted by a caller's statement (`insertion`); a fetch that took jobs
  * says so with `taken:<queue>:<count>:<consumer tag>` when other workers are about, so those that
  * heard of the jobs do not fetch for them too. Workers make themselves known with `here:<tag>`
  * (when they start listening, to a worker heard for the first time, and every PRESENCE_MS) and
@@ -164,7 +162,8 @@ function fetchSql(
 
 /**
  * pg-boss 10's insert of one job (its `insertJob`, without singletons, priority or delay: what
- * `send` writes for a plain job of a queue created by openQueue), one per row of `from`.
+ * `send` writes for a plain job of a queue created by openQueue), one per row of `from`, with the
+ * announcement `notify` for each job inserted (none when null).
  */
 function jobInsertSql(name: JobName, data: unknown, from: SQL, notify: string | null): SQL {
   return sql`
@@ -181,13 +180,6 @@ function jobInsertSql(name: JobName, data: unknown, from: SQL, notify: string | 
      where q.name = ${name}
     returning id${notify === null ? sql`` : sql`, pg_notify(${JOBS_CHANNEL}, ${notify})`}`;
 }
-
-/**
- * Inserts from callers' statements closer together than this are announced after them, batched
- * and without waiting for a WAL flush; a lone one (a low rate, where the NOTIFY lock is not
- * contended) is announced by its own statement, which saves the announcement's commit.
- */
-const INLINE_ANNOUNCE_GAP_MS = 50;
 
 /** The polled queues ($1) with a job ready: one statement per poll for all of them. */
 const READY_SQL = `
@@ -489,27 +481,6 @@ export async function openQueue(
         () => {},
         () => {},
       );
-  // Jobs inserted by callers' statements (`insertion`), announced once per turn of the event
-  // loop: one NOTIFY for the jobs of every request that committed meanwhile.
-  const unannounced = new Map<JobName, number>();
-  let lastInsertion = 0;
-  const announceSoon = (name: JobName) => {
-    if (unannounced.size === 0) setImmediate(announceJobs);
-    unannounced.set(name, (unannounced.get(name) ?? 0) + 1);
-  };
-  const announceJobs = () => {
-    const payloads = [...unannounced].map(([name, n]) => `${name}:${n}:${tag}`);
-    unannounced.clear();
-    const notifies = payloads.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ');
-    tracked.db
-      .executeSql(`select set_config('synchronous_commit', 'off', true), ${notifies}`, [
-        JOBS_CHANNEL,
-        ...payloads,
-      ])
-      .catch(() => {
-        // The store is unreachable: the workers' poll finds the jobs.
-      });
-  };
   const sayHere = () => {
     if (listening && !stopping) void announce('here');
   };
@@ -567,17 +538,11 @@ export async function openQueue(
     },
     insertion(name, data) {
       const payload = jobOf(name).payload.parse(data);
-      const now = Date.now();
       // This process consumes the queue and no other worker is about: waking it here is enough.
-      const told = consumers.has(name) && listening && peersAbout() === 0;
-      const inline = !told && now - lastInsertion >= INLINE_ANNOUNCE_GAP_MS && unannounced.size === 0;
-      lastInsertion = now;
+      const alone = consumers.has(name) && listening && peersAbout() === 0;
       return {
-        sql: (from) => jobInsertSql(name, payload, from, inline ? `${name}:1:${tag}` : null),
-        sent: () => {
-          wake(name);
-          if (!told && !inline) announceSoon(name);
-        },
+        sql: (from) => jobInsertSql(name, payload, from, alone ? null : `${name}:1:${tag}`),
+        sent: () => wake(name),
       };
     },
     completion(name, jobId) {
