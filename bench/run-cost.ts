@@ -5,10 +5,13 @@
 // backends serving the platform and the data database (/proc/<pid>/stat of each backend in
 // pg_stat_activity, sampled every second so a backend that ends loses at most a second; the
 // server's own background processes, shared with every other database, are left out) and how
-// often the workers' event loops were late (statement-counter.mjs).
+// often the workers' event loops were late (statement-counter.mjs). And the NOTIFYs sent on the
+// platform database's queue channel, by kind, as a listener of the bench hears them: each one is a
+// committing transaction that took PostgreSQL's server-wide notification lock (docs/scaling.md).
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql, type WorkerProcess } from './pipeline-support';
+import pg from 'pg';
+import { dbUrl, sql, type WorkerProcess } from './pipeline-support';
 
 type Counters = {
   statements: number;
@@ -25,6 +28,10 @@ type Counters = {
   /** Worker event-loop samples (every 10 ms) that came ≥ 50 / ≥ 100 ms late. */
   lagOver50: number;
   lagOver100: number;
+  /** NOTIFYs heard on the queue channel: new jobs, `taken` announcements, presence (`here`/`bye`). */
+  notifyJobs: number;
+  notifyTaken: number;
+  notifyPresence: number;
 };
 
 /** CPU time (user + system) of a process, from /proc. */
@@ -64,6 +71,21 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
   const sampler = setInterval(sample, 1000);
   sampler.unref();
 
+  // jobs/queue.ts JOBS_CHANNEL; the bench's own connection, not counted as a statement.
+  const heard = { jobs: 0, taken: 0, presence: 0 };
+  const listener = new pg.Client({
+    connectionString: dbUrl(opts.platformDb),
+    application_name: 'sluice-bench',
+  });
+  listener.on('notification', (msg) => {
+    const p = msg.payload ?? '';
+    if (p.startsWith('taken:')) heard.taken++;
+    else if (p.startsWith('here:') || p.startsWith('bye:')) heard.presence++;
+    else heard.jobs++;
+  });
+  // Connected at the first count (the platform database does not exist yet when this is made).
+  let listening: Promise<unknown> | null = null;
+
   async function counters(workers: WorkerProcess[]): Promise<Counters> {
     type Stats = {
       statements: number;
@@ -75,7 +97,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     let platformStatements = own.byDatabase[opts.platformDb] ?? 0;
     let lagOver50 = 0;
     let lagOver100 = 0;
-    for (const f of fs.readdirSync(opts.statsDir)) {
+    for (const f of fs.readdirSync(opts.statsDir).filter((name) => name.endsWith('.json'))) {
       try {
         const stats: Stats = JSON.parse(fs.readFileSync(path.join(opts.statsDir, f), 'utf8'));
         statements += stats.statements;
@@ -94,6 +116,8 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     const of = (db: string) => rows.find((r) => r.datname === db) ?? { xact_commit: 0, sessions: 0 };
     const cpu = process.cpuUsage();
     await sample();
+    listening ??= listener.connect().then(() => listener.query('listen sluice_jobs'));
+    await listening;
     return {
       statements,
       platformStatements,
@@ -106,6 +130,9 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       dataCpuMs: backendCpu[opts.dataDb],
       lagOver50,
       lagOver100,
+      notifyJobs: heard.jobs,
+      notifyTaken: heard.taken,
+      notifyPresence: heard.presence,
     };
   }
 
@@ -134,13 +161,18 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
       `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process + ` +
       `${per('storeCpuMs')} ms in platform-database backends + ${per('dataCpuMs')} ms in data-database backends; ` +
-      `worker event loops late ≥ 50 ms ${total('lagOver50')} times, ≥ 100 ms ${total('lagOver100')} times (10 ms timer)`
+      `worker event loops late ≥ 50 ms ${total('lagOver50')} times, ≥ 100 ms ${total('lagOver100')} times (10 ms timer); ` +
+      `NOTIFYing commits ${(cost.notifyJobs + cost.notifyTaken + cost.notifyPresence).toFixed(2)}: ` +
+      `${per('notifyJobs')} new-job, ${per('notifyTaken')} taken, ${per('notifyPresence')} presence`
     );
   }
 
   const reportCost = async (before: Counters, workers: WorkerProcess[], runs: number) =>
     console.log(await costPerRun(before, workers, runs));
 
-  const stop = () => clearInterval(sampler);
+  const stop = () => {
+    clearInterval(sampler);
+    if (listening) void listener.end().catch(() => {});
+  };
   return { counters, perRun, costLine, costPerRun, reportCost, stop };
 }

@@ -38,7 +38,10 @@ const dir = process.env.BENCH_STATS_DIR;
 if (dir) {
   const write = () => {
     try {
-      fs.writeFileSync(path.join(dir, `${process.pid}.json`), JSON.stringify(counts));
+      // Written aside and renamed: a reader never sees half a file (and drops no process).
+      const file = path.join(dir, `${process.pid}.json`);
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify(counts));
+      fs.renameSync(`${file}.tmp`, file);
     } catch {
       // the bench removed its directory
     }

@@ -1,9 +1,10 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore } from '../../../../test/support/fresh-store';
 import { storeKind } from '../../../../test/support/stores';
 import { openStore, type Store } from '../db/client';
 import { jobDefinitions } from './catalog';
-import { openQueue, type Queue } from './queue';
+import { JOBS_CHANNEL, openQueue, type Queue } from './queue';
 
 // Workers sleep a whole poll interval between fetches; a new job must wake them at once: NOTIFY
 // on commit (PostgreSQL, PGlite), a local signal for jobs sent outside a transaction, and a
@@ -139,6 +140,75 @@ describe('queue wake-ups', () => {
       }, 'a new listening connection');
       await producer.enqueue(null, 'events.retention', { n: 5 });
       await waitFor(() => seen.includes(5), 'job 5');
+    });
+
+    it("announces jobs inserted by a caller's own statement with it", async () => {
+      const heard: string[] = [];
+      const unlisten = await store.listen(JOBS_CHANNEL, (p) => {
+        if (p) heard.push(p);
+      });
+      try {
+        const insert = async (ns: number[]) => {
+          const jobs = ns.map((n) => producer.insertion('events.retention', { n }));
+          const ctes = jobs.map((job, i) => sql`, j${sql.raw(String(i))} as (${job.sql(sql.raw('one'))})`);
+          await store.db.execute(sql`with one as (select 1)${sql.join(ctes, sql.raw(''))} select 1`);
+          for (const job of jobs) job.sent();
+        };
+        await insert([59, 60]);
+        // The consumer is another process: only the announcements can wake it before its poll.
+        await waitFor(() => [59, 60].every((n) => seen.includes(n)), 'jobs 59 and 60');
+        // One statement, one commit: PostgreSQL delivers identical notifications of a transaction once.
+        expect(heard.filter((p) => /^events\.retention:1:/.test(p))).toHaveLength(1);
+      } finally {
+        await unlisten();
+      }
+    });
+
+    // A NOTIFY costs a server-wide lock through its commit (docs/scaling.md): a fetch says
+    // `taken` only when another worker may have heard of the same job.
+    it('says `taken` only while another worker is about, which says `here` and `bye`', async () => {
+      const heard: string[] = [];
+      const unlisten = await store.listen(JOBS_CHANNEL, (p) => {
+        if (p) heard.push(p);
+      });
+      try {
+        const taken = () => heard.filter((p) => p.startsWith('taken:events.retention:'));
+        await producer.enqueue(null, 'events.retention', { n: 30 });
+        await waitFor(() => seen.includes(30), 'job 30');
+        await producer.enqueue(null, 'events.retention', { n: 31 });
+        await waitFor(() => seen.includes(31), 'job 31');
+        expect(heard).toContain('events.retention');
+        expect(taken()).toEqual([]);
+
+        // A second worker (its own pool and LISTEN): both say `here`, each learns of the other.
+        const peerStore = await openStore({ databaseUrl: fresh.env.DATABASE_URL, dataDir: '' });
+        const peer = await openQueue(peerStore, {
+          pollSeconds: POLL_SECONDS,
+          supervise: false,
+          jobs: jobDefinitions,
+        });
+        try {
+          await peer.work('events.retention', async (data: any) => {
+            seen.push(data.n);
+          });
+          await waitFor(() => new Set(heard.filter((p) => p.startsWith('here:'))).size === 2, 'both here');
+          for (let n = 40; n < 44; n++) await producer.enqueue(null, 'events.retention', { n });
+          await waitFor(() => [40, 41, 42, 43].every((n) => seen.includes(n)), 'jobs 40–43');
+          await waitFor(() => taken().length > 0, 'a `taken`');
+        } finally {
+          await peer.stop();
+          await peerStore.close();
+        }
+        await waitFor(() => heard.some((p) => p.startsWith('bye:')), 'the peer leaving');
+        const before = taken().length;
+        await producer.enqueue(null, 'events.retention', { n: 50 });
+        await waitFor(() => seen.includes(50), 'job 50');
+        // Alone again: nothing said for it (its job announcement arrived, so would a `taken`).
+        await new Promise((r) => setTimeout(r, 200));
+        expect(taken().length).toBe(before);
+      } finally {
+        await unlisten();
+      }
     });
   }
 });

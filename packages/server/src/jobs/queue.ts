@@ -68,6 +68,14 @@ export type Queue = {
    * having completed it, so nothing is sent for it after the handler returns.
    */
   completion(name: JobName, jobId: string): { sql(guard: SQL): SQL; done(): void };
+  /**
+   * A job's insert and its announcement as a CTE body of the caller's own statement (pg-boss's
+   * insert on its table, our queue policies): one job for each row of `from` (a CTE of that
+   * statement), so it commits with the business change in the same round trip. Call `sent()`
+   * once that statement committed having inserted it: this process's consumers look at once
+   * (and the statement sends no NOTIFY when they are the only workers about).
+   */
+  insertion<N extends JobName>(name: N, data: JobData<N>): { sql(from: SQL): SQL; sent(): void };
   /** Consumes a queue in this process, `concurrency` (1) jobs at a time; once per queue. */
   work<N extends JobName>(
     name: N,
@@ -98,9 +106,12 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 }
 
 /**
- * NOTIFY channel of the queues. A new job's payload is its queue's name; a fetch that took jobs
- * says so with `taken:<queue>:<count>:<consumer tag>`, so the other workers that heard of those
- * jobs do not fetch for them too.
+ * NOTIFY channel of the queues. A new job's payload is its queue's name, or
+ * `<queue>:<count>:<sender tag>` for a job inserted by a caller's statement (`insertion`); a fetch that took jobs
+ * says so with `taken:<queue>:<count>:<consumer tag>` when other workers are about, so those that
+ * heard of the jobs do not fetch for them too. Workers make themselves known with `here:<tag>`
+ * (when they start listening, to a worker heard for the first time, and every PRESENCE_MS) and
+ * leave with `bye:<tag>`; a worker that knows of no other says nothing when it takes a job.
  */
 export const JOBS_CHANNEL = 'sluice_jobs';
 
@@ -109,12 +120,28 @@ export const JOBS_CHANNEL = 'sluice_jobs';
  * all of policy `standard`): up to `limit` jobs marked active, a `taken` notification when it
  * took any, and the consumer's `fetchWith`.
  */
-function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWith | undefined): SQL {
+function fetchSql(
+  name: JobName,
+  limit: number,
+  tag: string,
+  fetchWith: FetchWith | undefined,
+  tell: boolean,
+): SQL {
   const extra = fetchWith ? sql`, ${fetchWith(sql.raw('taken'))}` : sql``;
   const joined = fetchWith
     ? sql`, to_jsonb(w) as "fetchedWith" from taken t left join fetched_with w on w.job_id = t.id`
     : sql` from taken t`;
-  // `told` runs only when its value is asked for (an unused join to it would be removed).
+  // `told` runs only when its value is asked for (an unused join to it would be removed). A
+  // NOTIFY holds a server-wide lock from its transaction's commit through that commit's WAL flush
+  // (docs/scaling.md): a fetch that tells commits without waiting for the flush, so it holds the
+  // lock only while its commit record is written. Its claims become durable with the next commit
+  // that flushes (the job's completion at the latest); a server crash before that leaves the job
+  // and its run queued again, as a worker dying before it started would.
+  const told = tell
+    ? sql`select set_config('synchronous_commit', 'off', true),
+                 pg_notify(${JOBS_CHANNEL}, ${`taken:${name}:`}::text || count(*) || ${`:${tag}`}::text)
+            from taken having count(*) > 0`
+    : sql`select 1 where false`;
   return sql`
     with next as (
       select id from pgboss.job
@@ -129,11 +156,29 @@ function fetchSql(name: JobName, limit: number, tag: string, fetchWith: FetchWit
         from next
        where j.name = ${name} and j.id = next.id
       returning j.id, j.data, j.retry_count
-    ), told as (
-      select pg_notify(${JOBS_CHANNEL}, ${`taken:${name}:`}::text || count(*) || ${`:${tag}`}::text)
-        from taken having count(*) > 0
-    )${extra}
+    ), told as (${told})${extra}
     select t.id, t.data, t.retry_count as "retryCount", (select count(*) from told) as told${joined}`;
+}
+
+/**
+ * pg-boss 10's insert of one job (its `insertJob`, without singletons, priority or delay: what
+ * `send` writes for a plain job of a queue created by openQueue), one per row of `from`, with the
+ * announcement `notify` for each job inserted (none when null).
+ */
+function jobInsertSql(name: JobName, data: unknown, from: SQL, notify: string | null): SQL {
+  return sql`
+    insert into pgboss.job (id, name, data, priority, start_after, dead_letter, expire_in, keep_until,
+                            retry_limit, retry_delay, retry_backoff, policy)
+    select gen_random_uuid(), q.name, ${JSON.stringify(data)}::jsonb, 0, now(), q.dead_letter,
+           coalesce(q.expire_seconds, 900) * interval '1s',
+           now() + coalesce((q.retention_minutes * 60)::text, '14 days')::interval,
+           coalesce(q.retry_limit, 2),
+           case when coalesce(q.retry_backoff, false) then greatest(coalesce(q.retry_delay, 0), 1)
+                else coalesce(q.retry_delay, 0) end,
+           coalesce(q.retry_backoff, false), q.policy
+      from pgboss.queue q, ${from}
+     where q.name = ${name}
+    returning id${notify === null ? sql`` : sql`, pg_notify(${JOBS_CHANNEL}, ${notify})`}`;
 }
 
 /** The polled queues ($1) with a job ready: one statement per poll for all of them. */
@@ -144,8 +189,10 @@ const READY_SQL = `
 
 const dialect = new PgDialect();
 
-/** How long other workers seen taking jobs count as present. */
+/** How long other workers seen (taking jobs, or saying `here`) count as present. */
 const PEER_WINDOW_MS = 60_000;
+/** How often a listening worker says `here`, well within PEER_WINDOW_MS. */
+const PRESENCE_MS = 20_000;
 
 /** How long a stopping queue waits for handlers still running before it stops pg-boss. */
 const HANDLER_WAIT_MS = 12_000;
@@ -243,10 +290,13 @@ export async function openQueue(
   // How long a fetch takes here (moving average): a `taken` notification reaches the others
   // about that long after the fetch was sent, so answers must be spread wider than that.
   let fetchMs = 5;
-  const delayMs = () => {
+  const peersAbout = () => {
     const now = Date.now();
     for (const [t, at] of peers) if (now - at > PEER_WINDOW_MS) peers.delete(t);
-    if (peers.size === 0) return 0;
+    return peers.size;
+  };
+  const delayMs = () => {
+    if (peersAbout() === 0) return 0;
     // Alone: at once. Otherwise uniform over twice a fetch (5 to 50 ms) per other worker.
     const perPeer = Math.min(50, Math.max(5, 2 * fetchMs));
     return Math.random() * Math.min(100, perPeer * peers.size);
@@ -270,7 +320,9 @@ export async function openQueue(
     c.fetching = true;
     c.again = false;
     c.announced = 0;
-    const fetch = dialect.sqlToQuery(fetchSql(c.name, free, tag, c.fetchWith));
+    // Only another worker that heard of these jobs needs to know they were taken.
+    const tell = listening && peersAbout() > 0;
+    const fetch = dialect.sqlToQuery(fetchSql(c.name, free, tag, c.fetchWith, tell));
     const sentAt = Date.now();
     tracked.db
       .executeSql(fetch.sql, fetch.params)
@@ -356,6 +408,19 @@ export async function openQueue(
 
   const wake = (payload: string | null) => {
     if (stopping) return;
+    if (payload?.startsWith('here:') || payload?.startsWith('bye:')) {
+      const [kind, by] = payload.split(':');
+      if (by === tag) return;
+      if (kind === 'bye') {
+        peers.delete(by);
+        return;
+      }
+      const known = peers.has(by);
+      peers.set(by, Date.now());
+      // A worker heard for the first time may not know of this one yet.
+      if (!known) sayHere();
+      return;
+    }
     if (payload?.startsWith('taken:')) {
       const [, queue, count, by] = payload.split(':');
       if (by === tag) return;
@@ -364,18 +429,22 @@ export async function openQueue(
       if (c) c.announced = Math.max(0, c.announced - Number(count));
       return;
     }
-    const name = payload;
-    if (name === null) {
-      // Notifications may have been missed: every queue looks.
+    if (payload === null) {
+      // Notifications may have been missed (a `here` among them): say who is here again, and
+      // every queue looks.
+      sayHere();
       for (const c of consumers.values()) {
         c.more = true;
         look(c);
       }
       return;
     }
+    const [name, count, by] = payload.split(':');
+    // Its own announcement: this process's consumers were woken when the jobs were sent.
+    if (by === tag) return;
     const c = consumers.get(name as JobName);
     if (!c) return;
-    c.announced++;
+    c.announced += Math.max(1, Number(count ?? 1) || 1);
     if (c.fetching) c.again = true;
     else if (c.capacity - c.active > 0) lookSoon(c);
     else c.more = true;
@@ -400,6 +469,23 @@ export async function openQueue(
       });
   }, opts.pollSeconds * 1000);
   poll.unref();
+  // Presence costs a NOTIFY per worker every PRESENCE_MS, none per job; sent without waiting
+  // for a WAL flush (nothing is written), and lost without harm (the next one comes).
+  const announce = (word: 'here' | 'bye') =>
+    tracked.db
+      .executeSql(`select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [
+        JOBS_CHANNEL,
+        `${word}:${tag}`,
+      ])
+      .then(
+        () => {},
+        () => {},
+      );
+  const sayHere = () => {
+    if (listening && !stopping) void announce('here');
+  };
+  const presence = setInterval(sayHere, PRESENCE_MS);
+  presence.unref();
   let unlisten: (() => Promise<void>) | null = null;
   let listenStarted: Promise<void> | null = null;
   const listen = () => {
@@ -408,6 +494,7 @@ export async function openQueue(
       .then((stop) => {
         unlisten = stop;
         listening = true;
+        sayHere();
       })
       .catch(() => {
         // No LISTEN (e.g. a pooler in transaction mode): workers fall back to polling.
@@ -449,6 +536,15 @@ export async function openQueue(
       await boss.complete(name, jobId, null as any, { db: executorFor(tx) } as any);
       completedInTx.add(jobId);
     },
+    insertion(name, data) {
+      const payload = jobOf(name).payload.parse(data);
+      // This process consumes the queue and no other worker is about: waking it here is enough.
+      const alone = consumers.has(name) && listening && peersAbout() === 0;
+      return {
+        sql: (from) => jobInsertSql(name, payload, from, alone ? null : `${name}:1:${tag}`),
+        sent: () => wake(name),
+      };
+    },
     completion(name, jobId) {
       return {
         sql: (guard) => sql`update pgboss.job set completed_on = now(), state = 'completed', output = null
@@ -483,6 +579,8 @@ export async function openQueue(
       // 1. No new fetches, no more wake-ups.
       stopping = true;
       clearInterval(poll);
+      clearInterval(presence);
+      if (listening) await announce('bye');
       for (const c of consumers.values()) if (c.timer) clearTimeout(c.timer);
       const deadline = new Promise((r) => setTimeout(r, HANDLER_WAIT_MS).unref());
       // 2. Long jobs hand themselves back (runs go back to the queue), then every handler ends

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { PipelineSpec } from '@sluice/engine';
+import { sql } from 'drizzle-orm';
 import type { Ctx, Scope } from '../../context';
 import type { Keyring } from '../../crypto/keyring';
-import type { Tx } from '../../db/client';
+import type { DbOrTx, Tx } from '../../db/client';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
 import { randomSlug } from '../../http/fields';
 import { assertProtectedConfirmation, eventSource } from '../environments/index';
 
-import { recordEvent } from '../events/index';
-import { findExecuteTarget } from './run-execute.repo';
+import { eventFromRowSql } from '../events/index';
+import { executeAtOnce } from './run-execute.repo';
+import type { RunRow } from './runs.repo';
 import * as repo from './runs.repo';
 import { type PeSlugs, runResource, toRun } from './runs.service';
 
@@ -48,8 +50,8 @@ function checkInputs(declared: Record<string, { required: boolean }>, given: Rec
 
 /**
  * Accepts an execution: the run (queued, input key names only), its sealed input values, the job
- * and the event commit together. A repeated run slug of the same pipeline and environment
- * answers that run instead (`created: false`).
+ * and the event commit together, in one statement (run-execute.repo.ts). A repeated run slug of
+ * the same pipeline and environment answers that run instead (`created: false`).
  */
 export async function executePipeline(
   ctx: Ctx,
@@ -58,83 +60,114 @@ export async function executePipeline(
   body: ExecuteInput,
 ): Promise<{ created: boolean; run: Awaited<ReturnType<typeof runResource>> }> {
   const { deps } = ctx;
+  const db = deps.db;
   const input = body.input ?? {};
-  return deps.db.transaction(async (tx) => {
-    // One read for everything checked below, in the order the errors are answered.
-    const target = await findExecuteTarget(tx, scope.org.id, {
-      project: pe.project,
-      environment: pe.environment,
-      pipeline: pe.pipeline,
-      run: body.run_slug ?? null,
-    });
-    if (!target?.environment) throw notFound('project environment');
-    const { environment } = target;
-    const place = {
+  const inputKeys = Object.keys(input).sort();
+  const runId = randomUUID();
+  const slug = body.run_slug ?? randomSlug('run');
+  const confirmation = body.protected_environment_confirmation ?? null;
+  // Values only: a run without input has nothing to seal (its input_keys are empty, and the
+  // worker reads no input row for it). Sealed before the statement, which writes it only when
+  // the run is accepted.
+  const sealed = inputKeys.length > 0 ? await sealInput(db, deps.keyring, scope.org.id, input) : null;
+  const job = deps.queue.insertion('pipelines.run', { runId });
+  const src = eventSource(scope, ctx);
+  const { target, created } = await executeAtOnce(db, {
+    organizationId: scope.org.id,
+    slugs: { project: pe.project, environment: pe.environment, pipeline: pe.pipeline },
+    runId,
+    runSlug: slug,
+    confirmation,
+    inputKeys,
+    sealed,
+    job: job.sql,
+    event: (from) =>
+      eventFromRowSql(
+        { ...src, organizationId: sql`${scope.org.id}::uuid` },
+        {
+          entityType: 'pipeline_run',
+          action: 'execute',
+          entitySlug: sql`run.slug`,
+          metadata: sql`jsonb_build_object('pipeline_slug', ok.pipeline_slug, 'environment_slug',
+            ok.environment_slug, 'spec_hash', ok.spec_hash, 'input_keys', ${JSON.stringify(inputKeys)}::jsonb)`,
+        },
+        from,
+      ),
+  });
+
+  if (created && target?.environment && target.pipeline && target.deployment) {
+    job.sent();
+    const now = created.createdAt;
+    // Just inserted: no step rows yet, and everything else is known.
+    const run: RunRow = {
+      id: runId,
       organizationId: scope.org.id,
-      projectId: target.projectId,
-      environmentId: environment.id,
-    };
-    const pipeline = target.pipeline;
-    if (!pipeline) throw notFound('pipeline');
-    assertProtectedConfirmation(environment, body.protected_environment_confirmation);
-
-    if (body.run_slug && target.sameSlug) {
-      const existing = await sameSlugRun(tx, scope, pipeline.id, place.environmentId, body.run_slug);
-      if (existing) return { created: false, run: await runResource(tx, existing) };
-    }
-
-    if (!target.deployment) {
-      throw new AppError(
-        'PIPELINE_NOT_DEPLOYED',
-        `pipeline ${pipeline.slug} has no active deployment in environment ${environment.slug}`,
-      );
-    }
-    const deployment = { specHash: target.deployment.specHash, spec: target.deployment.spec as PipelineSpec };
-    checkInputs(deployment.spec.inputs ?? {}, input);
-
-    const slug = body.run_slug ?? randomSlug('run');
-    const inserted = await repo.insertRun(tx, {
-      organizationId: scope.org.id,
-      pipelineId: pipeline.id,
-      environmentId: place.environmentId,
+      pipelineId: target.pipeline.id,
+      environmentId: target.environment.id,
       slug,
-      specHash: deployment.specHash,
+      specHash: target.deployment.specHash,
       state: 'queued',
       trigger: 'api',
-      inputKeys: Object.keys(input).sort(),
-    });
-    if (!inserted) {
-      // A concurrent execute with the same slug committed first: answer as if it came first.
-      const existing = await sameSlugRun(tx, scope, pipeline.id, place.environmentId, slug);
-      if (existing) return { created: false, run: await runResource(tx, existing) };
-      throw conflict(`run slug ${slug} is already taken`);
-    }
-
-    // Values only: a run without input has nothing to seal (its input_keys are empty, and the
-    // worker reads no input row for it).
-    if (inserted.inputKeys.length > 0) {
-      await sealRunInput(tx, deps.keyring, scope.org.id, inserted.id, input);
-    }
-    await deps.queue.enqueue(tx, 'pipelines.run', { runId: inserted.id });
-    await recordEvent(tx, eventSource(scope, ctx), {
-      entityType: 'pipeline_run',
-      entitySlug: slug,
-      action: 'execute',
-      metadata: {
-        pipeline_slug: pipeline.slug,
-        environment_slug: environment.slug,
-        spec_hash: deployment.specHash,
-        input_keys: Object.keys(input).sort(),
-      },
-    });
-    // Just inserted, in this transaction: no step rows yet, and the slugs are at hand.
-    const run = { ...inserted, pipelineSlug: pipeline.slug, environmentSlug: environment.slug };
+      triggerId: null,
+      triggerSlug: null,
+      triggerKey: null,
+      inputKeys,
+      error: null,
+      contractChecks: [],
+      attempt: created.attempt,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      heartbeatAt: null,
+      cancelRequestedAt: null,
+      startedAt: null,
+      finishedAt: null,
+      createdAt: now,
+      updatedAt: now,
+      pipelineSlug: target.pipeline.slug,
+      environmentSlug: target.environment.slug,
+    };
     return { created: true, run: toRun(run, []) };
-  });
+  }
+
+  // Nothing was written: answer what stopped it, checked in the order of docs/runs.md on what
+  // the statement read.
+  if (!target?.environment) throw notFound('project environment');
+  const { environment, pipeline } = target;
+  if (!pipeline) throw notFound('pipeline');
+  assertProtectedConfirmation(environment, confirmation);
+  if (body.run_slug && target.sameSlug) {
+    const existing = await sameSlugRun(db, scope, pipeline.id, environment.id, body.run_slug);
+    if (existing) return { created: false, run: await runResource(db, existing) };
+  }
+  if (!target.deployment) {
+    throw new AppError(
+      'PIPELINE_NOT_DEPLOYED',
+      `pipeline ${pipeline.slug} has no active deployment in environment ${environment.slug}`,
+    );
+  }
+  checkInputs((target.deployment.spec as PipelineSpec).inputs ?? {}, input);
+  // Every check held: a concurrent execute with the same slug committed first (or took it after
+  // the read); answer as if it came first.
+  const existing = await sameSlugRun(db, scope, pipeline.id, environment.id, slug);
+  if (existing) return { created: false, run: await runResource(db, existing) };
+  throw conflict(`run slug ${slug} is already taken`);
+}
+
+/** Seals an input for the run about to be inserted, under a fresh input record id. */
+async function sealInput(db: DbOrTx, keyring: Keyring, organizationId: string, input: unknown) {
+  const id = randomUUID();
+  const sealedInput = await keyring.encrypt(db, JSON.stringify(input), runInputBinding(organizationId, id));
+  return { id, kid: sealedInput.kid, ciphertext: sealedInput.ciphertext };
 }
 
 /** The run a repeated slug names: same pipeline and environment, else 409 (slugs are per organization). */
-async function sameSlugRun(tx: Tx, scope: Scope, pipelineId: string, environmentId: string, slug: string) {
+async function sameSlugRun(
+  tx: DbOrTx,
+  scope: Scope,
+  pipelineId: string,
+  environmentId: string,
+  slug: string,
+) {
   const existing = await repo.findRunInOrganization(tx, scope.org.id, slug);
   if (!existing) return null;
   if (existing.pipelineId !== pipelineId || existing.environmentId !== environmentId) {

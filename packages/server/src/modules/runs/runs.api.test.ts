@@ -188,6 +188,21 @@ describe('runs', () => {
       expect(JSON.stringify(sealed)).not.toContain(CANARY);
       const jobs = await q(`select data from pgboss.job where name = 'pipelines.run'`);
       expect(jobs.map((j: any) => j.data)).toEqual([{ runId: row.id }]);
+      expect(run.created_at).toBe(row.created_at.toISOString());
+      // The execute statement writes the job itself: as pg-boss's own send would, with the
+      // queue's policy (a job sent through pg-boss beside it, then removed, is the reference).
+      const policy = `select state, priority, retry_limit, retry_delay, retry_backoff, expire_in, policy,
+                             dead_letter, singleton_key, singleton_on, keep_until - start_after as kept,
+                             start_after <= now() as started
+                        from pgboss.job where name = 'pipelines.run' and data->>'runId' = $1`;
+      const reference = randomUUID();
+      const sentId = await t.rt.deps.queue.boss.send('pipelines.run', { runId: reference });
+      expect(sentId).toBeTruthy();
+      try {
+        expect((await q(policy, [row.id]))[0]).toEqual((await q(policy, [reference]))[0]);
+      } finally {
+        await q('delete from pgboss.job where id = $1', [sentId]);
+      }
 
       const events = (
         await t.call('GET', '/organizations/acme/events?entity_type=pipeline_run&entity_slug=first-run', {
