@@ -78,36 +78,54 @@ export function loopDelay() {
 }
 
 /**
- * Samples what the platform database's sessions (Sluice's, not the bench's own) are doing every
- * 100 ms: `active` ones by wait event (`CPU` when none: running), `idle in transaction` ones by
- * the start of their last statement (a transaction waiting for its client). `take()` returns the counts since the last take.
+ * Runs `sql` on pg_stat_activity every `ms` from a session of the bench's own (left out of what it
+ * sees by its application name) and hands each answer to `onRows`; one query at a time, and a
+ * query that fails (the server busy, the session ending at stop) is a sample skipped.
  */
-export async function waitSampler(database: string) {
+async function pollActivity<R>(ms: number, sql: string, params: unknown[], onRows: (rows: R[]) => void) {
   const client = new pg.Client({ connectionString: dbUrl('postgres'), application_name: 'sluice-bench' });
   await client.connect();
-  let counts = new Map<string, number>();
-  let samples = 0;
   let busy = false;
   const timer = setInterval(async () => {
     if (busy) return;
     busy = true;
     try {
-      const { rows } = await client.query(
-        `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'CPU')
-                     else state || ' after ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) end as what,
-                count(*)::int as n
-           from pg_stat_activity
-          where datname = $1 and application_name <> 'sluice-bench'
-            and state in ('active', 'idle in transaction')
-          group by 1`,
-        [database],
-      );
-      samples++;
-      for (const r of rows) counts.set(r.what, (counts.get(r.what) ?? 0) + r.n);
+      onRows((await client.query(sql, params)).rows);
+    } catch {
+      // skipped sample
     } finally {
       busy = false;
     }
-  }, 100);
+  }, ms);
+  return async () => {
+    clearInterval(timer);
+    await client.end();
+  };
+}
+
+/**
+ * Samples what the platform database's sessions (Sluice's, not the bench's own) are doing every
+ * 100 ms: `active` ones by wait event (`CPU` when none: running), `idle in transaction` ones by
+ * the start of their last statement (a transaction waiting for its client). `take()` returns the counts since the last take.
+ */
+export async function waitSampler(database: string) {
+  let counts = new Map<string, number>();
+  let samples = 0;
+  const stop = await pollActivity<{ what: string; n: number }>(
+    100,
+    `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'CPU')
+                 else state || ' after ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) end as what,
+            count(*)::int as n
+       from pg_stat_activity
+      where datname = $1 and application_name <> 'sluice-bench'
+        and state in ('active', 'idle in transaction')
+      group by 1`,
+    [database],
+    (rows) => {
+      samples++;
+      for (const r of rows) counts.set(r.what, (counts.get(r.what) ?? 0) + r.n);
+    },
+  );
   return {
     /** "what n/samples, …", most frequent first: sessions in that state per sample on average. */
     take(): string {
@@ -120,37 +138,25 @@ export async function waitSampler(database: string) {
       samples = 0;
       return line || 'none';
     },
-    async stop() {
-      clearInterval(timer);
-      await client.end();
-    },
+    stop,
   };
 }
 
 /** The most sessions Sluice's processes held at once on each of `databases`, sampled every 200 ms. */
 export async function connectionPeaks(databases: string[]) {
-  const client = new pg.Client({ connectionString: dbUrl('postgres'), application_name: 'sluice-bench' });
-  await client.connect();
   const peaks = new Map<string, number>();
-  let busy = false;
-  const timer = setInterval(async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      const { rows } = await client.query(
-        `select datname, count(*)::int as n from pg_stat_activity
-          where datname = any($1) and application_name <> 'sluice-bench' group by 1`,
-        [databases],
-      );
+  const stop = await pollActivity<{ datname: string; n: number }>(
+    200,
+    `select datname, count(*)::int as n from pg_stat_activity
+      where datname = any($1) and application_name <> 'sluice-bench' group by 1`,
+    [databases],
+    (rows) => {
       for (const r of rows) peaks.set(r.datname, Math.max(peaks.get(r.datname) ?? 0, r.n));
-    } finally {
-      busy = false;
-    }
-  }, 200);
+    },
+  );
   return {
     async stop(): Promise<Map<string, number>> {
-      clearInterval(timer);
-      await client.end();
+      await stop();
       return peaks;
     },
   };
