@@ -166,7 +166,9 @@ export async function readPgChanges(
     // pg_replication_slot_advance would decode the log from restart_lsn once more.
 
     // Every run: the publication follows the tables and publishes truncates (an older one did not).
-    const { truncates } = await timed(ensurePublication(client, capture, tables));
+    // A table the position covers must still be published (slot.ts ensurePublication).
+    const covered = tables.filter((t) => from.tables.includes(t.name));
+    const { truncates } = await timed(ensurePublication(client, capture, tables, covered));
     if (!truncates)
       step.log(
         'warn',
