@@ -10,6 +10,7 @@
 // inserts a row and NOTIFYs, a listening connection takes the row (update … returning) and
 // marks it done; execute → running is insert → taken.
 //
+//   BENCH_ONE_RUNS=20             runs of the one-at-a-time phase
 //   BENCH_LATENCY_SECONDS=30      length of the 3,000 runs/min phases
 //   BENCH_LATENCY_RATE=3000       runs per minute in those phases
 //   BENCH_API_RATE=500            authenticated list requests a second served beside the rate in
@@ -70,6 +71,7 @@ import { runCost } from './run-cost';
 
 const SCALE_ONLY = process.argv.includes('--scale-out');
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
+const ONE_RUNS = Number(process.env.BENCH_ONE_RUNS ?? 20);
 const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 3000);
 const API_RATE = Number(process.env.BENCH_API_RATE ?? 500);
 const API_LIST = process.env.BENCH_API_LIST ?? 'runs';
@@ -352,21 +354,21 @@ async function main() {
       await sleep(1000);
     }
     if (PHASES.has('one')) {
-      console.log(`\nOne run at a time, 20 runs (load average ${load()})`);
-      const bareSeq = await bareBaseline(20, 120);
+      console.log(`\nOne run at a time, ${ONE_RUNS} runs (load average ${load()})`);
+      const bareSeq = await bareBaseline(ONE_RUNS, 120);
       report('bare insert+NOTIFY → listener', bareSeq);
       const seqRuns: Lat = { running: [], done: [], api: [] };
       const seqBefore = await counters(workers);
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < ONE_RUNS; i++) {
         const r = await sluiceRuns(p, 1, 0);
         seqRuns.running.push(...r.running);
         seqRuns.done.push(...r.done);
         seqRuns.api!.push(...r.api!);
         await sleep(200);
       }
-      expected += 20;
+      expected += ONE_RUNS;
       report('Sluice', seqRuns);
-      await reportCost(seqBefore, workers, 20);
+      await reportCost(seqBefore, workers, ONE_RUNS);
     }
 
     const host = p;
