@@ -46,8 +46,8 @@ export type StreamBounds = {
 
 type Socket = { pause(): void; resume(): void; destroy(): void };
 type Incoming = { lsn: string; msg: Pgoutput.Message };
-/** A decoded message, or the error decoding it raised, in log order, with what it was decoded from. */
-type Step = (Decoded | { kind: 'error'; err: unknown }) & { from?: Incoming };
+/** A decoded message, or the error decoding it raised, in log order. */
+type Step = Decoded | { kind: 'error'; err: unknown };
 
 /** The application_name of replication sessions (docs/cdc.md "The replication session"). */
 export const STREAM_APPLICATION = 'sluice_cdc';
@@ -65,7 +65,7 @@ export class ReplicationStream {
   /** Messages no read consumed yet, in log order. */
   backlog: Incoming[] = [];
   failure: { err: unknown } | null = null;
-  private listener: ((m: Incoming) => void) | null = null;
+  private listener: ((lsn: string, msg: Pgoutput.Message) => void) | null = null;
   private onFailure: ((err: unknown) => void) | null = null;
   private paused = false;
   private closing: Promise<void> | null = null;
@@ -104,9 +104,8 @@ export class ReplicationStream {
       if (msg.tag === 'relation') {
         for (const c of msg.columns) c.parser = pgTypes.getTypeParser(c.typeOid) as (raw: any) => any;
       }
-      const m = { lsn, msg };
-      if (s.listener) s.listener(m);
-      else s.backlog.push(m);
+      if (s.listener) s.listener(lsn, msg);
+      else s.backlog.push({ lsn, msg });
     });
     // Sent as the stream starts, the status moves the slot to the committed position
     // (docs/cdc.md "How it works", step 1); then again to keep the session alive.
@@ -146,10 +145,18 @@ export class ReplicationStream {
   }
 
   /** A read takes the messages: first the backlog, then as they arrive. */
-  attach(listener: (m: Incoming) => void, onFailure: (err: unknown) => void) {
+  attach(listener: (lsn: string, msg: Pgoutput.Message) => void, onFailure: (err: unknown) => void) {
     this.onFailure = onFailure;
     this.listener = listener;
-    while (this.backlog.length > 0 && this.listener === listener) listener(this.backlog.shift()!);
+    const waiting = this.backlog;
+    this.backlog = [];
+    for (let i = 0; i < waiting.length; i++) {
+      if (this.listener !== listener) {
+        this.backlog = [...waiting.slice(i), ...this.backlog];
+        break;
+      }
+      listener(waiting[i].lsn, waiting[i].msg);
+    }
     if (this.failure) onFailure(this.failure.err);
   }
 
@@ -254,9 +261,9 @@ export function streamChanges(
     // Messages decoded while a shape is checked wait here, in order: the check comes before
     // the table's next change, and nothing after it is handed on (or decides where the read
     // stops) until the check answered. A refusal ends the read with the check's error.
-    let held: Step[] = [];
-    const take = (d: Step) => {
-      if (d.from?.msg.tag === 'relation') stream.relations.set(d.from.msg.relationOid, d.from);
+    let held: { d: Step; lsn: string; msg: Pgoutput.Message }[] = [];
+    const take = (d: Step, lsn: string, msg: Pgoutput.Message) => {
+      if (msg.tag === 'relation') stream.relations.set(msg.relationOid, { lsn, msg });
       if (d.kind === 'error') {
         end(d.err);
       } else if (d.kind === 'rows') {
@@ -296,25 +303,28 @@ export function streamChanges(
     };
     const release = () => {
       let i = 0;
-      while (i < held.length && !done && checking === null) take(held[i++]);
+      while (i < held.length && !done && checking === null) {
+        const h = held[i++];
+        take(h.d, h.lsn, h.msg);
+      }
       held = held.slice(i);
       flow();
     };
-    const decode = (m: Incoming): Step => {
+    const decode = (lsn: string, msg: Pgoutput.Message): Step => {
       try {
-        return { ...decoder.decode(m.lsn, m.msg), from: m };
+        return decoder.decode(lsn, msg);
       } catch (err) {
-        return { kind: 'error', err, from: m };
+        return { kind: 'error', err };
       }
     };
-    const onMessage = (m: Incoming) => {
+    const onMessage = (lsn: string, msg: Pgoutput.Message) => {
       if (done) {
-        unread.push(m);
+        unread.push({ lsn, msg });
         return;
       }
-      const d = decode(m);
-      if (checking !== null || held.length > 0) held.push(d);
-      else take(d);
+      const d = decode(lsn, msg);
+      if (checking !== null || held.length > 0) held.push({ d, lsn, msg });
+      else take(d, lsn, msg);
     };
     // What came after the read's end: the next read's, in log order.
     const unread: Incoming[] = [];
@@ -322,7 +332,7 @@ export function streamChanges(
     b.signal.addEventListener('abort', abort, { once: true });
     if (b.signal.aborted) abort();
     // A kept session's decoder starts from the tables' shapes the stream described last.
-    if (reuse) for (const r of [...stream.relations.values()]) onMessage(r);
+    if (reuse) for (const r of [...stream.relations.values()]) onMessage(r.lsn, r.msg);
     stream.attach(onMessage, (err) => end(err));
     // A kept session was paused between the reads.
     flow();
@@ -348,7 +358,7 @@ export function streamChanges(
     } finally {
       b.signal.removeEventListener('abort', abort);
       done = true;
-      stream.detach([...held.flatMap((d) => (d.from ? [d.from] : [])), ...unread]);
+      stream.detach([...held.map(({ lsn, msg }) => ({ lsn, msg })), ...unread]);
       // Only a read that stopped at a transaction's end, with its shape checks answered, is
       // where the next read can go on: a replay ends where a former attempt did, not here.
       if (clean && !b.replay && lastCommit !== null && checking === null) {
