@@ -167,6 +167,31 @@ describe('PostgreSQL change capture: the replication session kept between reads'
     }
   });
 
+  it('a column added between two reads of a kept session reaches the next read with its values', async () => {
+    const pool = createSessionPool({ maxIdle: 4 });
+    try {
+      await table('public.held_e');
+      const op = { tables: ['public.held_e'], snapshot: 'never', max_changes: 100_000 };
+      let cursor = (await read('sluice_held_e', op, null, pool)).cursor;
+      await sql(`INSERT INTO public.held_e VALUES (1, 1, 1.5, '{"a": 1}')`);
+      const one = await read('sluice_held_e', op, cursor, pool);
+      expect(one.rows.map((r) => [r.id, r.price, r.doc])).toEqual([[1, '1.5000', { a: 1 }]]);
+      cursor = one.cursor;
+      const pid = await walsender('sluice_held_e');
+      await sql('ALTER TABLE public.held_e ADD COLUMN tag text');
+      await sql(`INSERT INTO public.held_e VALUES (2, 2, 2.25, '{"b": [1, 2]}', 'new')`);
+      await sql('UPDATE public.held_e SET qty = 10 WHERE id = 1');
+      const two = await read('sluice_held_e', op, cursor, pool);
+      expect(await walsender('sluice_held_e')).toBe(pid);
+      expect(two.rows.map((r) => [r._op, r.id, r.qty, r.price, r.doc, r.tag])).toEqual([
+        ['insert', 2, 2, '2.2500', { b: [1, 2] }, 'new'],
+        ['update', 1, 10, '1.5000', { a: 1 }, null],
+      ]);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('a failed read, and a retried attempt, do not keep or use the session', async () => {
     const pool = createSessionPool({ maxIdle: 4 });
     try {
