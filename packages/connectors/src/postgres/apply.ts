@@ -37,10 +37,8 @@ async function* stagedRows(set: ChangeSet): AsyncGenerator<unknown[][]> {
 const keyMatch = (key: string[]) => key.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ');
 
 /**
- * Changes per part: the payload is applied in parts of at least this many change rows, each
- * compacted and written in order in the sink's transaction, while the next part is read. A part
- * ends only between two source transactions (where `_committed_at` changes): what it leaves in
- * the target is the source's state at a commit, which met the source's own unique constraints.
+ * Changes per part: the payload is applied in parts of about this many change rows, each
+ * compacted and written in order in the sink's transaction, while the next part is read.
  */
 export const APPLY_PART = 10_000;
 
@@ -60,62 +58,23 @@ export async function applyPg(
     step.log('info', 'apply: 0 changes compacted to 0 upserts and 0 deletes');
     return { rows: 0, bytes: 0 };
   }
-  // Without a commit time per change there is no known transaction boundary: one part.
-  const committedAt = plan.rows.columns.findIndex((c) => c.name === '_committed_at');
-  // The input is read on while a part is written (the source keeps decoding meanwhile). Once a
-  // part has APPLY_PART changes and the next transaction begins, the reading waits until the
-  // part was taken (compacted), then goes on with the next one.
-  const input = {
-    waiting: 0,
-    ready: false,
-    ended: false,
-    stop: false,
-    failed: null as { err: unknown } | null,
-  };
+  // The input is read on while a part is written (the source keeps decoding meanwhile); a part
+  // is taken once APPLY_PART changes wait, or at the end.
+  const input = { waiting: 0, ended: false, stop: false, failed: null as { err: unknown } | null };
   let wake: (() => void) | null = null;
-  let taken: (() => void) | null = null;
   const notify = () => {
     const w = wake;
     wake = null;
     w?.();
-  };
-  const add = (rows: unknown[][]) => {
-    if (rows.length === 0) return;
-    compactor.add(rows);
-    input.waiting += rows.length;
-  };
-  /** The commit time of the last change added. */
-  let last: unknown;
-  /** Adds `batch` from `from` on, ending a part at the first transaction boundary past its size. */
-  const take = async (batch: unknown[][]) => {
-    let from = 0;
-    while (committedAt >= 0) {
-      const need = APPLY_PART - input.waiting;
-      if (need > batch.length - from) break;
-      let cut = from + Math.max(need, 0);
-      const prev = cut > from ? batch[cut - 1][committedAt] : last;
-      while (cut < batch.length && batch[cut][committedAt] === prev) cut++;
-      if (cut === batch.length) break;
-      add(batch.slice(from, cut));
-      last = prev;
-      from = cut;
-      input.ready = true;
-      notify();
-      await new Promise<void>((resolve) => {
-        taken = resolve;
-      });
-      if (input.stop) return;
-    }
-    add(from === 0 ? batch : batch.slice(from));
-    if (committedAt >= 0 && batch.length > from) last = batch[batch.length - 1][committedAt];
   };
   const reading = (async () => {
     try {
       for await (const batch of plan.rows.batches) {
         // A write that failed: the payload's consumer is gone (its source is told so).
         if (input.stop) break;
-        await take(batch);
-        if (input.stop) break;
+        compactor.add(batch);
+        input.waiting += batch.length;
+        if (input.waiting >= APPLY_PART) notify();
       }
     } catch (err) {
       input.failed = { err };
@@ -128,19 +87,15 @@ export async function applyPg(
   const target: Target = { stage: null, names, byName, key, idleTimeoutMs, csvChunks };
   try {
     for (;;) {
-      while (!input.failed && !input.ended && !input.ready) {
+      while (!input.failed && !input.ended && input.waiting < APPLY_PART) {
         await new Promise<void>((resolve) => {
           wake = resolve;
         });
       }
       if (input.failed) throw input.failed.err;
-      const end = input.ended;
+      const last = input.ended;
       input.waiting = 0;
-      input.ready = false;
       const set = compactor.flush();
-      const go = taken as (() => void) | null;
-      taken = null;
-      go?.();
       total.changes += set.changes;
       total.upserts += set.upserts.length;
       total.deletes += set.deletes.length;
@@ -148,13 +103,10 @@ export async function applyPg(
       const done = await applyPart(s, plan, target, set);
       total.added += done.added;
       total.bytes += done.bytes;
-      if (end) break;
+      if (last) break;
     }
   } finally {
     input.stop = true;
-    const go = taken as (() => void) | null;
-    taken = null;
-    go?.();
     await reading;
   }
   if (total.added > 0)
