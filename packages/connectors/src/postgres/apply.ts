@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { SinkResult, StepContext } from '@sluice/engine';
-import { type ChangeSet, changeCompactor } from '../relational/changes';
+import { type ChangeSet, compactChanges } from '../relational/changes';
 import { quoteIdent } from '../relational/identifiers';
 import type { SinkPlan } from '../relational/pipeline';
 import { copyIn } from './copy-in';
@@ -36,12 +36,6 @@ async function* stagedRows(set: ChangeSet): AsyncGenerator<unknown[][]> {
 /** The target's key columns equal the staging row's. */
 const keyMatch = (key: string[]) => key.map((k) => `t.${q(k)} = s.${q(k)}`).join(' AND ');
 
-/**
- * Changes per part: the payload is applied in parts of about this many change rows, each
- * compacted and written in order in the sink's transaction, while the next part is read.
- */
-export const APPLY_PART = 10_000;
-
 export async function applyPg(
   s: PgSession,
   plan: SinkPlan,
@@ -52,128 +46,37 @@ export async function applyPg(
   csvChunks: (batches: AsyncIterable<unknown[][]>, arrays: boolean[]) => AsyncIterable<Uint8Array>,
 ): Promise<SinkResult> {
   const key = plan.write.key ?? [];
-  const compactor = changeCompactor(plan.rows.columns, key, names);
-  if (compactor === null) {
-    for await (const _ of plan.rows.batches);
-    step.log('info', 'apply: 0 changes compacted to 0 upserts and 0 deletes');
-    return { rows: 0, bytes: 0 };
-  }
-  // The input is read on while a part is written (the source keeps decoding meanwhile); a part
-  // is taken once APPLY_PART changes wait, or at the end.
-  const input = { waiting: 0, ended: false, stop: false, failed: null as { err: unknown } | null };
-  let wake: (() => void) | null = null;
-  const notify = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  const reading = (async () => {
-    try {
-      for await (const batch of plan.rows.batches) {
-        // A write that failed: the payload's consumer is gone (its source is told so).
-        if (input.stop) break;
-        compactor.add(batch);
-        input.waiting += batch.length;
-        if (input.waiting >= APPLY_PART) notify();
-      }
-    } catch (err) {
-      input.failed = { err };
-    } finally {
-      input.ended = true;
-      notify();
-    }
-  })();
-  const total = { changes: 0, upserts: 0, deletes: 0, truncate: false, added: 0, bytes: 0 };
-  const target: Target = { stage: null, names, byName, key, idleTimeoutMs, csvChunks };
-  try {
-    for (;;) {
-      while (!input.failed && !input.ended && input.waiting < APPLY_PART) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-      }
-      if (input.failed) throw input.failed.err;
-      const last = input.ended;
-      input.waiting = 0;
-      const set = compactor.flush();
-      total.changes += set.changes;
-      total.upserts += set.upserts.length;
-      total.deletes += set.deletes.length;
-      total.truncate ||= set.truncate;
-      const done = await applyPart(s, plan, target, set);
-      total.added += done.added;
-      total.bytes += done.bytes;
-      if (last) break;
-    }
-  } finally {
-    input.stop = true;
-    await reading;
-  }
-  if (total.added > 0)
-    step.log(
-      'warn',
-      `${total.added} updates without some column values (unchanged in the source) found no row in ${plan.table.display}: inserted with those columns at their defaults`,
-    );
-  step.log(
-    'info',
-    `apply: ${total.changes} changes compacted to ${total.truncate ? 'a truncate, ' : ''}${total.upserts} upserts and ${total.deletes} deletes`,
-  );
-  return { rows: total.changes, bytes: total.bytes };
-}
-
-type Target = {
-  /** The staging table, made by the first part that has rows (emptied for each next one). */
-  stage: string | null;
-  names: string[];
-  byName: Map<string, TargetColumn>;
-  key: string[];
-  idleTimeoutMs: number;
-  csvChunks: (batches: AsyncIterable<unknown[][]>, arrays: boolean[]) => AsyncIterable<Uint8Array>;
-};
-
-/** One compacted part, written in the sink's transaction. */
-async function applyPart(
-  s: PgSession,
-  plan: SinkPlan,
-  t: Target,
-  set: ChangeSet,
-): Promise<{ added: number; bytes: number }> {
-  const { names, byName, key } = t;
+  const set = await compactChanges(plan.rows, key, names);
   const target = plan.table.sql;
+  const stage = q(`sluice_apply_${randomBytes(6).toString('hex')}`);
   const cols = names.map(q).join(', ');
   const staged = set.deletes.length + set.upserts.length;
   let bytes = 0;
   if (staged > 0) {
-    if (t.stage === null) {
-      t.stage = q(`sluice_apply_${randomBytes(6).toString('hex')}`);
-      await s.timed(
-        s.client.query(
-          `CREATE TEMPORARY TABLE ${t.stage} ON COMMIT DROP AS SELECT ${cols} FROM ${target} WITH NO DATA`,
-        ),
-      );
-      await s.timed(
-        s.client.query(
-          `ALTER TABLE ${t.stage} ADD COLUMN ${q(DELETE_FLAG)} boolean, ADD COLUMN ${q(KEEP)} text[]`,
-        ),
-      );
-    } else {
-      await s.timed(s.client.query(`TRUNCATE ${t.stage}`));
-    }
+    await s.timed(
+      s.client.query(
+        `CREATE TEMPORARY TABLE ${stage} ON COMMIT DROP AS SELECT ${cols} FROM ${target} WITH NO DATA`,
+      ),
+    );
+    await s.timed(
+      s.client.query(
+        `ALTER TABLE ${stage} ADD COLUMN ${q(DELETE_FLAG)} boolean, ADD COLUMN ${q(KEEP)} text[]`,
+      ),
+    );
     const arrays = [...names.map((n) => byName.get(n)!.array), false, true];
     const done = await copyIn(s.client, {
-      table: t.stage,
+      table: stage,
       columns: [...names, DELETE_FLAG, KEEP],
       format: { kind: 'csv' },
-      chunks: t.csvChunks(stagedRows(set), arrays),
-      idleTimeoutMs: t.idleTimeoutMs,
+      chunks: csvChunks(stagedRows(set), arrays),
+      idleTimeoutMs,
     });
     bytes = done.bytes;
     // Statistics for the joins with the target (DELETE … USING, UPDATE … FROM); the INSERT of
     // full rows reads the staging table whole and needs none.
     const joins = set.deletes.length > 0 || set.unchanged.some((u) => u !== null);
-    if (staged > 10_000 && joins) await s.timed(s.client.query(`ANALYZE ${t.stage}`));
+    if (staged > 10_000 && joins) await s.timed(s.client.query(`ANALYZE ${stage}`));
   }
-  const stage = t.stage as string;
   // A truncate empties the table first, in this transaction (DELETE: no TRUNCATE privilege or
   // exclusive lock needed, and a retried batch is skipped by the ledger like any other write).
   if (set.truncate) await s.timed(s.client.query(`DELETE FROM ${target}`));
@@ -201,7 +104,6 @@ async function applyPart(
       ),
     );
   }
-  let added = 0;
   if (partial > 0) {
     // Rows the target has: every carried column, the kept ones untouched.
     const sets = rest.map(
@@ -216,6 +118,7 @@ async function applyPart(
     }
     // Rows it lacks have no value to keep: inserted without those columns (their defaults),
     // one statement per set of kept columns.
+    let added = 0;
     const kept = new Map(set.unchanged.filter((u) => u !== null).map((u) => [u.join(','), u]));
     for (const keep of kept.values()) {
       const carried = names.filter((n) => !keep.includes(n)).map(q);
@@ -230,6 +133,15 @@ async function applyPart(
       );
       added += r.rowCount ?? 0;
     }
+    if (added > 0)
+      step.log(
+        'warn',
+        `${added} updates without some column values (unchanged in the source) found no row in ${plan.table.display}: inserted with those columns at their defaults`,
+      );
   }
-  return { added, bytes };
+  step.log(
+    'info',
+    `apply: ${set.changes} changes compacted to ${set.truncate ? 'a truncate, ' : ''}${set.upserts.length} upserts and ${set.deletes.length} deletes`,
+  );
+  return { rows: set.changes, bytes };
 }

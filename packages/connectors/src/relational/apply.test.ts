@@ -534,10 +534,7 @@ describe.each(targets)('$name apply sink', (t) => {
     ]);
   });
 
-  // PostgreSQL applies a payload in parts of APPLY_PART changes (postgres/apply.ts): there the
-  // second payload spans several parts, with a truncate among them.
-  const bulk = t.name === 'postgres' ? 60_000 : 10_000;
-  it(`applies ${bulk.toLocaleString('en')} mixed changes equal to a reference computed here (hash of both tables)`, async () => {
+  it('applies 10,000 mixed changes equal to a reference computed here (hash of both tables)', async () => {
     await t.query(t.items('bulk'));
     await t.query(t.items('bulk_ref'));
     const random = prng(25);
@@ -550,13 +547,7 @@ describe.each(targets)('$name apply sink', (t) => {
     }
     await t.load('bulk', start);
     const rows: unknown[][] = [];
-    for (let i = 0; i < bulk; i++) {
-      if (i === 40_000) {
-        // Everything before is void; after it a change without doc has no doc to keep (null).
-        reference.clear();
-        rows.push(change('truncate', null));
-        continue;
-      }
+    for (let i = 0; i < 10_000; i++) {
       const id = 1 + Math.floor(random() * 1500);
       const has = reference.get(id);
       const r = random();

@@ -92,38 +92,16 @@ function unchangedOf(v: unknown, row: number): string[] | null {
  * changes of more than one `_table` (one apply sink writes one table).
  */
 export async function compactChanges(rows: RowsPayload, key: string[], names: string[]): Promise<ChangeSet> {
-  const compactor = changeCompactor(rows.columns, key, names);
-  if (compactor === null) {
+  const at = new Map(rows.columns.map((c, i) => [c.name, i]));
+  const opAt = at.get('_op');
+  if (opAt === undefined && rows.columns.length === 0) {
+    // An empty payload (no columns): nothing to apply.
     for await (const _ of rows.batches);
     return { upserts: [], unchanged: [], deletes: [], changes: 0, truncate: false };
   }
-  for await (const batch of rows.batches) compactor.add(batch);
-  return compactor.flush();
-}
-
-export type ChangeCompactor = {
-  /** Takes the next change rows, in source order. */
-  add(batch: unknown[][]): void;
-  /**
-   * The final state of every key changed since the last flush (a delete or an upsert), for a
-   * sink that writes the parts in order in one transaction: what an earlier part wrote is the
-   * target's value for a later part, so the parts written in order leave the target as one
-   * compaction of all of them would. `truncate`: a truncate came since the last flush.
-   */
-  flush(): ChangeSet;
-};
-
-/**
- * The compaction of compactChanges, part by part. Null for an empty payload (no columns):
- * nothing to apply. Throws for input without an `_op` column.
- */
-export function changeCompactor(columns: Column[], key: string[], names: string[]): ChangeCompactor | null {
-  const at = new Map(columns.map((c, i) => [c.name, i]));
-  const opAt = at.get('_op');
-  if (opAt === undefined && columns.length === 0) return null;
   if (opAt === undefined) {
     throw invalid(
-      `mode apply takes change rows with an _op column (insert, update, delete or truncate), as a cdc source hands them on; the input has ${columns.map((c) => c.name).join(', ') || 'no columns'}`,
+      `mode apply takes change rows with an _op column (insert, update, delete or truncate), as a cdc source hands them on; the input has ${rows.columns.map((c) => c.name).join(', ') || 'no columns'}`,
     );
   }
   const tableAt = at.get('_table');
@@ -145,108 +123,85 @@ export function changeCompactor(columns: Column[], key: string[], names: string[
     }
     return found;
   };
-  // Every key's state since the payload began (an earlier part's delete or values still count);
-  // `touched`: the keys changed since the last flush.
   const states = new Map<unknown, State>();
-  let touched = new Set<unknown>();
   const single = key.length === 1;
   let changes = 0;
-  let partChanges = 0;
   let truncate = false;
-  let truncateInPart = false;
   let table: unknown;
-  const sorted = new Map<Set<string>, string[]>();
-  return {
-    add(batch) {
-      for (const row of batch) {
-        changes++;
-        partChanges++;
-        if (tableAt !== undefined) {
-          const t = row[tableAt];
-          if (changes === 1) table = t;
-          else if (t !== table)
-            throw invalid(
-              `mode apply writes one table, but the changes come from ${JSON.stringify(table)} and ${JSON.stringify(t)}: filter them with a transform (WHERE _table = '…') before each apply sink`,
-            );
-        }
-        const op = row[opAt];
-        if (op === 'truncate') {
-          // The table is emptied here: what came before no longer matters, and the target's
-          // values are gone (nothing to keep for a later change without some columns).
-          states.clear();
-          touched = new Set();
-          truncate = true;
-          truncateInPart = true;
-          continue;
-        }
-        const values = new Array(pick.length);
-        for (let j = 0; j < pick.length; j++) values[j] = row[pick[j]];
-        let id: unknown = '';
-        for (let j = 0; j < keyAt.length; j++) {
-          const v = values[keyAt[j]];
-          if (v === null || v === undefined)
-            throw invalid(`change row ${changes}: key column ${key[j]} is null`);
-          id = single ? singleKey(v) : j === 0 ? keyPart(v) : `${id}\u0000${keyPart(v)}`;
-        }
-        touched.add(id);
-        if (op === 'delete') {
-          states.set(id, { del: true, values, missing: null });
-          continue;
-        }
-        if (op !== 'insert' && op !== 'update')
+  for await (const batch of rows.batches) {
+    for (const row of batch) {
+      changes++;
+      if (tableAt !== undefined) {
+        const t = row[tableAt];
+        if (changes === 1) table = t;
+        else if (t !== table)
           throw invalid(
-            `change row ${changes}: _op is ${JSON.stringify(op)}; apply takes insert, update, delete or truncate`,
+            `mode apply writes one table, but the changes come from ${JSON.stringify(table)} and ${JSON.stringify(t)}: filter them with a transform (WHERE _table = '…') before each apply sink`,
           );
-        const unchanged = unchangedAt === undefined ? null : unchangedSet(row[unchangedAt], changes);
-        const prior = states.get(id);
-        if (!unchanged) {
-          states.set(id, { del: false, values, missing: null });
-        } else if (!prior || prior.del) {
-          // Nothing earlier in the payload: the target keeps its values. After a delete or a
-          // truncate in the payload there is no value to keep: those columns are null.
-          const gone = prior?.del === true || truncate;
-          if (gone) for (const c of unchanged) values[position.get(c) as number] = null;
-          states.set(id, { del: false, values, missing: gone ? null : unchanged });
-        } else {
-          // Merge with the earlier change of this key, which may have carried the columns.
-          const missing = new Set<string>();
-          for (const c of unchanged) {
-            const i = position.get(c) as number;
-            values[i] = prior.values[i];
-            if (prior.missing?.has(c)) missing.add(c);
-          }
-          states.set(id, { del: false, values, missing: missing.size > 0 ? missing : null });
-        }
       }
-    },
-    flush() {
-      const out: ChangeSet = {
-        upserts: [],
-        unchanged: [],
-        deletes: [],
-        changes: partChanges,
-        truncate: truncateInPart,
-      };
-      for (const id of touched) {
-        const s = states.get(id) as State;
-        if (s.del) {
-          out.deletes.push(s.values);
-          continue;
-        }
-        out.upserts.push(s.values);
-        let names: string[] | null = null;
-        if (s.missing) {
-          names = sorted.get(s.missing) ?? [...s.missing].sort();
-          sorted.set(s.missing, names);
-        }
-        out.unchanged.push(names);
+      const op = row[opAt];
+      if (op === 'truncate') {
+        // The table is emptied here: what came before no longer matters, and the target's
+        // values are gone (nothing to keep for a later change without some columns).
+        states.clear();
+        truncate = true;
+        continue;
       }
-      touched = new Set();
-      partChanges = 0;
-      truncateInPart = false;
-      return out;
-    },
-  };
+      const values = new Array(pick.length);
+      for (let j = 0; j < pick.length; j++) values[j] = row[pick[j]];
+      let id: unknown = '';
+      for (let j = 0; j < keyAt.length; j++) {
+        const v = values[keyAt[j]];
+        if (v === null || v === undefined)
+          throw invalid(`change row ${changes}: key column ${key[j]} is null`);
+        id = single ? singleKey(v) : j === 0 ? keyPart(v) : `${id}\u0000${keyPart(v)}`;
+      }
+      if (op === 'delete') {
+        states.set(id, { del: true, values, missing: null });
+        continue;
+      }
+      if (op !== 'insert' && op !== 'update')
+        throw invalid(
+          `change row ${changes}: _op is ${JSON.stringify(op)}; apply takes insert, update, delete or truncate`,
+        );
+      const unchanged = unchangedAt === undefined ? null : unchangedSet(row[unchangedAt], changes);
+      const prior = states.get(id);
+      if (!unchanged) {
+        states.set(id, { del: false, values, missing: null });
+      } else if (!prior || prior.del) {
+        // Nothing earlier in the batch: the target keeps its values. After a delete or a
+        // truncate in the batch there is no value to keep: those columns are null.
+        const gone = prior?.del === true || truncate;
+        if (gone) for (const c of unchanged) values[position.get(c) as number] = null;
+        states.set(id, { del: false, values, missing: gone ? null : unchanged });
+      } else {
+        // Merge with the earlier change of this key, which may have carried the columns.
+        const missing = new Set<string>();
+        for (const c of unchanged) {
+          const i = position.get(c) as number;
+          values[i] = prior.values[i];
+          if (prior.missing?.has(c)) missing.add(c);
+        }
+        states.set(id, { del: false, values, missing: missing.size > 0 ? missing : null });
+      }
+    }
+  }
+  const out: ChangeSet = { upserts: [], unchanged: [], deletes: [], changes, truncate };
+  const sorted = new Map<Set<string>, string[]>();
+  for (const s of states.values()) {
+    if (s.del) {
+      out.deletes.push(s.values);
+      continue;
+    }
+    out.upserts.push(s.values);
+    let names: string[] | null = null;
+    if (s.missing) {
+      names = sorted.get(s.missing) ?? [...s.missing].sort();
+      sorted.set(s.missing, names);
+    }
+    out.unchanged.push(names);
+  }
+  return out;
 }
 
 /**
