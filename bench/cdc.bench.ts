@@ -24,10 +24,11 @@ import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { egressPolicy } from '../packages/connectors/src/egress';
-import { postgres, postgresConfigSchema } from '../packages/connectors/src/postgres/index';
+import { postgres } from '../packages/connectors/src/postgres/index';
 import { createSessionPool } from '../packages/connectors/src/session-pool';
 import { type ConnectorContext, defaultLimits } from '../packages/connectors/src/types';
 import { createDatabase, startPostgresCluster } from '../test/peers/postgres-cluster';
+import { clusterConnection } from '../test/support/cdc-cluster';
 import { stepContext } from '../test/support/step-context';
 
 const COUNTS = (process.env.BENCH_CHANGES ?? '1000000').split(',').map(Number);
@@ -106,17 +107,8 @@ async function benchOnce(count: number): Promise<Figures[]> {
     const src = new pg.Client({ connectionString: srcUrl });
     src.on('error', () => {});
     await src.connect();
-    const connOf = (database: string) => ({
-      config: postgresConfigSchema.parse({
-        host: '127.0.0.1',
-        port: cluster.port,
-        database,
-        user: 'postgres',
-        allow_private_hosts: true,
-        statement_timeout_seconds: 300,
-      }),
-      credentials: { password: 'unused' },
-    });
+    const connOf = (database: string) =>
+      clusterConnection(cluster, database, { statement_timeout_seconds: 300 });
     const source = connOf('src');
     const target = connOf('dst');
     await src.query('CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL, note text)');

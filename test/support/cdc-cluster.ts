@@ -6,7 +6,11 @@ import { type PostgresCluster, startPostgresCluster } from '../peers/postgres-cl
 // suites of the postgres connector, and a connection to it as a data source makes one.
 
 /** The cluster's database as a postgres data source (trust auth: the password is not asked). */
-export function clusterConnection(cluster: PostgresCluster, database = 'postgres'): PgConnection {
+export function clusterConnection(
+  cluster: PostgresCluster,
+  database = 'postgres',
+  settings: Record<string, unknown> = {},
+): PgConnection {
   return {
     config: postgresConfigSchema.parse({
       host: '127.0.0.1',
@@ -14,6 +18,7 @@ export function clusterConnection(cluster: PostgresCluster, database = 'postgres
       database,
       user: 'postgres',
       allow_private_hosts: true,
+      ...settings,
     }),
     credentials: { password: 'unused' },
   };
