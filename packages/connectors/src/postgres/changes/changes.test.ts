@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresCluster, startPostgresCluster } from '../../../../../test/peers/postgres-cluster';
+import type { PostgresCluster } from '../../../../../test/peers/postgres-cluster';
+import { clusterConnection, startCdcCluster } from '../../../../../test/support/cdc-cluster';
 import { collect, stepContext } from '../../../../../test/support/step-context';
 import { egressPolicy } from '../../egress';
 import { type ConnectorContext, defaultLimits } from '../../types';
 import type { PgConnection } from '../connect';
-import { postgres, postgresConfigSchema } from '../index';
+import { postgres } from '../index';
 import { normalLsn } from './lsn';
 
 // The PostgreSQL change capture on its own cluster with wal_level=logical (docs/cdc.md): each
@@ -22,19 +23,10 @@ let conn: PgConnection;
 const sql = async (text: string, values: unknown[] = []) => (await db.query(text, values)).rows;
 
 beforeAll(async () => {
-  cluster = await startPostgresCluster({ settings: { wal_level: 'logical', max_replication_slots: 16 } });
+  cluster = await startCdcCluster();
   db = new pg.Client({ connectionString: cluster.url });
   await db.connect();
-  conn = {
-    config: postgresConfigSchema.parse({
-      host: '127.0.0.1',
-      port: cluster.port,
-      database: 'postgres',
-      user: 'postgres',
-      allow_private_hosts: true,
-    }),
-    credentials: { password: 'unused' },
-  };
+  conn = clusterConnection(cluster);
 });
 
 afterAll(async () => {

@@ -19,16 +19,16 @@ export function checkCaptureName(capture: string): string {
   return capture;
 }
 
-export type SlotState = { confirmed: string | null; active: boolean } | null;
+export type SlotState = { confirmed: string | null; active: boolean; pid: number | null } | null;
 
 export async function slotState(client: pg.Client, capture: string): Promise<SlotState> {
-  const r = await client.query<{ confirmed: string | null; active: boolean; plugin: string | null }>(
-    `SELECT confirmed_flush_lsn::text AS confirmed, active, plugin
+  const r = await client.query<{ confirmed: string | null; active: boolean; pid: number | null }>(
+    `SELECT confirmed_flush_lsn::text AS confirmed, active, active_pid AS pid
        FROM pg_catalog.pg_replication_slots WHERE slot_name = $1 AND database = current_database()`,
     [capture],
   );
   const row = r.rows[0];
-  return row ? { confirmed: row.confirmed, active: row.active } : null;
+  return row ? { confirmed: row.confirmed, active: row.active, pid: row.pid } : null;
 }
 
 /**
