@@ -15,6 +15,8 @@
 //   BENCH_LATENCY_RATE=3000       runs per minute in those phases
 //   BENCH_API_RATE=500            authenticated list requests a second served beside the rate in
 //                                 its second phase (autocannon in another process)
+//   BENCH_API_CONNECTIONS=16      autocannon's connections: each waits for its answer, so they cap
+//                                 the rate reached at connections ÷ mean latency
 //   BENCH_API_LIST=runs           which list: `runs` (the environment's runs, 20 with their
 //                                 steps) or `events` (the organization's events, 20)
 //   BENCH_LATENCY_HIGH_RATE=6000  runs per minute of the sustained phase (BENCH_LATENCY_SECONDS)
@@ -74,6 +76,7 @@ const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 const ONE_RUNS = Number(process.env.BENCH_ONE_RUNS ?? 20);
 const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 3000);
 const API_RATE = Number(process.env.BENCH_API_RATE ?? 500);
+const API_CONNECTIONS = Number(process.env.BENCH_API_CONNECTIONS ?? 16);
 const API_LIST = process.env.BENCH_API_LIST ?? 'runs';
 if (!['runs', 'events'].includes(API_LIST)) throw new Error('BENCH_API_LIST is runs or events');
 const API_PATH = API_LIST === 'runs' ? `${PE}/runs?limit=20` : '/organizations/acme/events?limit=20';
@@ -381,14 +384,16 @@ async function main() {
       const count = Math.round((rate / 60) * SECONDS);
       console.log(
         `\n${rate} runs/min for ${SECONDS} s, ${count} runs` +
-          (apiRate ? `, beside ${apiRate} authenticated ${API_LIST}-list requests/s` : '') +
+          (apiRate
+            ? `, beside ${apiRate} authenticated ${API_LIST}-list requests/s over ${API_CONNECTIONS} connections`
+            : '') +
           ` (load average ${load()})`,
       );
       const bareRate = await bareBaseline(count, rate);
       report('bare insert+NOTIFY → listener', bareRate);
       const before = await counters(workers);
       const apiLoad = apiRate
-        ? startApiLoad(`${apiUrl}${API_PATH}`, host.apiKey, apiRate, SECONDS + 1)
+        ? startApiLoad(`${apiUrl}${API_PATH}`, host.apiKey, apiRate, SECONDS + 1, API_CONNECTIONS)
         : null;
       if (apiLoad) await sleep(1000);
       loop.reset();
