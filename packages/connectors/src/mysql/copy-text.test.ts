@@ -143,6 +143,13 @@ async function fromRows(sql: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The payload without its COPY binary offer (copy-binary.test.ts tests that). */
+function textOnly(payload: Payload): Payload {
+  const p = payload as Extract<Payload, { kind: 'rows' }>;
+  const { asBinary: _, ...csv } = p.csv!;
+  return { ...p, csv };
+}
+
 /** Where `every` has its FLOAT and DOUBLE columns. */
 const FLOATS = [7, 8];
 
@@ -242,7 +249,7 @@ describe('COPY text from MySQL rows', () => {
     ]) {
       const viaText = await mysql.source.read(myConnection(), source(`SELECT * FROM ${from}`), ctx);
       const textSink = sink(`${to}_text`);
-      const a = await postgres.sink.write(pgConnection(), viaText.payload, textSink, ctx);
+      const a = await postgres.sink.write(pgConnection(), textOnly(viaText.payload), textSink, ctx);
       expect(textSink.lines.map((l) => l.message).join('\n')).toMatch(/as COPY text directly/);
       const viaRows = await mysql.source.read(myConnection(), source(`SELECT * FROM ${from}`), ctx);
       const { csv: _, ...rowsOnly } = viaRows.payload as Extract<Payload, { kind: 'rows' }>;
@@ -317,7 +324,7 @@ describe('COPY text from MySQL rows', () => {
     for (const text of [true, false]) {
       const out = await mysql.source.read(myConnection(), source('SELECT * FROM zero'), ctx);
       const p = out.payload as Extract<Payload, { kind: 'rows' }>;
-      const payload = text ? p : { ...p, csv: undefined };
+      const payload = text ? textOnly(p) : { ...p, csv: undefined };
       const err = await postgres.sink.write(pgConnection(), payload, sink('zero'), ctx).then(
         () => null,
         (e) => e,
