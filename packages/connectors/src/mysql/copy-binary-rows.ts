@@ -115,27 +115,42 @@ function daysFromCivil(y: number, m: number, d: number): number {
 
 const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** 10^(4 - n): scales a fraction group of n digits to four. */
+const GROUP_SCALE = [10000, 1000, 100, 10, 1];
+/** 10^(6 - n): scales n fraction digits of a second to microseconds. */
+const MICRO_SCALE = [1000000, 100000, 10000, 1000, 100, 10, 1];
 
 function refuse(column: string, what: string): ConnectorError {
   return new ConnectorError('QUERY_FAILED', `column ${column}: a value is ${what}`);
 }
 
-/** `n` ASCII digits at buf[p] as a number, or -1 when one is not a digit. */
+/** `n` ASCII digits at buf[p] as a number, or -1 when one is not a digit (or past the end). */
 function digits(buf: Buffer, p: number, n: number): number {
   let v = 0;
   for (let k = 0; k < n; k++) {
-    const c = buf[p + k] - 0x30; // NaN past the end
+    const c = buf[p + k] - 0x30;
     if (!(c >= 0 && c <= 9)) return -1;
     v = v * 10 + c;
   }
   return v;
 }
 
-/** Writes a signed 64-bit integer given as a number whose magnitude is below 2^53. */
-function putInt53(out: Buffer, pos: number, v: number): void {
+// Big-endian writes by hand: Buffer's write*BE check their arguments on every call.
+function i16(out: Buffer, pos: number, v: number): void {
+  out[pos] = v >>> 8;
+  out[pos + 1] = v;
+}
+function i32(out: Buffer, pos: number, v: number): void {
+  out[pos] = v >>> 24;
+  out[pos + 1] = v >>> 16;
+  out[pos + 2] = v >>> 8;
+  out[pos + 3] = v;
+}
+/** A signed 64-bit integer given as a number whose magnitude is below 2^53. */
+function i53(out: Buffer, pos: number, v: number): void {
   const hi = Math.floor(v / TWO_32);
-  out.writeInt32BE(hi, pos);
-  out.writeUInt32BE(v - hi * TWO_32, pos + 4);
+  i32(out, pos, hi);
+  i32(out, pos + 4, v - hi * TWO_32);
 }
 
 /**
@@ -177,18 +192,19 @@ export class CopyBinaryRows {
   packet(buf: Buffer, start: number, end: number): void {
     const codes = this.codes;
     const width = codes.length;
+    // Per value at most 12 bytes beyond twice its text (a one-digit integer, a NULL).
     this.room(2 + width * 16 + 2 * (end - start) + 8);
     const out = this.out;
     const cursor = this.cursor;
     let pos = this.pos;
-    out.writeInt16BE(width, pos);
+    i16(out, pos, width);
     pos += 2;
     let p = start;
     for (let c = 0; c < width; c++) {
       let len = buf[p++];
       if (len >= 0xfb) {
         if (len === 0xfb) {
-          out.writeInt32BE(-1, pos);
+          i32(out, pos, -1);
           pos += 4;
           if (cursor !== null && cursor.index === c) cursor.see(null);
           continue;
@@ -223,13 +239,13 @@ export class CopyBinaryRows {
       v === null || v === undefined ? null : Buffer.isBuffer(v) ? v : Buffer.from(String(v), 'utf8'),
     );
     this.room(2 + bytes.reduce((n, b) => n + CopyBinaryRows.bound(b?.length ?? 0), 0));
-    this.out.writeInt16BE(width, this.pos);
+    i16(this.out, this.pos, width);
     this.pos += 2;
     for (let c = 0; c < width; c++) {
       const b = bytes[c];
       if (this.cursor?.index === c) this.cursor.see(b === null ? null : this.cursorValue(b, 0, b.length, c));
       if (b === null) {
-        this.out.writeInt32BE(-1, this.pos);
+        i32(this.out, this.pos, -1);
         this.pos += 4;
       } else this.pos = this.value(this.out, this.pos, b, 0, b.length, c);
     }
@@ -240,31 +256,31 @@ export class CopyBinaryRows {
   /** Writes buf[p, e) as column c's value (length word, then the value); the new position. */
   private value(out: Buffer, pos: number, buf: Buffer, p: number, e: number, c: number): number {
     switch (this.codes[c]) {
-      case RAW:
-        out.writeInt32BE(e - p, pos);
-        return pos + 4 + buf.copy(out, pos + 4, p, e);
-      case INT2:
-      case INT4: {
-        const v = this.integer(buf, p, e, c);
-        if (this.codes[c] === INT2) {
-          out.writeInt32BE(2, pos);
-          out.writeInt16BE(v, pos + 4);
-          return pos + 6;
-        }
-        out.writeInt32BE(4, pos);
-        out.writeInt32BE(v, pos + 4);
-        return pos + 8;
+      case RAW: {
+        i32(out, pos, e - p);
+        pos += 4;
+        if (e - p > 32) return pos + buf.copy(out, pos, p, e);
+        for (; p < e; p++) out[pos++] = buf[p];
+        return pos;
       }
+      case INT2:
+        i32(out, pos, 2);
+        i16(out, pos + 4, this.integer(buf, p, e, c));
+        return pos + 6;
+      case INT4:
+        i32(out, pos, 4);
+        i32(out, pos + 4, this.integer(buf, p, e, c));
+        return pos + 8;
       case INT8:
-        out.writeInt32BE(8, pos);
-        if (e - p <= 15) putInt53(out, pos + 4, this.integer(buf, p, e, c));
+        i32(out, pos, 8);
+        if (e - p <= 15) i53(out, pos + 4, this.integer(buf, p, e, c));
         else out.writeBigInt64BE(BigInt(this.checkedInteger(buf, p, e, c)), pos + 4);
         return pos + 12;
       case BOOL: {
         // boolin reads "0" and "1"; the server prints tinyint(1) so.
         const b = e - p === 1 ? buf[p] : 0;
         if (b !== 0x30 && b !== 0x31) throw refuse(this.names[c], 'not a boolean (0 or 1)');
-        out.writeInt32BE(1, pos);
+        i32(out, pos, 1);
         out[pos + 4] = b - 0x30;
         return pos + 5;
       }
@@ -274,9 +290,8 @@ export class CopyBinaryRows {
         return this.timestamp(out, pos, buf, p, e, c);
       default: {
         if (e - p !== 10) throw refuse(this.names[c], 'not a date');
-        const days = this.date(buf, p, c) - PG_EPOCH_DAYS;
-        out.writeInt32BE(4, pos);
-        out.writeInt32BE(days, pos + 4);
+        i32(out, pos, 4);
+        i32(out, pos + 4, this.date(buf, p, c) - PG_EPOCH_DAYS);
         return pos + 8;
       }
     }
@@ -290,7 +305,7 @@ export class CopyBinaryRows {
     let v = 0;
     for (; p < e; p++) {
       const d = buf[p] - 0x30;
-      if (d < 0 || d > 9) throw refuse(this.names[c], 'not an integer');
+      if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not an integer');
       v = v * 10 + d;
     }
     return negative ? -v : v;
@@ -318,25 +333,24 @@ export class CopyBinaryRows {
     const fracStart = dot + 1;
     const scale = dot < e ? e - fracStart : 0;
     if (dot === p && scale === 0) throw refuse(this.names[c], 'not a number');
-    const groups = Math.ceil(intDigits / 4) + Math.ceil(scale / 4);
-    if (groups > this.nbase.length) throw refuse(this.names[c], 'too long a number');
+    if (intDigits + scale > 4 * this.nbase.length - 8) throw refuse(this.names[c], 'too long a number');
     const d = this.nbase;
     let n = 0;
     // The integer part: the first group takes what is left over from whole groups of four.
-    let first = intDigits % 4 || 4;
+    let take = intDigits % 4 || 4;
     while (i < dot) {
-      const g = digits(buf, i, first);
+      const g = digits(buf, i, take);
       if (g < 0) throw refuse(this.names[c], 'not a number');
       d[n++] = g;
-      i += first;
-      first = 4;
+      i += take;
+      take = 4;
     }
     const intGroups = n;
     for (let f = fracStart; f < e; f += 4) {
-      const take = Math.min(4, e - f);
+      take = e - f < 4 ? e - f : 4;
       const g = digits(buf, f, take);
       if (g < 0) throw refuse(this.names[c], 'not a number');
-      d[n++] = take === 4 ? g : g * 10 ** (4 - take);
+      d[n++] = g * GROUP_SCALE[take];
     }
     let from = 0;
     let weight = intGroups - 1;
@@ -346,14 +360,14 @@ export class CopyBinaryRows {
     }
     while (n > from && d[n - 1] === 0) n--;
     const count = n - from;
-    out.writeInt32BE(8 + 2 * count, pos);
-    out.writeInt16BE(count, pos + 4);
-    out.writeInt16BE(count === 0 ? 0 : weight, pos + 6);
-    out.writeUInt16BE(negative && count > 0 ? 0x4000 : 0, pos + 8);
-    out.writeInt16BE(scale, pos + 10);
+    i32(out, pos, 8 + 2 * count);
+    i16(out, pos + 4, count);
+    i16(out, pos + 6, count === 0 ? 0 : weight);
+    i16(out, pos + 8, negative && count > 0 ? 0x4000 : 0);
+    i16(out, pos + 10, scale);
     pos += 12;
     for (let k = from; k < n; k++) {
-      out.writeInt16BE(d[k], pos);
+      i16(out, pos, d[k]);
       pos += 2;
     }
     return pos;
@@ -364,38 +378,54 @@ export class CopyBinaryRows {
     const y = digits(buf, p, 4);
     const m = digits(buf, p + 5, 2);
     const d = digits(buf, p + 8, 2);
-    if (y < 1 || m < 1 || m > 12 || d < 1 || buf[p + 4] !== 0x2d || buf[p + 7] !== 0x2d)
-      throw refuse(this.names[c], 'not a date PostgreSQL accepts (a zero or partial date)');
-    if (d > (m === 2 && leap(y) ? 29 : MONTH_DAYS[m]))
+    if (
+      y < 1 ||
+      m < 1 ||
+      m > 12 ||
+      d < 1 ||
+      buf[p + 4] !== 0x2d ||
+      buf[p + 7] !== 0x2d ||
+      d > (m === 2 && leap(y) ? 29 : MONTH_DAYS[m])
+    )
       throw refuse(this.names[c], 'not a date PostgreSQL accepts (a zero or partial date)');
     return daysFromCivil(y, m, d);
   }
 
   /** `YYYY-MM-DD[ HH:MM:SS[.f…]]` as microseconds since 2000-01-01. */
   private timestamp(out: Buffer, pos: number, buf: Buffer, p: number, e: number, c: number): number {
-    const bad = () => refuse(this.names[c], 'not a timestamp');
-    if (e - p < 10) throw bad();
-    const days = this.date(buf, p, c) - PG_EPOCH_DAYS;
-    let seconds = days * 86400;
+    const len = e - p;
+    if (len < 10) throw refuse(this.names[c], 'not a timestamp');
+    let seconds = (this.date(buf, p, c) - PG_EPOCH_DAYS) * 86400;
     let micros = 0;
-    if (e - p > 10) {
+    if (len > 10) {
       const h = digits(buf, p + 11, 2);
       const mi = digits(buf, p + 14, 2);
       const s = digits(buf, p + 17, 2);
-      if (e - p < 19 || buf[p + 10] !== 0x20 || buf[p + 13] !== 0x3a || buf[p + 16] !== 0x3a) throw bad();
-      if (h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59) throw bad();
+      const n = len - 20;
+      if (
+        len < 19 ||
+        buf[p + 10] !== 0x20 ||
+        buf[p + 13] !== 0x3a ||
+        buf[p + 16] !== 0x3a ||
+        h < 0 ||
+        h > 23 ||
+        mi < 0 ||
+        mi > 59 ||
+        s < 0 ||
+        s > 59 ||
+        (len > 19 && (buf[p + 19] !== 0x2e || n < 1 || n > 6))
+      )
+        throw refuse(this.names[c], 'not a timestamp');
       seconds += h * 3600 + mi * 60 + s;
-      if (e - p > 19) {
-        const n = e - p - 20;
-        if (buf[p + 19] !== 0x2e || n < 1 || n > 6) throw bad();
+      if (len > 19) {
         micros = digits(buf, p + 20, n);
-        if (micros < 0) throw bad();
-        micros *= 10 ** (6 - n);
+        if (micros < 0) throw refuse(this.names[c], 'not a timestamp');
+        micros *= MICRO_SCALE[n];
       }
     }
-    out.writeInt32BE(8, pos);
+    i32(out, pos, 8);
     // Within ±285 years of 2000 the microseconds are exact as a number.
-    if (Math.abs(seconds) < 9e9) putInt53(out, pos + 4, seconds * 1e6 + micros);
+    if (seconds < 9e9 && seconds > -9e9) i53(out, pos + 4, seconds * 1e6 + micros);
     else out.writeBigInt64BE(BigInt(seconds) * 1000000n + BigInt(micros), pos + 4);
     return pos + 12;
   }
@@ -416,7 +446,7 @@ export class CopyBinaryRows {
   /** The trailer (a field count of -1), then the last chunk. */
   finish(): void {
     this.room(2);
-    this.out.writeInt16BE(-1, this.pos);
+    i16(this.out, this.pos, -1);
     this.pos += 2;
     this.flush();
   }

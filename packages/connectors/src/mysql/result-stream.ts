@@ -2,13 +2,13 @@ import type mysql from 'mysql2';
 import { deferred } from '../payloads/streams';
 import type { Field } from './operations';
 
-// One streamed result, read either as rows (mysql2's arrays, in batches) or as COPY text
-// (CopyTextRows, in chunks): whoever consumes it first decides, and until then the socket is
+// One streamed result, read either as rows (mysql2's arrays, in batches) or as COPY input
+// (CopyTextRows or CopyBinaryRows, in chunks): whoever consumes it first decides, and until then the socket is
 // paused after the column definitions, so no row is parsed one way before the choice. Either
 // way the socket is paused while enough is queued downstream, so the server blocks instead of
 // filling our memory.
 //
-// As COPY text the row packets go to the encoder as they come off the wire: the query
+// As COPY input the row packets go to the encoder as they come off the wire: the query
 // command's row handler is taken over for this one command (its column definitions, EOF and
 // errors stay mysql2's). Where that handler is not there (another mysql2), mysql2's rows are
 // encoded instead: slower, same bytes.
@@ -16,7 +16,7 @@ import type { Field } from './operations';
 const BATCH = 5000;
 /** Rows queued before the socket is paused: the next batch arrives while one is downstream. */
 const AHEAD = 2 * BATCH;
-/** COPY text queued before the socket is paused. */
+/** COPY input queued before the socket is paused. */
 const AHEAD_BYTES = 1 << 20;
 
 /** Rows in, COPY input out (CopyTextRows, CopyBinaryRows). */
