@@ -347,7 +347,7 @@ export class CopyBinaryRows {
     }
     const intGroups = n;
     for (let f = fracStart; f < e; f += 4) {
-      take = e - f < 4 ? e - f : 4;
+      take = Math.min(4, e - f);
       const g = digits(buf, f, take);
       if (g < 0) throw refuse(this.names[c], 'not a number');
       d[n++] = g * GROUP_SCALE[take];

@@ -3,61 +3,32 @@ import type { Payload } from '@sluice/engine';
 import mysqlDriver from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepContext } from '../../../../test/support/step-context';
-import { egressPolicy } from '../egress';
-import { postgres, postgresConfigSchema } from '../postgres/index';
-import { type ConnectorContext, defaultLimits } from '../types';
+import {
+  ctx,
+  MY_HOST,
+  MY_PORT,
+  PG_URL,
+  peerConnections,
+  sqlSink,
+  sqlSource,
+} from '../../../../test/support/mysql-postgres';
+import { postgres } from '../postgres/index';
 import { CopyBinaryRows, copyBinaryPlan } from './copy-binary-rows';
 import { copyTextKinds } from './copy-text-rows';
-import { mysql, mysqlConfigSchema } from './index';
+import { mysql } from './index';
 import type { Field } from './operations';
 
 // MySQL/MariaDB rows as PostgreSQL COPY binary for the target's types: the real MariaDB at
 // 127.0.0.1:3306 into the real PostgreSQL at 127.0.0.1:5432, once as COPY binary, once as COPY
 // text and once by the row path; the three loads must hold the same text in every column.
 
-const MY_HOST = process.env.SLUICE_TEST_MYSQL_HOST ?? '127.0.0.1';
-const MY_PORT = Number(process.env.SLUICE_TEST_MYSQL_PORT ?? 3306);
-const PG_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const id = randomBytes(4).toString('hex');
 const MYDB = `sluice_cb_my_${id}`;
 const PGDB = `sluice_cb_pg_${id}`;
-const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };
-
-const myConnection = () => ({
-  config: mysqlConfigSchema.parse({
-    host: MY_HOST,
-    port: MY_PORT,
-    database: MYDB,
-    user: 'root',
-    allow_private_hosts: true,
-  }),
-  credentials: { password: '' },
-});
-const pgConnection = () => {
-  const u = new URL(PG_URL);
-  return {
-    config: postgresConfigSchema.parse({
-      host: u.hostname,
-      port: Number(u.port || 5432),
-      database: PGDB,
-      user: 'postgres',
-      allow_private_hosts: true,
-    }),
-    credentials: { password: 'unused' },
-  };
-};
-const source = (sql: string, extra: Record<string, unknown> = {}) =>
-  stepContext({ kind: 'source', data_source_ref: 'db', operation: { operation_type: 'sql', sql, ...extra } });
+const { myConnection, pgConnection } = peerConnections(MYDB, PGDB);
+const source = sqlSource;
 const sink = (table: string, mode = 'insert') =>
-  stepContext({
-    kind: 'sink',
-    data_source_ref: 'db',
-    operation: {
-      operation_type: 'sql',
-      write: { table, mode, ...(mode === 'upsert' ? { key: ['id'] } : {}) },
-    },
-  });
+  sqlSink(table, { mode, ...(mode === 'upsert' ? { key: ['id'] } : {}) });
 
 let my: mysqlDriver.Connection;
 let pgc: pg.Client;
