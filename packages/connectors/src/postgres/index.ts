@@ -1,17 +1,15 @@
+import { onFirstCall } from '../lazy';
 import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
-import { pgCaptures, pgRelease } from './changes/admin';
-import { checkPgChanges } from './changes/check';
-import { readPgChanges } from './changes/read';
 import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchema } from './config';
 import type { PgConnection } from './connect';
-import { committedWrites } from './ledger';
-import { executePg, importPgSchema, testPg } from './operations';
-import { writePg } from './sink';
-import { readPg } from './source';
 
 // PostgreSQL (docs/connectors/postgres.md). Every call opens one session to the address the
-// egress guard checked and closes it before returning.
+// egress guard checked and closes it before returning. The driver and the code below load on
+// first use (lazy.ts).
+
+const admin = () => import('./changes/admin');
+const operations = () => import('./operations');
 
 export * from './config';
 
@@ -23,22 +21,22 @@ export const postgres = {
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  test: (conn, ctx) => testPg(conn, ctx),
+  test: onFirstCall(operations, 'testPg'),
   query: {
     statementSchema: postgresStatementSchema,
     resultType: 'sql',
-    execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
+    execute: onFirstCall(operations, 'executePg'),
   },
-  discover: { importSchema: (conn, ctx) => importPgSchema(conn, ctx) },
-  source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx) },
-  sink: { operation: null, write: (conn, input, step, ctx) => writePg(conn, input, step, ctx) },
-  ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
+  discover: { importSchema: onFirstCall(operations, 'importPgSchema') },
+  source: { operation: null, read: onFirstCall(() => import('./source'), 'readPg') },
+  sink: { operation: null, write: onFirstCall(() => import('./sink'), 'writePg') },
+  ledger: { committedWrites: onFirstCall(() => import('./ledger'), 'committedWrites') },
   // Change data capture (docs/cdc.md).
   changes: {
-    check: (conn, op, ctx) => checkPgChanges(conn, op, ctx),
-    read: (conn, step, capture, ctx) => readPgChanges(conn, step, capture, ctx),
-    captures: (conn, prefix, ctx) => pgCaptures(conn, prefix, ctx),
-    release: (conn, capture, ctx) => pgRelease(conn, capture, ctx),
+    check: onFirstCall(() => import('./changes/check'), 'checkPgChanges'),
+    read: onFirstCall(() => import('./changes/read'), 'readPgChanges'),
+    captures: onFirstCall(admin, 'pgCaptures'),
+    release: onFirstCall(admin, 'pgRelease'),
   },
 } satisfies ConnectorDefinition<PgConnection['config'], PgConnection['credentials'], SqlStatement>;
 
