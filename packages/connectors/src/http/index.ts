@@ -1,3 +1,4 @@
+import { onFirstCall } from '../lazy';
 import type { ConnectorDefinition } from '../types';
 import {
   type HttpConfig,
@@ -7,9 +8,9 @@ import {
   httpCredentialsSchema,
   httpStatementSchema,
 } from './config';
-import { execute, importOpenApi, test } from './operations';
-import { writeHttp } from './sink';
-import { readHttp } from './source';
+
+// Operations, source and sink load on first use (../lazy.ts).
+const operations = () => import('./operations');
 
 // The HTTP connector (docs/connectors/http.md): a health check, OpenAPI schema import and
 // one request per statement. One attempt only: a POST to a remote system is not safe to replay.
@@ -22,9 +23,15 @@ export const httpConnector = {
   credentialDestination: ['base_url', 'openapi_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test,
-  query: { statementSchema: httpStatementSchema, resultType: 'http', execute },
-  discover: { importSchema: (conn, ctx) => importOpenApi(conn.config, conn.credentials, ctx) },
-  source: { operation: null, read: readHttp },
-  sink: { operation: null, write: writeHttp },
+  test: onFirstCall(operations, 'test'),
+  query: {
+    statementSchema: httpStatementSchema,
+    resultType: 'http',
+    execute: onFirstCall(operations, 'execute'),
+  },
+  discover: {
+    importSchema: async (conn, ctx) => (await operations()).importOpenApi(conn.config, conn.credentials, ctx),
+  },
+  source: { operation: null, read: onFirstCall(() => import('./source'), 'readHttp') },
+  sink: { operation: null, write: onFirstCall(() => import('./sink'), 'writeHttp') },
 } satisfies ConnectorDefinition<HttpConfig, HttpCredentials, HttpStatement>;

@@ -1,3 +1,4 @@
+import { onFirstCall } from '../lazy';
 import type { ConnectorDefinition } from '../types';
 import {
   type S3Config,
@@ -8,9 +9,9 @@ import {
   s3OperationSchema,
   s3StatementSchema,
 } from './config';
-import { executeS3, importS3Schema, testS3 } from './operations';
-import { writeS3 } from './sink';
-import { readS3 } from './source';
+
+// Operations, source and sink load on first use (../lazy.ts).
+const operations = () => import('./operations');
 
 // Amazon S3 and S3-compatible stores (docs/connectors/s3.md). The AWS SDK is loaded only when
 // an S3 data source is used; every call builds its own client and destroys it before returning.
@@ -25,9 +26,13 @@ export const s3Connector = {
   credentialDestination: ['endpoint'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test: testS3,
-  query: { statementSchema: s3StatementSchema, resultType: 's3', execute: executeS3 },
-  discover: { importSchema: importS3Schema },
-  source: { operation: s3OperationSchema, read: readS3 },
-  sink: { operation: s3OperationSchema, write: writeS3 },
+  test: onFirstCall(operations, 'testS3'),
+  query: {
+    statementSchema: s3StatementSchema,
+    resultType: 's3',
+    execute: onFirstCall(operations, 'executeS3'),
+  },
+  discover: { importSchema: onFirstCall(operations, 'importS3Schema') },
+  source: { operation: s3OperationSchema, read: onFirstCall(() => import('./source'), 'readS3') },
+  sink: { operation: s3OperationSchema, write: onFirstCall(() => import('./sink'), 'writeS3') },
 } satisfies ConnectorDefinition<S3Config, S3Credentials, S3Statement>;

@@ -1,3 +1,4 @@
+import { onFirstCall } from '../lazy';
 import type { ConnectorDefinition } from '../types';
 import type { SalesforceConfig, SalesforceCredentials } from './config';
 import {
@@ -7,9 +8,10 @@ import {
   salesforceSourceOperation,
   salesforceStatementSchema,
 } from './config';
-import { executeSalesforce, importSalesforceSchema, type SoqlStatement, testSalesforce } from './operations';
-import { writeSalesforce } from './sink';
-import { readSalesforce } from './source';
+import type { SoqlStatement } from './operations';
+
+// Operations, source and sink load on first use (../lazy.ts).
+const operations = () => import('./operations');
 
 export * from './config';
 
@@ -24,19 +26,19 @@ export const salesforceConnector = {
   credentialsRequired: true,
   // A CRM is the system of record: writes are opt-in.
   defaultReadOnly: true,
-  test: (conn, ctx) => testSalesforce(conn, ctx),
+  test: onFirstCall(operations, 'testSalesforce'),
   query: {
     statementSchema: salesforceStatementSchema,
     resultType: 'object_rows',
-    execute: (conn, statement, parameters, ctx) => executeSalesforce(conn, statement, parameters, ctx),
+    execute: onFirstCall(operations, 'executeSalesforce'),
   },
-  discover: { importSchema: (conn, ctx) => importSalesforceSchema(conn, ctx) },
+  discover: { importSchema: onFirstCall(operations, 'importSalesforceSchema') },
   source: {
     operation: salesforceSourceOperation,
-    read: (conn, step, ctx) => readSalesforce(conn, step, ctx),
+    read: onFirstCall(() => import('./source'), 'readSalesforce'),
   },
   sink: {
     operation: salesforceSinkOperation,
-    write: (conn, input, step, ctx) => writeSalesforce(conn, input, step, ctx),
+    write: onFirstCall(() => import('./sink'), 'writeSalesforce'),
   },
 } satisfies ConnectorDefinition<SalesforceConfig, SalesforceCredentials, SoqlStatement>;

@@ -1,11 +1,12 @@
+import { onFirstCall } from '../lazy';
 import { type SqlStatement, sqlStatementSchema } from '../relational/config';
 import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
 import type { SnowflakeConfig, SnowflakeCredentials } from './config';
 import { snowflakeConfigSchema, snowflakeCredentialsSchema } from './config';
-import { executeSnowflake, importSnowflakeSchema, testSnowflake } from './operations';
-import { writeSnowflake } from './sink';
-import { readSnowflake } from './source';
+
+// Operations, source and sink load on first use (../lazy.ts).
+const operations = () => import('./operations');
 
 export * from './config';
 
@@ -19,17 +20,17 @@ export const snowflakeConnector = {
   credentialDestination: ['account', 'access_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test: (conn, ctx) => testSnowflake(conn, ctx),
+  test: onFirstCall(operations, 'testSnowflake'),
   query: {
     // `{{name}}` placeholders are sent as `?` binds.
     statementSchema: sqlStatementSchema('mysql'),
     resultType: 'sql',
-    execute: (conn, statement, parameters, ctx) => executeSnowflake(conn, statement, parameters, ctx),
+    execute: onFirstCall(operations, 'executeSnowflake'),
   },
-  discover: { importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx) },
-  source: { operation: null, read: (conn, step, ctx) => readSnowflake(conn, step, ctx) },
+  discover: { importSchema: onFirstCall(operations, 'importSnowflakeSchema') },
+  source: { operation: null, read: onFirstCall(() => import('./source'), 'readSnowflake') },
   sink: {
     operation: sqlSinkOperation('Snowflake', ['insert', 'upsert', 'replace']),
-    write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx),
+    write: onFirstCall(() => import('./sink'), 'writeSnowflake'),
   },
 } satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;
