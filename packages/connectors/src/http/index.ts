@@ -1,4 +1,3 @@
-import { onFirstCall } from '../lazy';
 import type { ConnectorDefinition } from '../types';
 import {
   type HttpConfig,
@@ -9,11 +8,9 @@ import {
   httpStatementSchema,
 } from './config';
 
-// Operations, source and sink load on first use (../lazy.ts).
-const operations = () => import('./operations');
-
 // The HTTP connector (docs/connectors/http.md): a health check, OpenAPI schema import and
 // one request per statement. One attempt only: a POST to a remote system is not safe to replay.
+// The code below loads on first use, so a process that never talks to this kind never holds it.
 
 export const httpConnector = {
   type: 'http',
@@ -23,15 +20,23 @@ export const httpConnector = {
   credentialDestination: ['base_url', 'openapi_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test: onFirstCall(operations, 'test'),
+  test: async (conn, ctx) => (await import('./operations')).test(conn, ctx),
   query: {
     statementSchema: httpStatementSchema,
     resultType: 'http',
-    execute: onFirstCall(operations, 'execute'),
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).execute(conn, statement, parameters, ctx),
   },
   discover: {
-    importSchema: async (conn, ctx) => (await operations()).importOpenApi(conn.config, conn.credentials, ctx),
+    importSchema: async (conn, ctx) =>
+      (await import('./operations')).importOpenApi(conn.config, conn.credentials, ctx),
   },
-  source: { operation: null, read: onFirstCall(() => import('./source'), 'readHttp') },
-  sink: { operation: null, write: onFirstCall(() => import('./sink'), 'writeHttp') },
+  source: {
+    operation: null,
+    read: async (conn, step, ctx) => (await import('./source')).readHttp(conn, step, ctx),
+  },
+  sink: {
+    operation: null,
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeHttp(conn, input, step, ctx),
+  },
 } satisfies ConnectorDefinition<HttpConfig, HttpCredentials, HttpStatement>;

@@ -1,4 +1,3 @@
-import { onFirstCall } from '../lazy';
 import type { ConnectorDefinition } from '../types';
 import type { SalesforceConfig, SalesforceCredentials } from './config';
 import {
@@ -10,13 +9,11 @@ import {
 } from './config';
 import type { SoqlStatement } from './operations';
 
-// Operations, source and sink load on first use (../lazy.ts).
-const operations = () => import('./operations');
-
 export * from './config';
 
 // Salesforce through jsforce (docs/connectors/salesforce.md): the client-credentials flow of a
 // connected app against the instance's own token endpoint, then REST. Read-only by default.
+// jsforce and the code below load on first use.
 export const salesforceConnector = {
   type: 'salesforce',
   label: 'Salesforce',
@@ -26,19 +23,22 @@ export const salesforceConnector = {
   credentialsRequired: true,
   // A CRM is the system of record: writes are opt-in.
   defaultReadOnly: true,
-  test: onFirstCall(operations, 'testSalesforce'),
+  test: async (conn, ctx) => (await import('./operations')).testSalesforce(conn, ctx),
   query: {
     statementSchema: salesforceStatementSchema,
     resultType: 'object_rows',
-    execute: onFirstCall(operations, 'executeSalesforce'),
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeSalesforce(conn, statement, parameters, ctx),
   },
-  discover: { importSchema: onFirstCall(operations, 'importSalesforceSchema') },
+  discover: {
+    importSchema: async (conn, ctx) => (await import('./operations')).importSalesforceSchema(conn, ctx),
+  },
   source: {
     operation: salesforceSourceOperation,
-    read: onFirstCall(() => import('./source'), 'readSalesforce'),
+    read: async (conn, step, ctx) => (await import('./source')).readSalesforce(conn, step, ctx),
   },
   sink: {
     operation: salesforceSinkOperation,
-    write: onFirstCall(() => import('./sink'), 'writeSalesforce'),
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeSalesforce(conn, input, step, ctx),
   },
 } satisfies ConnectorDefinition<SalesforceConfig, SalesforceCredentials, SoqlStatement>;

@@ -1,12 +1,8 @@
-import { onFirstCall } from '../lazy';
 import { type SqlStatement, sqlStatementSchema } from '../relational/config';
 import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
 import type { SnowflakeConfig, SnowflakeCredentials } from './config';
 import { snowflakeConfigSchema, snowflakeCredentialsSchema } from './config';
-
-// Operations, source and sink load on first use (../lazy.ts).
-const operations = () => import('./operations');
 
 export * from './config';
 
@@ -20,17 +16,23 @@ export const snowflakeConnector = {
   credentialDestination: ['account', 'access_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test: onFirstCall(operations, 'testSnowflake'),
+  test: async (conn, ctx) => (await import('./operations')).testSnowflake(conn, ctx),
   query: {
     // `{{name}}` placeholders are sent as `?` binds.
     statementSchema: sqlStatementSchema('mysql'),
     resultType: 'sql',
-    execute: onFirstCall(operations, 'executeSnowflake'),
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeSnowflake(conn, statement, parameters, ctx),
   },
-  discover: { importSchema: onFirstCall(operations, 'importSnowflakeSchema') },
-  source: { operation: null, read: onFirstCall(() => import('./source'), 'readSnowflake') },
+  discover: {
+    importSchema: async (conn, ctx) => (await import('./operations')).importSnowflakeSchema(conn, ctx),
+  },
+  source: {
+    operation: null,
+    read: async (conn, step, ctx) => (await import('./source')).readSnowflake(conn, step, ctx),
+  },
   sink: {
     operation: sqlSinkOperation('Snowflake', ['insert', 'upsert', 'replace']),
-    write: onFirstCall(() => import('./sink'), 'writeSnowflake'),
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeSnowflake(conn, input, step, ctx),
   },
 } satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;
