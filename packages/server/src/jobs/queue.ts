@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import PgBoss from 'pg-boss';
@@ -191,6 +192,22 @@ const READY_SQL = `
 
 const dialect = new PgDialect();
 
+/**
+ * pg-boss computes its schedules (`schedule` in jobs/define.ts, all in UTC) with cron-parser,
+ * whose dates are luxon's. Left to its defaults, luxon asks `Intl` for the system's locale and
+ * time zone on the first date it makes, and that loads ICU's locale and time-zone data: ~8 MB
+ * resident in every `serve` and `worker` from the first minute on (docs/benchmarks.md, Memory).
+ * With UTC and en-US as luxon's defaults the dates are the same and `Intl` is never asked. Set on
+ * the luxon that pg-boss's cron-parser loads, whichever copy that is; no other module of ours
+ * uses luxon.
+ */
+function luxonWithoutIntl() {
+  const cronParser = createRequire(createRequire(import.meta.url).resolve('pg-boss')).resolve('cron-parser');
+  const { Settings } = createRequire(cronParser)('luxon');
+  Settings.defaultZone = 'utc';
+  Settings.defaultLocale = 'en-US';
+}
+
 /** How long other workers seen (taking jobs, or saying `here`) count as present. */
 const PEER_WINDOW_MS = 60_000;
 /** How often a listening worker says `here`, well within PEER_WINDOW_MS. */
@@ -258,6 +275,7 @@ export async function openQueue(
   opts: { pollSeconds: number; supervise: boolean; jobs: readonly QueueJob[] },
 ): Promise<Queue> {
   const tracked = trackedExecutor(store);
+  luxonWithoutIntl();
   const boss = new PgBoss({
     db: tracked.db,
     schema: 'pgboss',
