@@ -160,6 +160,10 @@ async function benchOnce(count: number): Promise<Figures[]> {
       ]);
     }
     const end = (await src.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0].l;
+    // pg_recvlogical stops at the first message or keepalive at or past `end`: a committed record
+    // after it (an xid's commit, flushed) lets the server send that at once, where otherwise it
+    // could wait for the next WAL someone else writes (the background writer's, up to 15 s later).
+    await src.query('SELECT pg_catalog.txid_current()');
     console.log(
       `workload: ${count} changes written in ${((Date.now() - t0) / 1000).toFixed(1)} s (load ${load()})`,
     );
