@@ -17,7 +17,7 @@
 //   BENCH_HISTORY_EVENTS=10000000      seeded events
 //   BENCH_HISTORY_REQUESTS=1000        requests per list path and store
 //   BENCH_HISTORY_EXECUTES=300         runs executed one at a time per store
-//   BENCH_HISTORY_SEED_CONNECTIONS=2   sessions the seed's chunks and index builds are spread over
+//   BENCH_HISTORY_SEED_CONNECTIONS=2   sessions the seeding chunks and index builds are spread over
 //   BENCH_HISTORY_KEEP=1               keep the seeded database (its name is printed)
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -180,7 +180,7 @@ async function seed(s: Store) {
             lateral pg_partition_tree(p::regclass) where isleaf`,
   );
   const leafNames = ['pipeline_runs', ...leaves.map((r) => r.t as string)];
-  // The seed's own sessions: no wait for each commit's flush, the foreign-key triggers off (every
+  // The seeding sessions: no wait for each commit's flush, the foreign-key triggers off (every
   // log line's run is the one inserted beside it in the same statement; the constraint itself
   // stays), room to sort in. Autovacuum is held off the tables being filled until the explicit
   // VACUUM at the end, which a store of this age would have had many times.
