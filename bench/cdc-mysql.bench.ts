@@ -9,12 +9,14 @@
 // read the same binlog: `mariadb-binlog`; the binlog library alone (@vlasky/zongji with the
 // capture's connection options, every row decoded and dropped: the library's own limit); and
 // Sluice, one run (max_changes above the count), consuming the change rows as a sink would.
-// Printed: each rate, this process's CPU seconds for the two Node readers (the machine is
-// shared, so CPU is steadier than wall time), the ratios, the resident memory when the read
-// started and its peak during the read, and the load average.
+// Printed: each rate, the CPU seconds of each reader (the two Node readers: this process's;
+// `mariadb-binlog`: its own, from /proc/self/stat's children times, 10 ms ticks, Linux only; the
+// machine is shared, so CPU is steadier than wall time), the ratios of wall and of CPU, the
+// resident memory when the read started and its peak during the read, and the load average.
 //
 //   BENCH_CHANGES=300000          changes to read; a list (300000,3000000) runs each in turn
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import ZongJi from '@vlasky/zongji';
 import { egressPolicy } from '../packages/connectors/src/egress';
@@ -33,6 +35,16 @@ const cpuSeconds = () => {
   return (u.user + u.system) / 1e6;
 };
 const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e9;
+/** CPU seconds of the children this process waited for (Linux: /proc/self/stat), or null. */
+const childCpuSeconds = (): number | null => {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // cutime and cstime: fields 16 and 17 of the whole line, in clock ticks (100 a second).
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+};
 
 /** The library alone from `file:pos`: rows decoded with the capture's options and dropped. */
 function libraryAlone(port: number, file: string, pos: number, total: number): Promise<void> {
@@ -119,6 +131,7 @@ async function measure(changes: number): Promise<void> {
 
     // Baseline: mariadb-binlog decoding the same binlog from the server to /dev/null.
     const b0 = process.hrtime.bigint();
+    const bc0 = childCpuSeconds();
     execFileSync(
       'mariadb-binlog',
       [
@@ -135,6 +148,8 @@ async function measure(changes: number): Promise<void> {
       { stdio: ['ignore', 'ignore', 'inherit'], maxBuffer: 1 << 30 },
     );
     const baseSeconds = since(b0);
+    const bc1 = childCpuSeconds();
+    const baseCpu = bc0 === null || bc1 === null ? null : bc1 - bc0;
 
     // The library alone.
     const l0 = process.hrtime.bigint();
@@ -172,7 +187,10 @@ async function measure(changes: number): Promise<void> {
     if (read !== total) throw new Error(`read ${read} changes, expected ${total}`);
 
     const rate = (seconds: number) => `${Math.round(total / seconds)} changes/s`.padStart(18);
-    console.log(`mariadb-binlog (decode to /dev/null): ${rate(baseSeconds)} (${baseSeconds.toFixed(2)} s)`);
+    const baseCpuText = baseCpu === null ? '' : `, ${baseCpu.toFixed(2)} s CPU`;
+    console.log(
+      `mariadb-binlog (decode to /dev/null): ${rate(baseSeconds)} (${baseSeconds.toFixed(2)} s${baseCpuText})`,
+    );
     console.log(
       `@vlasky/zongji alone (decode, drop):  ${rate(libSeconds)} (${libSeconds.toFixed(2)} s, ${libCpu.toFixed(2)} s CPU)`,
     );
@@ -184,6 +202,11 @@ async function measure(changes: number): Promise<void> {
         `sluice / library: ${(libSeconds / ourSeconds).toFixed(2)} (CPU ${(libCpu / ourCpu).toFixed(2)})   ` +
         `library / mariadb-binlog: ${(baseSeconds / libSeconds).toFixed(2)}`,
     );
+    if (baseCpu !== null)
+      console.log(
+        `CPU ratio sluice / mariadb-binlog: ${(baseCpu / ourCpu).toFixed(2)}   ` +
+          `library / mariadb-binlog: ${(baseCpu / libCpu).toFixed(2)}`,
+      );
     console.log(
       `RSS when the read started: ${mib(rssStart)}, peak during the read: ${mib(rssPeak)}   load average: ${load()}`,
     );

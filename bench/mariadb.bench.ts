@@ -229,6 +229,7 @@ async function bench(p: Platform) {
     const s = await runInWorker(p, 'maria-to-pg', n, async () => Number(before.check.split(' ')[0]), {
       env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
       profDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF, `maria-${n}`) : null,
+      targetDb: DST,
     });
     checked('Sluice', await pgCheck(), { sums, full: before.check });
     console.log('  rows checked: count, sums and row checksum equal across the three loads');

@@ -74,13 +74,16 @@ export async function copyFileLimit(
   const c = new pg.Client({ connectionString: dbUrl(database), application_name: 'sluice-bench' });
   await c.connect();
   try {
+    const pid = (await c.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+    const cpu = cpuSeconds(pid);
     const started = performance.now();
     const r = await c.query(`COPY ${table} FROM '${file}' (FORMAT binary)`);
     const ms = performance.now() - started;
     if (r.rowCount !== n) throw new Error(`the limit's COPY loaded ${r.rowCount} rows, expected ${n}`);
     const rps = n / (ms / 1000);
     console.log(
-      `  limit: server COPY FROM file ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(2)} s, binary, server-side)`,
+      `  limit: server COPY FROM file ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(2)} s, binary, server-side; ` +
+        `backend CPU ${(cpuSeconds(pid) - cpu).toFixed(2)} s)`,
     );
     return rps;
   } finally {
@@ -254,6 +257,21 @@ export function cpuSeconds(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** CPU seconds of the backends connected to `database` besides the bench's own (same host). */
+async function sessionsCpu(database: string): Promise<number> {
+  const pids = await sql<{ pid: number }>(
+    database,
+    "select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()",
+  );
+  let total = 0;
+  for (const { pid } of pids) {
+    try {
+      total += cpuSeconds(pid);
+    } catch {} // ended meanwhile
+  }
+  return total;
 }
 
 /** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */
@@ -438,6 +456,12 @@ export async function runInWorker(
      * long-running worker's every run after its first does.
      */
     warm?: () => Promise<void>;
+    /**
+     * The target database: the CPU time of the worker's sessions on it (its pooled sink
+     * session, a new backend per fresh worker) is printed once the run ended. The COPY's
+     * parsing happens there, so this moves with the format the sink writes, not with the load.
+     */
+    targetDb?: string;
   },
 ) {
   // A directory per run: node writes one profile per thread (tsx's loader runs in its own).
@@ -471,6 +495,7 @@ export async function runInWorker(
     const wallMs = Date.parse(run.finished_at) - executedAt;
     const peaks = worker.peaks();
     const cpu = cpuSeconds(worker.pid) - cpuStart;
+    const targetCpu = opts.targetDb ? await sessionsCpu(opts.targetDb) : null;
     if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
     const got = await loaded();
     if (got !== n) throw new Error(`the run loaded ${got} rows, expected ${n}`);
@@ -493,7 +518,8 @@ export async function runInWorker(
     );
     console.log(
       `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
-        `VmHWM ${peaks.hwmMB.toFixed(0)} MB; worker CPU ${cpu.toFixed(2)} s (every thread, execute→seen)`,
+        `VmHWM ${peaks.hwmMB.toFixed(0)} MB; worker CPU ${cpu.toFixed(2)} s (every thread, execute→seen)` +
+        (targetCpu === null ? '' : `; target backend CPU ${targetCpu.toFixed(2)} s (the worker's sessions)`),
     );
     if (process.env.BENCH_RUN_LOG) {
       // The run's own log (which way each step took), with the worker's timestamps.

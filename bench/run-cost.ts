@@ -1,6 +1,9 @@
 // What a phase of runs cost, per run: statements sent through `pg` (by this process, and by the
-// workers: statement-counter.mjs writes their counts into statsDir), committed transactions on
-// the platform and the data database, new data-database sessions (pg_stat_database deltas), and
+// workers: statement-counter.mjs writes their counts into statsDir), the transactions those
+// sessions committed on the platform database (`ownCommits`, counted by statement-counter.mjs
+// from what they send: the platform's own commits), committed transactions on the platform and
+// the data database as the server counts them and new data-database sessions (pg_stat_database
+// deltas: these also take autovacuum and the bench's own polling), and
 // CPU time of the workers and of this process (API + load generator), CPU time of the PostgreSQL
 // backends serving the platform and the data database (/proc/<pid>/stat of each backend in
 // pg_stat_activity, sampled every second so a backend that ends loses at most a second; the
@@ -17,6 +20,9 @@ type Counters = {
   statements: number;
   /** Of those, the ones sent to the platform database (the rest go to the data database). */
   platformStatements: number;
+  /** Transactions the platform's own sessions (API, workers) committed on the platform database. */
+  ownCommits: number;
+  /** pg_stat_database's xact_commit of the platform database: also autovacuum and the bench's polling. */
   platformCommits: number;
   dataCommits: number;
   dataSessions: number;
@@ -90,11 +96,13 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     type Stats = {
       statements: number;
       byDatabase: Record<string, number>;
+      commitsByDatabase?: Record<string, number>;
       lag?: { over50: number; over100: number };
     };
     const own = (globalThis as { __benchStatements?: Stats }).__benchStatements!;
     let statements = own.statements;
     let platformStatements = own.byDatabase[opts.platformDb] ?? 0;
+    let ownCommits = own.commitsByDatabase?.[opts.platformDb] ?? 0;
     let lagOver50 = 0;
     let lagOver100 = 0;
     for (const f of fs.readdirSync(opts.statsDir).filter((name) => name.endsWith('.json'))) {
@@ -102,6 +110,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
         const stats: Stats = JSON.parse(fs.readFileSync(path.join(opts.statsDir, f), 'utf8'));
         statements += stats.statements;
         platformStatements += stats.byDatabase[opts.platformDb] ?? 0;
+        ownCommits += stats.commitsByDatabase?.[opts.platformDb] ?? 0;
         lagOver50 += stats.lag?.over50 ?? 0;
         lagOver100 += stats.lag?.over100 ?? 0;
       } catch {
@@ -121,6 +130,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     return {
       statements,
       platformStatements,
+      ownCommits,
       platformCommits: Number(of(opts.platformDb).xact_commit),
       dataCommits: Number(of(opts.dataDb).xact_commit),
       dataSessions: Number(of(opts.dataDb).sessions),
@@ -157,7 +167,8 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     const total = (k: keyof Counters) => (cost[k] * cost.runs).toFixed(0);
     return (
       `  per run: ${per('statements')} statements (${per('platformStatements')} on the platform database), ` +
-      `${per('platformCommits')} platform commits, ` +
+      `${per('ownCommits')} platform commits by its sessions (${per('platformCommits')} by pg_stat_database, ` +
+      `with autovacuum and the bench's polling), ` +
       `${per('dataCommits')} data commits, ${per('dataSessions')} new data sessions, ` +
       `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process + ` +
       `${per('storeCpuMs')} ms in platform-database backends + ${per('dataCpuMs')} ms in data-database backends; ` +

@@ -4,6 +4,10 @@
 // starts; with BENCH_STATS_DIR set, a process writes its counts to <dir>/<pid>.json every 200 ms
 // and on exit, with its event-loop lag (how often a 10 ms timer came 20/50/100/250 ms late). With BENCH_STATEMENT_LOG=file, every counted statement is also appended to that
 // file (pid, database, time, the statement's first 160 characters): where a run's cost goes.
+// Commits are counted here too, per database, from what each connection sends: a statement
+// outside `begin` … `commit` is a transaction of its own, a `begin` … `commit` block is one, a
+// `rollback` none. Unlike pg_stat_database's xact_commit these are only this process's own
+// sessions' (not autovacuum's, not the bench's polling).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -13,10 +17,27 @@ const pg = require('pg');
 const counts = {
   statements: 0,
   byDatabase: {},
+  commitsByDatabase: {},
   lag: { samples: 0, over20: 0, over50: 0, over100: 0, over250: 0 },
 };
 const logFile = process.env.BENCH_STATEMENT_LOG;
 const textOf = (arg) => (typeof arg === 'string' ? arg : (arg?.text ?? arg?.name ?? '?'));
+/** Whether this statement, sent on `client`, ends a transaction that commits. */
+const inTransaction = new WeakSet();
+function committed(client, text) {
+  const word = /^\s*(\w+)/.exec(text)?.[1]?.toLowerCase();
+  if (word === 'begin' || (word === 'start' && /^\s*start\s+transaction/i.test(text))) {
+    inTransaction.add(client);
+    return false;
+  }
+  if (word === 'rollback' || word === 'abort') {
+    // `rollback to savepoint` stays inside the transaction.
+    if (!/^\s*rollback\s+to\b/i.test(text)) inTransaction.delete(client);
+    return false;
+  }
+  if (word === 'commit' || word === 'end') return inTransaction.delete(client);
+  return !inTransaction.has(client);
+}
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function countedQuery(...args) {
   const params = this.connectionParameters;
@@ -25,6 +46,8 @@ pg.Client.prototype.query = function countedQuery(...args) {
     counts.statements++;
     const db = params?.database ?? '?';
     counts.byDatabase[db] = (counts.byDatabase[db] ?? 0) + 1;
+    if (committed(this, textOf(args[0])))
+      counts.commitsByDatabase[db] = (counts.commitsByDatabase[db] ?? 0) + 1;
     if (logFile) {
       const text = textOf(args[0]).replace(/\s+/g, ' ').trim().slice(0, 160);
       fs.appendFileSync(logFile, `${process.pid}\t${db}\t${Date.now()}\t${text}\n`);

@@ -43,10 +43,23 @@ export type SessionPoolOptions = {
 
 export type SessionPoolStats = { opened: number; reused: number; closed: number; idle: number };
 
+/** Something a run leaves open for the next run of this process (one per key). */
+export type Held = {
+  /** Ends it; never throws. */
+  close(): Promise<void>;
+};
+
 export type SessionPool = {
   acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>>;
+  /**
+   * Keeps `held` under `key` until `take` hands it out, `idleMs` pass or the pool closes (then
+   * it is closed). One per key: an older one under the same key is closed.
+   */
+  hold(key: string, held: Held, idleMs: number): void;
+  /** What is held under `key` (no longer held afterwards), or null. */
+  take<T extends Held>(key: string): T | null;
   stats(): SessionPoolStats;
-  /** Closes the idle sessions; sessions still leased are closed when they come back. */
+  /** Closes the idle sessions and what is held; sessions still leased are closed when they come back. */
   close(): Promise<void>;
 };
 
@@ -125,6 +138,14 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
   const order = new Set<Entry>();
   let closed = false;
   const counts = { opened: 0, reused: 0, closed: 0 };
+  const held = new Map<string, { held: Held; timer: NodeJS.Timeout }>();
+  const takeHeld = (key: string): Held | null => {
+    const h = held.get(key);
+    if (!h) return null;
+    held.delete(key);
+    clearTimeout(h.timer);
+    return h.held;
+  };
 
   const unidle = (e: Entry) => {
     e.idle = false;
@@ -216,10 +237,24 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
         },
       };
     },
+    hold(key, h, idleMs) {
+      void takeHeld(key)?.close();
+      if (closed) {
+        void h.close();
+        return;
+      }
+      const timer = setTimeout(() => {
+        if (held.get(key)?.held === h) void takeHeld(key)?.close();
+      }, idleMs);
+      timer.unref();
+      held.set(key, { held: h, timer });
+    },
+    take: <T extends Held>(key: string) => takeHeld(key) as T | null,
     stats: () => ({ ...counts, idle: order.size }),
     async close() {
       closed = true;
-      await Promise.all([...order].map(drop));
+      const kept = [...held.keys()].map((k) => takeHeld(k)!);
+      await Promise.all([...[...order].map(drop), ...kept.map((h) => h.close())]);
     },
   };
 }

@@ -46,7 +46,16 @@ export type RowsPayload = {
    * quoted, nested values as JSON text; DuckDB); `text` is COPY's text format (tab-separated,
    * backslash escapes, NULL `\N`; each value the text the row's value has; MySQL/MariaDB).
    */
-  csv?: RecordBytes & { format?: 'csv' | 'text' };
+  csv?: RecordBytes & {
+    format?: 'csv' | 'text';
+    /**
+     * Asks for the same chunks as PostgreSQL COPY **binary** for these target column types
+     * (aligned with `columns`; type OID and format_type text), before they are read: null when
+     * they will be, else why not (they stay in `format`). A producer offers it where it can
+     * write each value as the target's input function would read its text (MySQL/MariaDB).
+     */
+    asBinary?(targets: { oid: number; name: string }[]): string | null;
+  };
 };
 /** JSON records (any JSON value each), in batches. */
 export type JsonPayload = {

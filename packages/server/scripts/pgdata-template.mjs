@@ -1,8 +1,11 @@
 // Prepares the template an embedded store's first start copies instead of running initdb
 // (docs/operations.md "Embedded store or PostgreSQL server"): packages/server/.pgdata-template,
-// made once per installed PGlite version by `npm install` (the root `prepare`). initdb runs here
-// in a child process, as on a first start without a template (src/db/pglite.ts). Nothing to do
-// when the template was made by the PGlite installed now.
+// made by `npm install` (the root `prepare`) once per installed PGlite version, migrations and
+// pg-boss version. initdb runs here in a child process, as on a first start without a template
+// (src/db/pglite.ts); then the server's own migrations and pg-boss's schema are applied to it
+// (src/db/migrate.ts, src/jobs/queue.ts), so a first start has only what was added since to
+// migrate (~2 s of CPU less, docs/benchmarks.md, Memory). Nothing instance-specific is in it:
+// keys and the setup code are made by the first start. Nothing to do when the template is current.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,9 +17,13 @@ const template = path.join(serverDir, '.pgdata-template');
 const pgliteDist = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
 const pglite = JSON.parse(fs.readFileSync(path.join(pgliteDist, '../package.json'), 'utf8')).version;
 
+const pgBoss = createRequire(import.meta.url)('pg-boss/package.json').version;
+const journal = path.join(serverDir, 'src/db/migrations/meta/_journal.json');
+const migrations = JSON.parse(fs.readFileSync(journal, 'utf8')).entries.at(-1)?.tag ?? '';
+
 const marker = path.join(template, 'template.json');
 const made = fs.existsSync(marker) ? JSON.parse(fs.readFileSync(marker, 'utf8')) : null;
-if (made?.pglite === pglite) process.exit(0);
+if (made?.pglite === pglite && made.migrations === migrations && made.pgBoss === pgBoss) process.exit(0);
 
 const staging = `${template}.partial-${process.pid}`;
 fs.rmSync(staging, { recursive: true, force: true });
@@ -38,7 +45,25 @@ if (initdb.status !== 0 || !pgMajor) {
   fs.rmSync(staging, { recursive: true, force: true });
   throw new Error(`initdb for the embedded store template failed (exit ${initdb.status})`);
 }
-fs.writeFileSync(path.join(staging, 'template.json'), `${JSON.stringify({ pglite, pgMajor })}\n`);
+// The server's sources, as `sluice` runs them without a build (bin/sluice.mjs).
+const { register } = await import('tsx/esm/api');
+register();
+const { openStore } = await import('../src/db/client.ts');
+const { migrate } = await import('../src/db/migrate.ts');
+const { openQueue } = await import('../src/jobs/queue.ts');
+const store = await openStore({ dataDir: staging });
+try {
+  await migrate(store);
+  // pg-boss's schema; the queues of the jobs are made by every start (jobs/queue.ts).
+  const queue = await openQueue(store, { pollSeconds: 60, supervise: false, jobs: [] });
+  await queue.stop();
+} finally {
+  await store.close();
+}
+fs.writeFileSync(
+  path.join(staging, 'template.json'),
+  `${JSON.stringify({ pglite, pgMajor, migrations, pgBoss })}\n`,
+);
 fs.rmSync(template, { recursive: true, force: true });
 fs.renameSync(staging, template);
 console.log(`sluice: embedded store template (PGlite ${pglite}, PostgreSQL ${pgMajor}) in ${template}`);

@@ -24,7 +24,8 @@ export type App = FastifyInstance & { routeTable: RouteInfo[] };
 /** What authentication asks of the domain: http/auth.ts imports no module, this root wires them. */
 export function authPorts(deps: Deps): AuthPorts {
   return {
-    principalOfToken: (token, now, facts) => resolvePrincipal(deps.store, token, now, facts),
+    principalOfToken: (token, now, facts) =>
+      resolvePrincipal(deps.store, token, now, facts, deps.config.apiKeyCacheMs),
     scopeIn: (principal, organizationSlug) => resolveScope(deps.db, principal, organizationSlug),
     recordDenial: (scope, denial) => recordPermissionDenial(deps.db, scope, denial),
   };

@@ -27,6 +27,8 @@ export const configSchema = z.object({
   SLUICE_PUBLIC_URL: z.string().url().optional(),
   SLUICE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SLUICE_RATE_LIMIT_PER_TOKEN: intFrom(600),
+  // How long an API host serves an API key it has read from memory; 0 reads it for every request.
+  SLUICE_API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   SLUICE_RATE_LIMIT_PUBLIC: intFrom(20),
   SLUICE_RATE_LIMIT_WINDOW_MS: intFrom(60_000),
   SLUICE_BODY_LIMIT_BYTES: intFrom(1024 * 1024),
@@ -128,6 +130,8 @@ export type Config = {
   publicUrl: string;
   logLevel: ParsedEnv['SLUICE_LOG_LEVEL'];
   rateLimit: { perToken: number; publicPerAddress: number; windowMs: number };
+  /** SLUICE_API_KEY_CACHE_MS: how long another host's change to a key may take to reach this one. */
+  apiKeyCacheMs: number;
   bodyLimitBytes: number;
   /** App-host event streams: caps on open streams, and the interval of their access re-check. */
   streams: { perSession: number; perUser: number; recheckMs: number };
@@ -217,6 +221,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       publicPerAddress: e.SLUICE_RATE_LIMIT_PUBLIC,
       windowMs: e.SLUICE_RATE_LIMIT_WINDOW_MS,
     },
+    apiKeyCacheMs: e.SLUICE_API_KEY_CACHE_MS,
     bodyLimitBytes: e.SLUICE_BODY_LIMIT_BYTES,
     streams: {
       perSession: e.SLUICE_STREAMS_PER_SESSION,

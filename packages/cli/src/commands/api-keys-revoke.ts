@@ -11,7 +11,9 @@ export function apiKeysRevokeCommand(apiKeys: Command) {
   withApiOptions(
     apiKeys
       .command('revoke')
-      .description('Revoke an API key at once; it stays listed with revoked_at set')
+      .description(
+        'Revoke an API key (refused at once by the API host that revoked it, by every other within SLUICE_API_KEY_CACHE_MS); it stays listed with revoked_at set',
+      )
       .argument('<key_slug>', 'slug of the API key')
       .addOption(orgOption()),
   ).action(async (keySlug: string, opts: RevokeOptions) => {

@@ -7,12 +7,10 @@ import {
   httpCredentialsSchema,
   httpStatementSchema,
 } from './config';
-import { execute, importOpenApi, test } from './operations';
-import { writeHttp } from './sink';
-import { readHttp } from './source';
 
 // The HTTP connector (docs/connectors/http.md): a health check, OpenAPI schema import and
 // one request per statement. One attempt only: a POST to a remote system is not safe to replay.
+// The code below loads on first use, so a process that never talks to this kind never holds it.
 
 export const httpConnector = {
   type: 'http',
@@ -22,9 +20,23 @@ export const httpConnector = {
   credentialDestination: ['base_url', 'openapi_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test,
-  query: { statementSchema: httpStatementSchema, resultType: 'http', execute },
-  discover: { importSchema: (conn, ctx) => importOpenApi(conn.config, conn.credentials, ctx) },
-  source: { operation: null, read: readHttp },
-  sink: { operation: null, write: writeHttp },
+  test: async (conn, ctx) => (await import('./operations')).test(conn, ctx),
+  query: {
+    statementSchema: httpStatementSchema,
+    resultType: 'http',
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).execute(conn, statement, parameters, ctx),
+  },
+  discover: {
+    importSchema: async (conn, ctx) =>
+      (await import('./operations')).importOpenApi(conn.config, conn.credentials, ctx),
+  },
+  source: {
+    operation: null,
+    read: async (conn, step, ctx) => (await import('./source')).readHttp(conn, step, ctx),
+  },
+  sink: {
+    operation: null,
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeHttp(conn, input, step, ctx),
+  },
 } satisfies ConnectorDefinition<HttpConfig, HttpCredentials, HttpStatement>;

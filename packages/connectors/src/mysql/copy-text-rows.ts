@@ -195,6 +195,11 @@ export class CopyTextRows {
     return kind === BYTES ? Buffer.from(buf.subarray(p, end)) : buf.toString('utf8', p, end);
   }
 
+  /** The end of the rows: the last chunk. */
+  finish(): void {
+    this.flush();
+  }
+
   /** Hands out what is written so far. */
   flush(): void {
     if (this.pos === 0) return;

@@ -3,58 +3,30 @@ import type { Payload } from '@sluice/engine';
 import mysqlDriver from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepContext } from '../../../../test/support/step-context';
-import { egressPolicy } from '../egress';
-import { postgres, postgresConfigSchema } from '../postgres/index';
-import { type ConnectorContext, defaultLimits } from '../types';
+import {
+  ctx,
+  MY_HOST,
+  MY_PORT,
+  PG_URL,
+  peerConnections,
+  sqlSink,
+  sqlSource,
+} from '../../../../test/support/mysql-postgres';
+import { postgres } from '../postgres/index';
 import { BYTES, CopyTextRows, copyTextKinds, PLAIN, TEXT } from './copy-text-rows';
-import { mysql, mysqlConfigSchema } from './index';
+import { mysql } from './index';
 import type { Field } from './operations';
 
 // MySQL/MariaDB rows as COPY text: the encoder on its own, then the real MariaDB at
 // 127.0.0.1:3306 into the real PostgreSQL at 127.0.0.1:5432, once as COPY text and once by the
 // row path, which must land the same rows.
 
-const MY_HOST = process.env.SLUICE_TEST_MYSQL_HOST ?? '127.0.0.1';
-const MY_PORT = Number(process.env.SLUICE_TEST_MYSQL_PORT ?? 3306);
-const PG_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const id = randomBytes(4).toString('hex');
 const MYDB = `sluice_ct_my_${id}`;
 const PGDB = `sluice_ct_pg_${id}`;
-const ctx: ConnectorContext = { policy: egressPolicy('self_hosted', true), limits: defaultLimits };
-
-const myConnection = () => ({
-  config: mysqlConfigSchema.parse({
-    host: MY_HOST,
-    port: MY_PORT,
-    database: MYDB,
-    user: 'root',
-    allow_private_hosts: true,
-  }),
-  credentials: { password: '' },
-});
-const pgConnection = () => {
-  const u = new URL(PG_URL);
-  return {
-    config: postgresConfigSchema.parse({
-      host: u.hostname,
-      port: Number(u.port || 5432),
-      database: PGDB,
-      user: 'postgres',
-      allow_private_hosts: true,
-    }),
-    credentials: { password: 'unused' },
-  };
-};
-
-const source = (sql: string, extra: Record<string, unknown> = {}) =>
-  stepContext({ kind: 'source', data_source_ref: 'db', operation: { operation_type: 'sql', sql, ...extra } });
-const sink = (table: string) =>
-  stepContext({
-    kind: 'sink',
-    data_source_ref: 'db',
-    operation: { operation_type: 'sql', write: { table } },
-  });
+const { myConnection, pgConnection } = peerConnections(MYDB, PGDB);
+const source = sqlSource;
+const sink = (table: string) => sqlSink(table);
 
 let my: mysqlDriver.Connection;
 let pgc: pg.Client;
@@ -141,6 +113,13 @@ async function fromRows(sql: string): Promise<string> {
   for (const row of rows as unknown[][]) enc.values(row);
   enc.flush();
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The payload without its COPY binary offer (copy-binary.test.ts tests that). */
+function textOnly(payload: Payload): Payload {
+  const p = payload as Extract<Payload, { kind: 'rows' }>;
+  const { asBinary: _, ...csv } = p.csv!;
+  return { ...p, csv };
 }
 
 /** Where `every` has its FLOAT and DOUBLE columns. */
@@ -242,7 +221,7 @@ describe('COPY text from MySQL rows', () => {
     ]) {
       const viaText = await mysql.source.read(myConnection(), source(`SELECT * FROM ${from}`), ctx);
       const textSink = sink(`${to}_text`);
-      const a = await postgres.sink.write(pgConnection(), viaText.payload, textSink, ctx);
+      const a = await postgres.sink.write(pgConnection(), textOnly(viaText.payload), textSink, ctx);
       expect(textSink.lines.map((l) => l.message).join('\n')).toMatch(/as COPY text directly/);
       const viaRows = await mysql.source.read(myConnection(), source(`SELECT * FROM ${from}`), ctx);
       const { csv: _, ...rowsOnly } = viaRows.payload as Extract<Payload, { kind: 'rows' }>;
@@ -317,7 +296,7 @@ describe('COPY text from MySQL rows', () => {
     for (const text of [true, false]) {
       const out = await mysql.source.read(myConnection(), source('SELECT * FROM zero'), ctx);
       const p = out.payload as Extract<Payload, { kind: 'rows' }>;
-      const payload = text ? p : { ...p, csv: undefined };
+      const payload = text ? textOnly(p) : { ...p, csv: undefined };
       const err = await postgres.sink.write(pgConnection(), payload, sink('zero'), ctx).then(
         () => null,
         (e) => e,

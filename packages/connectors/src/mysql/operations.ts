@@ -27,6 +27,8 @@ export type Field = {
   encoding?: string;
   extendedTypeName?: string;
   extendedFormat?: string;
+  /** Column flags (UNSIGNED is 32). */
+  flags?: number;
 };
 
 const BINARY_CHARSET = 63;

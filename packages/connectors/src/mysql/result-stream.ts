@@ -1,15 +1,14 @@
 import type mysql from 'mysql2';
 import { deferred } from '../payloads/streams';
-import type { CopyTextRows } from './copy-text-rows';
 import type { Field } from './operations';
 
-// One streamed result, read either as rows (mysql2's arrays, in batches) or as COPY text
-// (CopyTextRows, in chunks): whoever consumes it first decides, and until then the socket is
+// One streamed result, read either as rows (mysql2's arrays, in batches) or as COPY input
+// (CopyTextRows or CopyBinaryRows, in chunks): whoever consumes it first decides, and until then the socket is
 // paused after the column definitions, so no row is parsed one way before the choice. Either
 // way the socket is paused while enough is queued downstream, so the server blocks instead of
 // filling our memory.
 //
-// As COPY text the row packets go to the encoder as they come off the wire: the query
+// As COPY input the row packets go to the encoder as they come off the wire: the query
 // command's row handler is taken over for this one command (its column definitions, EOF and
 // errors stay mysql2's). Where that handler is not there (another mysql2), mysql2's rows are
 // encoded instead: slower, same bytes.
@@ -17,8 +16,17 @@ import type { Field } from './operations';
 const BATCH = 5000;
 /** Rows queued before the socket is paused: the next batch arrives while one is downstream. */
 const AHEAD = 2 * BATCH;
-/** COPY text queued before the socket is paused. */
+/** COPY input queued before the socket is paused. */
 const AHEAD_BYTES = 1 << 20;
+
+/** Rows in, COPY input out (CopyTextRows, CopyBinaryRows). */
+export type RowEncoder = {
+  readonly rows: number;
+  packet(buf: Buffer, start: number, end: number): void;
+  values(row: unknown[]): void;
+  /** Writes what ends the stream and hands out the last chunk. */
+  finish(): void;
+};
 
 type RowHandler = (packet: RowPacket, connection: unknown) => unknown;
 type RowPacket = { buffer: Buffer; offset: number; end: number; isEOF(): boolean };
@@ -28,7 +36,7 @@ export class ResultStream {
   private chunks: Buffer[] = [];
   private queuedBytes = 0;
   private mode: 'open' | 'rows' | 'text' = 'open';
-  private encoder: CopyTextRows | null = null;
+  private encoder: RowEncoder | null = null;
   private ended = false;
   private failure: unknown = null;
   private paused = false;
@@ -70,7 +78,7 @@ export class ResultStream {
       this.notify();
     });
     cmd.on('end', () => {
-      this.encoder?.flush();
+      this.encoder?.finish();
       this.ended = true;
       this.fields.resolve(null);
       this.notify();
@@ -137,17 +145,18 @@ export class ResultStream {
     this.resume();
   }
 
-  /** Reads the result as COPY text through `encoder` (see CopyTextRows). */
-  asText(make: (onChunk: (chunk: Buffer) => void) => CopyTextRows): CopyTextRows {
+  /** Reads the result as COPY input through the encoder `make` returns (CopyTextRows, CopyBinaryRows). */
+  asCopy<T extends RowEncoder>(make: (onChunk: (chunk: Buffer) => void) => T): T {
     if (this.mode !== 'open') throw new Error('the result is already being read');
     this.mode = 'text';
-    this.encoder = make((chunk) => {
+    const encoder = make((chunk) => {
       this.chunks.push(chunk);
       this.queuedBytes += chunk.length;
       this.notify();
     });
+    this.encoder = encoder;
     this.resume();
-    return this.encoder;
+    return encoder;
   }
 
   /** Resolves once a batch (rows) or a chunk (text) is ready, or the result ended. */

@@ -4,15 +4,17 @@ import { type CursorTracker, cursorIndex, cursorTracker, rowsOutput } from '../r
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
+import { type BinaryTarget, type Code, CopyBinaryRows, copyBinaryPlan } from './copy-binary-rows';
 import { CopyTextRows, copyTextKinds } from './copy-text-rows';
 import { type Field, typeName } from './operations';
-import { ResultStream } from './result-stream';
+import { ResultStream, type RowEncoder } from './result-stream';
 import { openMysqlSession } from './session';
 
 // A pipeline source on MySQL/MariaDB: the query runs in a read-only transaction (as a
 // prepared statement when it has templates), and its rows are taken as the payload is read:
 // in batches, or, for a consumer that reads COPY text (the PostgreSQL sink), as COPY text
-// written straight from the wire (copy-text-rows.ts, `RowsPayload.csv` with format text).
+// written straight from the wire (copy-text-rows.ts, `RowsPayload.csv` with format text), or
+// as COPY binary for the target's column types when the consumer asks (copy-binary-rows.ts).
 // Templated queries and columns that text cannot carry as the row path would keep the rows
 // only. The whole statement is bounded by the server's statement limit
 // (statement_timeout_seconds), as MySQL has no per-fetch limit.
@@ -70,25 +72,35 @@ export async function readMysql(
     return output;
   }
 
-  // The same rows as COPY text, for a consumer that takes them so instead of the batches.
+  // The same rows as COPY text, for a consumer that takes them so instead of the batches, or
+  // as COPY binary once that consumer told the target's types (asBinary).
   const columnKinds = kinds.kinds;
-  let encoder: CopyTextRows | null = null;
+  let encoder: RowEncoder | null = null;
+  let binary: Code[] | null = null;
   const index = cursorIndex(step, columns);
   // The cursor sees its column's text, as the batches' tracker would see the value.
   const textCursor = index === null ? null : cursorTracker(step, [columns[index]]);
+  const see =
+    textCursor && index !== null
+      ? { index, see: (v: string | Buffer | null) => textCursor.observe([[v]]) }
+      : null;
   const ended = deferred<string | null>();
   const begin = () => {
-    encoder = stream.asText(
-      (onChunk) =>
-        new CopyTextRows(
-          columnKinds,
-          onChunk,
-          undefined,
-          textCursor && index !== null ? { index, see: (v) => textCursor.observe([[v]]) } : null,
-        ),
-    );
+    const codes = binary;
+    encoder =
+      codes === null
+        ? stream.asCopy((onChunk) => new CopyTextRows(columnKinds, onChunk, undefined, see))
+        : stream.asCopy((onChunk) => new CopyBinaryRows(codes, names, onChunk, undefined, see, columnKinds));
     if (!stream.raw)
-      step.log('info', 'this mysql2 has no row handler to take over: its rows are encoded as COPY text');
+      step.log('info', 'this mysql2 has no row handler to take over: its rows are encoded as COPY input');
+  };
+  const names = columns.map((c) => c.name);
+  const asBinary = (targets: BinaryTarget[]): string | null => {
+    if (encoder !== null) return 'the rows are already being read';
+    const plan = copyBinaryPlan(fields, columnKinds, targets);
+    if ('reason' in plan) return plan.reason;
+    binary = plan.codes;
+    return null;
   };
   const text = () => drain(begin, () => stream.takeChunk());
   const used = () => encoder !== null;
@@ -97,6 +109,7 @@ export async function readMysql(
       ...(output.payload as RowsPayload),
       csv: {
         format: 'text',
+        asBinary,
         chunks: tracked(text(), () => ended.resolve(textCursor?.value() ?? null), ended.reject),
         count: () => encoder?.rows ?? 0,
       },

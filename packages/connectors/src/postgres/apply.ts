@@ -72,7 +72,10 @@ export async function applyPg(
       idleTimeoutMs,
     });
     bytes = done.bytes;
-    if (staged > 10_000) await s.timed(s.client.query(`ANALYZE ${stage}`));
+    // Statistics for the joins with the target (DELETE … USING, UPDATE … FROM); the INSERT of
+    // full rows reads the staging table whole and needs none.
+    const joins = set.deletes.length > 0 || set.unchanged.some((u) => u !== null);
+    if (staged > 10_000 && joins) await s.timed(s.client.query(`ANALYZE ${stage}`));
   }
   // A truncate empties the table first, in this transaction (DELETE: no TRUNCATE privilege or
   // exclusive lock needed, and a retried batch is skipped by the ledger like any other write).

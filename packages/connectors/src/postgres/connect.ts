@@ -109,7 +109,7 @@ export type PgClientSetup = {
 export async function pgClientConfig(
   conn: PgConnection,
   ctx: ConnectorContext,
-  opts: { readOnly?: boolean; replication?: boolean } = {},
+  opts: { readOnly?: boolean; replication?: boolean; applicationName?: string } = {},
 ): Promise<PgClientSetup> {
   const c = conn.config;
   const timeoutMs = c.connect_timeout_seconds * 1000;
@@ -153,7 +153,7 @@ export async function pgClientConfig(
     ssl,
     connectionTimeoutMillis: Math.max(1, timeoutMs - (Date.now() - started)),
     statement_timeout: c.statement_timeout_seconds * 1000,
-    application_name: 'sluice',
+    application_name: opts.applicationName ?? 'sluice',
     ...(opts.readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
     // A walsender session for one database (change data capture: docs/cdc.md).
     ...(opts.replication ? { replication: 'database' } : {}),

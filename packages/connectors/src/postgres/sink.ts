@@ -257,9 +257,15 @@ export async function writePg(
       step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
       done = await copyAll(format, plan.rows.native!.open(format).chunks);
     } else if (csv && misfit === null && textual) {
-      // The source wrote its rows as COPY text: they go into the COPY as they are.
-      done = await copyAll('text', await started(csv.chunks));
-      step.log('info', `COPY read the source's rows as COPY text directly (${done.rows} rows)`);
+      // The source writes its rows as COPY input: binary for the target's types where it can
+      // (the server then parses no text), else text; they go into the COPY as they are.
+      const notBinary = csv.asBinary
+        ? csv.asBinary(names.map((n) => ({ oid: byName.get(n)!.oid, name: byName.get(n)!.type })))
+        : 'the source writes no COPY binary';
+      if (notBinary !== null) step.log('info', `the source's rows stay COPY text: ${notBinary}`);
+      const kind = notBinary === null ? 'binary' : 'text';
+      done = await copyAll(kind, await started(csv.chunks));
+      step.log('info', `COPY read the source's rows as COPY ${kind} directly (${done.rows} rows)`);
     } else if (csv && misfit === null) {
       // The transform wrote the rows as CSV: they go into the COPY as they are.
       done = await copyAll('csv', await started(csv.chunks));

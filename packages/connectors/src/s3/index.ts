@@ -8,12 +8,10 @@ import {
   s3OperationSchema,
   s3StatementSchema,
 } from './config';
-import { executeS3, importS3Schema, testS3 } from './operations';
-import { writeS3 } from './sink';
-import { readS3 } from './source';
 
-// Amazon S3 and S3-compatible stores (docs/connectors/s3.md). The AWS SDK is loaded only when
-// an S3 data source is used; every call builds its own client and destroys it before returning.
+// Amazon S3 and S3-compatible stores (docs/connectors/s3.md). The AWS SDK and the code below load
+// only when an S3 data source is used; every call builds its own client and destroys it before
+// returning.
 
 export { s3ConfigSchema, s3CredentialsSchema, s3StatementSchema };
 
@@ -25,9 +23,20 @@ export const s3Connector = {
   credentialDestination: ['endpoint'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test: testS3,
-  query: { statementSchema: s3StatementSchema, resultType: 's3', execute: executeS3 },
-  discover: { importSchema: importS3Schema },
-  source: { operation: s3OperationSchema, read: readS3 },
-  sink: { operation: s3OperationSchema, write: writeS3 },
+  test: async (conn, ctx) => (await import('./operations')).testS3(conn, ctx),
+  query: {
+    statementSchema: s3StatementSchema,
+    resultType: 's3',
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeS3(conn, statement, parameters, ctx),
+  },
+  discover: { importSchema: async (conn, ctx) => (await import('./operations')).importS3Schema(conn, ctx) },
+  source: {
+    operation: s3OperationSchema,
+    read: async (conn, step, ctx) => (await import('./source')).readS3(conn, step, ctx),
+  },
+  sink: {
+    operation: s3OperationSchema,
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeS3(conn, input, step, ctx),
+  },
 } satisfies ConnectorDefinition<S3Config, S3Credentials, S3Statement>;

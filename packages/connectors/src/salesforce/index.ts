@@ -7,14 +7,13 @@ import {
   salesforceSourceOperation,
   salesforceStatementSchema,
 } from './config';
-import { executeSalesforce, importSalesforceSchema, type SoqlStatement, testSalesforce } from './operations';
-import { writeSalesforce } from './sink';
-import { readSalesforce } from './source';
+import type { SoqlStatement } from './operations';
 
 export * from './config';
 
 // Salesforce through jsforce (docs/connectors/salesforce.md): the client-credentials flow of a
 // connected app against the instance's own token endpoint, then REST. Read-only by default.
+// jsforce and the code below load on first use.
 export const salesforceConnector = {
   type: 'salesforce',
   label: 'Salesforce',
@@ -24,19 +23,22 @@ export const salesforceConnector = {
   credentialsRequired: true,
   // A CRM is the system of record: writes are opt-in.
   defaultReadOnly: true,
-  test: (conn, ctx) => testSalesforce(conn, ctx),
+  test: async (conn, ctx) => (await import('./operations')).testSalesforce(conn, ctx),
   query: {
     statementSchema: salesforceStatementSchema,
     resultType: 'object_rows',
-    execute: (conn, statement, parameters, ctx) => executeSalesforce(conn, statement, parameters, ctx),
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeSalesforce(conn, statement, parameters, ctx),
   },
-  discover: { importSchema: (conn, ctx) => importSalesforceSchema(conn, ctx) },
+  discover: {
+    importSchema: async (conn, ctx) => (await import('./operations')).importSalesforceSchema(conn, ctx),
+  },
   source: {
     operation: salesforceSourceOperation,
-    read: (conn, step, ctx) => readSalesforce(conn, step, ctx),
+    read: async (conn, step, ctx) => (await import('./source')).readSalesforce(conn, step, ctx),
   },
   sink: {
     operation: salesforceSinkOperation,
-    write: (conn, input, step, ctx) => writeSalesforce(conn, input, step, ctx),
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeSalesforce(conn, input, step, ctx),
   },
 } satisfies ConnectorDefinition<SalesforceConfig, SalesforceCredentials, SoqlStatement>;

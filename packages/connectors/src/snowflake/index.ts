@@ -3,9 +3,6 @@ import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
 import type { SnowflakeConfig, SnowflakeCredentials } from './config';
 import { snowflakeConfigSchema, snowflakeCredentialsSchema } from './config';
-import { executeSnowflake, importSnowflakeSchema, testSnowflake } from './operations';
-import { writeSnowflake } from './sink';
-import { readSnowflake } from './source';
 
 export * from './config';
 
@@ -19,17 +16,23 @@ export const snowflakeConnector = {
   credentialDestination: ['account', 'access_url'],
   credentialsRequired: true,
   defaultReadOnly: false,
-  test: (conn, ctx) => testSnowflake(conn, ctx),
+  test: async (conn, ctx) => (await import('./operations')).testSnowflake(conn, ctx),
   query: {
     // `{{name}}` placeholders are sent as `?` binds.
     statementSchema: sqlStatementSchema('mysql'),
     resultType: 'sql',
-    execute: (conn, statement, parameters, ctx) => executeSnowflake(conn, statement, parameters, ctx),
+    execute: async (conn, statement, parameters, ctx) =>
+      (await import('./operations')).executeSnowflake(conn, statement, parameters, ctx),
   },
-  discover: { importSchema: (conn, ctx) => importSnowflakeSchema(conn, ctx) },
-  source: { operation: null, read: (conn, step, ctx) => readSnowflake(conn, step, ctx) },
+  discover: {
+    importSchema: async (conn, ctx) => (await import('./operations')).importSnowflakeSchema(conn, ctx),
+  },
+  source: {
+    operation: null,
+    read: async (conn, step, ctx) => (await import('./source')).readSnowflake(conn, step, ctx),
+  },
   sink: {
     operation: sqlSinkOperation('Snowflake', ['insert', 'upsert', 'replace']),
-    write: (conn, input, step, ctx) => writeSnowflake(conn, input, step, ctx),
+    write: async (conn, input, step, ctx) => (await import('./sink')).writeSnowflake(conn, input, step, ctx),
   },
 } satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;

@@ -7,6 +7,7 @@ import { PGlite as PGlite03 } from 'pglite-0.3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../../test/support/cli';
 import { openStore } from './client';
+import { migrationsFolder } from './migrate';
 import { DataDirVersionError } from './pglite';
 
 // The embedded store's data directory across PGlite releases: one written by the release we
@@ -118,6 +119,20 @@ describe('embedded store data directory', () => {
         'select system_identifier::text as id from pg_control_system()',
       );
       expect(BigInt(rows[0].id)).toBe(templateId);
+      // The template is migrated already (the server's migrations and pg-boss's schema), with
+      // nothing instance-specific in it: the first start makes the keys.
+      const journal = JSON.parse(
+        fs.readFileSync(path.join(migrationsFolder, 'meta/_journal.json'), 'utf8'),
+      ).entries;
+      expect(made.migrations).toBe(journal.at(-1).tag);
+      const applied = await store.executeSql('select count(*)::int as n from drizzle.__drizzle_migrations');
+      expect(applied.rows).toEqual([{ n: journal.length }]);
+      const boss = await store.executeSql("select to_regclass('pgboss.job') is not null as made");
+      expect(boss.rows).toEqual([{ made: true }]);
+      const keys = await store.executeSql(
+        'select (select count(*) from encryption_keys)::int + (select count(*) from proof_signing_keys)::int as n',
+      );
+      expect(keys.rows).toEqual([{ n: 0 }]);
       await store.executeSql('create table t (id int)');
     } finally {
       await store.close();

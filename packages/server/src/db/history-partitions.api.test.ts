@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
@@ -21,6 +23,7 @@ import {
   periodStart,
   runLogsHistory,
 } from './partitions';
+import { startParams } from './pglite';
 
 const DAY = 86_400_000;
 const now = new Date();
@@ -73,6 +76,10 @@ async function storeBeforePartitions(): Promise<{ store: Store; drop(): Promise<
     };
   } else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-mig-data-'));
+    // A new store copies the template `npm install` migrated (db/pglite.ts): a store of an older
+    // release is made as one without a template, by initdb (its child process script).
+    const initdb = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
+    execFileSync(process.execPath, [initdb, path.join(dir, 'pgdata'), JSON.stringify(await startParams())]);
     store = await openStore({ dataDir: dir });
     await migratePglite(store.db as any, { migrationsFolder: folder });
     dropStore = async () => fs.rmSync(dir, { recursive: true, force: true });

@@ -157,8 +157,11 @@ describe('queue wake-ups', () => {
         await insert([59, 60]);
         // The consumer is another process: only the announcements can wake it before its poll.
         await waitFor(() => [59, 60].every((n) => seen.includes(n)), 'jobs 59 and 60');
-        // One statement, one commit: PostgreSQL delivers identical notifications of a transaction once.
-        expect(heard.filter((p) => /^events\.retention:1:/.test(p))).toHaveLength(1);
+        // One statement, one commit, one announcement per job: each carries its own sequence
+        // number (which worker answers first), so PostgreSQL does not fold them into one.
+        const announced = heard.filter((p) => /^events\.retention:1:/.test(p));
+        expect(announced).toHaveLength(2);
+        expect(new Set(announced.map((p) => p.split(':')[3])).size).toBe(2);
       } finally {
         await unlisten();
       }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import PgBoss from 'pg-boss';
@@ -107,7 +108,9 @@ export function executorFor(db: DbOrTx): SqlExecutor {
 
 /**
  * NOTIFY channel of the queues. A new job's payload is its queue's name, or
- * `<queue>:<count>:<sender tag>` for a job inserted by a caller's statement (`insertion`); a fetch that took jobs
+ * `<queue>:<count>:<sender tag>:<sequence>` for a job inserted by a caller's statement
+ * (`insertion`; the sequence, the sender's count of such announcements, names which of the workers
+ * heard taking jobs of that queue answers at once, the others later); a fetch that took jobs
  * says so with `taken:<queue>:<count>:<consumer tag>` when other workers are about, so those that
  * heard of the jobs do not fetch for them too. Workers make themselves known with `here:<tag>`
  * (when they start listening, to a worker heard for the first time, and every PRESENCE_MS) and
@@ -189,6 +192,22 @@ const READY_SQL = `
 
 const dialect = new PgDialect();
 
+/**
+ * pg-boss computes its schedules (`schedule` in jobs/define.ts, all in UTC) with cron-parser,
+ * whose dates are luxon's. Left to its defaults, luxon asks `Intl` for the system's locale and
+ * time zone on the first date it makes, and that loads ICU's locale and time-zone data: ~8 MB
+ * resident in every `serve` and `worker` from the first minute on (docs/benchmarks.md, Memory).
+ * With UTC and en-US as luxon's defaults the dates are the same and `Intl` is never asked. Set on
+ * the luxon that pg-boss's cron-parser loads, whichever copy that is; no other module of ours
+ * uses luxon.
+ */
+function luxonWithoutIntl() {
+  const cronParser = createRequire(createRequire(import.meta.url).resolve('pg-boss')).resolve('cron-parser');
+  const { Settings } = createRequire(cronParser)('luxon');
+  Settings.defaultZone = 'utc';
+  Settings.defaultLocale = 'en-US';
+}
+
 /** How long other workers seen (taking jobs, or saying `here`) count as present. */
 const PEER_WINDOW_MS = 60_000;
 /** How often a listening worker says `here`, well within PEER_WINDOW_MS. */
@@ -256,6 +275,7 @@ export async function openQueue(
   opts: { pollSeconds: number; supervise: boolean; jobs: readonly QueueJob[] },
 ): Promise<Queue> {
   const tracked = trackedExecutor(store);
+  luxonWithoutIntl();
   const boss = new PgBoss({
     db: tracked.db,
     schema: 'pgboss',
@@ -287,6 +307,10 @@ export async function openQueue(
   // This consumer's name in `taken` notifications, and the other workers heard taking jobs.
   const tag = crypto.randomUUID().slice(0, 8);
   const peers = new Map<string, number>();
+  // The other workers heard taking jobs of each queue (tag → when): who answers an announcement.
+  const takers = new Map<string, Map<string, number>>();
+  // This process's announcements so far (`insertion`): their sequence number.
+  let announcements = 0;
   // How long a fetch takes here (moving average): a `taken` notification reaches the others
   // about that long after the fetch was sent, so answers must be spread wider than that.
   let fetchMs = 5;
@@ -295,11 +319,24 @@ export async function openQueue(
     for (const [t, at] of peers) if (now - at > PEER_WINDOW_MS) peers.delete(t);
     return peers.size;
   };
-  const delayMs = () => {
+  /**
+   * How long to wait before answering an announcement of a job of queue `name`. Alone: at once.
+   * With others about, an announcement with a sequence number names one of the workers heard
+   * taking that queue's jobs (and this one), the same one in each of their views once they have
+   * heard each other: that one answers at once, the others after one fetch's reach (5 to 50 ms)
+   * plus a random part, by when its `taken` has usually told them. Without a sequence, all answer
+   * after a random delay: uniform over twice a fetch per other worker.
+   */
+  const delayMs = (name: JobName, seq: number | null) => {
     if (peersAbout() === 0) return 0;
-    // Alone: at once. Otherwise uniform over twice a fetch (5 to 50 ms) per other worker.
     const perPeer = Math.min(50, Math.max(5, 2 * fetchMs));
-    return Math.random() * Math.min(100, perPeer * peers.size);
+    const spread = Math.random() * Math.min(100, perPeer * peers.size);
+    if (seq === null) return spread;
+    const now = Date.now();
+    const seen = takers.get(name) ?? new Map<string, number>();
+    for (const [t, at] of seen) if (now - at > PEER_WINDOW_MS || !peers.has(t)) seen.delete(t);
+    const order = [tag, ...seen.keys()].sort();
+    return order[seq % order.length] === tag ? 0 : perPeer + spread;
   };
   const consumers = new Map<string, Consumer>();
   const running = new Set<Promise<void>>();
@@ -345,9 +382,9 @@ export async function openQueue(
   };
 
   /** Looks after the delay, unless other workers took every job announced meanwhile. */
-  const lookSoon = (c: Consumer) => {
+  const lookSoon = (c: Consumer, seq: number | null = null) => {
     if (c.timer) return;
-    const delay = delayMs();
+    const delay = delayMs(c.name, seq);
     if (delay === 0) return look(c);
     c.timer = setTimeout(() => {
       c.timer = null;
@@ -425,6 +462,9 @@ export async function openQueue(
       const [, queue, count, by] = payload.split(':');
       if (by === tag) return;
       peers.set(by, Date.now());
+      const seen = takers.get(queue) ?? new Map<string, number>();
+      seen.set(by, Date.now());
+      takers.set(queue, seen);
       const c = consumers.get(queue as JobName);
       if (c) c.announced = Math.max(0, c.announced - Number(count));
       return;
@@ -439,14 +479,14 @@ export async function openQueue(
       }
       return;
     }
-    const [name, count, by] = payload.split(':');
+    const [name, count, by, seq] = payload.split(':');
     // Its own announcement: this process's consumers were woken when the jobs were sent.
     if (by === tag) return;
     const c = consumers.get(name as JobName);
     if (!c) return;
     c.announced += Math.max(1, Number(count ?? 1) || 1);
     if (c.fetching) c.again = true;
-    else if (c.capacity - c.active > 0) lookSoon(c);
+    else if (c.capacity - c.active > 0) lookSoon(c, seq === undefined ? null : Number(seq) || 0);
     else c.more = true;
   };
   // The fallback (and how delayed jobs are found): one statement per interval for every queue
@@ -541,7 +581,8 @@ export async function openQueue(
       // This process consumes the queue and no other worker is about: waking it here is enough.
       const alone = consumers.has(name) && listening && peersAbout() === 0;
       return {
-        sql: (from) => jobInsertSql(name, payload, from, alone ? null : `${name}:1:${tag}`),
+        sql: (from) =>
+          jobInsertSql(name, payload, from, alone ? null : `${name}:1:${tag}:${announcements++}`),
         sent: () => wake(name),
       };
     },

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresCluster, startPostgresCluster } from '../../../../../test/peers/postgres-cluster';
+import type { PostgresCluster } from '../../../../../test/peers/postgres-cluster';
+import { clusterConnection, startCdcCluster } from '../../../../../test/support/cdc-cluster';
 import { egressPolicy } from '../../egress';
 import { type ConnectorContext, defaultLimits } from '../../types';
-import { postgresConfigSchema } from '../config';
 import type { PgConnection } from '../connect';
 import { pgCaptures, pgRelease } from './admin';
 
@@ -18,20 +18,11 @@ describe('postgres captures and release', () => {
   let conn: PgConnection;
 
   beforeAll(async () => {
-    cluster = await startPostgresCluster({ settings: { wal_level: 'logical', max_replication_slots: 10 } });
+    cluster = await startCdcCluster(10);
     admin = new pg.Client({ connectionString: cluster.url });
     await admin.connect();
     await admin.query('CREATE TABLE orders (id int PRIMARY KEY, note text)');
-    conn = {
-      config: postgresConfigSchema.parse({
-        host: '127.0.0.1',
-        port: cluster.port,
-        database: 'postgres',
-        user: 'postgres',
-        allow_private_hosts: true,
-      }),
-      credentials: { password: 'unused' },
-    };
+    conn = clusterConnection(cluster);
   }, 120_000);
   afterAll(async () => {
     await admin?.end();

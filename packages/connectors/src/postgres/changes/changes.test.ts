@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresCluster, startPostgresCluster } from '../../../../../test/peers/postgres-cluster';
+import type { PostgresCluster } from '../../../../../test/peers/postgres-cluster';
+import { clusterConnection, startCdcCluster } from '../../../../../test/support/cdc-cluster';
 import { collect, stepContext } from '../../../../../test/support/step-context';
 import { egressPolicy } from '../../egress';
 import { type ConnectorContext, defaultLimits } from '../../types';
 import type { PgConnection } from '../connect';
-import { postgres, postgresConfigSchema } from '../index';
+import { postgres } from '../index';
 import { normalLsn } from './lsn';
 
 // The PostgreSQL change capture on its own cluster with wal_level=logical (docs/cdc.md): each
@@ -22,19 +23,10 @@ let conn: PgConnection;
 const sql = async (text: string, values: unknown[] = []) => (await db.query(text, values)).rows;
 
 beforeAll(async () => {
-  cluster = await startPostgresCluster({ settings: { wal_level: 'logical', max_replication_slots: 16 } });
+  cluster = await startCdcCluster();
   db = new pg.Client({ connectionString: cluster.url });
   await db.connect();
-  conn = {
-    config: postgresConfigSchema.parse({
-      host: '127.0.0.1',
-      port: cluster.port,
-      database: 'postgres',
-      user: 'postgres',
-      allow_private_hosts: true,
-    }),
-    credentials: { password: 'unused' },
-  };
+  conn = clusterConnection(cluster);
 });
 
 afterAll(async () => {
@@ -479,6 +471,49 @@ describe('PostgreSQL change capture', () => {
     await sql(`INSERT INTO public.grow_b VALUES (30, 'b30')`);
     const fewer = await read('sluice_grow', { ...both, tables: ['public.grow_b'] }, next.cursor);
     expect(fewer.rows.map((x) => [x._op, x._table, x.id])).toEqual([['insert', 'public.grow_b', 30]]);
+  });
+
+  it('a captured table dropped and created again, or taken out of the publication, is refused until a reset', async () => {
+    await sql('CREATE TABLE public.gap_a (id int PRIMARY KEY, v text)');
+    await sql('CREATE TABLE public.gap_b (id int PRIMARY KEY, v text)');
+    await sql(`INSERT INTO public.gap_a VALUES (1, 'a1')`);
+    await sql(`INSERT INTO public.gap_b VALUES (1, 'b1')`);
+    const op = { tables: ['public.gap_a', 'public.gap_b'], max_changes: 1000 };
+    const first = await drain('sluice_gap', op, null, new Map());
+
+    // Recreated between runs: the rows written before the next run were never published.
+    await sql('DROP TABLE public.gap_a');
+    await sql('CREATE TABLE public.gap_a (id int PRIMARY KEY, v text)');
+    await sql(`INSERT INTO public.gap_a VALUES (2, 'a2')`);
+    const published = async () =>
+      (await sql(`SELECT tablename FROM pg_publication_tables WHERE pubname = 'sluice_gap' ORDER BY 1`)).map(
+        (r) => r.tablename,
+      );
+    for (let i = 0; i < 2; i++) {
+      // Refused every time, and the publication is left as it was (nothing repaired silently).
+      await expect(read('sluice_gap', op, first.cursor)).rejects.toMatchObject({
+        code: 'REMOTE_ERROR',
+        message: expect.stringMatching(
+          /publication sluice_gap no longer lists public\.gap_a: .*reset the pipeline's checkpoints/,
+        ),
+      });
+      expect(await published()).toEqual(['gap_b']);
+    }
+    // A reset (no committed position) takes a new snapshot, and the capture reads on.
+    const again = new Map<string, Record<string, unknown>>();
+    const reset = await drain('sluice_gap', op, null, again);
+    expect(targetRows(again, 'public.gap_a', ['id', 'v'])).toEqual([{ id: 2, v: 'a2' }]);
+
+    // Taken out of the publication by hand: the same refusal. A table the new version stops
+    // listing is not covered any more, so it is no gap.
+    await sql('ALTER PUBLICATION sluice_gap DROP TABLE public.gap_b');
+    await sql(`INSERT INTO public.gap_b VALUES (2, 'b2')`);
+    await expect(read('sluice_gap', op, reset.cursor)).rejects.toMatchObject({
+      message: expect.stringContaining('publication sluice_gap no longer lists public.gap_b'),
+    });
+    await sql(`INSERT INTO public.gap_a VALUES (3, 'a3')`);
+    const fewer = await read('sluice_gap', { ...op, tables: ['public.gap_a'] }, reset.cursor);
+    expect(fewer.rows.map((x) => [x._op, x._table, x.id])).toEqual([['insert', 'public.gap_a', 3]]);
   });
 
   it('drains a 10,000-change backlog over bounded runs, and a quiet database still moves the slot', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CdcOperation, SourceOutput, StepContext } from '@sluice/engine';
 import { deferred, tracked } from '../../payloads/streams';
 import { signalOf } from '../../relational/pipeline';
+import { sessionKey } from '../../session-pool';
 import { type ConnectorContext, ConnectorError } from '../../types';
 import type { PgConnection } from '../connect';
 import { openPgSession } from '../session';
@@ -14,12 +15,19 @@ import { compareLsn } from './lsn';
 import { endMarker, findEndMarker, writeMarker } from './markers';
 import { checkCaptureName, createSlot, dropSlot, ensurePublication, slotState, waitReleased } from './slot';
 import { copyTables } from './snapshot';
-import { streamChanges } from './stream';
+import { type ReplicationStream, streamChanges } from './stream';
+import { lockCapture, takeOver, unlockCapture } from './take-over';
 
 // A cdc source step on PostgreSQL (docs/cdc.md): one run is either a part of the initial
 // snapshot or the changes since the committed position, as rows of the changes contract
 // (connectors/src/types.ts ChangesCapability). The slot moves only to a committed position,
 // at the start of the next read.
+
+/**
+ * How long a replication session a read ended cleanly is kept, paused, for the next read of the
+ * capture in this worker process (docs/cdc.md "The replication session").
+ */
+export const HOLD_IDLE_MS = 60_000;
 
 const lost = (capture: string, why: string) =>
   new ConnectorError(
@@ -41,6 +49,12 @@ export async function readPgChanges(
   checkCaptureName(capture);
   const started = Date.now();
   const timeUp = () => Date.now() - started >= op.max_seconds * 1000;
+  // The replication session a former read of this capture left in this process (docs/cdc.md
+  // "The replication session"), under a key that also names the connection it was opened with.
+  const heldKey = ctx.sessions
+    ? `${sessionKey({ type: 'postgres', config: conn.config, credentials: conn.credentials, readOnly: false, policy: ctx.policy })}:${capture}`
+    : null;
+  let reuse: ReplicationStream | null = null;
   const session = await openPgSession(conn, ctx, signalOf(step, ctx));
   const { client, timed } = session;
   let plan: Awaited<ReturnType<typeof planRead>>;
@@ -49,11 +63,16 @@ export async function readPgChanges(
   try {
     plan = await timed(planRead());
   } catch (err) {
+    await (reuse as ReplicationStream | null)?.close();
     await session.close();
     throw stopped ? stopped.err : session.error(err);
   }
 
   async function planRead() {
+    // Every read holds the capture's lock from here until its session ends: a session on the
+    // slot while nobody holds it is one a read has left idle, which another read may end.
+    const locked = await lockCapture(client, capture);
+    reuse = heldKey ? ctx.sessions!.take<ReplicationStream>(heldKey) : null;
     const tables = await describeTables(client, op.tables);
     try {
       await ctx.onCapturedSchema?.(capturedSchemaOf(tables));
@@ -71,10 +90,32 @@ export async function readPgChanges(
         "the captured tables changed during the initial snapshot; reset the pipeline's checkpoints to take a new snapshot",
       );
     }
+    // The held session goes on only from the position it handed out, and only when that is the
+    // committed one (a failed run, a retried attempt or a reset leaves another checkpoint), and
+    // only while the server says it still holds the slot (a restart ends it without a word
+    // reaching the paused socket).
     let slot = await slotState(client, capture);
-    if (slot?.active && (await waitReleased(client, capture))) slot = await slotState(client, capture);
-    if (slot?.active)
-      throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
+    const held = reuse;
+    const goesOn =
+      locked &&
+      held !== null &&
+      held.failure === null &&
+      slot?.pid != null &&
+      held.pid() === slot.pid &&
+      (ctx.attempt ?? 1) === 1 &&
+      committed !== null &&
+      committed.snapshot === null &&
+      committed.tables.join('\n') === op.tables.join('\n') &&
+      compareLsn(committed.lsn, held.position) === 0;
+    if (held && !goesOn) {
+      reuse = null;
+      await held.close();
+    }
+    if (slot?.active && !reuse) {
+      if (await takeOver(client, capture, locked)) slot = await slotState(client, capture);
+      if (slot?.active)
+        throw new ConnectorError('REMOTE_ERROR', `replication slot ${capture} is in use by another session`);
+    }
     // A later attempt of a run repeats what the lost attempt handed on, if it got that far.
     const replayText =
       (ctx.attempt ?? 1) > 1 && slot ? await findEndMarker(client, capture, step.runSlug) : null;
@@ -112,6 +153,8 @@ export async function readPgChanges(
     } catch (err) {
       throw stopped ? stopped.err : session.error(err);
     } finally {
+      await reuse?.close();
+      await unlockCapture(client, capture);
       await session.close();
     }
   }
@@ -166,7 +209,9 @@ export async function readPgChanges(
     // pg_replication_slot_advance would decode the log from restart_lsn once more.
 
     // Every run: the publication follows the tables and publishes truncates (an older one did not).
-    const { truncates } = await timed(ensurePublication(client, capture, tables));
+    // A table the position covers must still be published (slot.ts ensurePublication).
+    const covered = tables.filter((t) => from.tables.includes(t.name));
+    const { truncates } = await timed(ensurePublication(client, capture, tables, covered));
     if (!truncates)
       step.log(
         'warn',
@@ -219,18 +264,33 @@ export async function readPgChanges(
         throw err;
       }
     };
-    const changes = streamChanges(conn, ctx, client, decoder, {
-      signal: signalOf(step, ctx),
-      capture,
-      from: from.lsn,
-      upto,
-      replay: replay !== null,
-      marker,
-      maxChanges: op.max_changes,
-      timeUp,
-      onShape,
-    });
+    const stream = reuse;
+    reuse = null;
+    const changes = streamChanges(
+      conn,
+      ctx,
+      client,
+      decoder,
+      {
+        signal: signalOf(step, ctx),
+        capture,
+        from: from.lsn,
+        upto,
+        replay: replay !== null,
+        marker,
+        maxChanges: op.max_changes,
+        timeUp,
+        onShape,
+      },
+      stream,
+    );
     yield* changes.batches;
+    const kept = changes.kept();
+    if (kept && heldKey) ctx.sessions!.hold(heldKey, kept, HOLD_IDLE_MS);
+    else if (kept) {
+      await kept.close();
+      await timed(waitReleased(client, capture));
+    }
     next = replayText ?? encodeCursor({ ...from, tables: op.tables, lsn: changes.position() });
     await finish();
   }

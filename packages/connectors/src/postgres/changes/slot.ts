@@ -19,16 +19,16 @@ export function checkCaptureName(capture: string): string {
   return capture;
 }
 
-export type SlotState = { confirmed: string | null; active: boolean } | null;
+export type SlotState = { confirmed: string | null; active: boolean; pid: number | null } | null;
 
 export async function slotState(client: pg.Client, capture: string): Promise<SlotState> {
-  const r = await client.query<{ confirmed: string | null; active: boolean; plugin: string | null }>(
-    `SELECT confirmed_flush_lsn::text AS confirmed, active, plugin
+  const r = await client.query<{ confirmed: string | null; active: boolean; pid: number | null }>(
+    `SELECT confirmed_flush_lsn::text AS confirmed, active, active_pid AS pid
        FROM pg_catalog.pg_replication_slots WHERE slot_name = $1 AND database = current_database()`,
     [capture],
   );
   const row = r.rows[0];
-  return row ? { confirmed: row.confirmed, active: row.active } : null;
+  return row ? { confirmed: row.confirmed, active: row.active, pid: row.pid } : null;
 }
 
 /**
@@ -65,11 +65,18 @@ const PUBLISH = 'insert, update, delete, truncate';
  * name created beforehand by the tables' owner is used when it lists the tables, and made to
  * publish truncates too when the role may (one created by an earlier release did not). Answers
  * whether truncates are published.
+ *
+ * `covered`: the tables the committed position already covers. When the publication no longer
+ * lists one of them (or is gone), pgoutput published nothing of that table since: a DROP TABLE
+ * (the table perhaps created again since) or an ALTER PUBLICATION outside Sluice took it out
+ * (docs/cdc.md "Changing the captured tables"). That is refused before anything is changed, so
+ * every later run refuses too until the checkpoints are reset.
  */
 export async function ensurePublication(
   client: pg.Client,
   capture: string,
   tables: CapturedTable[],
+  covered: CapturedTable[] = [],
 ): Promise<{ truncates: boolean }> {
   const list = tables.map((t) => t.sql).join(', ');
   const r = await client.query<{ tables: string[] | null; truncates: boolean }>(
@@ -82,6 +89,15 @@ export async function ensurePublication(
   const wanted = tables.map((t) => `${t.schema}.${t.table}`).sort();
   const have = r.rows.length === 0 ? null : [...(r.rows[0].tables ?? [])].sort();
   const truncates = r.rows[0]?.truncates === true;
+  const gone = covered.filter((t) => have === null || !have.includes(`${t.schema}.${t.table}`));
+  if (gone.length > 0) {
+    throw new ConnectorError(
+      'REMOTE_ERROR',
+      `publication ${capture} ${have === null ? 'no longer exists' : `no longer lists ${gone.map((t) => t.name).join(', ')}`}: ` +
+        `the table was dropped (perhaps created again) or taken out of the publication outside Sluice, and its changes since were not captured; ` +
+        "reset the pipeline's checkpoints to take a new snapshot",
+    );
+  }
   if (have !== null && have.join('\n') === wanted.join('\n')) {
     if (truncates) return { truncates };
     return { truncates: await publishTruncates(client, capture) };

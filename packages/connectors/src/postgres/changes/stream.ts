@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
 import { withDeadline } from '../../relational/errors';
 import { type ConnectorContext, ConnectorError } from '../../types';
-import { type PgConnection, pgClientConfig } from '../connect';
+import { type PgConnection, pgClientConfig, pgTypes } from '../connect';
 import type { CapturedTable } from './catalog';
 import type { ChangeDecoder, Decoded } from './decode';
 import { compareLsn, lsnText, lsnValue } from './lsn';
@@ -17,6 +17,10 @@ import { waitReleased } from './slot';
 // moves only at the start of a later read, to a position a run committed. Decoded rows leave
 // in batches as they come; the run stops after a whole transaction once it has `maxChanges`
 // changes or its time is up.
+// A session that ended a read cleanly (at a transaction's end) may be kept, paused, for the next
+// read of the same capture in this process (docs/cdc.md "The replication session"): that read
+// goes on from where this one stopped instead of decoding the log again from the slot's
+// restart_lsn. What the server sent after the stop waits in the session, in log order.
 
 const BATCH = 5000;
 /** Batches decoded ahead of the consumer before the socket is paused. */
@@ -41,13 +45,169 @@ export type StreamBounds = {
 };
 
 type Socket = { pause(): void; resume(): void; destroy(): void };
+type Incoming = { lsn: string; msg: Pgoutput.Message };
 /** A decoded message, or the error decoding it raised, in log order. */
 type Step = Decoded | { kind: 'error'; err: unknown };
 
+/** The application_name of replication sessions (docs/cdc.md "The replication session"). */
+export const STREAM_APPLICATION = 'sluice_cdc';
+
+/**
+ * One replication session on a capture's slot (START_REPLICATION … LOGICAL, pgoutput). A read
+ * attaches to it; between reads (held) it is paused, what arrives waits in `backlog`, and the
+ * committed position is sent as its status every FEEDBACK_MS so the server keeps it.
+ */
+export class ReplicationStream {
+  /** The position the last read on this session handed out (the end of its last transaction). */
+  position: string;
+  /** The latest Relation message a read consumed, per relation: the next read's decoder starts from them. */
+  readonly relations = new Map<number, Incoming>();
+  /** Messages no read consumed yet, in log order. */
+  backlog: Incoming[] = [];
+  failure: { err: unknown } | null = null;
+  private listener: ((lsn: string, msg: Pgoutput.Message) => void) | null = null;
+  private onFailure: ((err: unknown) => void) | null = null;
+  private paused = false;
+  private closing: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+  /** The status the server hears (the library reports the position after the one it is given). */
+  private status: string;
+
+  private constructor(
+    private readonly service: LogicalReplicationService,
+    private readonly connection: { stream: unknown; on(event: string, fn: (...a: unknown[]) => void): void },
+    readonly capture: string,
+    from: string,
+  ) {
+    this.position = from;
+    this.status = lsnText(lsnValue(from) - 1n);
+    this.timer = setInterval(() => this.alive(), FEEDBACK_MS);
+    this.timer.unref();
+  }
+
+  /** Opens a session streaming the capture's slot from `from` (the committed position). */
+  static async open(conn: PgConnection, ctx: ConnectorContext, capture: string, from: string) {
+    const { config, connection } = await pgClientConfig(conn, ctx, {
+      replication: true,
+      applicationName: STREAM_APPLICATION,
+    });
+    // No acknowledgement of what is read, ever: only the status below.
+    const service = new LogicalReplicationService(config, {
+      acknowledge: { auto: false, timeoutSeconds: 0 },
+    });
+    const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [capture], messages: true });
+    const s = new ReplicationStream(service, connection as never, capture, from);
+    // Called synchronously for each message as the library parses it, in log order. A Relation
+    // message sets the value parsers the library uses for the table's next messages, so it is
+    // given them here, whether or not a read is attached.
+    service.on('data', (lsn: string, msg: Pgoutput.Message) => {
+      if (msg.tag === 'relation') {
+        for (const c of msg.columns) c.parser = pgTypes.getTypeParser(c.typeOid) as (raw: any) => any;
+      }
+      if (s.listener) s.listener(lsn, msg);
+      else s.backlog.push({ lsn, msg });
+    });
+    // Sent as the stream starts, the status moves the slot to the committed position
+    // (docs/cdc.md "How it works", step 1); then again to keep the session alive.
+    service.on('start', () => s.alive());
+    service.on('heartbeat', (_lsn: string, _time: number, reply: boolean) => {
+      if (reply) s.alive();
+    });
+    service.on('error', (err: unknown) => s.fail(err));
+    service.subscribe(plugin, capture, from).then(
+      () => s.fail(new ConnectorError('CONNECTION_FAILED', 'the server ended the replication stream early')),
+      (err) => s.fail(err),
+    );
+    return s;
+  }
+
+  private alive() {
+    if (this.failure || this.closing) return;
+    this.service.acknowledge(this.status).catch(() => {});
+  }
+
+  private fail(err: unknown) {
+    if (this.failure || this.closing) return;
+    this.failure = { err };
+    this.onFailure?.(err);
+  }
+
+  /** The server process of the session (pg_replication_slots.active_pid while it streams). */
+  pid(): number | null {
+    const client = (this.service as unknown as { _client?: { processID?: number } | null })._client;
+    return client?.processID ?? null;
+  }
+
+  /** The committed position becomes the status the server hears, at once. */
+  confirm(committed: string) {
+    this.status = lsnText(lsnValue(committed) - 1n);
+    this.alive();
+  }
+
+  /** A read takes the messages: first the backlog, then as they arrive. */
+  attach(listener: (lsn: string, msg: Pgoutput.Message) => void, onFailure: (err: unknown) => void) {
+    this.onFailure = onFailure;
+    this.listener = listener;
+    const waiting = this.backlog;
+    this.backlog = [];
+    for (let i = 0; i < waiting.length; i++) {
+      if (this.listener !== listener) {
+        this.backlog = [...waiting.slice(i), ...this.backlog];
+        break;
+      }
+      listener(waiting[i].lsn, waiting[i].msg);
+    }
+    if (this.failure) onFailure(this.failure.err);
+  }
+
+  /** The read is over: what arrives waits in the backlog (`unread` first, in front of it). */
+  detach(unread: Incoming[] = []) {
+    this.listener = null;
+    this.onFailure = null;
+    this.backlog = [...unread, ...this.backlog];
+  }
+
+  pause(want: boolean) {
+    if (want === this.paused || this.closing) return;
+    const socket = this.connection.stream as Socket;
+    if (want) socket.pause();
+    else socket.resume();
+    this.paused = want;
+  }
+
+  /** Ends the session (at most about a second); never throws. */
+  close(): Promise<void> {
+    if (!this.closing) {
+      clearInterval(this.timer);
+      this.listener = null;
+      this.onFailure = null;
+      // The end of the session is read from the socket: it must flow again.
+      if (this.paused) (this.connection.stream as Socket).resume();
+      this.paused = false;
+      const socket = () => (this.connection.stream as Socket).destroy();
+      this.closing = withDeadline(
+        this.service.destroy().then(() => {}),
+        1000,
+        socket,
+        () => new ConnectorError('TIMEOUT', 'close timed out'),
+      )
+        .catch(() => {})
+        .then(() => {
+          // The library took its listeners off the connection: a late socket error goes nowhere.
+          this.connection.on('error', () => {});
+        });
+    }
+    return this.closing;
+  }
+}
+
 /**
  * `client` is the run's SQL session (not the replication one): `onShape` may ask the catalog
- * there while the stream runs, and after the stream it waits there until the server let go of
- * the slot, so the next statement on the slot finds it free.
+ * there while the stream runs, and after a stream that is not kept it waits there until the
+ * server let go of the slot, so the next statement on the slot finds it free. `reuse` is a held
+ * session whose position is `b.from` (the caller checked); otherwise a new one is opened.
+ * `kept()` answers the session after a clean end (at a transaction's end, its position the
+ * read's), paused, for the caller to hold or close; null when it was closed.
  */
 export function streamChanges(
   conn: PgConnection,
@@ -55,19 +215,19 @@ export function streamChanges(
   client: pg.Client,
   decoder: ChangeDecoder,
   b: StreamBounds,
+  reuse: ReplicationStream | null = null,
 ) {
   let position = b.from;
+  let keep: ReplicationStream | null = null;
 
   async function* batches(): AsyncGenerator<unknown[][]> {
     // A replay of a read that handed on nothing.
-    if (b.replay && compareLsn(b.upto, b.from) <= 0) return;
-    const { config, connection } = await pgClientConfig(conn, ctx, { replication: true });
-    const socket = () => connection.stream as unknown as Socket;
-    // No acknowledgement of what is read, ever: only the status below.
-    const service = new LogicalReplicationService(config, {
-      acknowledge: { auto: false, timeoutSeconds: 0 },
-    });
-    const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [b.capture], messages: true });
+    if (b.replay && compareLsn(b.upto, b.from) <= 0) {
+      if (reuse) await reuse.close();
+      return;
+    }
+    const stream = reuse ?? (await ReplicationStream.open(conn, ctx, b.capture, b.from));
+    if (reuse) stream.confirm(b.from);
 
     const ready: unknown[][][] = [];
     let pending: unknown[][] = [];
@@ -93,22 +253,17 @@ export function streamChanges(
     const stopAt = (endLsn: string) =>
       inMarker || compareLsn(endLsn, b.upto) >= 0 || (!b.replay && (changes >= b.maxChanges || b.timeUp()));
 
-    // The socket is paused while the consumer is behind or a shape is being checked.
-    let paused = false;
+    // The socket is paused while the consumer is behind, a shape is being checked, or the read is over.
     let behind = false;
     let checking: Promise<void> | null = null;
-    const flow = () => {
-      const want = !done && (behind || checking !== null);
-      if (want && !paused) socket().pause();
-      else if (!want && paused) socket().resume();
-      paused = want;
-    };
+    const flow = () => stream.pause(done || behind || checking !== null);
 
     // Messages decoded while a shape is checked wait here, in order: the check comes before
     // the table's next change, and nothing after it is handed on (or decides where the read
     // stops) until the check answered. A refusal ends the read with the check's error.
-    let held: Step[] = [];
-    const take = (d: Step) => {
+    let held: { d: Step; lsn: string; msg: Pgoutput.Message }[] = [];
+    const take = (d: Step, lsn: string, msg: Pgoutput.Message) => {
+      if (msg.tag === 'relation') stream.relations.set(msg.relationOid, { lsn, msg });
       if (d.kind === 'error') {
         end(d.err);
       } else if (d.kind === 'rows') {
@@ -140,51 +295,48 @@ export function streamChanges(
         inMarker = b.marker !== null && d.content === b.marker;
       } else if (d.kind === 'commit') {
         lastCommit = d.endLsn;
-        if (stopAt(d.endLsn)) end();
+        if (stopAt(d.endLsn)) {
+          end();
+          flow();
+        }
       }
     };
     const release = () => {
       let i = 0;
-      while (i < held.length && !done && checking === null) take(held[i++]);
+      while (i < held.length && !done && checking === null) {
+        const h = held[i++];
+        take(h.d, h.lsn, h.msg);
+      }
       held = held.slice(i);
       flow();
     };
-
-    // Called synchronously for each message as the library parses it, in log order. Decoding
-    // happens here even while a shape is checked: a Relation message sets the value parsers the
-    // library uses for the next message.
-    service.on('data', (lsn: string, msg: Pgoutput.Message) => {
-      if (done) return;
-      let d: Step;
+    const decode = (lsn: string, msg: Pgoutput.Message): Step => {
       try {
-        d = decoder.decode(lsn, msg);
+        return decoder.decode(lsn, msg);
       } catch (err) {
-        d = { kind: 'error', err };
+        return { kind: 'error', err };
       }
-      if (checking !== null || held.length > 0) held.push(d);
-      else take(d);
-    });
-    // The status the server hears: the committed position as received, flushed and applied,
-    // never a position this read got to. Sent as the stream starts, it moves the slot there
-    // (docs/cdc.md "How it works", step 1); then again to keep the session alive. The library
-    // reports the position after the one it is given.
-    const committed = lsnText(lsnValue(b.from) - 1n);
-    const alive = () => {
-      service.acknowledge(committed).catch(() => {});
     };
-    service.on('start', alive);
-    service.on('heartbeat', (_lsn: string, _time: number, reply: boolean) => {
-      if (reply) alive();
-    });
-    service.on('error', (err: unknown) => end(err));
+    const onMessage = (lsn: string, msg: Pgoutput.Message) => {
+      if (done) {
+        unread.push({ lsn, msg });
+        return;
+      }
+      const d = decode(lsn, msg);
+      if (checking !== null || held.length > 0) held.push({ d, lsn, msg });
+      else take(d, lsn, msg);
+    };
+    // What came after the read's end: the next read's, in log order.
+    const unread: Incoming[] = [];
     const abort = () => end(new ConnectorError('TIMEOUT', 'the run was canceled'));
     b.signal.addEventListener('abort', abort, { once: true });
     if (b.signal.aborted) abort();
-    service.subscribe(plugin, b.capture, b.from).then(
-      () => end(new ConnectorError('CONNECTION_FAILED', 'the server ended the replication stream early')),
-      (err) => end(err),
-    );
-    const timer = setInterval(alive, FEEDBACK_MS);
+    // A kept session's decoder starts from the tables' shapes the stream described last.
+    if (reuse) for (const r of [...stream.relations.values()]) onMessage(r.lsn, r.msg);
+    stream.attach(onMessage, (err) => end(err));
+    // A kept session was paused between the reads.
+    flow();
+    let clean = false;
     try {
       for (;;) {
         if (failed) throw failed.err;
@@ -202,25 +354,23 @@ export function streamChanges(
           wake = resolve;
         });
       }
+      clean = !failed && !b.signal.aborted && stream.failure === null;
     } finally {
-      clearInterval(timer);
       b.signal.removeEventListener('abort', abort);
       done = true;
-      // The end of the session is read from the socket: it must flow again.
-      if (paused) socket().resume();
-      paused = false;
-      await withDeadline(
-        service.destroy(),
-        1000,
-        () => socket().destroy(),
-        () => new ConnectorError('TIMEOUT', 'close timed out'),
-      ).catch(() => {});
-      // The library took its listeners off the connection: a late socket error goes nowhere.
-      connection.on('error', () => {});
-      if (!b.signal.aborted) {
-        // A check still asking the catalog on `client` ends before the session is used again.
-        await (checking as Promise<void> | null)?.catch(() => {});
-        await waitReleased(client, b.capture).catch(() => false);
+      stream.detach([...held.map(({ lsn, msg }) => ({ lsn, msg })), ...unread]);
+      // Only a read that stopped at a transaction's end, with its shape checks answered, is
+      // where the next read can go on: a replay ends where a former attempt did, not here.
+      if (clean && !b.replay && lastCommit !== null && checking === null) {
+        stream.pause(true);
+        keep = stream;
+      } else {
+        await stream.close();
+        if (!b.signal.aborted) {
+          // A check still asking the catalog on `client` ends before the session is used again.
+          await (checking as Promise<void> | null)?.catch(() => {});
+          await waitReleased(client, b.capture).catch(() => false);
+        }
       }
     }
     // A replay reads exactly to `upto`. Otherwise the position is the end of the last
@@ -230,6 +380,7 @@ export function streamChanges(
     // before it would be skipped.
     const reached = b.replay ? b.upto : (lastCommit ?? b.from);
     position = compareLsn(reached, b.from) > 0 ? reached : b.from;
+    if (keep) keep.position = position;
   }
-  return { batches: batches(), position: () => position };
+  return { batches: batches(), position: () => position, kept: () => keep };
 }

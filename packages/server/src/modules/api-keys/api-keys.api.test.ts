@@ -61,13 +61,18 @@ describe('API keys', () => {
     ).toBe(401);
   });
 
-  it('refuses a revoked key on its next request, on every API host', async () => {
+  it('refuses a revoked key on its next request on its host, and within SLUICE_API_KEY_CACHE_MS on every other', async () => {
     // A second API host on the same store: on PostgreSQL a runtime of its own (own pool, own
-    // in-process rate-limit and address budgets), as another machine would run; PGlite has one
-    // process per data directory, so there it is a second app on the same runtime.
+    // in-process rate-limit and address budgets, own keys in memory), as another machine would
+    // run, keeping a key it has read for BOUND ms; PGlite has one process per data directory, so
+    // there it is a second app on the same runtime, which hears the revocation at once.
+    const BOUND = 400;
     const other =
       t.kind === 'postgres'
-        ? await openRuntime(t.rt.deps.config, { logStream: new PassThrough(), supervise: false })
+        ? await openRuntime(
+            { ...t.rt.deps.config, apiKeyCacheMs: BOUND },
+            { logStream: new PassThrough(), supervise: false },
+          )
         : null;
     const hostB = await buildApp(other?.deps ?? t.rt.deps);
     try {
@@ -86,18 +91,58 @@ describe('API keys', () => {
           })
         ).statusCode;
       const onA = async () => (await t.call('GET', '/organizations/acme/events', { token: key })).statusCode;
-      // Both hosts have served the key (anything they might keep about it is warm).
+      // Both hosts have served the key (anything they keep about it is warm).
       for (let i = 0; i < 3; i++) {
         expect(await onA()).toBe(200);
         expect(await onB()).toBe(200);
       }
       const revoked = await t.call('POST', '/organizations/acme/api-keys/two-hosts:revoke', { token: owner });
       expect(revoked.statusCode).toBe(200);
+      expect(await onA()).toBe(401);
+      if (!other) expect(await onB()).toBe(401);
+      // Once the bound has passed since the revocation, another host refuses it too.
+      await new Promise((r) => setTimeout(r, BOUND));
       expect(await onB()).toBe(401);
       expect(await onA()).toBe(401);
     } finally {
       await hostB.close();
       await other?.close();
+    }
+  });
+
+  it('keeps a key read in memory on its host until the bound or a change (statements counted)', async () => {
+    const key = (
+      await t.call('POST', '/organizations/acme/api-keys', {
+        token: owner,
+        body: { name: 'Kept', role: 'viewer' },
+      })
+    ).json().token as string;
+    const reads: string[] = [];
+    const store = t.rt.deps.store;
+    const prepared = store.prepared;
+    store.prepared = (name, text, values) => {
+      if (name === 'sluice_auth_keys') reads.push(name);
+      return prepared(name, text, values);
+    };
+    try {
+      const get = async (token: string) =>
+        (await t.call('GET', '/organizations/acme/events?limit=5', { token })).statusCode;
+      expect(t.rt.deps.config.apiKeyCacheMs).toBeGreaterThan(0);
+      expect(await get(key)).toBe(200);
+      const first = reads.length;
+      expect(first).toBeGreaterThan(0);
+      for (let i = 0; i < 5; i++) expect(await get(key)).toBe(200);
+      // Served from memory: no further read of the key (unless the bound ran out between two).
+      expect(reads.length - first).toBeLessThan(5);
+      // A change on this host drops it: the key is read again, and a rotated token is refused.
+      const rotated = await t.call('POST', '/organizations/acme/api-keys/kept:rotate', { token: owner });
+      expect(rotated.statusCode).toBe(200);
+      const before = reads.length;
+      expect(await get(key)).toBe(401);
+      expect(reads.length).toBe(before + 1);
+      expect(await get(rotated.json().token)).toBe(200);
+    } finally {
+      store.prepared = prepared;
     }
   });
 

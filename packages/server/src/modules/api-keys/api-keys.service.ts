@@ -2,6 +2,7 @@ import type { Ctx, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
 import { conflict, forbidden, notFound, validationFailed } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
+import { forgettingKeys } from '../../http/key-cache';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { issueToken } from '../../http/tokens';
@@ -153,54 +154,63 @@ export async function rotateKey(ctx: Ctx, scope: Scope, slug: string) {
   assertMayManage(scope);
   const db = ctx.deps.db;
   const issued = issueToken('key');
-  await db.transaction(async (tx) => {
-    const row = await repo.findApiKey(tx, scope.org.id, slug);
-    if (!row) throw notFound('API key');
-    if (row.revokedAt) throw conflict('a revoked API key cannot be rotated');
-    await guardTarget(tx, scope, row);
-    await repo.updateApiKey(tx, row.id, { tokenHash: issued.hash, tokenPrefix: issued.prefix });
-    await recordEvent(tx, src(scope, ctx), {
-      entityType: 'api_key',
-      entitySlug: slug,
-      action: 'rotate',
-      security: true,
-      metadata: { token_prefix: issued.prefix },
-    });
-  });
+  await forgettingKeys(
+    ctx.deps.store,
+    db.transaction(async (tx) => {
+      const row = await repo.findApiKey(tx, scope.org.id, slug);
+      if (!row) throw notFound('API key');
+      if (row.revokedAt) throw conflict('a revoked API key cannot be rotated');
+      await guardTarget(tx, scope, row);
+      await repo.updateApiKey(tx, row.id, { tokenHash: issued.hash, tokenPrefix: issued.prefix });
+      await recordEvent(tx, src(scope, ctx), {
+        entityType: 'api_key',
+        entitySlug: slug,
+        action: 'rotate',
+        security: true,
+        metadata: { token_prefix: issued.prefix },
+      });
+    }),
+  );
   return { ...(await getKey(ctx, scope, slug)), token: issued.token };
 }
 
 export async function revokeKey(ctx: Ctx, scope: Scope, slug: string) {
   assertMayManage(scope);
   const db = ctx.deps.db;
-  await db.transaction(async (tx) => {
-    const row = await repo.findApiKey(tx, scope.org.id, slug);
-    if (!row) throw notFound('API key');
-    await guardTarget(tx, scope, row);
-    if (row.revokedAt) return;
-    await repo.updateApiKey(tx, row.id, { revokedAt: new Date() });
-    await recordEvent(tx, src(scope, ctx), {
-      entityType: 'api_key',
-      entitySlug: slug,
-      action: 'revoke',
-      security: true,
-    });
-  });
+  await forgettingKeys(
+    ctx.deps.store,
+    db.transaction(async (tx) => {
+      const row = await repo.findApiKey(tx, scope.org.id, slug);
+      if (!row) throw notFound('API key');
+      await guardTarget(tx, scope, row);
+      if (row.revokedAt) return;
+      await repo.updateApiKey(tx, row.id, { revokedAt: new Date() });
+      await recordEvent(tx, src(scope, ctx), {
+        entityType: 'api_key',
+        entitySlug: slug,
+        action: 'revoke',
+        security: true,
+      });
+    }),
+  );
   return getKey(ctx, scope, slug);
 }
 
 export async function deleteKey(ctx: Ctx, scope: Scope, slug: string) {
   assertMayManage(scope);
-  await ctx.deps.db.transaction(async (tx) => {
-    const row = await repo.findApiKey(tx, scope.org.id, slug);
-    if (!row) throw notFound('API key');
-    await guardTarget(tx, scope, row);
-    await repo.deleteApiKey(tx, row.id);
-    await recordEvent(tx, src(scope, ctx), {
-      entityType: 'api_key',
-      entitySlug: slug,
-      action: 'delete',
-      security: true,
-    });
-  });
+  await forgettingKeys(
+    ctx.deps.store,
+    ctx.deps.db.transaction(async (tx) => {
+      const row = await repo.findApiKey(tx, scope.org.id, slug);
+      if (!row) throw notFound('API key');
+      await guardTarget(tx, scope, row);
+      await repo.deleteApiKey(tx, row.id);
+      await recordEvent(tx, src(scope, ctx), {
+        entityType: 'api_key',
+        entitySlug: slug,
+        action: 'delete',
+        security: true,
+      });
+    }),
+  );
 }

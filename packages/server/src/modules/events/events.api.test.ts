@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from '../../../../../test/support/app';
 import { runJobNow } from '../../../../../test/support/jobs';
 import { apiKeys, events, organizations } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
+import { forgetCachedKeys } from '../../http/key-cache';
 import { issueToken } from '../../http/tokens';
 import { eventsRetentionJob } from '../../jobs/events-retention';
 
@@ -292,6 +293,9 @@ describe('events', () => {
   it('prunes records older than each organization its own retention', async () => {
     const db = t.rt.deps.db;
     await db.update(organizations).set({ eventLogRetentionDays: 7 }).where(eq(organizations.id, otherId));
+    // Written behind the API's back, as another host would: this host's keys (which carry their
+    // organization) are dropped as that host's change would be after SLUICE_API_KEY_CACHE_MS.
+    forgetCachedKeys(t.rt.deps.store);
     const daysAgo = (d: number) => new Date(Date.now() - d * 86400_000);
     await insert(acmeId, [
       { occurredAt: daysAgo(31), entitySlug: 'ret-acme-31' },

@@ -50,6 +50,8 @@ export async function resolvePrincipal(
   now = new Date(),
   /** The token's kind and hash when the caller has already worked them out. */
   known?: { kind: TokenKind | null; hash: string },
+  /** How long an API key read may serve this host's requests (key-lookup.ts); 0: never. */
+  keyCacheMs = 0,
 ): Promise<Principal | null> {
   const kind = known ? known.kind : parseToken(token);
   if (!kind) return null;
@@ -73,10 +75,11 @@ export async function resolvePrincipal(
       tokenId: row.id,
     };
   }
-  const key = await lookupKey(store, hash);
+  const key = await lookupKey(store, hash, keyCacheMs);
   if (!key || key.revoked_at || (key.expires_at && key.expires_at <= now)) return null;
   if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() > TOUCH_EVERY_MS) {
-    // The requests of one lookup batch share the row: the first of them writes the touch.
+    // The requests of one lookup batch (or of the key's time in memory) share the row: the first
+    // of them writes the touch.
     key.last_used_at = now;
     await db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, key.id));
   }

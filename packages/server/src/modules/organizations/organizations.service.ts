@@ -3,6 +3,7 @@ import { actorOf } from '../../context';
 import type { Tx } from '../../db/client';
 import { notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
+import { forgettingKeys } from '../../http/key-cache';
 import type { ListQuery } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import { recordEvent } from '../events/index';
@@ -81,33 +82,39 @@ export async function updateOrganization(
   scope: Scope,
   input: { name?: string; event_log_retention_days?: number },
 ) {
-  const row = await ctx.deps.db.transaction(async (tx) => {
-    const updated = await repo.updateOrganization(tx, scope.org.id, {
-      name: input.name,
-      eventLogRetentionDays: input.event_log_retention_days,
-    });
-    if (!updated) throw notFound('organization');
-    await recordEvent(
-      tx,
-      { organizationId: scope.org.id, actor: scope.actor, requestId: ctx.requestId },
-      {
-        entityType: 'organization',
-        entitySlug: scope.org.slug,
-        action: 'update',
-        // Retention is a security setting: shortening it drops audit history sooner.
-        security: input.event_log_retention_days !== undefined,
-        metadata: { fields: Object.keys(input), ...input },
-      },
-    );
-    return updated;
-  });
+  const row = await forgettingKeys(
+    ctx.deps.store,
+    ctx.deps.db.transaction(async (tx) => {
+      const updated = await repo.updateOrganization(tx, scope.org.id, {
+        name: input.name,
+        eventLogRetentionDays: input.event_log_retention_days,
+      });
+      if (!updated) throw notFound('organization');
+      await recordEvent(
+        tx,
+        { organizationId: scope.org.id, actor: scope.actor, requestId: ctx.requestId },
+        {
+          entityType: 'organization',
+          entitySlug: scope.org.slug,
+          action: 'update',
+          // Retention is a security setting: shortening it drops audit history sooner.
+          security: input.event_log_retention_days !== undefined,
+          metadata: { fields: Object.keys(input), ...input },
+        },
+      );
+      return updated;
+    }),
+  );
   return toOrganization(row);
 }
 
 export async function deleteOrganization(ctx: Ctx, scope: Scope) {
-  await ctx.deps.db.transaction(async (tx) => {
-    await repo.deleteOrganization(tx, scope.org.id);
-  });
+  await forgettingKeys(
+    ctx.deps.store,
+    ctx.deps.db.transaction(async (tx) => {
+      await repo.deleteOrganization(tx, scope.org.id);
+    }),
+  );
   // Events belong to the organization and cascade away with it, so this deletion can only be
   // recorded in the log.
   ctx.deps.log.info(

@@ -1,6 +1,7 @@
 import type { Ctx, Scope } from '../../context';
 import { conflict, forbidden, notFound } from '../../http/errors';
 import { iso } from '../../http/fields';
+import { forgettingKeys } from '../../http/key-cache';
 import { type ListQuery, onePage, paginateInMemory } from '../../http/pagination';
 import { chooseSlug } from '../../http/slugs';
 import {
@@ -160,63 +161,69 @@ export async function updateRole(
 ) {
   refuseBuiltIn(slug);
   const permissions = input.permissions && normalize(input.permissions);
-  const row = await ctx.deps.db.transaction(async (tx) => {
-    const current = await repo.findRole(tx, scope.org.id, slug);
-    if (!current) throw notFound('role');
-    // Editing a role is exercising its power, whatever the new list holds.
-    assertHolds(
-      scope,
-      normalize(current.permissions),
-      'you cannot change a role with permissions you do not hold',
-    );
-    if (permissions) assertHolds(scope, permissions, 'you cannot grant permissions you do not hold');
-    const updated = await repo.updateRole(tx, current.id, {
-      name: input.name,
-      description: input.description,
-      permissions,
-    });
-    await recordEvent(tx, src(scope, ctx), {
-      entityType: 'role',
-      entitySlug: slug,
-      action: 'update',
-      security: true,
-      metadata: {
-        fields: Object.keys(input),
-        ...(permissions
-          ? { from_permissions: normalize(current.permissions), to_permissions: permissions }
-          : {}),
-      },
-    });
-    return updated;
-  });
+  const row = await forgettingKeys(
+    ctx.deps.store,
+    ctx.deps.db.transaction(async (tx) => {
+      const current = await repo.findRole(tx, scope.org.id, slug);
+      if (!current) throw notFound('role');
+      // Editing a role is exercising its power, whatever the new list holds.
+      assertHolds(
+        scope,
+        normalize(current.permissions),
+        'you cannot change a role with permissions you do not hold',
+      );
+      if (permissions) assertHolds(scope, permissions, 'you cannot grant permissions you do not hold');
+      const updated = await repo.updateRole(tx, current.id, {
+        name: input.name,
+        description: input.description,
+        permissions,
+      });
+      await recordEvent(tx, src(scope, ctx), {
+        entityType: 'role',
+        entitySlug: slug,
+        action: 'update',
+        security: true,
+        metadata: {
+          fields: Object.keys(input),
+          ...(permissions
+            ? { from_permissions: normalize(current.permissions), to_permissions: permissions }
+            : {}),
+        },
+      });
+      return updated;
+    }),
+  );
   return toRole(customView(row));
 }
 
 export async function deleteRole(ctx: Ctx, scope: Scope, slug: string) {
   refuseBuiltIn(slug);
-  await ctx.deps.db.transaction(async (tx) => {
-    const current = await repo.findRole(tx, scope.org.id, slug);
-    if (!current) throw notFound('role');
-    assertHolds(
-      scope,
-      normalize(current.permissions),
-      'you cannot delete a role with permissions you do not hold',
-    );
-    const used = await repo.roleUsage(tx, scope.org.id, slug);
-    if (used.members + used.invitations + used.apiKeys > 0) {
-      throw conflict(
-        `role ${slug} is still used by ${used.members} member(s), ${used.invitations} pending invitation(s) and ${used.apiKeys} API key(s)`,
+  await forgettingKeys(
+    ctx.deps.store,
+    ctx.deps.db.transaction(async (tx) => {
+      const current = await repo.findRole(tx, scope.org.id, slug);
+      if (!current) throw notFound('role');
+      assertHolds(
+        scope,
+        normalize(current.permissions),
+        'you cannot delete a role with permissions you do not hold',
       );
-    }
-    await repo.deleteRole(tx, current.id);
-    await recordEvent(tx, src(scope, ctx), {
-      entityType: 'role',
-      entitySlug: slug,
-      action: 'delete',
-      security: true,
-      metadata: { permissions: normalize(current.permissions) },
-    });
-  });
+      const used = await repo.roleUsage(tx, scope.org.id, slug);
+      if (used.members + used.invitations + used.apiKeys > 0) {
+        throw conflict(
+          `role ${slug} is still used by ${used.members} member(s), ${used.invitations} pending invitation(s) and ${used.apiKeys} API key(s)`,
+        );
+      }
+      await repo.deleteRole(tx, current.id);
+      await recordEvent(tx, src(scope, ctx), {
+        entityType: 'role',
+        entitySlug: slug,
+        action: 'delete',
+        security: true,
+        metadata: { permissions: normalize(current.permissions) },
+      });
+    }),
+  );
 }
 
 export function listPermissions() {

@@ -277,6 +277,84 @@ describe('runs', () => {
       expect((await t.call('GET', `${prodPe}/runs/first-run`, { token: owner })).statusCode).toBe(404);
     });
 
+    it('reads the plain first page with its project environment in one statement, as the other paths read', async () => {
+      // Steps on one listed run, one of them ended with an error (bigint counts, timestamps, jsonb).
+      const runId = (await runRow('list-b')).id;
+      await q(
+        `insert into pipeline_run_steps (run_id, step_slug, state, rows_in, rows_out, bytes_in, bytes_out, error, started_at, finished_at)
+         values ($1, 'orders', 'succeeded', 3, 3, 9000000000, 120, null, now() - interval '2 s', now() - interval '1 s'),
+                ($1, 'load', 'failed', 3, 0, 120, 0, '{"code":"SINK_FAILED","message":"no table"}', now() - interval '1 s', null)`,
+        [runId],
+      );
+      const get = async (url: string) => {
+        const res = await t.call('GET', url, { token: owner });
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json();
+      };
+      const plain = await get(`${pe}/runs?limit=100`);
+      expect(plain.runs.length).toBeGreaterThan(3);
+      expect(plain).toMatchObject({ has_more: false, next_cursor: null, prev_cursor: null });
+      // Each run as the run's own read gives it, and the page as the ORM path reads it (a filter
+      // every listed run matches: the pipelines of the environment's runs).
+      for (const run of plain.runs) expect(run).toEqual(await getRun(run.slug));
+      expect(plain.runs.find((r: any) => r.slug === 'list-b').steps).toHaveLength(2);
+      const byPipeline = await Promise.all(
+        [...new Set(plain.runs.map((r: any) => r.pipeline_slug))].map(
+          async (slug) => (await get(`${pe}/runs?limit=100&pipeline_slug=${slug}`)).runs,
+        ),
+      );
+      const merged = byPipeline
+        .flat()
+        .sort((a: any, b: any) => (a.created_at + a.slug < b.created_at + b.slug ? 1 : -1));
+      expect(plain.runs).toEqual(merged);
+      // Its cursor walks on through the ORM path, and back again.
+      const first = await get(`${pe}/runs?limit=1`);
+      expect(first.runs).toEqual(plain.runs.slice(0, 1));
+      expect(first).toMatchObject({ has_more: true, prev_cursor: null });
+      const second = await get(`${pe}/runs?limit=1&cursor=${encodeURIComponent(first.next_cursor)}`);
+      expect(second.runs).toEqual(plain.runs.slice(1, 2));
+      const back = await get(
+        `${pe}/runs?limit=1&direction=prev&cursor=${encodeURIComponent(second.prev_cursor)}`,
+      );
+      expect(back.runs).toEqual(first.runs);
+
+      // A linked environment without runs: an empty page.
+      for (const body of [
+        { name: 'QA', slug: 'qa' },
+        { name: 'Loose', slug: 'loose' },
+      ]) {
+        expect(
+          (await t.call('POST', '/organizations/acme/environments', { token: owner, body })).statusCode,
+        ).toBe(201);
+      }
+      expect(
+        (await t.call('PUT', '/organizations/acme/projects/shop/environments/qa', { token: owner }))
+          .statusCode,
+      ).toBe(201);
+      expect(await get('/organizations/acme/projects/shop/environments/qa/runs')).toEqual({
+        runs: [],
+        has_more: false,
+        next_cursor: null,
+        prev_cursor: null,
+      });
+      // No project environment: the same 404 on the one-statement path and on the ORM path.
+      await q(`update environments set deleted_at = now() where slug = 'qa'`);
+      for (const base of [
+        '/organizations/acme/projects/nope/environments/staging',
+        '/organizations/acme/projects/shop/environments/nope',
+        '/organizations/acme/projects/shop/environments/loose',
+        '/organizations/acme/projects/shop/environments/qa',
+      ]) {
+        const plainRes = await t.call('GET', `${base}/runs`, { token: owner });
+        const filtered = await t.call('GET', `${base}/runs?state=queued`, { token: owner });
+        expect(plainRes.statusCode, base).toBe(404);
+        expect(filtered.statusCode, base).toBe(404);
+        const { request_id: _a, ...plainError } = plainRes.json().error;
+        const { request_id: _b, ...filteredError } = filtered.json().error;
+        expect(plainError).toEqual(filteredError);
+      }
+    });
+
     it('cancels a queued run at once and refuses to cancel an ended one', async () => {
       const run = await runRow('list-a');
       const res = await t.call('POST', `${pe}/runs/list-a:cancel`, { token: owner });

@@ -1,5 +1,5 @@
 import { and, asc, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx, Tx } from '../../db/client';
+import type { DbOrTx, Store, Tx } from '../../db/client';
 import {
   environments,
   pipelineRunInputs,
@@ -78,11 +78,128 @@ export async function lockRunById(tx: Tx, id: string): Promise<RunRecord | null>
   return row ?? null;
 }
 
-export async function listRuns(
-  db: DbOrTx,
-  place: RunPlace,
-  query: ListQuery & { pipeline_slug?: string; state?: string; trigger?: string; trigger_slug?: string },
+/**
+ * A listed run's steps, read in the page's own statement (one round trip for the page instead of
+ * two; docs/scaling.md), in plan order as stepsOfRuns reads them. Raw text on "pipeline_runs":
+ * the ORM's page and FIRST_PAGE_SQL share it.
+ */
+const STEPS_OF_RUN_SQL = `(
+  select coalesce(json_agg(json_build_object(
+           'id', s.id, 'runId', s.run_id, 'stepSlug', s.step_slug, 'state', s.state,
+           'rowsIn', s.rows_in, 'rowsOut', s.rows_out, 'bytesIn', s.bytes_in, 'bytesOut', s.bytes_out,
+           'error', s.error, 'startedAt', s.started_at, 'finishedAt', s.finished_at) order by s.id), '[]')
+    from pipeline_run_steps s where s.run_id = "pipeline_runs"."id")`;
+const stepsOfRun = sql<StepJson[]>`${sql.raw(STEPS_OF_RUN_SQL)}`;
+
+type StepJson = Omit<RunStepRow, 'startedAt' | 'finishedAt'> & {
+  startedAt: string | null;
+  finishedAt: string | null;
+};
+const stepFromJson = (s: StepJson): RunStepRow => ({
+  ...s,
+  startedAt: s.startedAt === null ? null : new Date(s.startedAt),
+  finishedAt: s.finishedAt === null ? null : new Date(s.finishedAt),
+});
+
+const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } } as const;
+
+// The first page, newest first, without filters (what a console polls): the project
+// environment of the URL and the page in one raw statement on a named prepared statement, with no
+// SQL built per request and no ORM row mapping. No row: the project environment is not there;
+// one row with a null slug: it is, with no runs. Aliased to RunRow's field names.
+const FIRST_PAGE_SQL = `with pe as (
+  select p.id as project_id, e.id as environment_id, e.slug as environment_slug
+    from projects p
+    join environments e on e.organization_id = $1 and e.slug = $3 and e.deleted_at is null
+    join project_environments l on l.project_id = p.id and l.environment_id = e.id
+   where p.organization_id = $1 and p.slug = $2
+   limit 1)
+select pe.environment_slug as "environmentSlug", page.*
+  from pe
+  left join lateral (
+    select "pipeline_runs".slug, pl.slug as "pipelineSlug", "pipeline_runs".spec_hash as "specHash",
+           "pipeline_runs".state, "pipeline_runs".trigger, "pipeline_runs".trigger_slug as "triggerSlug",
+           "pipeline_runs".input_keys as "inputKeys", "pipeline_runs".attempt,
+           "pipeline_runs".created_at as "createdAt", "pipeline_runs".started_at as "startedAt",
+           "pipeline_runs".finished_at as "finishedAt", "pipeline_runs".error,
+           "pipeline_runs".contract_checks as "contractChecks", ${STEPS_OF_RUN_SQL} as steps
+      from pipeline_runs "pipeline_runs"
+      join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
+     where "pipeline_runs".organization_id = $1 and "pipeline_runs".environment_id = pe.environment_id
+     order by "pipeline_runs".created_at desc, "pipeline_runs".slug desc
+     limit $4) page on true`;
+
+/** What a runs list reads of a run: the fields of a run resource (toRun). */
+export type RunListRow = Pick<
+  RunRow,
+  | 'slug'
+  | 'pipelineSlug'
+  | 'environmentSlug'
+  | 'specHash'
+  | 'state'
+  | 'trigger'
+  | 'triggerSlug'
+  | 'inputKeys'
+  | 'attempt'
+  | 'createdAt'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'error'
+  | 'contractChecks'
+> & { steps: RunStepRow[] };
+
+export type RunsListQuery = ListQuery & {
+  pipeline_slug?: string;
+  state?: string;
+  trigger?: string;
+  trigger_slug?: string;
+};
+
+/** Whether a runs list asks for the first page, newest first, unfiltered: FIRST_PAGE_SQL's. */
+export const isPlainFirstPage = (q: RunsListQuery) =>
+  !q.cursor &&
+  q.order === 'desc' &&
+  q.direction === 'next' &&
+  q.sort_by === 'run_created_at' &&
+  !q.pipeline_slug &&
+  !q.state &&
+  !q.trigger &&
+  !q.trigger_slug;
+
+/**
+ * The plain first page of the runs of a project environment given by its slugs, with the project
+ * environment looked up in the same statement; null when the organization has no such project,
+ * live environment or link between them.
+ */
+export async function listRunsFirstPage(
+  store: Pick<Store, 'prepared'>,
+  organizationId: string,
+  slugs: { project: string; environment: string },
+  query: RunsListQuery,
 ) {
+  let found = false;
+  const page = await paginate<RunListRow>({
+    query,
+    sorts: runSorts,
+    tiebreak: pipelineRuns.slug,
+    fetch: async ({ limit }) => {
+      const { rows } = await store.prepared('sluice_runs_first_page', FIRST_PAGE_SQL, [
+        organizationId,
+        slugs.project,
+        slugs.environment,
+        limit,
+      ]);
+      found = rows.length > 0;
+      return rows
+        .filter((r) => r.slug !== null)
+        .map((r) => ({ ...r, steps: (r.steps as StepJson[]).map(stepFromJson) }) as RunListRow);
+    },
+    keyOf: (r) => ({ value: r.createdAt, id: r.slug }),
+  });
+  return found ? page : null;
+}
+
+export async function listRuns(db: DbOrTx, place: RunPlace, query: RunsListQuery) {
   const filters: (SQL | undefined)[] = [inPlace(place)];
   if (query.pipeline_slug) filters.push(eq(pipelines.slug, query.pipeline_slug));
   if (query.state) filters.push(eq(pipelineRuns.state, query.state));
@@ -90,7 +207,7 @@ export async function listRuns(
   if (query.trigger_slug) filters.push(eq(pipelineRuns.triggerSlug, query.trigger_slug));
   return paginate({
     query,
-    sorts: { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } },
+    sorts: runSorts,
     tiebreak: pipelineRuns.slug,
     fetch: async ({ where, orderBy, limit }) =>
       (
@@ -106,27 +223,6 @@ export async function listRuns(
     keyOf: (r) => ({ value: r.createdAt, id: r.slug }),
   });
 }
-
-/**
- * A listed run's steps, read in the page's own statement (one round trip for the page instead of
- * two; docs/scaling.md), in plan order as stepsOfRuns reads them.
- */
-const stepsOfRun = sql<StepJson[]>`(
-  select coalesce(json_agg(json_build_object(
-           'id', s.id, 'runId', s.run_id, 'stepSlug', s.step_slug, 'state', s.state,
-           'rowsIn', s.rows_in, 'rowsOut', s.rows_out, 'bytesIn', s.bytes_in, 'bytesOut', s.bytes_out,
-           'error', s.error, 'startedAt', s.started_at, 'finishedAt', s.finished_at) order by s.id), '[]')
-    from ${pipelineRunSteps} s where s.run_id = ${pipelineRuns.id})`;
-
-type StepJson = Omit<RunStepRow, 'startedAt' | 'finishedAt'> & {
-  startedAt: string | null;
-  finishedAt: string | null;
-};
-const stepFromJson = (s: StepJson): RunStepRow => ({
-  ...s,
-  startedAt: s.startedAt === null ? null : new Date(s.startedAt),
-  finishedAt: s.finishedAt === null ? null : new Date(s.finishedAt),
-});
 
 export async function stepsOfRuns(db: DbOrTx, runIds: string[]): Promise<Map<string, RunStepRow[]>> {
   const out = new Map<string, RunStepRow[]>();

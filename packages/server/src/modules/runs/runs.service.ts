@@ -25,7 +25,7 @@ export function toStep(s: repo.RunStepRow) {
   };
 }
 
-export function toRun(r: repo.RunRow, steps: repo.RunStepRow[]) {
+export function toRun(r: repo.RunRow | repo.RunListRow, steps: repo.RunStepRow[]) {
   return {
     slug: r.slug,
     pipeline_slug: r.pipelineSlug,
@@ -68,6 +68,12 @@ export type PeSlugs = { project: string; environment: string };
 
 export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListRunsQuery) {
   const db = ctx.deps.db;
+  if (repo.isPlainFirstPage(query)) {
+    // One statement finds the project environment and reads the page (runs.repo.ts).
+    const page = await repo.listRunsFirstPage(ctx.deps.store, scope.org.id, pe, query);
+    if (!page) throw notFound('project environment');
+    return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
+  }
   const { place } = await resolvePlace(db, scope, pe.project, pe.environment);
   const page = await repo.listRuns(db, place, query);
   return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
