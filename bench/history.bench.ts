@@ -7,14 +7,17 @@
 // them is then seeded in SQL with generate_series: runs of the ten pipelines over the last 180
 // days with their log lines, and events over the last 27 days (inside the 30-day retention). The
 // history partitions those times need are created first, as the hourly retention step would have.
+// The keys and indexes no foreign key uses are dropped for the load and built again after it (the
+// bench checks every definition is as before), then the tables are vacuumed and analyzed.
 // Both APIs run in this process (in-process requests), one `sluice worker` per store. Requests
 // alternate between the two stores, so the load other processes put on the machine falls on both.
 //
 //   BENCH_HISTORY_RUNS=10000000        seeded runs
 //   BENCH_HISTORY_LOG_LINES=100000000  seeded run log lines (spread evenly over the runs)
 //   BENCH_HISTORY_EVENTS=10000000      seeded events
-//   BENCH_HISTORY_REQUESTS=300         requests per list path and store
-//   BENCH_HISTORY_EXECUTES=60          runs executed one at a time per store
+//   BENCH_HISTORY_REQUESTS=1000        requests per list path and store
+//   BENCH_HISTORY_EXECUTES=300         runs executed one at a time per store
+//   BENCH_HISTORY_SEED_CONNECTIONS=2   sessions the seeding chunks and index builds are spread over
 //   BENCH_HISTORY_KEEP=1               keep the seeded database (its name is printed)
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -43,12 +46,13 @@ import {
 const RUNS = Number(process.env.BENCH_HISTORY_RUNS ?? 10_000_000);
 const LOG_LINES = Number(process.env.BENCH_HISTORY_LOG_LINES ?? 100_000_000);
 const EVENTS = Number(process.env.BENCH_HISTORY_EVENTS ?? 10_000_000);
-const REQUESTS = Number(process.env.BENCH_HISTORY_REQUESTS ?? 300);
-const EXECUTES = Number(process.env.BENCH_HISTORY_EXECUTES ?? 60);
+const REQUESTS = Number(process.env.BENCH_HISTORY_REQUESTS ?? 1000);
+const EXECUTES = Number(process.env.BENCH_HISTORY_EXECUTES ?? 300);
 const PIPELINES = 10;
 const RUN_DAYS = 180;
 const EVENT_DAYS = 27;
 const CHUNK = 500_000;
+const SEED_CONNECTIONS = Number(process.env.BENCH_HISTORY_SEED_CONNECTIONS ?? 2);
 
 const id = `${process.pid}`;
 const EMPTY = `sluice_bench_hist_empty_${id}`;
@@ -101,10 +105,66 @@ async function partitionsSince(s: Store, h: HistoryTable, since: Date) {
   await ensurePartitions(s.p.rt.deps.db, h, new Date());
 }
 
+/** Keys and indexes of the seeded tables and their partitions, and the constraints on them. */
+async function schemaOf(c: pg.Client): Promise<string[]> {
+  const { rows } = await c.query(
+    `with t as (select relid from unnest(array['pipeline_runs','pipeline_run_logs','events']) p,
+                       lateral pg_partition_tree(p::regclass))
+     select 'index ' || x.indexrelid::regclass || ': ' || pg_get_indexdef(x.indexrelid) as d
+       from pg_index x where x.indrelid in (select relid from t)
+     union all
+     select 'constraint ' || conrelid::regclass || '.' || conname || ': ' || pg_get_constraintdef(oid)
+       from pg_constraint where conrelid in (select relid from t)
+     order by 1`,
+  );
+  return rows.map((r) => r.d as string);
+}
+
+type Deferred = { table: string; drop: string; create: string };
+
+/**
+ * The keys and indexes on the seeded tables that no foreign key depends on (dropping a parent's
+ * index drops its partitions' ones), to be built once after the rows are in: one sort each
+ * instead of one insert per row. The runs' primary key stays (the run log's foreign key uses it).
+ */
+async function deferredIndexes(c: pg.Client): Promise<Deferred[]> {
+  const { rows } = await c.query(
+    `select c.relname as t, i.relname as i, pg_get_indexdef(x.indexrelid) as def,
+            con.conname as con, pg_get_constraintdef(con.oid) as condef
+       from pg_index x
+       join pg_class i on i.oid = x.indexrelid
+       join pg_class c on c.oid = x.indrelid
+       left join pg_constraint con on con.conindid = x.indexrelid and con.conrelid = c.oid
+      where c.relname in ('pipeline_runs','pipeline_run_logs','events')
+        and c.relnamespace = current_schema()::regnamespace
+        and not exists (select 1 from pg_constraint f where f.contype = 'f' and f.conindid = x.indexrelid)
+      order by c.relname, i.relname`,
+  );
+  return rows.map((r) =>
+    r.con
+      ? {
+          table: r.t,
+          drop: `alter table "${r.t}" drop constraint "${r.con}"`,
+          create: `alter table "${r.t}" add constraint "${r.con}" ${r.condef}`,
+        }
+      : // A partitioned table's index is printed `ON ONLY` the parent: built so, it would cover no partition.
+        { table: r.t, drop: `drop index "${r.i}"`, create: (r.def as string).replace(' ON ONLY ', ' ON ') },
+  );
+}
+
+/** Runs `tasks` on `clients`, each client taking the next task when its last one is done. */
+async function onEach<T>(clients: pg.Client[], tasks: T[], run: (c: pg.Client, t: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < tasks.length) await run(c, tasks[next++] as T);
+    }),
+  );
+}
+
 async function seed(s: Store) {
-  const q = (text: string, values: unknown[] = []) => s.client.query(text, values as any[]);
   const [ids] = (
-    await q(
+    await s.client.query(
       `select o.id as org, e.id as env, array_agg(pl.id order by pl.slug) as pipelines
          from organizations o join environments e on e.organization_id = o.id
          join pipelines pl on pl.organization_id = o.id
@@ -113,60 +173,117 @@ async function seed(s: Store) {
   ).rows;
   await partitionsSince(s, runLogsHistory, new Date(Date.now() - (RUN_DAYS + 1) * 86_400_000));
   await partitionsSince(s, eventsHistory, new Date(Date.now() - (EVENT_DAYS + 1) * 86_400_000));
+  const before = await schemaOf(s.client);
+  const deferred = await deferredIndexes(s.client);
+  const { rows: leaves } = await s.client.query(
+    `select relid::regclass::text as t from unnest(array['pipeline_run_logs','events']) p,
+            lateral pg_partition_tree(p::regclass) where isleaf`,
+  );
+  const leafNames = ['pipeline_runs', ...leaves.map((r) => r.t as string)];
+  // The seeding sessions: no wait for each commit's flush, the foreign-key triggers off (every
+  // log line's run is the one inserted beside it in the same statement; the constraint itself
+  // stays), room to sort in. Autovacuum is held off the tables being filled until the explicit
+  // VACUUM at the end, which a store of this age would have had many times.
+  const clients: pg.Client[] = [];
+  for (let i = 0; i < SEED_CONNECTIONS; i++) {
+    const c = new pg.Client({ connectionString: dbUrl(s.name), application_name: 'sluice-bench' });
+    await c.connect();
+    await c.query(
+      `set synchronous_commit = off; set session_replication_role = replica;
+       set maintenance_work_mem = '512MB'`,
+    );
+    clients.push(c);
+  }
   const perRun = Math.max(0, Math.round(LOG_LINES / Math.max(1, RUNS)));
   const started = performance.now();
-  // Runs 1..RUNS evenly over RUN_DAYS up to an hour ago, with their log lines, CHUNK runs a
-  // statement: 1 in 50 failed, 1 in 97 canceled, 1 in 10 started by the API, the rest by a schedule.
-  for (let lo = 1; lo <= RUNS; lo += CHUNK) {
-    const hi = Math.min(RUNS, lo + CHUNK - 1);
-    await q(
-      `with r as (
-         insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state,
-                                    trigger, trigger_slug, started_at, finished_at, created_at, updated_at)
-         select $1, ($3::uuid[])[1 + i % ${PIPELINES}], $2, 'h' || i, 'seeded',
-                case when i % 50 = 0 then 'failed' when i % 97 = 0 then 'canceled' else 'succeeded' end,
-                case when i % 10 = 0 then 'api' else 'schedule' end,
-                case when i % 10 = 0 then null else 'nightly' end,
-                t, t + interval '2 seconds', t, t + interval '2 seconds'
-           from generate_series($4::int, $5::int) i,
-                lateral (select now() - interval '1 hour'
-                                - make_interval(secs => ($6::int - i)::float8 * ${RUN_DAYS * 86400} / $6::int) as t) x
-         returning id, slug, created_at)
-       insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
-       select r.id, s, case when s % 2 = 0 then 'load' else 'one' end, 'info',
-              'seeded line ' || s || ' of run ' || r.slug, r.created_at + s * interval '10 ms'
-         from r, generate_series(1, ${perRun}) s`,
-      [ids.org, ids.env, ids.pipelines, lo, hi, RUNS],
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+  try {
+    for (const t of leafNames) await s.client.query(`alter table ${t} set (autovacuum_enabled = false)`);
+    for (const d of deferred) await s.client.query(d.drop);
+    type Chunk = { kind: 'runs' | 'events'; lo: number; hi: number };
+    const chunks: Chunk[] = [];
+    for (let lo = 1; lo <= RUNS; lo += CHUNK)
+      chunks.push({ kind: 'runs', lo, hi: Math.min(RUNS, lo + CHUNK - 1) });
+    for (let lo = 1; lo <= EVENTS; lo += CHUNK)
+      chunks.push({ kind: 'events', lo, hi: Math.min(EVENTS, lo + CHUNK - 1) });
+    let runsIn = 0;
+    let eventsIn = 0;
+    await onEach(clients, chunks, async (c, k) => {
+      if (k.kind === 'runs') {
+        // Runs lo..hi evenly over RUN_DAYS up to an hour ago, with their log lines: 1 in 50
+        // failed, 1 in 97 canceled, 1 in 10 started by the API, the rest by a schedule.
+        await c.query(
+          `with r as (
+             insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state,
+                                        trigger, trigger_slug, started_at, finished_at, created_at, updated_at)
+             select $1, ($3::uuid[])[1 + i % ${PIPELINES}], $2, 'h' || i, 'seeded',
+                    case when i % 50 = 0 then 'failed' when i % 97 = 0 then 'canceled' else 'succeeded' end,
+                    case when i % 10 = 0 then 'api' else 'schedule' end,
+                    case when i % 10 = 0 then null else 'nightly' end,
+                    t, t + interval '2 seconds', t, t + interval '2 seconds'
+               from generate_series($4::int, $5::int) i,
+                    lateral (select now() - interval '1 hour'
+                                    - make_interval(secs => ($6::int - i)::float8 * ${RUN_DAYS * 86400} / $6::int) as t) x
+             returning id, slug, created_at)
+           insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
+           select r.id, s, case when s % 2 = 0 then 'load' else 'one' end, 'info',
+                  'seeded line ' || s || ' of run ' || r.slug, r.created_at + s * interval '10 ms'
+             from r, generate_series(1, ${perRun}) s`,
+          [ids.org, ids.env, ids.pipelines, k.lo, k.hi, RUNS],
+        );
+        runsIn += k.hi - k.lo + 1;
+      } else {
+        await c.query(
+          `insert into events (organization_id, slug, event_class, actor_type, actor_slug, entity_type,
+                               entity_slug, action, request_id, occurred_at, metadata)
+           select $1, 'evs' || i, case when i % 10 = 0 then 'security_audit' else 'activity' end,
+                  'api_key', 'bench-key', 'pipeline_run', 'h' || i, 'update', 'req-' || i,
+                  now() - interval '1 minute' - make_interval(secs => ($4::int - i)::float8 * ${EVENT_DAYS * 86400} / $4::int),
+                  '{"state":"succeeded"}'
+             from generate_series($2::int, $3::int) i`,
+          [ids.org, k.lo, k.hi, EVENTS],
+        );
+        eventsIn += k.hi - k.lo + 1;
+      }
+      process.stdout.write(
+        `\r  seeded ${n(runsIn)} runs, ${n(runsIn * perRun)} log lines, ${n(eventsIn)} events (${elapsed()})`,
+      );
+    });
+    const loadS = (performance.now() - started) / 1000;
+    // Largest first, so the two sessions finish about together.
+    await onEach(
+      clients,
+      [...deferred].sort((a, b) => weight[b.table] - weight[a.table]),
+      async (c, d) => {
+        await c.query(d.create);
+      },
     );
-    process.stdout.write(
-      `\r  seeded ${n(hi)} runs, ${n(hi * perRun)} log lines (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+    const indexS = (performance.now() - started) / 1000 - loadS;
+    await onEach(clients, leafNames, async (c, t) => {
+      await c.query(`alter table ${t} reset (autovacuum_enabled)`);
+      await c.query(`vacuum ${t}`);
+    });
+    await onEach(clients, ['pipeline_runs', 'pipeline_run_logs', 'events'], async (c, t) => {
+      await c.query(`analyze ${t}`);
+    });
+    const vacuumS = (performance.now() - started) / 1000 - loadS - indexS;
+    const after = await schemaOf(s.client);
+    if (JSON.stringify(after) !== JSON.stringify(before)) {
+      throw new Error(
+        `seeded schema differs:\n${after.filter((d) => !before.includes(d)).join('\n')}\n---\n${before.filter((d) => !after.includes(d)).join('\n')}`,
+      );
+    }
+    console.log(
+      `\n  seed ${elapsed()}: rows ${loadS.toFixed(0)} s, ${deferred.length} keys and indexes ${indexS.toFixed(0)} s, ` +
+        `vacuum analyze ${vacuumS.toFixed(0)} s (${SEED_CONNECTIONS} sessions; keys and indexes as before: ${after.length} definitions)`,
     );
+  } finally {
+    for (const c of clients) await c.end();
   }
-  for (let lo = 1; lo <= EVENTS; lo += CHUNK) {
-    const hi = Math.min(EVENTS, lo + CHUNK - 1);
-    await q(
-      `insert into events (organization_id, slug, event_class, actor_type, actor_slug, entity_type,
-                           entity_slug, action, request_id, occurred_at, metadata)
-       select $1, 'evs' || i, case when i % 10 = 0 then 'security_audit' else 'activity' end,
-              'api_key', 'bench-key', 'pipeline_run', 'h' || i, 'update', 'req-' || i,
-              now() - interval '1 minute' - make_interval(secs => ($4::int - i)::float8 * ${EVENT_DAYS * 86400} / $4::int),
-              '{"state":"succeeded"}'
-         from generate_series($2::int, $3::int) i`,
-      [ids.org, lo, hi, EVENTS],
-    );
-    process.stdout.write(
-      `\r  seeded ${n(RUNS)} runs, ${n(RUNS * perRun)} log lines, ${n(hi)} events (${((performance.now() - started) / 1000).toFixed(0)} s)`,
-    );
-  }
-  const seedS = (performance.now() - started) / 1000;
-  const t1 = performance.now();
-  await q('vacuum analyze pipeline_runs');
-  await q('vacuum analyze pipeline_run_logs');
-  await q('vacuum analyze events');
-  console.log(
-    `\n  seed ${seedS.toFixed(0)} s, vacuum analyze ${((performance.now() - t1) / 1000).toFixed(0)} s`,
-  );
 }
+
+/** The run log's indexes first: they cover ten times the rows. */
+const weight: Record<string, number> = { pipeline_run_logs: 3, pipeline_runs: 2, events: 1 };
 
 async function sizes(s: Store): Promise<string> {
   const { rows } = await s.client.query(

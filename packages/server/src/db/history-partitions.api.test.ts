@@ -98,7 +98,7 @@ describe('history partitions', () => {
   describe('migrating a store that has history', () => {
     let old: Awaited<ReturnType<typeof storeBeforePartitions>>;
     let orgId: string;
-    let runs: { id: string; slug: string; createdAt: Date }[];
+    let runs: { id: string; slug: string; createdAt: Date; finishedAt: Date | null }[];
     const exec = (text: string, values: unknown[] = []) => old.store.executeSql(text, values);
 
     /** Every page of the activity list and of each run's log, walked with cursors. */
@@ -132,12 +132,15 @@ describe('history partitions', () => {
         await exec(`insert into organizations (slug, name) values ('acme', 'Acme') returning id`)
       ).rows;
       const { envId, pipelineId } = await insertPipeline(exec, orgId);
-      // Three runs 70, 20 and 0 days old, five lines each; 30 events over the last 40 days.
+      // Three runs 70, 20 and 0 days old, five lines each (the two older ones ended with their
+      // last line, so their log reads are bounded on both sides); 30 events over the last 40 days.
       runs = (
         await exec(
-          `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, created_at)
-           select $1, $2, $3, 'r' || d, 'h', now() - make_interval(days => d) from unnest(array[70, 20, 0]) d
-           returning id, slug, created_at as "createdAt"`,
+          `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, created_at,
+                                      finished_at)
+           select $1, $2, $3, 'r' || d, 'h', t, case when d > 0 then t + interval '5 minutes' end
+             from unnest(array[70, 20, 0]) d, lateral (select now() - make_interval(days => d) as t) x
+           returning id, slug, created_at as "createdAt", finished_at as "finishedAt"`,
           [orgId, pipelineId, envId],
         )
       ).rows;
@@ -174,6 +177,22 @@ describe('history partitions', () => {
       expect(await idsOf('events')).toEqual(before.events);
       expect(await idsOf('pipeline_run_logs')).toEqual(before.logs);
       expect(await readLists()).toEqual(before.lists);
+      // Pages of two: the first one comes from the last week alone (four of the activity events are from it),
+      // the next ones from every partition, and together they are the same list.
+      const byTwo = [];
+      let cursor: string | undefined;
+      do {
+        const p = await listEvents(old.store, orgId, 'activity', {
+          limit: 2,
+          order: 'desc',
+          direction: 'next',
+          sort_by: 'event_occurred_at',
+          cursor,
+        });
+        byTwo.push(...p.items.map((e) => [e.slug, e.occurredAt]));
+        cursor = p.next_cursor ?? undefined;
+      } while (cursor);
+      expect(byTwo).toEqual(before.lists.activity.map((e) => [e.slug, e.occurredAt]));
       const kinds = rowsOf(
         await exec(
           `select c.relname, c.relkind from pg_class c where c.relname in ('events', 'pipeline_run_logs') order by 1`,

@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Store, Tx } from '../../db/client';
 import {
   environments,
@@ -301,10 +301,19 @@ export const logCursorAfter = (seq: number) => {
 
 /**
  * The run's log lines. Lines are partitioned by `at` (docs/operations.md#history-partitions): the
- * bound from the run's start (a day of slack for worker clocks) leaves older partitions unread.
+ * bounds from the run's start and, once it has ended, to its end (a day of slack each for worker
+ * clocks) leave the other partitions unread, so an old run's log costs what a new one's does.
+ * A run executed again has no end until it ends again, so its new lines are never cut off.
  */
-export async function listLogs(db: DbOrTx, run: { id: string; createdAt: Date }, query: ListQuery) {
+export async function listLogs(
+  db: DbOrTx,
+  run: { id: string; createdAt: Date; finishedAt: Date | null },
+  query: ListQuery,
+) {
   const since = new Date(run.createdAt.getTime() - 86_400_000);
+  const until = run.finishedAt
+    ? lt(pipelineRunLogs.at, new Date(run.finishedAt.getTime() + 86_400_000))
+    : undefined;
   return paginate({
     query,
     sorts: { log_seq: { column: paddedSeq, kind: 'text' } },
@@ -313,7 +322,7 @@ export async function listLogs(db: DbOrTx, run: { id: string; createdAt: Date },
       db
         .select()
         .from(pipelineRunLogs)
-        .where(and(eq(pipelineRunLogs.runId, run.id), gte(pipelineRunLogs.at, since), where))
+        .where(and(eq(pipelineRunLogs.runId, run.id), gte(pipelineRunLogs.at, since), until, where))
         .orderBy(...orderBy)
         .limit(limit),
     keyOf: (r) => ({ value: String(r.seq).padStart(10, '0'), id: String(r.seq).padStart(10, '0') }),
