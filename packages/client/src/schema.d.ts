@@ -65675,7 +65675,7 @@ export interface operations {
                             wal_status: string | null;
                             /** @description PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it; null without that limit. */
                             safe_wal_bytes: number | null;
-                            /** @description A reader is attached to the capture right now; null when unknown. */
+                            /** @description A run is reading the capture right now, or a session that is not Sluice's is attached (a worker's idle kept session is not counted); null when unknown. */
                             active: boolean | null;
                             /**
                              * @description ok: the source reported the capture; missing: the source has no such capture (not created yet: no run since the deployment, or dropped); unreachable: the source could not be asked (see error).
@@ -66033,7 +66033,7 @@ export interface operations {
                             wal_status: string | null;
                             /** @description PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it; null without that limit. */
                             safe_wal_bytes: number | null;
-                            /** @description A reader is attached to the capture right now. */
+                            /** @description A run is reading the capture right now, or a session that is not Sluice's is attached (a worker's idle kept session is not counted). */
                             active: boolean;
                             /** @description No deployed pipeline step owns the capture; it may be dropped. */
                             orphan: boolean;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { type CaptureStatus, type ConnectorContext, ConnectorError } from '../../types';
 import { closePg, connectPg, type PgConnection, pgError } from '../connect';
+import { LOCK_SPACE, STREAM_APPLICATION } from './session-names';
 
 // Slot safety on PostgreSQL (docs/cdc.md "Slot safety"): what a capture's replication slot
 // keeps, and dropping the slot and publication a capture created. Both read and write the
@@ -25,14 +26,25 @@ type SlotRow = {
 
 // The server's position: pg_current_wal_lsn() refuses to run on a standby, where the
 // received position is the one slots follow.
+// \`active\`: a reader is on the slot. A read's own replication session (STREAM_APPLICATION) that
+// a worker keeps idle between runs (docs/cdc.md "The replication session") counts only while a
+// read holds the capture's advisory lock (take-over.ts: key space 0x51ce, hashtext of the name).
 const SLOTS_SQL = `
-  SELECT s.slot_name AS name, s.active, s.active_pid,
+  SELECT s.slot_name AS name,
+         s.active AND (a.application_name IS DISTINCT FROM '${STREAM_APPLICATION}' OR EXISTS (
+           SELECT 1 FROM pg_catalog.pg_locks l
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+              AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+              AND l.classid = ${LOCK_SPACE}
+              AND l.objid = (pg_catalog.hashtext(s.slot_name)::bigint & 4294967295)::oid)) AS active,
+         s.active_pid,
          s.confirmed_flush_lsn::text AS confirmed,
          pg_wal_lsn_diff(
            CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn() ELSE pg_current_wal_lsn() END,
            s.restart_lsn)::text AS retained,
          s.wal_status, s.safe_wal_size::text AS safe_wal_size
     FROM pg_replication_slots s
+    LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = s.active_pid
    WHERE s.database = current_database() AND s.slot_type = 'logical'
      AND left(s.slot_name, length($1)) = $1
    ORDER BY s.slot_name`;

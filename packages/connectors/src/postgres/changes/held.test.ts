@@ -8,7 +8,7 @@ import { createSessionPool, type SessionPool } from '../../session-pool';
 import { type ConnectorContext, defaultLimits } from '../../types';
 import type { PgConnection } from '../connect';
 import { postgres } from '../index';
-import { STREAM_APPLICATION } from './stream';
+import { STREAM_APPLICATION } from './session-names';
 
 // The replication session kept between reads (docs/cdc.md "The replication session"), on its
 // own cluster with wal_level=logical. A session pool stands for one worker process: two pools
@@ -159,6 +159,29 @@ describe('PostgreSQL change capture: the replication session kept between reads'
       }
       expect(await walsender('sluice_held_a')).toBe(pid2);
       expect(targetOf(target)).toEqual(await sourceOf('public.held_a'));
+      // Kept idle between runs, the session is on the slot but no read is: the capture is not active.
+      const idle = (await changes.captures(conn, 'sluice_held_a', base)).find(
+        (c) => c.name === 'sluice_held_a',
+      );
+      expect(idle?.active).toBe(false);
+      // While a read streams from it, it is.
+      await burst('public.held_a', 9001);
+      const step = stepContext(
+        { kind: 'source', data_source_ref: 'db', operation: { operation_type: 'cdc', ...op } },
+        { cursor },
+      );
+      const out = await changes.read(conn, { ...step, runSlug: `run-${++runs}` }, 'sluice_held_a', {
+        ...base,
+        sessions: pool,
+      });
+      if (out.payload.kind !== 'rows') throw new Error('rows expected');
+      const batches = out.payload.batches[Symbol.asyncIterator]();
+      await batches.next();
+      const reading = (await changes.captures(conn, 'sluice_held_a', base)).find(
+        (c) => c.name === 'sluice_held_a',
+      );
+      expect(reading?.active).toBe(true);
+      await batches.return?.(undefined);
       // The worker stops: its held sessions end.
       await pool.close();
       expect(await gone('sluice_held_a')).toBe(true);

@@ -6,6 +6,7 @@ import { type PgConnection, pgClientConfig, pgTypes } from '../connect';
 import type { CapturedTable } from './catalog';
 import type { ChangeDecoder, Decoded } from './decode';
 import { compareLsn, lsnText, lsnValue } from './lsn';
+import { STREAM_APPLICATION } from './session-names';
 import { waitReleased } from './slot';
 
 // The changes of one run (docs/cdc.md "How it works"): the slot's changes from its confirmed
@@ -48,9 +49,6 @@ type Socket = { pause(): void; resume(): void; destroy(): void };
 type Incoming = { lsn: string; msg: Pgoutput.Message };
 /** A decoded message, or the error decoding it raised, in log order. */
 type Step = Decoded | { kind: 'error'; err: unknown };
-
-/** The application_name of replication sessions (docs/cdc.md "The replication session"). */
-export const STREAM_APPLICATION = 'sluice_cdc';
 
 /**
  * One replication session on a capture's slot (START_REPLICATION … LOGICAL, pgoutput). A read

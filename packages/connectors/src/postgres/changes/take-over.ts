@@ -1,6 +1,6 @@
 import type pg from 'pg';
+import { LOCK_SPACE, STREAM_APPLICATION } from './session-names';
 import { waitReleased } from './slot';
-import { STREAM_APPLICATION } from './stream';
 
 // Who may end a replication session on a capture's slot (docs/cdc.md "The replication
 // session"). Every read holds the capture's advisory lock (on the source database, in its SQL
@@ -10,8 +10,6 @@ import { STREAM_APPLICATION } from './stream';
 // (in another worker process), or its worker died and the server has not noticed yet. The read
 // holding the lock may end it. A session of any other name (a user's pg_recvlogical) is never ended.
 
-/** The first key of the two-key advisory lock space for captures ("sluice" spelt in hex). */
-const LOCK_SPACE = 0x51ce;
 /** How long a read waits for another read of the capture to end. */
 const LOCK_WAIT_MS = 5_000;
 

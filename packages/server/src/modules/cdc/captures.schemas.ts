@@ -60,7 +60,9 @@ export const pipelineCaptureSchema = z
     active: z
       .boolean()
       .nullable()
-      .describe('A reader is attached to the capture right now; null when unknown.'),
+      .describe(
+        "A run is reading the capture right now, or a session that is not Sluice's is attached (a worker's idle kept session is not counted); null when unknown.",
+      ),
     status: z
       .enum(['ok', 'missing', 'unreachable'])
       .describe(
@@ -85,7 +87,11 @@ export const pipelineCaptureSchema = z
 export const dataSourceCaptureSchema = z
   .object({
     ...statusFields,
-    active: z.boolean().describe('A reader is attached to the capture right now.'),
+    active: z
+      .boolean()
+      .describe(
+        "A run is reading the capture right now, or a session that is not Sluice's is attached (a worker's idle kept session is not counted).",
+      ),
     orphan: z.boolean().describe('No deployed pipeline step owns the capture; it may be dropped.'),
     owner: captureOwnerSchema.nullable().describe('The deployed step that owns it; null for an orphan.'),
   })
