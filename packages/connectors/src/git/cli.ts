@@ -257,6 +257,11 @@ export class GitSession {
       err = (err + c.toString('utf8')).slice(-64 * 1024);
     });
     child.stdin!.end();
+    // Node resumes, and so discards, a child's stdout that nobody listens to once the child has
+    // exited (a blob small enough for the pipe's buffer exits before a consumer that loads its
+    // module on first use starts reading). A 'readable' listener keeps the bytes buffered until
+    // the consumer reads them; the reading below is paced by the consumer as before.
+    child.stdout!.on('readable', () => {});
     // Settled when the stream is read; a stream nobody reads must not leave a rejection behind.
     outcome.catch(() => {});
     const self = this;
@@ -291,7 +296,10 @@ export class GitSession {
       }, idleMs);
     };
     arm();
-    child.stdout!.on('data', arm);
+    // Only a network command's stdout is watched here, and `run` reads that one anyway. A 'data'
+    // listener puts a stream into flowing mode: on `stream`'s stdout, every chunk that came before
+    // the consumer's first read would go to this listener alone and be lost.
+    if (opts.network) child.stdout!.on('data', arm);
     child.stderr!.on('data', (c: Buffer) => {
       arm();
       onErr(c);

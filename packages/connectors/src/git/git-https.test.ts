@@ -314,6 +314,31 @@ describe('git connector over HTTPS', () => {
     expect(showFile(repo, 'exports', 'README.md').toString()).toBe('# shop\n');
   });
 
+  it('streams the whole file to a consumer that starts reading late', async () => {
+    // A sink whose module loads on first use starts reading after git has written the blob: the
+    // bytes wait for it, whether git is still writing (a file larger than the pipe) or has exited.
+    const big = `id,name\n${Array.from({ length: 20_000 }, (_, i) => `${i},name ${i}`).join('\n')}\n`;
+    commitFiles(repo, 'late', { 'data/late.csv': big }, 'late', 'main');
+    const source = stepContext({
+      kind: 'source',
+      data_source_ref: 'repo',
+      operation: { operation_type: 'git', path: 'data/late.csv', ref: 'late' },
+    });
+    const out = await gitConnector.source.read(conn(), source, ctx);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await bytesOf(out.payload)).toString()).toBe(big);
+    expect(source.counters.bytes_in).toBe(big.length);
+    // A file that fits the pipe: git has exited before the first read.
+    const small = stepContext({
+      kind: 'source',
+      data_source_ref: 'repo',
+      operation: { operation_type: 'git', path: 'data/orders.csv', ref: 'late' },
+    });
+    const early = await gitConnector.source.read(conn(), small, ctx);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await bytesOf(early.payload)).toString()).toBe(CSV);
+  });
+
   it('commits nothing when the upstream payload fails midway', async () => {
     const before = headOf(repo, 'main');
     async function* broken(): AsyncGenerator<Uint8Array> {
