@@ -82,7 +82,11 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
       if (!steps.has(d)) throw new RunError('INVALID_PLAN', `step ${slug} feeds unknown step ${d}`);
   }
   await mkdir(opts.tmpDir, { recursive: true });
-  if (opts.spec.steps.some((s) => s.kind === 'transform')) preloadDuck();
+  const firstTransform = plan.order.map((slug) => steps.get(slug)!).find((s) => s.kind === 'transform');
+  // DuckDB's module, and the first transform's instance, made while the sources start.
+  const releaseDuck = firstTransform
+    ? preloadDuck({ dir: opts.tmpDir, slug: firstTransform.slug, memoryLimit: opts.transformMemoryLimit })
+    : () => {};
 
   const run = new AbortController();
   const signal = run.signal;
@@ -331,6 +335,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
   } finally {
     clearInterval(progress);
     opts.signal.removeEventListener('abort', onCancel);
+    releaseDuck();
     await chain;
   }
   if (failure) throw failure;
