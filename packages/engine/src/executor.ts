@@ -86,7 +86,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
   // DuckDB's module, and the first transform's instance, made while the sources start.
   const releaseDuck = firstTransform
     ? preloadDuck({ dir: opts.tmpDir, slug: firstTransform.slug, memoryLimit: opts.transformMemoryLimit })
-    : () => {};
+    : async () => {};
 
   const run = new AbortController();
   const signal = run.signal;
@@ -335,7 +335,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
   } finally {
     clearInterval(progress);
     opts.signal.removeEventListener('abort', onCancel);
-    releaseDuck();
+    await releaseDuck();
     await chain;
   }
   if (failure) throw failure;

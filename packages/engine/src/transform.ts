@@ -72,31 +72,32 @@ async function readyInstance(d: Duck, work: string, config: Record<string, strin
  * the load (it holds the event loop for ~0.1–0.4 s) overlaps the sources' requests instead of
  * following them (docs/benchmarks.md). With `first`, the run's first transform also gets its
  * instance made (and DuckDB's JSON reader warmed) meanwhile; the returned function closes it
- * if the transform never took it (call it when the run ends).
+ * if the transform never took it (await it when the run ends, before its directory goes).
  */
 export function preloadDuck(first?: {
   dir: string;
   slug: string;
   memoryLimit?: string;
   threads?: number;
-}): () => void {
+}): () => Promise<void> {
   const loading = duck();
   loading.catch(() => {
     duckModule = null;
   });
-  if (!first) return () => {};
+  if (!first) return async () => {};
   const work = transformDir(first.dir, first.slug);
   const key = JSON.stringify(instanceConfig(work, first.memoryLimit, first.threads));
-  if (ready.has(key)) return () => {};
+  if (ready.has(key)) return async () => {};
   const made = loading.then((d) =>
     readyInstance(d, work, instanceConfig(work, first.memoryLimit, first.threads)),
   );
   const settled = made.catch(() => null);
   ready.set(key, settled);
-  return () => {
+  return async () => {
     if (ready.get(key) !== settled) return;
     ready.delete(key);
-    settled.then((i) => i?.closeSync());
+    // Awaited: the run's directory is removed after the run, and the instance writes there.
+    (await settled)?.closeSync();
   };
 }
 
