@@ -44,12 +44,18 @@ const transformDir = (dir: string, slug: string) => join(dir, `transform-${slug}
 // names the run's directory and the step): taken once by openTransform, else closed when the run ends.
 const ready = new Map<string, Promise<DuckDBInstance | null>>();
 
+// Whether this process made a DuckDB instance ahead before (its JSON reader ran once then).
+let warmedUp = false;
+
 async function readyInstance(d: Duck, work: string, config: Record<string, string>) {
   await mkdir(join(work, 'spill'), { recursive: true });
   const instance = await d.DuckDBInstance.create(':memory:', config);
   // A first JSON read in a new process touches DuckDB's reader and type detection cold
   // (docs/benchmarks.md): done here, while the source's request is under way, it is not on the
-  // transform's path.
+  // transform's path. Once per process: a later run's transform can start at once, and would
+  // wait for it.
+  if (warmedUp) return instance;
+  warmedUp = true;
   const warm = join(work, 'warm-up.ndjson');
   try {
     await writeFile(warm, '{"a":1,"b":"x","c":"2024-01-01T00:00:00Z","d":true,"e":1.5,"f":[1]}\n');
