@@ -82,11 +82,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
       if (!steps.has(d)) throw new RunError('INVALID_PLAN', `step ${slug} feeds unknown step ${d}`);
   }
   await mkdir(opts.tmpDir, { recursive: true });
-  const firstTransform = plan.order.map((slug) => steps.get(slug)!).find((s) => s.kind === 'transform');
-  // DuckDB's module, and the first transform's instance, made while the sources start.
-  const releaseDuck = firstTransform
-    ? preloadDuck({ dir: opts.tmpDir, slug: firstTransform.slug, memoryLimit: opts.transformMemoryLimit })
-    : async () => {};
+  if (opts.spec.steps.some((s) => s.kind === 'transform')) preloadDuck();
 
   const run = new AbortController();
   const signal = run.signal;
@@ -335,7 +331,6 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
   } finally {
     clearInterval(progress);
     opts.signal.removeEventListener('abort', onCancel);
-    await releaseDuck();
     await chain;
   }
   if (failure) throw failure;

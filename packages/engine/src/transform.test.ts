@@ -11,7 +11,7 @@ import {
   source,
   transform,
 } from './test-support';
-import { duckType, readyInstances } from './transform';
+import { duckType } from './transform';
 
 const once = (payload: Payload) => (): SourceOutput => ({ payload, nextCursor: async () => null });
 const bytes = (...parts: string[]) =>
@@ -93,43 +93,6 @@ describe('transforms in DuckDB', () => {
     expect(h.final('load')?.counters).toMatchObject({ rows_in: total / 2, rows_out: total / 2 });
     await h.cleanup();
   }, 60_000);
-
-  it("makes the first transform's instance while the sources start and leaves none behind", async () => {
-    const got: unknown[][] = [];
-    const spec = {
-      steps: [source('people'), transform('clean', 'SELECT id * 2 AS id FROM people'), sink('load')],
-      edges: edges(['people', 'clean'], ['clean', 'load']),
-    };
-    const ok = await harness(
-      spec,
-      memoryPorts(
-        { people: rowsSource(['id:integer'], [[[1], [2]]], null) },
-        { load: collectSink(got, { names: [] }) },
-      ),
-    );
-    await ok.run();
-    expect(got).toEqual([[2], [4]]);
-    expect(ok.logs).toContainEqual(
-      expect.objectContaining({ step: 'clean', message: 'DuckDB instance made while the sources started' }),
-    );
-    expect(readyInstances()).toBe(0);
-    await ok.cleanup();
-    // The source fails before the transform opens: the instance made for it is closed.
-    const failing = await harness(
-      spec,
-      memoryPorts(
-        {
-          people: () => {
-            throw new Error('no such API');
-          },
-        },
-        { load: collectSink([], { names: [] }) },
-      ),
-    );
-    await rejection(failing.run());
-    expect(readyInstances()).toBe(0);
-    await failing.cleanup();
-  });
 
   it('reads JSON and CSV payloads as tables named by their steps', async () => {
     const got: unknown[][] = [];

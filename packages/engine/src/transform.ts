@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -27,96 +27,15 @@ const requireCjs = createRequire(import.meta.url);
 // Loaded on first use: servers that never run a transform never load the native module.
 const duck = () => (duckModule ??= Promise.resolve().then(() => requireCjs('@duckdb/node-api') as Duck));
 
-/** The instance settings of one transform step (its spill directory is its own). */
-function instanceConfig(work: string, memoryLimit?: string, threads?: number): Record<string, string> {
-  return {
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-    memory_limit: memoryLimit ?? '256MB',
-    temp_directory: join(work, 'spill'),
-    threads: String(threads ?? 2),
-  };
-}
-
-const transformDir = (dir: string, slug: string) => join(dir, `transform-${slug}`);
-
-// Instances made ahead for a run's first transform, by their settings (the spill directory
-// names the run's directory and the step): taken once by openTransform, else closed when the run ends.
-const ready = new Map<string, Promise<DuckDBInstance | null>>();
-
-// Whether this process made a DuckDB instance ahead before (its JSON reader ran once then).
-let warmedUp = false;
-
-async function readyInstance(d: Duck, work: string, config: Record<string, string>) {
-  await mkdir(join(work, 'spill'), { recursive: true });
-  const instance = await d.DuckDBInstance.create(':memory:', config);
-  // A first JSON read in a new process touches DuckDB's reader and type detection cold
-  // (docs/benchmarks.md): done here, while the source's request is under way, it is not on the
-  // transform's path. Once per process: a later run's transform can start at once, and would
-  // wait for it.
-  if (warmedUp) return instance;
-  warmedUp = true;
-  const warm = join(work, 'warm-up.ndjson');
-  try {
-    await writeFile(warm, '{"a":1,"b":"x","c":"2024-01-01T00:00:00Z","d":true,"e":1.5,"f":[1]}\n');
-    const conn = await instance.connect();
-    try {
-      await conn.run(`SELECT * FROM read_json_auto(${literal(warm)}, format = 'newline_delimited')`);
-    } finally {
-      conn.closeSync();
-    }
-  } catch {
-    // Only a warm-up: the transform reads its inputs either way.
-  } finally {
-    await rm(warm, { force: true });
-  }
-  return instance;
-}
-
 /**
  * Starts loading DuckDB's native module: a run with a transform calls it when it starts, so
  * the load (it holds the event loop for ~0.1–0.4 s) overlaps the sources' requests instead of
- * following them (docs/benchmarks.md). With `first`, the run's first transform also gets its
- * instance made (and DuckDB's JSON reader warmed) meanwhile; the returned function closes it
- * if the transform never took it (await it when the run ends, before its directory goes).
+ * following them (docs/benchmarks.md).
  */
-export function preloadDuck(first?: {
-  dir: string;
-  slug: string;
-  memoryLimit?: string;
-  threads?: number;
-}): () => Promise<void> {
-  const loading = duck();
-  loading.catch(() => {
+export function preloadDuck(): void {
+  duck().catch(() => {
     duckModule = null;
   });
-  if (!first) return async () => {};
-  const work = transformDir(first.dir, first.slug);
-  const key = JSON.stringify(instanceConfig(work, first.memoryLimit, first.threads));
-  if (ready.has(key)) return async () => {};
-  const made = loading.then((d) =>
-    readyInstance(d, work, instanceConfig(work, first.memoryLimit, first.threads)),
-  );
-  const settled = made.catch(() => null);
-  ready.set(key, settled);
-  return async () => {
-    if (ready.get(key) !== settled) return;
-    ready.delete(key);
-    // Awaited: the run's directory is removed after the run, and the instance writes there.
-    (await settled)?.closeSync();
-  };
-}
-
-/** Instances made ahead and not taken yet (tests: none is left once a run ended). */
-export const readyInstances = () => ready.size;
-
-/** The instance made ahead for these settings, once (null when there is none or it failed). */
-function takeReady(config: Record<string, string>): Promise<DuckDBInstance | null> | null {
-  const key = JSON.stringify(config);
-  const p = ready.get(key);
-  if (!p) return null;
-  ready.delete(key);
-  return p;
 }
 
 export type TransformOptions = {
@@ -152,7 +71,7 @@ const failure = (slug: string, err: unknown, signal: AbortSignal): Error => {
 
 /** Loads the inputs, starts the query and hands back its result as a rows stream. */
 export async function openTransform(o: TransformOptions): Promise<TransformOutput> {
-  const work = transformDir(o.dir, o.slug);
+  const work = join(o.dir, `transform-${o.slug}`);
   await mkdir(join(work, 'spill'), { recursive: true });
   const log = o.log ?? (() => {});
   // The inputs' bytes go to files while DuckDB starts; a failure counts where it is awaited.
@@ -181,11 +100,13 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     })());
   try {
     const d = await duck();
-    const config = instanceConfig(work, o.memoryLimit, o.threads);
-    const made = takeReady(config);
-    instance = made ? await made : null;
-    if (instance) log('info', 'DuckDB instance made while the sources started');
-    instance ??= await d.DuckDBInstance.create(':memory:', config);
+    instance = await d.DuckDBInstance.create(':memory:', {
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+      memory_limit: o.memoryLimit ?? '256MB',
+      temp_directory: join(work, 'spill'),
+      threads: String(o.threads ?? 2),
+    });
     conn = await instance.connect();
     const c = conn;
     o.signal.addEventListener('abort', onAbort, { once: true });
