@@ -22,7 +22,7 @@ const COLUMNS = ['g', 't', 'n', 'q'];
 const ROWS = (n: number) => `SELECT g, repeat('x', g % 300) AS t,
   CASE WHEN g % 3 = 0 THEN NULL ELSE g::numeric / 7 END AS n, noisy(g) AS q FROM generate_series(1, ${n}) g`;
 const FAILING =
-  "SELECT g, repeat('x', g % 300) AS t, 1 / (g - 1500) AS n, g AS q FROM generate_series(1, 2000) g";
+  "SELECT g, repeat('x', g % 300) AS t, (1 / (g - 1500))::numeric AS n, g AS q FROM generate_series(1, 2000) g";
 
 let admin: pg.Client;
 let source: pg.Client;
