@@ -240,9 +240,9 @@ function meterNativeRows(p: RowsPayload, native: NativeRows, cb: MeterCallbacks)
   });
   let bytes: Meter<Uint8Array> | null = null;
   const nativeEnded = deferred<void>();
-  const open: NativeRows['open'] = (format) => {
+  const open: NativeRows['open'] = (format, opts) => {
     if (bytes || batches.started) throw new Error('a payload stream can be read only once');
-    const inner = native.open(format);
+    const inner = native.open(format, opts);
     const m = new Meter(inner.chunks, {
       signal: cb.signal,
       count: (chunk) => cb.bytes?.(chunk.byteLength),
@@ -256,7 +256,7 @@ function meterNativeRows(p: RowsPayload, native: NativeRows, cb: MeterCallbacks)
       },
       (err) => nativeEnded.reject(err),
     );
-    return { chunks: m, rows: inner.rows };
+    return { chunks: m, rows: inner.rows, framed: inner.framed === true };
   };
   const ended = Promise.race([batches.ended, nativeEnded.promise]);
   ended.catch(() => {});

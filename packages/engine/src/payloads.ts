@@ -17,9 +17,16 @@ export type NativeRows = {
   types: { oid: number; name: string }[];
   /**
    * Starts the bulk read in place of the batches: the stream of bytes, and the rows it held
-   * once it ended (the source's own count, e.g. COPY's command tag).
+   * once it ended (the source's own count, e.g. COPY's command tag). With `framed` asked, the
+   * source may hand over the COPY's CopyData messages of the wire protocol themselves ('d', an
+   * int32 length, the bytes; whole messages in every chunk, as the server sent them), which a
+   * PostgreSQL sink writes to its own socket unchanged; `framed` in the answer says whether it
+   * did (the bytes then count each message's 5-byte header).
    */
-  open(format: 'binary' | 'text'): { chunks: AsyncIterable<Uint8Array>; rows(): number };
+  open(
+    format: 'binary' | 'text',
+    opts?: { framed?: boolean },
+  ): { chunks: AsyncIterable<Uint8Array>; rows(): number; framed?: boolean };
 };
 
 /**

@@ -5,6 +5,7 @@ import copyStreams from 'pg-copy-streams';
 import { quoteIdent } from '../relational/identifiers';
 import { ConnectorError } from '../types';
 import { destroy } from './connect';
+import { copyFramesIn } from './copy-frames-in';
 
 // The raw COPY-in writer: bytes already in one of COPY's formats go into a table unchanged, on
 // a client the caller owns and inside the caller's transaction (nothing here commits). Used by
@@ -33,6 +34,12 @@ export type CopyInOptions = {
   chunks: AsyncIterable<Uint8Array> | Readable;
   /** Fails the copy when no byte moved for this long (default: no bound). */
   idleTimeoutMs?: number;
+  /**
+   * The chunks are whole CopyData messages (a PostgreSQL source's COPY output as the server
+   * framed it, copy-out-stream.ts): they go onto the socket unchanged (copy-frames-in.ts), and
+   * the bytes counted include each message's 5-byte header.
+   */
+  framed?: boolean;
 };
 
 export type CopyInResult = {
@@ -63,35 +70,45 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
   let bytes = 0;
   let timer: NodeJS.Timeout | undefined;
   let idle: ConnectorError | null = null;
-  const copy = client.query(
-    copyStreams.from(`COPY ${opts.table} (${cols}) FROM STDIN ${withClause(opts.format)}`),
-  );
+  const text = `COPY ${opts.table} (${cols}) FROM STDIN ${withClause(opts.format)}`;
+  let copy: ReturnType<typeof copyStreams.from> | null = null;
   const arm = () => {
     if (opts.idleTimeoutMs === undefined) return;
-    clearTimeout(timer);
+    if (timer) {
+      timer.refresh();
+      return;
+    }
     timer = setTimeout(() => {
       idle = new ConnectorError(
         'TIMEOUT',
         `the copy moved no data for ${Math.round(opts.idleTimeoutMs! / 1000)} s and was stopped`,
       );
-      copy.destroy(idle);
+      copy?.destroy(idle);
       destroy(client);
     }, opts.idleTimeoutMs);
   };
-  const source =
-    opts.chunks instanceof Readable ? opts.chunks : Readable.from(opts.chunks, { objectMode: false });
-  source.on('data', (chunk: Uint8Array) => {
+  const sent = (chunk: Uint8Array) => {
     bytes += chunk.byteLength;
     arm();
-  });
+  };
+  let rows: number;
   arm();
   try {
-    await pipeline(source, copy);
+    if (opts.framed) {
+      rows = await copyFramesIn(client, text, opts.chunks, sent);
+    } else {
+      copy = client.query(copyStreams.from(text));
+      const source =
+        opts.chunks instanceof Readable ? opts.chunks : Readable.from(opts.chunks, { objectMode: false });
+      source.on('data', sent);
+      await pipeline(source, copy);
+      rows = copy.rowCount;
+    }
   } catch (err) {
     throw idle ?? err;
   } finally {
     clearTimeout(timer);
   }
   await client.query("SELECT set_config('statement_timeout', $1, true)", [before.rows[0].t]);
-  return { rows: copy.rowCount, bytes };
+  return { rows, bytes };
 }

@@ -6,6 +6,7 @@ import { quoteIdent } from '../relational/identifiers';
 import { sourceQuery } from '../relational/pipeline';
 import type { CompiledStatement } from '../relational/placeholders';
 import { CopyBinaryMax, type ScannedKind } from './copy-binary-max';
+import { CopyFramesOut } from './copy-frames-out';
 import { CopyOutStream } from './copy-out-stream';
 import type { PgSession } from './session';
 
@@ -76,7 +77,10 @@ export function pgNativeRows(
   let rows = 0;
   const { client, timed } = session;
 
-  async function* chunks(format: 'binary' | 'text'): AsyncGenerator<Uint8Array> {
+  const scannedOf = (format: 'binary' | 'text') =>
+    index === null || format !== 'binary' ? undefined : CURSOR_TYPES.get(fields[index].dataTypeID);
+
+  async function* chunks(format: 'binary' | 'text', framed: boolean): AsyncGenerator<Uint8Array> {
     let finished = false;
     try {
       const text = await inlineQuery(session, step, query);
@@ -86,15 +90,22 @@ export function pgNativeRows(
           "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)",
         ),
       );
-      const copy = client.query(new CopyOutStream(`COPY ${text} TO STDOUT (FORMAT ${format})`));
-      const scanned =
-        index === null || format !== 'binary' ? undefined : CURSOR_TYPES.get(fields[index].dataTypeID);
+      const statement = `COPY ${text} TO STDOUT (FORMAT ${format})`;
+      const scanned = scannedOf(format);
       const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;
-      for await (const chunk of copy) {
-        scan?.push(chunk as Uint8Array);
-        yield chunk as Uint8Array;
+      if (framed) {
+        // The server's CopyData messages as they are (copy-frames-out.ts), for the sink's socket.
+        const copy = client.query(new CopyFramesOut(statement));
+        yield* copy;
+        rows = copy.rowCount;
+      } else {
+        const copy = client.query(new CopyOutStream(statement));
+        for await (const chunk of copy) {
+          scan?.push(chunk as Uint8Array);
+          yield chunk as Uint8Array;
+        }
+        rows = copy.rowCount;
       }
-      rows = copy.rowCount;
       await timed(client.query("SELECT set_config('statement_timeout', $1, true)", [saved.rows[0].t]));
       let next: string | null = null;
       if (index !== null) {
@@ -145,10 +156,12 @@ export function pgNativeRows(
     rows: {
       format: 'postgres-copy',
       types: fields.map((f, i) => ({ oid: f.dataTypeID, name: columns[i].type })),
-      open(format) {
+      open(format, opts) {
         if (opened) throw new Error('a payload stream can be read only once');
         opened = true;
-        return { chunks: chunks(format), rows: () => rows };
+        // The cursor column's greatest value is read from the rows as they pass: unframed bytes.
+        const framed = opts?.framed === true && scannedOf(format) === undefined;
+        return { chunks: chunks(format, framed), rows: () => rows, framed };
       },
     },
     used: () => opened,

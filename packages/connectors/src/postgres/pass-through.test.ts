@@ -230,10 +230,11 @@ describe('postgres → postgres pass-through', () => {
       ...payload,
       native: {
         ...native,
-        open(format) {
-          const inner = native.open(format);
+        open(format, opts) {
+          const inner = native.open(format, opts);
           return {
             rows: inner.rows,
+            framed: inner.framed,
             chunks: (async function* () {
               let n = 0;
               for await (const c of inner.chunks) {

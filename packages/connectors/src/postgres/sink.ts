@@ -241,13 +241,14 @@ export async function writePg(
           )
         : null;
     // One COPY for all the rows, bounded by the time between two chunks.
-    const copyAll = (kind: 'binary' | 'text' | 'csv', chunks: AsyncIterable<Uint8Array>) =>
+    const copyAll = (kind: 'binary' | 'text' | 'csv', chunks: AsyncIterable<Uint8Array>, framed = false) =>
       copyIn(s.client, {
         table: stage,
         columns: names,
         format: { kind },
         chunks,
         idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
+        framed,
       });
     let done = { rows: 0, bytes: 0 };
     if (names.length === 0) {
@@ -255,7 +256,9 @@ export async function writePg(
     } else if (format) {
       // COPY's bytes from a PostgreSQL source, untouched.
       step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
-      done = await copyAll(format, plan.rows.native!.open(format).chunks);
+      // Asked framed: the source's CopyData messages go onto this socket unchanged.
+      const native = plan.rows.native!.open(format, { framed: true });
+      done = await copyAll(format, native.chunks, native.framed === true);
     } else if (csv && misfit === null && textual) {
       // The source writes its rows as COPY input: binary for the target's types where it can
       // (the server then parses no text), else text; they go into the COPY as they are.

@@ -1,0 +1,172 @@
+import type pg from 'pg';
+
+// `COPY … FROM STDIN` fed with CopyData messages that are already framed: a PostgreSQL
+// source's own COPY output, message headers and all (copy-out-stream.ts with `framed`). A
+// server's CopyData out and a client's CopyData in are the same message, so each chunk goes
+// onto the target's socket as it is, with the socket's backpressure; this side adds only the
+// closing CopyDone, or a CopyFail when the input fails (the server then ends the COPY with an
+// error and nothing of it stays). The chunks must hold whole messages only (the reader
+// guarantees it), so a CopyFail never lands inside one. The row count is the server's command
+// tag. See docs/benchmarks.md, "The data path toward its limit".
+
+const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
+
+/** A CopyFail message: 'f', its length, the reason as a C string. */
+function copyFail(reason: string): Buffer {
+  const text = Buffer.from(`${reason}\0`);
+  const message = Buffer.allocUnsafe(5 + text.length);
+  message[0] = 0x66;
+  message.writeUInt32BE(4 + text.length, 1);
+  text.copy(message, 5);
+  return message;
+}
+
+/** The part of pg's connection used here: its socket. */
+type Socket = {
+  write(b: Uint8Array): boolean;
+  cork(): void;
+  uncork(): void;
+  once(event: 'drain', fn: () => void): void;
+  removeListener(event: 'drain', fn: () => void): void;
+};
+type Connection = { stream: Socket; query(text: string): void };
+
+/** The statement as pg's active query: its socket once the server is in copy-in mode. */
+class CopyFramesQuery implements pg.Submittable {
+  rowCount = 0;
+  /** Settled by the server: true once it answered ReadyForQuery or failed. */
+  ended = false;
+  readonly ready: Promise<Socket>;
+  readonly done: Promise<void>;
+  private onReady!: (s: Socket) => void;
+  private onReadyFailed!: (e: Error) => void;
+  private onDone!: () => void;
+  private onFailed!: (e: Error) => void;
+
+  constructor(private readonly text: string) {
+    this.ready = new Promise((resolve, reject) => {
+      this.onReady = resolve;
+      this.onReadyFailed = reject;
+    });
+    this.done = new Promise((resolve, reject) => {
+      this.onDone = resolve;
+      this.onFailed = reject;
+    });
+    this.ready.catch(() => {});
+    this.done.catch(() => {});
+  }
+
+  submit(connection: unknown): void {
+    (connection as Connection).query(this.text);
+  }
+
+  /** pg sets its query_timeout hook here; the copy has its own idle bound instead. */
+  callback(): void {}
+
+  handleCopyInResponse(connection: unknown): void {
+    this.onReady((connection as Connection).stream);
+  }
+
+  handleCommandComplete(msg: { text?: string }): void {
+    const m = /COPY (\d+)/.exec(msg?.text ?? '');
+    if (m) this.rowCount = Number(m[1]);
+  }
+
+  handleReadyForQuery(): void {
+    this.ended = true;
+    this.onDone();
+  }
+
+  handleError(err: Error): void {
+    this.ended = true;
+    this.onReadyFailed(err);
+    this.onFailed(err);
+  }
+}
+
+/**
+ * Runs `text` (a `COPY … FROM STDIN`) on `client` with `chunks` as its CopyData messages; calls
+ * `sent` with each chunk before it is written. Resolves with the server's row count; rejects
+ * with the input's error (after a CopyFail, once the server has ended the COPY) or the server's.
+ */
+export async function copyFramesIn(
+  client: pg.Client,
+  text: string,
+  chunks: AsyncIterable<Uint8Array>,
+  sent: (chunk: Uint8Array) => void,
+): Promise<number> {
+  const copy = new CopyFramesQuery(text);
+  client.query(copy);
+  const it = chunks[Symbol.asyncIterator]();
+  let socket: Socket;
+  try {
+    socket = await copy.ready;
+  } catch (err) {
+    it.return?.()?.catch(() => {});
+    throw err;
+  }
+  // A wait for the input or the socket ends early when the server fails the copy (or the
+  // connection is lost). One settled wait at a time: a race against one long-pending promise
+  // would keep every chunk reachable from its reactions until the copy ends.
+  let serverError: { err: unknown } | null = null;
+  let interrupt: ((err: unknown) => void) | null = null;
+  copy.done.catch((err) => {
+    serverError = { err };
+    interrupt?.(err);
+  });
+  const unlessFailed = <T>(work: Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (serverError) return reject(serverError.err);
+      interrupt = reject;
+      work.then(resolve, reject);
+    });
+  let inputDone = false;
+  // Chunks that come together (a message completed across socket chunks, then the run of whole
+  // messages after it) leave in one write: the socket is corked until the next tick.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  try {
+    for (;;) {
+      const next = await unlessFailed(it.next());
+      if (next.done) {
+        inputDone = true;
+        break;
+      }
+      sent(next.value);
+      if (!corked) {
+        corked = true;
+        socket.cork();
+        process.nextTick(uncork);
+      }
+      if (!socket.write(next.value)) {
+        let wake: (() => void) | undefined;
+        try {
+          await unlessFailed(
+            new Promise<void>((resolve) => {
+              wake = resolve;
+              socket.once('drain', resolve);
+            }),
+          );
+        } finally {
+          socket.removeListener('drain', wake!);
+        }
+      }
+    }
+  } catch (err) {
+    if (!copy.ended) {
+      // The input failed: the server ends the COPY with an error; nothing of it is kept.
+      socket.write(copyFail('the source of the copy failed'));
+      await copy.done.catch(() => {});
+    } else if (!inputDone) {
+      // The server failed first: the input stops here.
+      it.return?.()?.catch(() => {});
+    }
+    throw err;
+  }
+  socket.write(COPY_DONE);
+  await copy.done;
+  return copy.rowCount;
+}
