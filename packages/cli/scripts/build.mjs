@@ -27,7 +27,6 @@ const BUNDLED = new Set([
   'zod',
   'fastify',
   'fastify-type-provider-zod',
-  '@fastify/cookie',
   '@fastify/rate-limit',
   '@fastify/swagger',
   'drizzle-orm',
@@ -47,6 +46,8 @@ const BUNDLED = new Set([
  * the luxon that its cron-parser requires).
  */
 const NOT_BUNDLED = new Set(['@electric-sql/pglite', 'pg', 'pg-native', 'pino', 'pg-boss']);
+// (@fastify/cookie stays out too: it loads `cookie`, a CommonJS module, with import(), whose
+// named exports a bundle would not give it.)
 
 const packageName = (spec) => spec.split('/', spec.startsWith('@') ? 2 : 1).join('/');
 
