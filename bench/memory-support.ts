@@ -24,8 +24,10 @@ export type Started = {
 };
 
 /**
- * Spawns `node <args>` in the repository root with `env` added (SLUICE_* and DATABASE_URL of this
- * process removed) and resolves once its output contains `ready`; rejects when it exits first.
+ * Spawns `node <args>` (or, when the first argument is an executable file that is not JavaScript,
+ * such as the `sluice` launcher packages/cli/bin/sluice, that file with the rest) in the
+ * repository root with `env` added (SLUICE_* and DATABASE_URL of this process removed) and
+ * resolves once its output contains `ready`; rejects when it exits first.
  */
 export async function startProcess(
   args: string[],
@@ -37,7 +39,9 @@ export async function startProcess(
     if (key.startsWith('SLUICE_') || key === 'DATABASE_URL') delete childEnv[key];
   }
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, args, {
+  const direct = args.length > 0 && !/\.[cm]?[jt]s$/.test(args[0]) && fs.existsSync(args[0]);
+  const [command, argv] = direct ? [args[0], args.slice(1)] : [process.execPath, args];
+  const child: ChildProcess = spawn(command, argv, {
     cwd: repoRoot,
     env: { ...childEnv, SLUICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,8 @@
 // embedded serve idle < 150 MB and its first start < 3 s). Memory figures hold under load; start
 // times do not (they are printed with the load average).
 //
-// Every process is fresh, started as a user starts it (node packages/cli/bin/sluice.mjs …),
+// Every process is fresh, started as a user starts it (`npx sluice …` runs the launcher
+// packages/cli/bin/sluice, which execs node with its start-up options for serve and worker),
 // awaited until it prints that it is running, left alone BENCH_SETTLE_SECONDS, then read from
 // /proc/<pid>/status (VmRSS now, VmHWM the high-water mark since start).
 //
@@ -48,7 +49,9 @@ const SRC = `sluice_bench_mem_src_${id}`;
 const DST = `sluice_bench_mem_dst_${id}`;
 const masterKey = crypto.randomBytes(32).toString('base64');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-memory-'));
-const bin = path.join(repoRoot, 'packages/cli/bin/sluice.mjs');
+const bin = path.join(repoRoot, 'packages/cli/bin/sluice');
+/** The CLI's JavaScript entry started by plain `node`, without the launcher's options. */
+const binMjs = path.join(repoRoot, 'packages/cli/bin/sluice.mjs');
 const load = () => os.loadavg()[0].toFixed(1);
 const mb = (n: number) => `${n.toFixed(0).padStart(4)} MB`;
 
@@ -159,12 +162,12 @@ async function idleFigures() {
     embedded,
     'Sluice is running',
   );
-  // docs/operations.md's option for small machines: one V8 background thread instead of four
-  // (a start-up option of node, so NODE_OPTIONS; sluice cannot set it for itself).
-  const pool1 = await measure(
-    'sluice serve, embedded, --v8-pool-size=1',
-    [bin, 'serve', ...addrs],
-    { ...embedded, NODE_OPTIONS: '--v8-pool-size=1' },
+  // Without the launcher's start-up options (--v8-pool-size=1, MALLOC_ARENA_MAX=2): plain
+  // `node packages/cli/bin/sluice.mjs serve`.
+  const plain = await measure(
+    'sluice serve, embedded, node sluice.mjs',
+    [binMjs, 'serve', ...addrs],
+    embedded,
     'Sluice is running',
   );
   const used = await usedServe(dataDir, addrs);
@@ -177,7 +180,7 @@ async function idleFigures() {
   console.log(`    embedded serve / bare PGlite  ${(serve.rssMB / pglite.rssMB).toFixed(2)}`);
   console.log(`    embedded serve / http server  ${(serve.rssMB / httpBare.rssMB).toFixed(2)}`);
   console.log(
-    `    embedded serve, --v8-pool-size=1 / embedded serve ${(pool1.rssMB / serve.rssMB).toFixed(2)}`,
+    `    embedded serve, node sluice.mjs / embedded serve ${(plain.rssMB / serve.rssMB).toFixed(2)}`,
   );
   console.log(
     `    embedded serve − bare PGlite − (serve on PostgreSQL − Fastify + pg) ${mb(serve.rssMB - pglite.rssMB - (servePg.rssMB - fastify.rssMB))}`,

@@ -15,13 +15,53 @@ const repoRoot = path.resolve(cliDir, '../..');
 const outdir = path.join(cliDir, 'dist');
 const staging = path.join(cliDir, `.dist-${process.pid}`);
 
-/** Workspace packages are compiled in; everything else (node_modules, node:) stays an import. */
+/**
+ * The pure-JavaScript packages an idle `sluice serve` loads, compiled in minified with everything
+ * they import from node_modules (but NOT_BUNDLED): V8 keeps every loaded module's source text in
+ * its heap for the life of the process, and these sources are large, commented and partly stored
+ * as UTF-16 (one non-Latin-1 character anywhere makes a whole file two bytes a character), where
+ * the minified ASCII output is a fraction of that (docs/benchmarks.md, Memory). Every importer of
+ * one of them must be compiled in too, or two copies would load.
+ */
+const BUNDLED = new Set([
+  'zod',
+  'fastify',
+  'fastify-type-provider-zod',
+  '@fastify/rate-limit',
+  '@fastify/swagger',
+  'drizzle-orm',
+  'commander',
+  'yaml',
+  'prom-client',
+  'fast-json-stringify',
+  'secure-json-parse',
+  'croner',
+  'ipaddr.js',
+  'openapi-fetch',
+]);
+/**
+ * Never compiled in, even when a bundled package imports them: native modules and packages that
+ * find files beside themselves (PGlite's WebAssembly, pino's worker threads), pg (its optional
+ * pg-native, and one copy for drizzle, pg-boss and the connectors), pg-boss (jobs/queue.ts sets
+ * the luxon that its cron-parser requires).
+ */
+const NOT_BUNDLED = new Set(['@electric-sql/pglite', 'pg', 'pg-native', 'pino', 'pg-boss']);
+// (@fastify/cookie stays out too: it loads `cookie`, a CommonJS module, with import(), whose
+// named exports a bundle would not give it.)
+
+const packageName = (spec) => spec.split('/', spec.startsWith('@') ? 2 : 1).join('/');
+
+/** Workspace packages and BUNDLED are compiled in; everything else stays an import. */
 const workspaceOnly = {
   name: 'workspace-only',
   setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, (args) =>
-      args.path.startsWith('@sluice/') ? undefined : { path: args.path, external: true },
-    );
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('@sluice/') || args.path.startsWith('node:')) return undefined;
+      const name = packageName(args.path);
+      const fromDependency = args.importer.includes(`${path.sep}node_modules${path.sep}`);
+      if (!NOT_BUNDLED.has(name) && (BUNDLED.has(name) || fromDependency)) return undefined;
+      return { path: args.path, external: true };
+    });
     // A module that finds files beside itself (migrations, the web build, package.json) keeps
     // finding them: its import.meta.url becomes the source file's URL, relative to the chunk.
     build.onLoad({ filter: /\.ts$/ }, (args) => {
@@ -53,6 +93,14 @@ try {
     target: 'node20',
     outdir: staging,
     sourcemap: 'linked',
+    minify: true,
+    // Comments and non-ASCII characters are what make V8 keep a source as UTF-16.
+    charset: 'ascii',
+    legalComments: 'linked',
+    // The CommonJS packages compiled in call require() for node: modules and the externals.
+    banner: {
+      js: "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);",
+    },
     metafile: true,
     logLevel: 'warning',
     plugins: [workspaceOnly],
