@@ -94,6 +94,8 @@ try {
     outdir: staging,
     sourcemap: 'linked',
     minify: true,
+    // Functions and classes keep their names (error names, plugin names, stack traces).
+    keepNames: true,
     // Comments and non-ASCII characters are what make V8 keep a source as UTF-16.
     charset: 'ascii',
     legalComments: 'linked',

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../../test/support/cli';
 
 // bin/sluice, the launcher npm links as `sluice` (`npx sluice …`): a shell script that execs node
-// with bin/sluice.mjs, adding two start-up options of node for `serve` and `worker`
+// with bin/sluice.mjs, adding two start-up options of node for `serve` (a worker keeps node's)
 // (docs/benchmarks.md, Memory). Started here through a link, as npm links it; exec means the
 // process the caller started is node itself, so its signals and exit code are node's.
 
