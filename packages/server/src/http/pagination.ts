@@ -106,7 +106,15 @@ export type PaginateOptions<T> = {
   sorts: Record<string, SortKey>;
   /** Unique within the list; the cursor's identifier part. */
   tiebreak: AnyColumn | SQL;
-  fetch(args: { where: SQL | undefined; orderBy: SQL[]; limit: number }): Promise<T[]>;
+  fetch(args: {
+    where: SQL | undefined;
+    orderBy: SQL[];
+    limit: number;
+    /** The decoded cursor (`where` as values), for a fetch that writes its own SQL. */
+    cursor: { value: string; id: string } | undefined;
+    /** Whether the rows are read in ascending order (order=asc, or desc walked back). */
+    ascending: boolean;
+  }): Promise<T[]>;
   keyOf(row: T): { value: Date | string; id: string };
   /**
    * The shape of this list's identifiers, when narrower than a slug: a cursor whose identifier
@@ -127,8 +135,10 @@ export async function paginate<T>(opts: PaginateOptions<T>): Promise<Page<T>> {
   const ascending = (query.order === 'asc') !== backwards;
 
   let where: SQL | undefined;
+  let cursor: { value: string; id: string } | undefined;
   if (query.cursor) {
     const c = decodeCursor(sort.kind, query.cursor);
+    cursor = c;
     if (opts.idShape && !opts.idShape.test(c.id))
       throw validationFailed([
         {
@@ -150,6 +160,8 @@ export async function paginate<T>(opts: PaginateOptions<T>): Promise<Page<T>> {
       return [sql`${sort.column} ${dir}`, sql`${opts.tiebreak} ${dir}`];
     },
     limit: query.limit + 1,
+    cursor,
+    ascending,
   });
   return pageOf(rows, query, (row) => {
     const k = opts.keyOf(row);

@@ -1,4 +1,4 @@
-import { and, eq, gte, lt, type SQL } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
 import type { Store } from '../../db/client';
 import { events } from '../../db/schema/index';
 import { paginate } from '../../http/pagination';
@@ -9,99 +9,137 @@ export type EventRow = typeof events.$inferSelect;
 export type EventListRow = Omit<EventRow, 'id' | 'organizationId'>;
 export type EventClass = 'activity' | 'security_audit';
 
-/** Filters as equality/range predicates; the list index leads with (org, class, occurred_at). */
-function filtersOf(q: ListEventsQuery): (SQL | undefined)[] {
-  return [
-    q.action ? eq(events.action, q.action) : undefined,
-    q.actor_slug ? eq(events.actorSlug, q.actor_slug) : undefined,
-    q.actor_type ? eq(events.actorType, q.actor_type) : undefined,
-    q.entity_slug ? eq(events.entitySlug, q.entity_slug) : undefined,
-    q.entity_type ? eq(events.entityType, q.entity_type) : undefined,
-    q.occurred_from ? gte(events.occurredAt, new Date(q.occurred_from)) : undefined,
-    q.occurred_before ? lt(events.occurredAt, new Date(q.occurred_before)) : undefined,
-    q.request_id ? eq(events.requestId, q.request_id) : undefined,
-  ];
-}
-
-// The first page, newest first, without filters is what a console and an audit export ask for
-// most: raw SQL on a named prepared statement skips building the SQL per request, PostgreSQL's
-// planning and the ORM's row mapping. Columns are aliased to the row's field names.
-const FIRST_PAGE_SQL = `select slug, schema_version as "schemaVersion", event_class as "eventClass",
+// Every events list is raw SQL on a named prepared statement, one per shape of the list (which
+// filters are given, cursor or not, the direction, the time window): no SQL is built by the ORM
+// per request, PostgreSQL may keep a generic plan of a shape, and rows come as the driver parses
+// them. Columns are aliased to the row's field names.
+const COLUMNS = `slug, schema_version as "schemaVersion", event_class as "eventClass",
        actor_type as "actorType", actor_slug as "actorSlug", entity_type as "entityType",
        entity_slug as "entitySlug", action, request_id as "requestId", occurred_at as "occurredAt",
-       metadata, created_at as "createdAt"
-  from events
- where organization_id = $1 and event_class = $2
- order by occurred_at desc, slug desc
- limit $3`;
+       metadata, created_at as "createdAt"`;
 
-// The same page from the last week only: the bound is a parameter, so each execution's plan
-// leaves the older weekly partitions out (docs/operations.md#history-partitions) instead of
-// probing every partition kept, and the page costs the same whatever the retention holds.
-const RECENT_FIRST_PAGE_SQL = FIRST_PAGE_SQL.replace(
-  'and event_class = $2',
-  'and event_class = $2 and occurred_at >= $4',
-);
-const RECENT_MS = 7 * 86_400_000;
+/** The equality filters of the query string and their columns. */
+const EQUALS = [
+  ['action', 'action'],
+  ['actor_slug', 'actor_slug'],
+  ['actor_type', 'actor_type'],
+  ['entity_slug', 'entity_slug'],
+  ['entity_type', 'entity_type'],
+  ['request_id', 'request_id'],
+] as const;
 
 /**
- * The first page: from the last week when it holds a full page (every row of it is newer than
- * any older row, so the page is the same), otherwise from every partition.
+ * Filters with an index of their own that a handful of records match, spread over any time
+ * (one entity's or one request's records): a week rarely holds a page of them, so their lists
+ * read every kept week at once (one probe of the filter's index per weekly partition).
  */
-async function firstPage(
+const SELECTIVE = ['entity_slug', 'request_id'] as const;
+
+/** How far from its anchor a list reads first (docs/operations.md#history-partitions). */
+const WINDOW_MS = 7 * 86_400_000;
+
+type Cursor = { value: string; id: string };
+/** An extra bound on occurred_at that splits a list into a window and what lies beyond it. */
+type Split = { from?: Date; before?: Date };
+
+const names = new Map<string, string>();
+/** A statement's name follows from its text, so one name never stands for two texts. */
+function nameOf(text: string): string {
+  let name = names.get(text);
+  if (!name) {
+    name = `sluice_events_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
+async function read(
   store: Pick<Store, 'prepared'>,
   organizationId: string,
   eventClass: EventClass,
+  q: ListEventsQuery,
+  cursor: Cursor | undefined,
+  ascending: boolean,
+  split: Split,
   limit: number,
 ): Promise<EventListRow[]> {
-  const since = new Date(Date.now() - RECENT_MS);
-  const recent = await store.prepared('sluice_events_first_page_recent', RECENT_FIRST_PAGE_SQL, [
-    organizationId,
-    eventClass,
-    limit,
-    since,
-  ]);
-  if (recent.rows.length >= limit) return recent.rows as EventListRow[];
-  const all = await store.prepared('sluice_events_first_page', FIRST_PAGE_SQL, [
-    organizationId,
-    eventClass,
-    limit,
-  ]);
-  return all.rows as EventListRow[];
+  const values: unknown[] = [organizationId, eventClass];
+  const param = (v: unknown) => {
+    values.push(v);
+    return `$${values.length}`;
+  };
+  const where = ['organization_id = $1', 'event_class = $2'];
+  for (const [key, column] of EQUALS) {
+    const v = q[key];
+    if (v !== undefined) where.push(`${column} = ${param(v)}`);
+  }
+  if (q.occurred_from) where.push(`occurred_at >= ${param(new Date(q.occurred_from))}`);
+  if (q.occurred_before) where.push(`occurred_at < ${param(new Date(q.occurred_before))}`);
+  // The list's order is (occurred_at, slug); the cursor is the edge item's pair.
+  if (cursor)
+    where.push(
+      `(occurred_at, slug) ${ascending ? '>' : '<'} (${param(cursor.value)}::timestamptz, ${param(cursor.id)}::text)`,
+    );
+  if (split.from) where.push(`occurred_at >= ${param(split.from)}`);
+  if (split.before) where.push(`occurred_at < ${param(split.before)}`);
+  const dir = ascending ? 'asc' : 'desc';
+  const text = `select ${COLUMNS}
+  from events
+ where ${where.join('\n   and ')}
+ order by occurred_at ${dir}, slug ${dir}
+ limit ${param(limit)}`;
+  const { rows } = await store.prepared(nameOf(text), text, values);
+  return rows as EventListRow[];
+}
+
+/**
+ * Where a list's window ends, as the split between the window and the rest, or null when the
+ * list reads everything at once: walking newest first, the window is the week before the
+ * newest time the list may reach (the cursor, occurred_before, or now); walking oldest first,
+ * the week after the oldest (the cursor or occurred_from; without one, the oldest partition
+ * comes first and there is no window). The time bound is a parameter of the statement, so each
+ * execution's plan leaves the weeks outside the window out.
+ */
+function windowOf(q: ListEventsQuery, cursor: Cursor | undefined, ascending: boolean): Date | null {
+  if (SELECTIVE.some((k) => q[k] !== undefined)) return null;
+  const at = (s: string | undefined) => (s === undefined ? undefined : Date.parse(s));
+  const bounds = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
+  if (!ascending) {
+    const edge = Math.min(...bounds([at(cursor?.value), at(q.occurred_before)]), Date.now());
+    const split = edge - WINDOW_MS;
+    // occurred_from inside the window: the window is the whole list.
+    if (q.occurred_from && Date.parse(q.occurred_from) >= split) return null;
+    return new Date(split);
+  }
+  const lower = bounds([at(cursor?.value), at(q.occurred_from)]);
+  if (lower.length === 0) return null;
+  const split = Math.max(...lower) + WINDOW_MS;
+  if (q.occurred_before && Date.parse(q.occurred_before) <= split) return null;
+  return new Date(split);
 }
 
 export async function listEvents(
-  store: Pick<Store, 'db' | 'prepared'>,
+  store: Pick<Store, 'prepared'>,
   organizationId: string,
   eventClass: EventClass,
   query: ListEventsQuery,
 ) {
   return paginate<EventListRow>({
     query,
+    // The fetch writes its own SQL with the same order and cursor predicate as these.
     sorts: { event_occurred_at: { column: events.occurredAt, kind: 'timestamp' } },
     tiebreak: events.slug,
-    fetch: (args) => {
-      const { where, limit } = args;
-      const plain =
-        !where &&
-        query.order === 'desc' &&
-        query.direction === 'next' &&
-        query.sort_by === 'event_occurred_at';
-      if (plain && filtersOf(query).every((f) => f === undefined))
-        return firstPage(store, organizationId, eventClass, limit);
-      return store.db
-        .select()
-        .from(events)
-        .where(
-          and(
-            eq(events.organizationId, organizationId),
-            eq(events.eventClass, eventClass),
-            ...filtersOf(query),
-            where,
-          ),
-        )
-        .orderBy(...args.orderBy)
-        .limit(limit);
+    fetch: async ({ cursor, ascending, limit }) => {
+      const rd = (split: Split, n: number) =>
+        read(store, organizationId, eventClass, query, cursor, ascending, split, n);
+      const split = windowOf(query, cursor, ascending);
+      if (!split) return rd({}, limit);
+      // Every row inside the window comes before every row beyond it in the list's order, so
+      // the window's rows then the rest's first ones are the page the whole list would give.
+      const inside = await rd(ascending ? { before: split } : { from: split }, limit);
+      if (inside.length >= limit) return inside;
+      const beyond = await rd(ascending ? { from: split } : { before: split }, limit - inside.length);
+      return inside.concat(beyond);
     },
     keyOf: (r) => ({ value: r.occurredAt, id: r.slug }),
   });
