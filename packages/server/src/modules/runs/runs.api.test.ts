@@ -558,4 +558,43 @@ describe('runs', () => {
       expect(await q('select 1 from pipeline_run_inputs where run_id = $1', [held.id])).toHaveLength(0);
     });
   });
+
+  it("lists a project's runs only, where another project's runs share the environment", async () => {
+    // Environments belong to the organization and are linked to projects: one environment holds
+    // the runs of every linked project's pipelines.
+    expect(
+      (
+        await t.call('POST', '/organizations/acme/projects', {
+          token: owner,
+          body: { name: 'Books', slug: 'books' },
+        })
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (await t.call('PUT', '/organizations/acme/projects/books/environments/staging', { token: owner }))
+        .statusCode,
+    ).toBe(201);
+    const books = (await q(`select id from projects where slug = 'books'`))[0].id;
+    const [p] = await t.rt.deps.db
+      .insert(pipelines)
+      .values({ organizationId: orgId, projectId: books, slug: 'ledger', name: 'ledger' })
+      .returning();
+    await q(
+      `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, trigger)
+       values ($1, $2, $3, 'books-run', 'x', 'queued', 'api')`,
+      [orgId, p.id, ids.staging],
+    );
+    const booksPe = '/organizations/acme/projects/books/environments/staging';
+    const slugs = async (url: string) => {
+      const res = await t.call('GET', url, { token: owner });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().runs.map((r: any) => r.slug) as string[];
+    };
+    for (const query of ['', '?state=queued', '?trigger=api', '?limit=1&order=asc']) {
+      expect(await slugs(`${booksPe}/runs${query}`), query).toEqual(['books-run']);
+      expect(await slugs(`${pe}/runs${query}`), query).not.toContain('books-run');
+    }
+    expect(await slugs(`${pe}/runs?pipeline_slug=ledger`)).toEqual([]);
+    expect(await slugs(`${booksPe}/runs?pipeline_slug=ledger`)).toEqual(['books-run']);
+  });
 });
