@@ -1,4 +1,13 @@
 import type pg from 'pg';
+import {
+  COPY_DATA,
+  COPY_DONE,
+  type Connection,
+  copyRows,
+  giveSocket,
+  SKIPPED,
+  takeSocket,
+} from './copy-out-socket';
 
 // `COPY … TO STDOUT` read straight off the connection's socket as the server framed it: the
 // CopyData messages themselves, headers and all. A server's CopyData out and a client's
@@ -14,27 +23,6 @@ import type pg from 'pg';
 // command tag (the row count) and ReadyForQuery; an ErrorResponse is handed back unread, and
 // pg reports it through handleError. The chunks end at ReadyForQuery, once `rowCount` is known.
 // The socket is read only when the consumer asks for the next chunk (no buffer in between).
-
-const COPY_DATA = 0x64; // 'd'
-const COPY_DONE = 0x63; // 'c'
-const COPY_OUT_RESPONSE = 0x48; // 'H'
-const NOTICE = 0x4e; // 'N'
-const PARAMETER_STATUS = 0x53; // 'S'
-const NOTIFICATION = 0x41; // 'A'
-const SKIPPED = new Set([COPY_OUT_RESPONSE, NOTICE, PARAMETER_STATUS, NOTIFICATION]);
-
-/** The part of pg's connection this reader uses: its socket and the simple query. */
-type Connection = {
-  stream: {
-    read(): Buffer | null;
-    listeners(event: 'data'): ((b: Buffer) => void)[];
-    on(event: 'data' | 'readable', fn: (...a: never[]) => void): void;
-    removeListener(event: 'data' | 'readable', fn: (...a: never[]) => void): void;
-    pause(): void;
-    resume(): void;
-  };
-  query(text: string): void;
-};
 
 export class CopyFramesOut implements pg.Submittable, AsyncIterable<Buffer> {
   /** Rows of the COPY's command tag, once the chunks ended. */
@@ -63,13 +51,7 @@ export class CopyFramesOut implements pg.Submittable, AsyncIterable<Buffer> {
   submit(connection: unknown): void {
     const c = connection as Connection;
     this.connection = c;
-    const listeners = c.stream.listeners('data');
-    if (listeners.length !== 1) throw new Error('the connection has an unexpected reader');
-    this.pgHandler = listeners[0];
-    c.stream.removeListener('data', this.pgHandler);
-    c.stream.pause();
-    c.stream.on('readable', this.onReadable);
-    c.query(this.text);
+    this.pgHandler = takeSocket(c, this.onReadable, this.text);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Buffer> {
@@ -194,18 +176,13 @@ export class CopyFramesOut implements pg.Submittable, AsyncIterable<Buffer> {
 
   /** Gives the connection back to pg with the bytes after the copy. */
   private detach(rest: Buffer): void {
-    const c = this.connection!;
     const handler = this.pgHandler!;
     this.pgHandler = null;
-    c.stream.removeListener('readable', this.onReadable);
-    c.stream.on('data', handler);
-    if (rest.length > 0) handler(rest);
-    process.nextTick(() => c.stream.resume());
+    giveSocket(this.connection!, handler, this.onReadable, rest);
   }
 
   handleCommandComplete(msg: { text?: string }): void {
-    const m = /COPY (\d+)/.exec(msg?.text ?? '');
-    if (m) this.rowCount = Number(m[1]);
+    this.rowCount = copyRows(msg) ?? this.rowCount;
   }
 
   handleReadyForQuery(): void {

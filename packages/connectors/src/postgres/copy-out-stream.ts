@@ -1,5 +1,14 @@
 import { Readable } from 'node:stream';
 import type pg from 'pg';
+import {
+  COPY_DATA,
+  COPY_DONE,
+  type Connection,
+  copyRows,
+  giveSocket,
+  SKIPPED,
+  takeSocket,
+} from './copy-out-socket';
 
 // `COPY … TO STDOUT` read straight off the connection's socket, for the pass-through
 // (docs/benchmarks.md, "The data path toward its limit"). PostgreSQL sends every row as its own
@@ -9,27 +18,6 @@ import type pg from 'pg';
 // copy are dropped; CopyDone hands the connection back to pg, which reads the command tag (the
 // row count) and ReadyForQuery; an ErrorResponse is handed back unread, and pg reports it
 // through handleError. The stream ends at ReadyForQuery, once `rowCount` is known.
-
-const COPY_DATA = 0x64; // 'd'
-const COPY_DONE = 0x63; // 'c'
-const COPY_OUT_RESPONSE = 0x48; // 'H'
-const NOTICE = 0x4e; // 'N'
-const PARAMETER_STATUS = 0x53; // 'S'
-const NOTIFICATION = 0x41; // 'A'
-const SKIPPED = new Set([COPY_OUT_RESPONSE, NOTICE, PARAMETER_STATUS, NOTIFICATION]);
-
-/** The part of pg's connection this reader uses: its socket and the simple query. */
-type Connection = {
-  stream: {
-    read(): Buffer | null;
-    listeners(event: 'data'): ((b: Buffer) => void)[];
-    on(event: 'data' | 'readable', fn: (...a: never[]) => void): void;
-    removeListener(event: 'data' | 'readable', fn: (...a: never[]) => void): void;
-    pause(): void;
-    resume(): void;
-  };
-  query(text: string): void;
-};
 
 export class CopyOutStream extends Readable implements pg.Submittable {
   /** Rows of the COPY's command tag, once the stream ended. */
@@ -53,13 +41,7 @@ export class CopyOutStream extends Readable implements pg.Submittable {
   submit(connection: unknown): void {
     const c = connection as Connection;
     this.connection = c;
-    const listeners = c.stream.listeners('data');
-    if (listeners.length !== 1) throw new Error('the connection has an unexpected reader');
-    this.pgHandler = listeners[0];
-    c.stream.removeListener('data', this.pgHandler);
-    c.stream.pause();
-    c.stream.on('readable', this.onReadable);
-    c.query(this.text);
+    this.pgHandler = takeSocket(c, this.onReadable, this.text);
   }
 
   override _read(): void {
@@ -143,18 +125,13 @@ export class CopyOutStream extends Readable implements pg.Submittable {
 
   /** Gives the connection back to pg with the bytes after the copy. */
   private detach(rest: Buffer): void {
-    const c = this.connection!;
     const handler = this.pgHandler!;
     this.pgHandler = null;
-    c.stream.removeListener('readable', this.onReadable);
-    c.stream.on('data', handler);
-    if (rest.length > 0) handler(rest);
-    process.nextTick(() => c.stream.resume());
+    giveSocket(this.connection!, handler, this.onReadable, rest);
   }
 
   handleCommandComplete(msg: { text?: string }): void {
-    const m = /COPY (\d+)/.exec(msg?.text ?? '');
-    if (m) this.rowCount = Number(m[1]);
+    this.rowCount = copyRows(msg) ?? this.rowCount;
   }
 
   handleReadyForQuery(): void {
