@@ -1,11 +1,17 @@
 import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
+import { pgCaptures, pgRelease } from './changes/admin';
+import { checkPgChanges } from './changes/check';
+import { readPgChanges } from './changes/read';
 import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchema } from './config';
 import type { PgConnection } from './connect';
+import { committedWrites } from './ledger';
+import { executePg, importPgSchema, testPg } from './operations';
+import { writePg } from './sink';
+import { readPg } from './source';
 
 // PostgreSQL (docs/connectors/postgres.md). Every call opens one session to the address the
-// egress guard checked and closes it before returning. The driver loads on first use, so a process
-// that never talks to this kind never holds it.
+// egress guard checked and closes it before returning.
 
 export * from './config';
 
@@ -17,33 +23,22 @@ export const postgres = {
   credentialDestination: ['host', 'port'],
   credentialsRequired: false,
   defaultReadOnly: false,
-  test: async (conn, ctx) => (await import('./operations')).testPg(conn, ctx),
+  test: (conn, ctx) => testPg(conn, ctx),
   query: {
     statementSchema: postgresStatementSchema,
     resultType: 'sql',
-    execute: async (conn, statement, parameters, ctx) =>
-      (await import('./operations')).executePg(conn, statement, parameters, ctx),
+    execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
   },
-  discover: { importSchema: async (conn, ctx) => (await import('./operations')).importPgSchema(conn, ctx) },
-  source: {
-    operation: null,
-    read: async (conn, step, ctx) => (await import('./source')).readPg(conn, step, ctx),
-  },
-  sink: {
-    operation: null,
-    write: async (conn, input, step, ctx) => (await import('./sink')).writePg(conn, input, step, ctx),
-  },
-  ledger: {
-    committedWrites: async (conn, step, keyPrefix, ctx) =>
-      (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),
-  },
+  discover: { importSchema: (conn, ctx) => importPgSchema(conn, ctx) },
+  source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx) },
+  sink: { operation: null, write: (conn, input, step, ctx) => writePg(conn, input, step, ctx) },
+  ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
   // Change data capture (docs/cdc.md).
   changes: {
-    check: async (conn, op, ctx) => (await import('./changes/check')).checkPgChanges(conn, op, ctx),
-    read: async (conn, step, capture, ctx) =>
-      (await import('./changes/read')).readPgChanges(conn, step, capture, ctx),
-    captures: async (conn, prefix, ctx) => (await import('./changes/admin')).pgCaptures(conn, prefix, ctx),
-    release: async (conn, capture, ctx) => (await import('./changes/admin')).pgRelease(conn, capture, ctx),
+    check: (conn, op, ctx) => checkPgChanges(conn, op, ctx),
+    read: (conn, step, capture, ctx) => readPgChanges(conn, step, capture, ctx),
+    captures: (conn, prefix, ctx) => pgCaptures(conn, prefix, ctx),
+    release: (conn, capture, ctx) => pgRelease(conn, capture, ctx),
   },
 } satisfies ConnectorDefinition<PgConnection['config'], PgConnection['credentials'], SqlStatement>;
 
