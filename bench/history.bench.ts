@@ -549,6 +549,19 @@ async function main() {
       );
     }
 
+    // Whether the events lists' statements kept one plan: a session's prepared statements and
+    // how often each was planned for its parameters (custom) or ran its generic plan.
+    for (const s of stores) {
+      const { rows } = await s.p.rt.deps.store.executeSql(
+        `select count(*)::int as n, coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
+           from pg_prepared_statements where name like 'sluice_events_%'`,
+        [],
+      );
+      console.log(
+        `  ${s === empty ? 'empty ' : 'seeded'} store, one API session: ${rows[0].n} events statements, ` +
+          `${rows[0].generic} generic and ${rows[0].custom} custom plans`,
+      );
+    }
     console.log(`\n  load average ${load()}`);
     console.log(
       `  ${'path'.padEnd(36)} ${'empty p50'.padStart(10)} ${'p99'.padStart(8)}   ${'seeded p50'.padStart(10)} ${'p99'.padStart(8)}   p99 ratio (target ≤ 1.2) [90% interval]`,
