@@ -10,7 +10,10 @@
 // The keys and indexes no foreign key uses are dropped for the load and built again after it (the
 // bench checks every definition is as before), then the tables are vacuumed and analyzed.
 // Both APIs run in this process (in-process requests), one `sluice worker` per store. Requests
-// alternate between the two stores, so the load other processes put on the machine falls on both.
+// alternate between the two stores, each pair starting with the other store in turn, so the load
+// other processes put on the machine (and this process's collections) falls on both. Per path it
+// prints where the slowest 1% went (collections, store round trips, blocks read, checkpoints), and
+// beside each p99 ratio the 5th–95th percentile of the ratio over resamples of the requests.
 //
 //   BENCH_HISTORY_RUNS=10000000        seeded runs
 //   BENCH_HISTORY_LOG_LINES=100000000  seeded run log lines (spread evenly over the runs)
