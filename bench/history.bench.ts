@@ -10,7 +10,10 @@
 // The keys and indexes no foreign key uses are dropped for the load and built again after it (the
 // bench checks every definition is as before), then the tables are vacuumed and analyzed.
 // Both APIs run in this process (in-process requests), one `sluice worker` per store. Requests
-// alternate between the two stores, so the load other processes put on the machine falls on both.
+// alternate between the two stores, each pair starting with the other store in turn, so the load
+// other processes put on the machine (and this process's collections) falls on both. Per path it
+// prints where the slowest 1% went (collections, store round trips, blocks read, checkpoints), and
+// beside each p99 ratio the 5th–95th percentile of the ratio over resamples of the requests.
 //
 //   BENCH_HISTORY_RUNS=10000000        seeded runs
 //   BENCH_HISTORY_LOG_LINES=100000000  seeded run log lines (spread evenly over the runs)
@@ -23,6 +26,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import {
   ensurePartitions,
@@ -33,6 +37,7 @@ import {
 import {
   createDatabase,
   dbUrl,
+  deployPipeline,
   dropDatabase,
   openPlatform,
   PE,
@@ -71,6 +76,25 @@ const n = (x: number) => x.toLocaleString('en-US');
 function pct(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
+}
+
+/**
+ * The 5th and 95th percentiles of the p99 ratio over resamples of both stores' requests (drawn
+ * with replacement, 1,000 times, a fixed seed): with 1,000 requests a p99 is the 10th-slowest,
+ * and how far it moves between invocations of the same code is what this interval shows.
+ */
+function ratioInterval(e: number[], s: number[]): [number, number] {
+  let x = 0x9e3779b9;
+  const rnd = () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+  const draw = (v: number[]) => Array.from(v, () => v[Math.floor(rnd() * v.length)] as number);
+  const ratios: number[] = [];
+  for (let b = 0; b < 1000; b++) ratios.push(pct(draw(s), 99) / pct(draw(e), 99));
+  return [pct(ratios, 5), pct(ratios, 95)];
 }
 
 type Store = { name: string; p: Platform; worker: WorkerProcess; client: pg.Client };
@@ -266,6 +290,8 @@ async function seed(s: Store) {
     await onEach(clients, ['pipeline_runs', 'pipeline_run_logs', 'events'], async (c, t) => {
       await c.query(`analyze ${t}`);
     });
+    // Written out now, not by a checkpoint spread over the measurement.
+    await s.client.query('checkpoint');
     const vacuumS = (performance.now() - started) / 1000 - loadS - indexS;
     const after = await schemaOf(s.client);
     if (JSON.stringify(after) !== JSON.stringify(before)) {
@@ -298,9 +324,9 @@ async function sizes(s: Store): Promise<string> {
 }
 
 /** Runs `tick` to the end; execute request → finished_at (store clock, same host). */
-async function executeOnce(s: Store, slug: string): Promise<number> {
+async function executeOnce(s: Store, slug: string, pipeline = 'tick', state = 'succeeded'): Promise<number> {
   const t0 = Date.now();
-  await s.p.call('POST', `${PE}/pipelines/tick:execute`, { run_slug: slug });
+  await s.p.call('POST', `${PE}/pipelines/${pipeline}:execute`, { run_slug: slug });
   for (;;) {
     const { rows } = await s.client.query(
       // By (organization, slug), the unique index: a slug alone would scan every run.
@@ -309,19 +335,93 @@ async function executeOnce(s: Store, slug: string): Promise<number> {
       [slug],
     );
     if (rows[0]?.f) {
-      if (rows[0].state !== 'succeeded') throw new Error(`${s.name} ${slug}: ${rows[0].state}`);
+      if (rows[0].state !== state) throw new Error(`${s.name} ${slug}: ${rows[0].state}`);
       return Number(rows[0].f) - t0;
     }
     await sleep(5);
   }
 }
 
-async function timed(s: Store, url: string, expect: (body: any) => void): Promise<number> {
+// Where a slow request's time went: the garbage collections of this process (both APIs and the
+// bench share it) and the platform-store round trips (every pg.Client query of this process,
+// timed from the call to its result) that overlap the request. Observing costs a few
+// microseconds a request, on both stores alike.
+type Span = { start: number; end: number };
+const gcs: (Span & { kind: number })[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries())
+    gcs.push({ start: e.startTime, end: e.startTime + e.duration, kind: (e as any).detail?.kind ?? 0 });
+}).observe({ entryTypes: ['gc'] });
+/** The collections between two times by kind (V8's: 1 scavenge, 2 mark-compact, 4 incremental, 8 weak callbacks). */
+function gcSummary(a: number, b: number): string {
+  const by = new Map<number, number[]>();
+  for (const g of gcs)
+    if (g.start >= a && g.start < b) by.set(g.kind, [...(by.get(g.kind) ?? []), g.end - g.start]);
+  return [...by]
+    .sort((x, y) => x[0] - y[0])
+    .map(
+      ([k, v]) => `kind ${k}: ${v.length}× p50 ${pct(v, 50).toFixed(1)} max ${Math.max(...v).toFixed(1)} ms`,
+    )
+    .join(', ');
+}
+const queries: Span[] = [];
+const origQuery = pg.Client.prototype.query as (...a: any[]) => any;
+(pg.Client.prototype as any).query = function (this: pg.Client, ...args: any[]) {
+  const start = performance.now();
+  const done = () => queries.push({ start, end: performance.now() });
+  // The pool calls back; the ORM and the bench's own client take a promise.
+  const cb = args[args.length - 1];
+  if (typeof cb === 'function') {
+    args[args.length - 1] = (...r: unknown[]) => {
+      done();
+      return cb(...r);
+    };
+    return origQuery.apply(this, args);
+  }
+  const r = origQuery.apply(this, args);
+  if (r && typeof r.then === 'function') r.then(done, () => {});
+  return r;
+};
+/** Milliseconds of `spans` inside [a, b]. */
+function within(spans: Span[], a: number, b: number): number {
+  let ms = 0;
+  for (const x of spans) if (x.end > a && x.start < b) ms += Math.min(b, x.end) - Math.max(a, x.start);
+  return ms;
+}
+type Sample = Span & { ms: number };
+type Io = { read: number; hit: number; checkpoints: number };
+/** A store's blocks read (not in shared buffers) and hit so far, and the cluster's checkpoints. */
+async function io(s: Store): Promise<Io> {
+  await s.client.query('select pg_stat_force_next_flush()');
+  const { rows } = await s.client.query(
+    `select blks_read::float8 as read, blks_hit::float8 as hit,
+            (select checkpoints_timed + checkpoints_req from pg_stat_bgwriter)::float8 as checkpoints
+       from pg_stat_database where datname = current_database()`,
+  );
+  return rows[0] as Io;
+}
+
+async function timed(s: Store, url: string, expect: (body: any) => void, into?: Sample[]): Promise<number> {
   const t0 = performance.now();
   const body = await s.p.call('GET', url);
-  const ms = performance.now() - t0;
+  const t1 = performance.now();
+  const ms = t1 - t0;
+  into?.push({ start: t0, end: t1, ms });
   expect(body);
   return ms;
+}
+
+/** The slowest 1% of `xs`: how many overlap a collection, and their median total / db / gc ms. */
+function tail(xs: Sample[]): string {
+  const slow = [...xs].sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(xs.length / 100)));
+  const med = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? 0;
+  const gc = slow.map((x) => within(gcs, x.start, x.end));
+  const db = slow.map((x) => within(queries, x.start, x.end));
+  const all = xs.map((x) => within(queries, x.start, x.end));
+  return (
+    `${slow.length} slowest: ${med(slow.map((x) => x.ms)).toFixed(1)} ms, db ${med(db).toFixed(1)}, ` +
+    `gc ${med(gc).toFixed(1)} (${gc.filter((g) => g > 0).length} in a gc); all: db p50 ${med(all).toFixed(2)} p99 ${pct(all, 99).toFixed(1)}`
+  );
 }
 
 type Path = { label: string; url(store: 'empty' | 'seeded', i: number): string; expect(body: any): void };
@@ -345,18 +445,48 @@ async function main() {
     await seed(seeded);
     for (const s of stores) console.log(`  ${s === empty ? 'empty ' : 'seeded'} store: ${await sizes(s)}`);
 
-    const results: { label: string; empty: number[]; seeded: number[] }[] = [];
+    // `net`: each request's time less the collections of this process that overlap it (see `tail`).
+    const results: {
+      label: string;
+      empty: number[];
+      seeded: number[];
+      net?: { empty: number[]; seeded: number[] };
+    }[] = [];
     // Executes first, alternating stores: they also give the empty store runs to list and tail.
     const exec = {
       label: 'execute → finished (one at a time)',
       empty: [] as number[],
       seeded: [] as number[],
     };
+    // Each pair in turn starts with the other store, so neither is always the one after a pause.
     for (let i = 0; i < EXECUTES; i++) {
-      exec.empty.push(await executeOnce(empty, `x${i}`));
-      exec.seeded.push(await executeOnce(seeded, `x${i}`));
+      for (const s of i % 2 === 0 ? [empty, seeded] : [seeded, empty])
+        (s === empty ? exec.empty : exec.seeded).push(await executeOnce(s, `x${i}`));
     }
     results.push(exec);
+    // Failed runs on both stores, a page and more of them, so the `state=failed` list returns a
+    // full page on the empty store too (otherwise it compares an empty page with a full one). The
+    // source divides by zero on the rows `tick` wrote, so it fails when run, not when validated.
+    for (const s of stores) {
+      await deployPipeline(s.p, 'broken', {
+        steps: [
+          {
+            slug: 'one',
+            kind: 'source',
+            data_source_ref: 'target-db',
+            operation: { operation_type: 'sql', sql: 'SELECT n FROM ticks WHERE 1 / (n - n) = 1' },
+          },
+          {
+            slug: 'load',
+            kind: 'sink',
+            data_source_ref: 'target-db',
+            operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
+          },
+        ],
+        edges: [{ from: 'one', to: 'load' }],
+      });
+      for (let i = 0; i < 25; i++) await executeOnce(s, `f${i}`, 'broken', 'failed');
+    }
 
     const cursorOf = async (s: Store, url: string) => (await s.p.call('GET', url)).next_cursor as string;
     const runsPage2 = {
@@ -403,7 +533,11 @@ async function main() {
         url: (s) => `${PE}/runs?limit=20&cursor=${runsPage2[s]}`,
         expect: nonEmpty('runs'),
       },
-      { label: 'runs list, state=failed', url: () => `${PE}/runs?limit=20&state=failed`, expect: () => {} },
+      {
+        label: 'runs list, state=failed',
+        url: () => `${PE}/runs?limit=20&state=failed`,
+        expect: nonEmpty('runs'),
+      },
       {
         label: 'runs list, pipeline_slug=tick',
         url: () => `${PE}/runs?limit=20&pipeline_slug=tick`,
@@ -427,25 +561,58 @@ async function main() {
         await timed(empty, path.url('empty', i), path.expect);
         await timed(seeded, path.url('seeded', i), path.expect);
       }
+      const samples = { empty: [] as Sample[], seeded: [] as Sample[] };
+      const p0 = performance.now();
+      const io0 = await Promise.all(stores.map(io));
       for (let i = 0; i < REQUESTS; i++) {
-        r.empty.push(await timed(empty, path.url('empty', i), path.expect));
-        r.seeded.push(await timed(seeded, path.url('seeded', i), path.expect));
+        for (const k of i % 2 === 0 ? (['empty', 'seeded'] as const) : (['seeded', 'empty'] as const)) {
+          r[k].push(await timed(k === 'empty' ? empty : seeded, path.url(k, i), path.expect, samples[k]));
+        }
       }
-      results.push(r);
-    }
-
-    console.log(`\n  load average ${load()}`);
-    console.log(
-      `  ${'path'.padEnd(36)} ${'empty p50'.padStart(10)} ${'p99'.padStart(8)}   ${'seeded p50'.padStart(10)} ${'p99'.padStart(8)}   p99 ratio (target ≤ 1.2)`,
-    );
-    const f = (ms: number) => `${ms.toFixed(1)} ms`;
-    for (const r of results) {
-      const ratio = pct(r.seeded, 99) / pct(r.empty, 99);
+      const net = (xs: Sample[]) => xs.map((x) => x.ms - within(gcs, x.start, x.end));
+      results.push({ ...r, net: { empty: net(samples.empty), seeded: net(samples.seeded) } });
+      const io1 = await Promise.all(stores.map(io));
+      const d = (k: 0 | 1, f: keyof Io) => io1[k]![f] - io0[k]![f];
       console.log(
-        `  ${r.label.padEnd(36)} ${f(pct(r.empty, 50)).padStart(10)} ${f(pct(r.empty, 99)).padStart(8)}   ` +
-          `${f(pct(r.seeded, 50)).padStart(10)} ${f(pct(r.seeded, 99)).padStart(8)}   ${ratio.toFixed(2)}${ratio <= 1.2 ? '' : '  (above)'}`,
+        `  ${path.label}\n    empty  ${tail(samples.empty)}; blocks read ${d(0, 'read')} hit ${d(0, 'hit')}` +
+          `\n    seeded ${tail(samples.seeded)}; blocks read ${d(1, 'read')} hit ${d(1, 'hit')}; checkpoints ${d(1, 'checkpoints')}` +
+          `\n    collections: ${gcSummary(p0, performance.now())}; heap used ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`,
       );
     }
+
+    // Whether the events lists' statements kept one plan: a session's prepared statements and
+    // how often each was planned for its parameters (custom) or ran its generic plan.
+    for (const s of stores) {
+      const { rows } = await s.p.rt.deps.store.executeSql(
+        `select count(*)::int as n, coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
+           from pg_prepared_statements where name like 'sluice_events_%'`,
+        [],
+      );
+      console.log(
+        `  ${s === empty ? 'empty ' : 'seeded'} store, one API session: ${rows[0].n} events statements, ` +
+          `${rows[0].generic} generic and ${rows[0].custom} custom plans`,
+      );
+    }
+    console.log(`\n  load average ${load()}`);
+    console.log(
+      `  ${'path'.padEnd(36)} ${'empty p50'.padStart(10)} ${'p99'.padStart(8)}   ${'seeded p50'.padStart(10)} ${'p99'.padStart(8)}   p99 ratio (target ≤ 1.2) [90% interval]`,
+    );
+    const f = (ms: number) => `${ms.toFixed(1)} ms`;
+    const row = (label: string, e: number[], s: number[]) => {
+      const ratio = pct(s, 99) / pct(e, 99);
+      const [lo, hi] = ratioInterval(e, s);
+      console.log(
+        `  ${label.padEnd(36)} ${f(pct(e, 50)).padStart(10)} ${f(pct(e, 99)).padStart(8)}   ` +
+          `${f(pct(s, 50)).padStart(10)} ${f(pct(s, 99)).padStart(8)}   ${ratio.toFixed(2)} [${lo.toFixed(2)}–${hi.toFixed(2)}]` +
+          `${ratio <= 1.2 ? '' : lo > 1.2 ? '  (above)' : '  (above; the interval reaches 1.2)'}`,
+      );
+    };
+    for (const r of results) row(r.label, r.empty, r.seeded);
+    // The same requests less the pauses of this process's garbage collector that overlap each
+    // one: the pauses come from both APIs' (and the bench's) allocations together and fall on
+    // whichever store's request is in flight, so the ratio above also measures where they fell.
+    console.log(`\n  the lists again, each request less this process's collections overlapping it`);
+    for (const r of results) if (r.net) row(r.label, r.net.empty, r.net.seeded);
   } finally {
     for (const s of stores) {
       await s.worker.stop();
