@@ -201,7 +201,6 @@ const {
   counters,
   perRun,
   costLine,
-  reportCost,
   stop: stopCost,
 } = runCost({
   statsDir,
@@ -361,7 +360,15 @@ async function main() {
       const bareSeq = await bareBaseline(ONE_RUNS, 120);
       report('bare insert+NOTIFY → listener', bareSeq);
       const seqRuns: Lat = { running: [], done: [], api: [] };
+      // The workers' CPU with no run at all (queue polls, timers): one at a time they idle
+      // between runs, and that idle time is billed to the runs below; it is printed apart.
+      const idleBefore = await counters(workers);
+      const idleFrom = performance.now();
+      await sleep(3000);
+      const idleAfter = await counters(workers);
+      const idlePerMs = (idleAfter.workerCpuMs - idleBefore.workerCpuMs) / (performance.now() - idleFrom);
       const seqBefore = await counters(workers);
+      const seqFrom = performance.now();
       for (let i = 0; i < ONE_RUNS; i++) {
         const r = await sluiceRuns(p, 1, 0);
         seqRuns.running.push(...r.running);
@@ -371,7 +378,15 @@ async function main() {
       }
       expected += ONE_RUNS;
       report('Sluice', seqRuns);
-      await reportCost(seqBefore, workers, ONE_RUNS);
+      const seqCost = await perRun(seqBefore, workers, ONE_RUNS);
+      const seqMs = performance.now() - seqFrom;
+      console.log(costLine(seqCost));
+      const idleShare = (idlePerMs * seqMs) / ONE_RUNS;
+      console.log(
+        `  of the workers' CPU per run, ${idleShare.toFixed(1)} ms is what they spend with no run (${(idlePerMs * 1000).toFixed(1)} ms/s ` +
+          `measured idle before, × ${(seqMs / 1000).toFixed(1)} s of this phase ÷ ${ONE_RUNS} runs): ` +
+          `${(seqCost.workerCpuMs - idleShare).toFixed(1)} ms per run beside it`,
+      );
     }
 
     const host = p;

@@ -21,6 +21,13 @@ const counts = {
   lag: { samples: 0, over20: 0, over50: 0, over100: 0, over250: 0 },
 };
 const logFile = process.env.BENCH_STATEMENT_LOG;
+// The monotonic clock beside the wall clock, once: V8 CPU profiles (--cpu-prof) stamp their
+// samples on the monotonic clock, so a run's statements can be matched to its samples.
+if (logFile) {
+  const mono = Number(process.hrtime.bigint() / 1000n);
+  const wall = performance.timeOrigin + performance.now();
+  fs.appendFileSync(logFile, `${process.pid}\tclock\t${wall.toFixed(1)}\t${mono}\tmonotonic µs\n`);
+}
 const textOf = (arg) => (typeof arg === 'string' ? arg : (arg?.text ?? arg?.name ?? '?'));
 /** Whether this statement, sent on `client`, ends a transaction that commits. */
 const inTransaction = new WeakSet();
@@ -50,7 +57,28 @@ pg.Client.prototype.query = function countedQuery(...args) {
       counts.commitsByDatabase[db] = (counts.commitsByDatabase[db] ?? 0) + 1;
     if (logFile) {
       const text = textOf(args[0]).replace(/\s+/g, ' ').trim().slice(0, 160);
-      fs.appendFileSync(logFile, `${process.pid}\t${db}\t${Date.now()}\t${text}\n`);
+      const session = this.processID ?? '?';
+      const stamp = () => (performance.timeOrigin + performance.now()).toFixed(1);
+      fs.appendFileSync(logFile, `${process.pid}\t${db}\t${stamp()}\t${session}\t${text}\n`);
+      // A statement's answer is logged too (promise or callback): the time between an answer and
+      // the next statement is the worker's own (JavaScript, timers), not the database's.
+      const sent = performance.now();
+      const done = () =>
+        fs.appendFileSync(
+          logFile,
+          `${process.pid}\t${db}\t${stamp()}\t${session}\t  done (${(performance.now() - sent).toFixed(1)} ms)\n`,
+        );
+      const last = args.length - 1;
+      if (typeof args[last] === 'function') {
+        const callback = args[last];
+        args[last] = function answered(...results) {
+          done();
+          return callback.apply(this, results);
+        };
+      }
+      const result = query.apply(this, args);
+      if (typeof result?.then === 'function') result.then(done, done);
+      return result;
     }
   }
   return query.apply(this, args);
@@ -59,7 +87,13 @@ globalThis.__benchStatements = counts;
 
 const dir = process.env.BENCH_STATS_DIR;
 if (dir) {
-  const write = () => {
+  // Written only when a count moved (statements, commits, late loops): an idle worker between
+  // two runs does not spend its CPU on the bench's bookkeeping, which a run would be billed.
+  let written = -1;
+  const write = (always) => {
+    const moved = counts.statements + counts.lag.over20;
+    if (moved === written && always !== true) return;
+    written = moved;
     try {
       // Written aside and renamed: a reader never sees half a file (and drops no process).
       const file = path.join(dir, `${process.pid}.json`);
@@ -82,5 +116,5 @@ if (dir) {
     if (late >= 100) counts.lag.over100++;
     if (late >= 250) counts.lag.over250++;
   }, 10).unref();
-  process.on('exit', write);
+  process.on('exit', () => write(true));
 }
