@@ -3,7 +3,8 @@
 // database. Loaded by latency.bench.ts in its own process and with `--import` into the workers it
 // starts; with BENCH_STATS_DIR set, a process writes its counts to <dir>/<pid>.json every 200 ms
 // and on exit, with its event-loop lag (how often a 10 ms timer came 20/50/100/250 ms late). With BENCH_STATEMENT_LOG=file, every counted statement is also appended to that
-// file (pid, database, time, the statement's first 160 characters): where a run's cost goes.
+// file (pid, database, time, the session's backend pid, the statement's first 160 characters),
+// and a line when its answer came: where a run's cost and its waits go.
 // Commits are counted here too, per database, from what each connection sends: a statement
 // outside `begin` … `commit` is a transaction of its own, a `begin` … `commit` block is one, a
 // `rollback` none. Unlike pg_stat_database's xact_commit these are only this process's own
