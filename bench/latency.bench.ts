@@ -33,8 +33,9 @@
 //   BENCH_SCALE_ROWS=20000        rows per run of the scale-out rows/s pipeline (PG → PG copy)
 //   BENCH_SCALE_ROW_RUNS=8        such runs queued at once per worker count
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
-//   BENCH_STATEMENT_LOG=file      append every counted statement (pid, database, time, text) to
-//                                 file: where a run's statements go (statement-counter.mjs)
+//   BENCH_STATEMENT_LOG=file      append every counted statement (pid, database, time, session,
+//                                 text) and its answer to file: where a run's statements and
+//                                 waits go (statement-counter.mjs)
 //   BENCH_PG_LOG=1                log every statement on the platform database (server log, with
 //                                 its duration) to profile where the time goes
 //   BENCH_PGBOUNCER=listen|poll   the API and the workers reach the platform database through
@@ -201,7 +202,6 @@ const {
   counters,
   perRun,
   costLine,
-  reportCost,
   stop: stopCost,
 } = runCost({
   statsDir,
@@ -362,6 +362,7 @@ async function main() {
       report('bare insert+NOTIFY → listener', bareSeq);
       const seqRuns: Lat = { running: [], done: [], api: [] };
       const seqBefore = await counters(workers);
+      const seqFrom = performance.now();
       for (let i = 0; i < ONE_RUNS; i++) {
         const r = await sluiceRuns(p, 1, 0);
         seqRuns.running.push(...r.running);
@@ -371,7 +372,22 @@ async function main() {
       }
       expected += ONE_RUNS;
       report('Sluice', seqRuns);
-      await reportCost(seqBefore, workers, ONE_RUNS);
+      const seqCost = await perRun(seqBefore, workers, ONE_RUNS);
+      const seqMs = performance.now() - seqFrom;
+      console.log(costLine(seqCost));
+      // The workers' CPU with no run at all (queue polls, timers), warm, after the runs: one at
+      // a time they idle between runs, and that idle time is billed to the runs; printed apart.
+      const idleBefore = await counters(workers);
+      const idleFrom = performance.now();
+      await sleep(3000);
+      const idleAfter = await counters(workers);
+      const idlePerMs = (idleAfter.workerCpuMs - idleBefore.workerCpuMs) / (performance.now() - idleFrom);
+      const idleShare = (idlePerMs * seqMs) / ONE_RUNS;
+      console.log(
+        `  of the workers' CPU per run, ${idleShare.toFixed(1)} ms is what they spend with no run (${(idlePerMs * 1000).toFixed(1)} ms/s ` +
+          `measured idle after, × ${(seqMs / 1000).toFixed(1)} s of this phase ÷ ${ONE_RUNS} runs): ` +
+          `${(seqCost.workerCpuMs - idleShare).toFixed(1)} ms per run beside it`,
+      );
     }
 
     const host = p;

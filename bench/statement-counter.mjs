@@ -3,7 +3,8 @@
 // database. Loaded by latency.bench.ts in its own process and with `--import` into the workers it
 // starts; with BENCH_STATS_DIR set, a process writes its counts to <dir>/<pid>.json every 200 ms
 // and on exit, with its event-loop lag (how often a 10 ms timer came 20/50/100/250 ms late). With BENCH_STATEMENT_LOG=file, every counted statement is also appended to that
-// file (pid, database, time, the statement's first 160 characters): where a run's cost goes.
+// file (pid, database, time, the session's backend pid, the statement's first 160 characters),
+// and a line when its answer came: where a run's cost and its waits go.
 // Commits are counted here too, per database, from what each connection sends: a statement
 // outside `begin` … `commit` is a transaction of its own, a `begin` … `commit` block is one, a
 // `rollback` none. Unlike pg_stat_database's xact_commit these are only this process's own
@@ -21,6 +22,13 @@ const counts = {
   lag: { samples: 0, over20: 0, over50: 0, over100: 0, over250: 0 },
 };
 const logFile = process.env.BENCH_STATEMENT_LOG;
+// The monotonic clock beside the wall clock, once: V8 CPU profiles (--cpu-prof) stamp their
+// samples on the monotonic clock, so a run's statements can be matched to its samples.
+if (logFile) {
+  const mono = Number(process.hrtime.bigint() / 1000n);
+  const wall = performance.timeOrigin + performance.now();
+  fs.appendFileSync(logFile, `${process.pid}\tclock\t${wall.toFixed(1)}\t${mono}\tmonotonic µs\n`);
+}
 const textOf = (arg) => (typeof arg === 'string' ? arg : (arg?.text ?? arg?.name ?? '?'));
 /** Whether this statement, sent on `client`, ends a transaction that commits. */
 const inTransaction = new WeakSet();
@@ -50,7 +58,28 @@ pg.Client.prototype.query = function countedQuery(...args) {
       counts.commitsByDatabase[db] = (counts.commitsByDatabase[db] ?? 0) + 1;
     if (logFile) {
       const text = textOf(args[0]).replace(/\s+/g, ' ').trim().slice(0, 160);
-      fs.appendFileSync(logFile, `${process.pid}\t${db}\t${Date.now()}\t${text}\n`);
+      const session = this.processID ?? '?';
+      const stamp = () => (performance.timeOrigin + performance.now()).toFixed(1);
+      fs.appendFileSync(logFile, `${process.pid}\t${db}\t${stamp()}\t${session}\t${text}\n`);
+      // A statement's answer is logged too (promise or callback): the time between an answer and
+      // the next statement is the worker's own (JavaScript, timers), not the database's.
+      const sent = performance.now();
+      const done = () =>
+        fs.appendFileSync(
+          logFile,
+          `${process.pid}\t${db}\t${stamp()}\t${session}\t  done (${(performance.now() - sent).toFixed(1)} ms)\n`,
+        );
+      const last = args.length - 1;
+      if (typeof args[last] === 'function') {
+        const callback = args[last];
+        args[last] = function answered(...results) {
+          done();
+          return callback.apply(this, results);
+        };
+      }
+      const result = query.apply(this, args);
+      if (typeof result?.then === 'function') result.then(done, done);
+      return result;
     }
   }
   return query.apply(this, args);
@@ -59,7 +88,13 @@ globalThis.__benchStatements = counts;
 
 const dir = process.env.BENCH_STATS_DIR;
 if (dir) {
-  const write = () => {
+  // Written only when a count moved (statements, commits, late loops): an idle worker between
+  // two runs does not spend its CPU on the bench's bookkeeping, which a run would be billed.
+  let written = -1;
+  const write = (always) => {
+    const moved = counts.statements + counts.lag.over20;
+    if (moved === written && always !== true) return;
+    written = moved;
     try {
       // Written aside and renamed: a reader never sees half a file (and drops no process).
       const file = path.join(dir, `${process.pid}.json`);
@@ -82,5 +117,5 @@ if (dir) {
     if (late >= 100) counts.lag.over100++;
     if (late >= 250) counts.lag.over250++;
   }, 10).unref();
-  process.on('exit', write);
+  process.on('exit', () => write(true));
 }

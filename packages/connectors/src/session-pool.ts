@@ -28,7 +28,10 @@ export type SessionLease<T> = {
   session: T;
   /** True when the session came from the pool rather than being opened for this lease. */
   reused: boolean;
-  /** Hands the session back: kept for reuse when `reusable`, else closed. */
+  /**
+   * Hands the session back: kept for reuse when `reusable` (once its reset succeeded: the reset
+   * goes on after this resolves), else closed.
+   */
   release(reusable: boolean): Promise<void>;
 };
 
@@ -136,6 +139,9 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
   // Idle entries per key, most recently returned last; `order` is every idle entry by return time.
   const idle = new Map<string, Entry[]>();
   const order = new Set<Entry>();
+  // Resets under way per key: a run hands its session back without waiting for the reset (a
+  // round trip), and an acquire of the same key waits for one rather than opening a new session.
+  const resetting = new Map<string, Set<Promise<void>>>();
   let closed = false;
   const counts = { opened: 0, reused: 0, closed: 0 };
   const held = new Map<string, { held: Held; timer: NodeJS.Timeout }>();
@@ -168,15 +174,21 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
     async acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>> {
       const key = sessionKey(identity);
       let entry: Entry | null = null;
-      const list = idle.get(key);
-      while (!closed && list && list.length > 0) {
-        const e = list[list.length - 1];
-        unidle(e);
-        if (!e.gone && Date.now() - e.born < maxAgeMs) {
-          entry = e;
-          break;
+      for (;;) {
+        const list = idle.get(key);
+        while (!closed && list && list.length > 0) {
+          const e = list[list.length - 1];
+          unidle(e);
+          if (!e.gone && Date.now() - e.born < maxAgeMs) {
+            entry = e;
+            break;
+          }
+          void drop(e);
         }
-        void drop(e);
+        const pending = resetting.get(key);
+        if (entry || closed || !pending) break;
+        // A session of this key is being reset: it is idle within a round trip.
+        await Promise.race(pending);
       }
       const reused = entry !== null;
       if (entry) counts.reused++;
@@ -209,33 +221,46 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
           released = true;
           const keep = reusable && !closed && !e.gone && Date.now() - e.born < maxAgeMs;
           if (!keep) return drop(e);
-          let timer: NodeJS.Timeout | undefined;
-          const ok = await Promise.race([
-            e.kind.reset(e.session).then(
-              () => true,
-              () => false,
-            ),
-            new Promise<boolean>((r) => {
-              timer = setTimeout(() => r(false), RESET_TIMEOUT_MS);
-            }),
-          ]);
-          clearTimeout(timer);
-          if (!ok || closed || e.gone) return drop(e);
-          e.idle = true;
-          e.idleSince = Date.now();
-          const same = idle.get(key) ?? [];
-          same.push(e);
-          idle.set(key, same);
-          order.add(e);
-          e.timer = setTimeout(() => void drop(e), idleMs);
-          e.timer.unref();
-          // Over the bound: the session idle the longest goes.
-          while (order.size > opts.maxIdle) {
-            const oldest = order.values().next().value as Entry;
-            await drop(oldest);
-          }
+          // The reset goes on after release returns; the session is idle (and can be acquired)
+          // only once it succeeded.
+          const pending = resetting.get(key) ?? new Set<Promise<void>>();
+          resetting.set(key, pending);
+          const done: Promise<void> = giveBack()
+            .catch(() => {})
+            .finally(() => {
+              pending.delete(done);
+              if (pending.size === 0 && resetting.get(key) === pending) resetting.delete(key);
+            });
+          pending.add(done);
         },
       };
+      async function giveBack(): Promise<void> {
+        let timer: NodeJS.Timeout | undefined;
+        const ok = await Promise.race([
+          e.kind.reset(e.session).then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((r) => {
+            timer = setTimeout(() => r(false), RESET_TIMEOUT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (!ok || closed || e.gone) return drop(e);
+        e.idle = true;
+        e.idleSince = Date.now();
+        const same = idle.get(key) ?? [];
+        same.push(e);
+        idle.set(key, same);
+        order.add(e);
+        e.timer = setTimeout(() => void drop(e), idleMs);
+        e.timer.unref();
+        // Over the bound: the session idle the longest goes.
+        while (order.size > opts.maxIdle) {
+          const oldest = order.values().next().value as Entry;
+          await drop(oldest);
+        }
+      }
     },
     hold(key, h, idleMs) {
       void takeHeld(key)?.close();
@@ -254,7 +279,9 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
     async close() {
       closed = true;
       const kept = [...held.keys()].map((k) => takeHeld(k)!);
-      await Promise.all([...[...order].map(drop), ...kept.map((h) => h.close())]);
+      // A session whose reset is under way is closed when the reset ends (closed is set).
+      const resets = [...resetting.values()].flatMap((set) => [...set]);
+      await Promise.all([...[...order].map(drop), ...kept.map((h) => h.close()), ...resets]);
     },
   };
 }

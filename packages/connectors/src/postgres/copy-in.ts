@@ -40,6 +40,11 @@ export type CopyInOptions = {
    * the bytes counted include each message's 5-byte header.
    */
   framed?: boolean;
+  /**
+   * Leaves statement_timeout lifted after the copy and hands back the value to set it to
+   * (`lifted`): the caller sets it back with its next statements, in one round trip.
+   */
+  keepLifted?: boolean;
 };
 
 export type CopyInResult = {
@@ -47,6 +52,8 @@ export type CopyInResult = {
   rows: number;
   /** Bytes sent. */
   bytes: number;
+  /** With `keepLifted`: the statement_timeout the transaction had before the copy. */
+  lifted?: string;
 };
 
 function withClause(f: CopyInFormat): string {
@@ -109,6 +116,7 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
   } finally {
     clearTimeout(timer);
   }
+  if (opts.keepLifted) return { rows, bytes, lifted: before.rows[0].t };
   await client.query("SELECT set_config('statement_timeout', $1, true)", [before.rows[0].t]);
   return { rows, bytes };
 }

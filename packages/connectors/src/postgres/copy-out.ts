@@ -106,9 +106,11 @@ export function pgNativeRows(
         }
         rows = copy.rowCount;
       }
-      await timed(client.query("SELECT set_config('statement_timeout', $1, true)", [saved.rows[0].t]));
       let next: string | null = null;
       if (index !== null) {
+        // The cursor's statements below run under the limit again. Without them COMMIT ends the
+        // transaction, and the local setting with it.
+        await timed(client.query("SELECT set_config('statement_timeout', $1, true)", [saved.rows[0].t]));
         let greatest: unknown;
         if (scan && !scan.failed && scan.complete) {
           // The binary value goes back as a binary parameter: PostgreSQL prints it as max() would.

@@ -12,58 +12,66 @@ import { openPgSession, type PgSession } from './session';
 
 export const LEDGER_TABLE = 'sluice_sink_commits';
 
-const ledgerOf = (table: TableName) =>
+export const ledgerOf = (table: TableName) =>
   table.schema === null
     ? quoteIdent(LEDGER_TABLE, 'postgres')
     : `${quoteIdent(table.schema, 'postgres')}.${quoteIdent(LEDGER_TABLE, 'postgres')}`;
 
-/**
- * Inside the sink's open transaction: what an earlier attempt committed under `key`, or null.
- * Creates the ledger when it is missing (only then: a role without CREATE on the schema works
- * once the table exists).
- */
-export async function committedWrite(
-  s: PgSession,
-  table: TableName,
-  key: string,
-): Promise<SinkResult | null> {
-  const ledger = ledgerOf(table);
-  const found = await s.timed(
-    s.client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [ledger]),
+/** Creates the missing ledger, inside the sink's transaction. */
+export async function createLedger(s: PgSession, ledger: string): Promise<void> {
+  // Concurrent CREATE TABLE IF NOT EXISTS can still collide in the catalog (23505 on
+  // pg_type): sinks of parallel runs take turns, until the first creator's transaction ends.
+  await s.timed(s.client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sluice-ledger:${ledger}`]));
+  await s.timed(
+    s.client.query(
+      `CREATE TABLE IF NOT EXISTS ${ledger} (commit_key text PRIMARY KEY, rows bigint NOT NULL,
+         bytes bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT now())`,
+    ),
   );
-  if (found.rows[0].r === null) {
-    // Concurrent CREATE TABLE IF NOT EXISTS can still collide in the catalog (23505 on
-    // pg_type): sinks of parallel runs take turns, until the first creator's transaction ends.
-    await s.timed(s.client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`sluice-ledger:${ledger}`]));
-    await s.timed(
-      s.client.query(
-        `CREATE TABLE IF NOT EXISTS ${ledger} (commit_key text PRIMARY KEY, rows bigint NOT NULL,
-           bytes bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT now())`,
-      ),
-    );
-    return null;
-  }
+}
+
+/** The ledger's row of `key` (the ledger exists), as a result; null when there is none. */
+export async function lookUpWrite(s: PgSession, ledger: string, key: string): Promise<SinkResult | null> {
   const r = await s.timed(
     s.client.query<{ rows: string; bytes: string }>(
       `SELECT rows, bytes FROM ${ledger} WHERE commit_key = $1`,
       [key],
     ),
   );
-  return r.rows[0] ? { rows: Number(r.rows[0].rows), bytes: Number(r.rows[0].bytes) } : null;
+  return writeOf(r.rows);
 }
 
+export const writeOf = (rows: { rows: string; bytes: string }[]): SinkResult | null =>
+  rows[0] ? { rows: Number(rows[0].rows), bytes: Number(rows[0].bytes) } : null;
+
 /**
- * Records the write just before COMMIT. The primary key makes a second commit of the same key
- * fail and roll back, should two attempts ever race.
+ * Ends the sink's transaction in one round trip: the statement limit set back to `limit` (when
+ * the COPY left it lifted), the write recorded under `key`, COMMIT. The ledger's primary key
+ * makes a second commit of the same key fail and roll back, should two attempts ever race. One
+ * simple-protocol message of our own statements (values written in as literals); should one
+ * fail, the server skips the rest and the transaction stays open for the caller's ROLLBACK.
  */
-export async function recordWrite(s: PgSession, table: TableName, key: string, result: SinkResult) {
-  await s.timed(
-    s.client.query(`INSERT INTO ${ledgerOf(table)} (commit_key, rows, bytes) VALUES ($1, $2, $3)`, [
-      key,
-      result.rows,
-      result.bytes,
-    ]),
-  );
+export async function recordAndCommit(
+  s: PgSession,
+  table: TableName,
+  key: string | undefined,
+  result: SinkResult,
+  limit?: string,
+): Promise<void> {
+  const lit = (v: string) => s.client.escapeLiteral(v);
+  const count = (n: number) => {
+    if (!Number.isSafeInteger(n)) throw new Error(`not a count: ${n}`);
+    return String(n);
+  };
+  const parts: string[] = [];
+  if (limit !== undefined) parts.push(`SELECT set_config('statement_timeout', ${lit(limit)}, true)`);
+  if (key !== undefined) {
+    parts.push(
+      `INSERT INTO ${ledgerOf(table)} (commit_key, rows, bytes) VALUES (${lit(key)}, ${count(result.rows)}, ${count(result.bytes)})`,
+    );
+  }
+  parts.push('COMMIT');
+  await s.timed(s.client.query(parts.join('; ')));
 }
 
 /**

@@ -9,9 +9,10 @@ import { applyPg } from './apply';
 import type { PgConnection } from './connect';
 import { copyIn } from './copy-in';
 import { copyTextMisfit, csvMisfit, type TargetColumn } from './csv-in';
-import { committedWrite, recordWrite } from './ledger';
+import { recordAndCommit } from './ledger';
 import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
+import { beginWrite } from './sink-start';
 
 // A pipeline sink on PostgreSQL. One transaction per run, one COPY for all the rows (the
 // server's statement_timeout is lifted for it and the time between two chunks bounded instead,
@@ -162,11 +163,8 @@ export async function writePg(
   let rows = 0;
   let bytes = 0;
   try {
-    await s.timed(s.client.query('BEGIN'));
-    const exists = await s.timed(
-      s.client.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [table.sql]),
-    );
-    if (exists.rows[0].r === null) {
+    const start = await beginWrite(s, table, ctx.commitKey);
+    if (!start.exists) {
       if (!write.create_table) {
         throw new ConnectorError(
           'QUERY_FAILED',
@@ -188,7 +186,7 @@ export async function writePg(
       await s.timed(s.client.query(`CREATE TABLE IF NOT EXISTS ${table.sql} (${defs.join(', ')})`));
       step.log('info', `created table ${table.display}`);
     }
-    const earlier = ctx.commitKey ? await committedWrite(s, table, ctx.commitKey) : null;
+    const { earlier } = start;
     if (earlier) {
       await s.timed(s.client.query('ROLLBACK'));
       step.log(
@@ -197,7 +195,7 @@ export async function writePg(
       );
       return earlier;
     }
-    const target = await targetColumns(s, table.sql);
+    const target = start.exists ? start.columns : await targetColumns(s, table.sql);
     const byName = new Map(target.map((c) => [c.name, c]));
     // apply writes the table's columns, and kept metadata columns the target has.
     const written = write.mode === 'apply' ? appliedNames(names, (n) => byName.has(n)) : names;
@@ -211,8 +209,7 @@ export async function writePg(
     if (write.mode === 'apply') {
       const idle = conn.config.statement_timeout_seconds * 1000;
       const done = await applyPg(s, plan, written, byName, step, idle, csvChunks);
-      if (ctx.commitKey) await recordWrite(s, table, ctx.commitKey, done);
-      await s.timed(s.client.query('COMMIT'));
+      await recordAndCommit(s, table, ctx.commitKey, done);
       return done;
     }
     const arrays = names.map((n) => byName.get(n)!.array);
@@ -240,16 +237,26 @@ export async function writePg(
             names.map((n) => byName.get(n)!),
           )
         : null;
-    // One COPY for all the rows, bounded by the time between two chunks.
-    const copyAll = (kind: 'binary' | 'text' | 'csv', chunks: AsyncIterable<Uint8Array>, framed = false) =>
-      copyIn(s.client, {
+    // One COPY for all the rows, bounded by the time between two chunks. Insert commits next:
+    // the statement limit is set back with the ledger's row and COMMIT, in one round trip.
+    let limit: string | undefined;
+    const copyAll = async (
+      kind: 'binary' | 'text' | 'csv',
+      chunks: AsyncIterable<Uint8Array>,
+      framed = false,
+    ) => {
+      const r = await copyIn(s.client, {
         table: stage,
         columns: names,
         format: { kind },
         chunks,
         idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
         framed,
+        keepLifted: direct,
       });
+      limit = r.lifted;
+      return r;
+    };
     let done = { rows: 0, bytes: 0 };
     if (names.length === 0) {
       for await (const _ of plan.rows.batches);
@@ -282,8 +289,7 @@ export async function writePg(
     bytes = done.bytes;
     if (write.mode === 'replace') await s.timed(s.client.query(`TRUNCATE TABLE ${table.sql}`));
     if (!direct && rows > 0) await s.timed(s.client.query(mergeSql(plan, stage)));
-    if (ctx.commitKey) await recordWrite(s, table, ctx.commitKey, { rows, bytes });
-    await s.timed(s.client.query('COMMIT'));
+    await recordAndCommit(s, table, ctx.commitKey, { rows, bytes }, limit);
     step.log('info', `${write.mode}: ${rows} rows into ${table.display}`);
     return { rows, bytes };
   } catch (err) {

@@ -7,6 +7,7 @@ import { batches, stepContext } from '../../../../test/support/step-context';
 import { egressPolicy } from '../egress';
 import { mysql, mysqlConfigSchema } from '../mysql/index';
 import { postgres, postgresConfigSchema } from '../postgres/index';
+import { createSessionPool } from '../session-pool';
 import { type ConnectorContext, defaultLimits } from '../types';
 
 // The SQL sinks' commit ledger on the real PostgreSQL and MariaDB: a write under a commit key
@@ -173,5 +174,36 @@ describe.each(targets)('$name sink ledger', (t) => {
       ]),
     );
     expect(await count()).toBe(6);
+  });
+});
+
+describe('postgres sink ledger on a pooled session', () => {
+  // A session that saw the ledger looks the key up in its first message; a ledger dropped
+  // since is found missing, created again, and the write still goes in once.
+  const pool = createSessionPool({ maxIdle: 2 });
+  const ctx = { ...base, sessions: pool };
+  const pgTarget = targets[0];
+  const write = (key: string, payload: Payload) =>
+    postgres.sink.write(pgTarget.connection(), payload, sink('sales.pooled'), { ...ctx, commitKey: key });
+  const count = async () => Number((await pgDb.query('SELECT count(*) AS n FROM sales.pooled')).rows[0].n);
+  afterAll(() => pool.close());
+
+  it('writes a key once on a reused session, also after the ledger was dropped', async () => {
+    await pgDb.query('CREATE TABLE sales.pooled (id int, name text NOT NULL)');
+    expect(await write('pooled-1:load:0', rows([[1, 'a']]))).toMatchObject({ rows: 1 });
+    // The same key on the same (reused) session: the first message finds it committed.
+    expect(await write('pooled-1:load:0', rows([[1, 'a']]))).toMatchObject({ rows: 1 });
+    expect(await count()).toBe(1);
+    expect(pool.stats()).toMatchObject({ opened: 1, reused: 1 });
+    await pgDb.query('DROP TABLE sales.sluice_sink_commits');
+    expect(await write('pooled-2:load:0', rows([[2, 'b']]))).toMatchObject({ rows: 1 });
+    expect(await write('pooled-2:load:0', rows([[2, 'b']]))).toMatchObject({ rows: 1 });
+    expect(await count()).toBe(2);
+    expect(pool.stats()).toMatchObject({ opened: 1, reused: 3 });
+    expect(
+      (await pgDb.query('SELECT commit_key FROM sales.sluice_sink_commits ORDER BY 1')).rows.map(
+        (r) => r.commit_key,
+      ),
+    ).toEqual(['pooled-2:load:0']);
   });
 });
