@@ -5,6 +5,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
+import { statementName } from '../db/named';
 
 /**
  * The payload schema of every job, by name. Each job file adds its own entry beside its
@@ -125,6 +126,7 @@ export const JOBS_CHANNEL = 'sluice_jobs';
  */
 function fetchSql(
   name: JobName,
+  table: string,
   limit: number,
   tag: string,
   fetchWith: FetchWith | undefined,
@@ -145,19 +147,24 @@ function fetchSql(
                  pg_notify(${JOBS_CHANNEL}, ${`taken:${name}:`}::text || count(*) || ${`:${tag}`}::text)
             from taken having count(*) > 0`
     : sql`select 1 where false`;
+  // On the queue's own partition of pgboss.job (every row of `name` is there): planned for the
+  // parent, the statement would be planned anew on every call, as its generic plan over every
+  // queue's partition never looks cheaper than one pruned to this queue (db/named.ts). The
+  // taken jobs are found by their key as an array: joined to `next`, a plan for a table without
+  // statistics walked every job of the queue, completed ones too, once per fetch.
+  const jobs = sql`pgboss.${sql.identifier(table)}`;
   return sql`
     with next as (
-      select id from pgboss.job
+      select id from ${jobs}
        where name = ${name} and state < 'active' and start_after < now()
        order by priority desc, created_on, id
        limit ${limit}
        for update skip locked
     ), taken as (
-      update pgboss.job j
+      update ${jobs} j
          set state = 'active', started_on = now(),
              retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
-        from next
-       where j.name = ${name} and j.id = next.id
+       where j.name = ${name} and j.id = any(array(select id from next))
       returning j.id, j.data, j.retry_count
     ), told as (${told})${extra}
     select t.id, t.data, t.retry_count as "retryCount", (select count(*) from told) as told${joined}`;
@@ -225,19 +232,26 @@ const HANDLER_WAIT_MS = 12_000;
 function trackedExecutor(store: Store) {
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
+  const track = (send: () => Promise<{ rows: any[] }>) => {
+    if (closed) return Promise.resolve({ rows: [] });
+    const p = send();
+    inFlight.add(p);
+    p.then(
+      () => inFlight.delete(p),
+      () => inFlight.delete(p),
+    );
+    return p;
+  };
   return {
     db: {
       executeSql(text: string, values?: unknown[]) {
-        if (closed) return Promise.resolve({ rows: [] });
-        const p = store.executeSql(text, values);
-        inFlight.add(p);
-        p.then(
-          () => inFlight.delete(p),
-          () => inFlight.delete(p),
-        );
-        return p;
+        return track(() => store.executeSql(text, values));
       },
-    } satisfies SqlExecutor,
+      /** Our own hot statements (the fetch): named, planned once per connection (db/named.ts). */
+      prepared(text: string, values: unknown[]) {
+        return track(() => store.prepared(statementName(text), text, values));
+      },
+    } satisfies SqlExecutor & { prepared(text: string, values: unknown[]): Promise<{ rows: any[] }> },
     async drain() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       closed = true;
@@ -255,6 +269,8 @@ function trackedExecutor(store: Store) {
  */
 type Consumer = {
   name: JobName;
+  /** The queue's partition of pgboss.job (pg-boss 10 gives each queue its own). */
+  table: string;
   handler: JobHandler<any>;
   fetchWith?: FetchWith;
   capacity: number;
@@ -359,10 +375,10 @@ export async function openQueue(
     c.announced = 0;
     // Only another worker that heard of these jobs needs to know they were taken.
     const tell = listening && peersAbout() > 0;
-    const fetch = dialect.sqlToQuery(fetchSql(c.name, free, tag, c.fetchWith, tell));
+    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, tag, c.fetchWith, tell));
     const sentAt = Date.now();
     tracked.db
-      .executeSql(fetch.sql, fetch.params)
+      .prepared(fetch.sql, fetch.params)
       .then(({ rows: jobs }) => {
         fetchMs = 0.8 * fetchMs + 0.2 * (Date.now() - sentAt);
         // Fewer than asked for: the queue had no more (for now).
@@ -597,8 +613,13 @@ export async function openQueue(
       if (consumers.has(name)) throw new Error(`queue ${name} is already consumed here`);
       jobOf(name);
       await listen();
+      const { rows } = await tracked.db.executeSql(
+        'select partition_name from pgboss.queue where name = $1',
+        [name],
+      );
       const c: Consumer = {
         name,
+        table: rows[0]?.partition_name ?? 'job',
         handler: handler as JobHandler<any>,
         fetchWith: o.fetchWith,
         capacity: Math.max(1, o.concurrency ?? 1),

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
+import { executeNamed } from '../../db/named';
 import { closingRows, type Progress } from './run-progress.repo';
 
 // The usual end of a run as one statement: a run that succeeded (or was canceled) and has nothing
@@ -33,7 +34,9 @@ export async function endRunAtOnce(db: DbOrTx, a: EndAtOnce): Promise<'ended' | 
     a.state === 'canceled'
       ? sql.raw('true')
       : sql`(r.state = 'canceling' or not ${a.blockedBy(sql.raw('r'))})`;
-  const res: any = await db.execute(sql`
+  const rows = await executeNamed(
+    db,
+    sql`
     with ended as (
       update pipeline_runs r
          set state = case when r.state = 'canceling' then 'canceled' else ${a.state} end, error = null,
@@ -55,8 +58,9 @@ export async function endRunAtOnce(db: DbOrTx, a: EndAtOnce): Promise<'ended' | 
     ev as (${a.event(ended)})
     select (select state from ended) as state,
            exists (select 1 from pipeline_runs where id = ${a.runId}::uuid and lease_owner = ${a.owner}
-                      and state in ('running', 'canceling')) as owned`);
-  const row = (res.rows ?? res)[0] as { state: string | null; owned: boolean };
+                      and state in ('running', 'canceling')) as owned`,
+  );
+  const row = rows[0] as { state: string | null; owned: boolean };
   if (row.state) return 'ended';
   return row.owned ? 'blocked' : 'lost';
 }

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
+import { executeNamed } from '../../db/named';
 
 // An execute request as one autocommitted statement (docs/scaling.md): it reads the project and
 // its enabled, live environment, the pipeline, its active deployment's spec and a run already
@@ -60,7 +61,9 @@ type ExecutedRow = Row & { created_ms: number | null; attempt: number | null };
 export async function executeAtOnce(db: DbOrTx, a: ExecuteAtOnce): Promise<Executed> {
   const keys = JSON.stringify(a.inputKeys);
   const inputs = sql.raw(`coalesce(t.spec->'inputs', '{}'::jsonb)`);
-  const res: any = await db.execute(sql`
+  const rows = await executeNamed(
+    db,
+    sql`
     with t as (
       select p.id as project_id, p.organization_id, e.id as environment_id, e.slug as environment_slug,
              e.protected as environment_protected, pl.id as pipeline_id, pl.slug as pipeline_slug,
@@ -113,8 +116,9 @@ export async function executeAtOnce(db: DbOrTx, a: ExecuteAtOnce): Promise<Execu
     ev as (${a.event(sql.raw('run, ok'))})
     select t.*, (select floor(extract(epoch from run.created_at) * 1000)::float8 from run) as created_ms,
            (select run.attempt from run) as attempt
-      from t`);
-  const row = ((res.rows ?? res) as ExecutedRow[])[0];
+      from t`,
+  );
+  const row = (rows as ExecutedRow[])[0];
   if (!row) return { target: null, created: null };
   const created =
     row.created_ms === null

@@ -81,13 +81,19 @@ export function claimRunsOfJobsSql(
     fetched_with as (
       update pipeline_runs set ${claimSet(owner, leaseSeconds)}
         from ${taken} t
-       where pipeline_runs.id = (case when t.data->>'runId' ~ '^[0-9a-fA-F-]{36}$' then t.data->>'runId' end)::uuid
+       where pipeline_runs.id = ${runIdOf(sql.raw('t'))}
+         and pipeline_runs.id = any(array(select ${runIdOf(taken)} from ${taken}))
          and pipeline_runs.state = 'queued'
       returning t.id as job_id, ${CLAIM_RETURNING},
         ${JSON.stringify(plans)}::jsonb ? (pipeline_runs.pipeline_id::text || ':' || pipeline_runs.spec_hash) as "stepsReset"
     ),
     ${resetClaimedStepsSql(sql.raw('fetched_with'), plans)}`;
 }
+
+// The run of a taken job (null for a malformed payload). Also as an array of keys: joined to
+// `taken` alone, a plan for a table without statistics walked every queued run per fetch.
+const runIdOf = (t: SQL) =>
+  sql`(case when ${t}.data->>'runId' ~ '^[0-9a-fA-F-]{36}$' then ${t}.data->>'runId' end)::uuid`;
 
 const claimSet = (owner: string, leaseSeconds: number) => sql`
   state = 'running', lease_owner = ${owner},

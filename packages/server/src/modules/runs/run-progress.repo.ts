@@ -151,6 +151,8 @@ export function closingRows(runId: string, now: string, progress: Progress, guar
         started_at timestamptz, finished_at timestamptz)
     ),
     closed as (
+      -- s.run_id too: matched by s.id alone, a plan for a table without statistics hashed every
+      -- step of every run.
       update pipeline_run_steps s
          set state = case ${last} when 'pending' then 'skipped' when 'running' then 'canceled' else ${last} end,
              rows_in = coalesce(u.rows_in, s.rows_in), rows_out = coalesce(u.rows_out, s.rows_out),
@@ -160,7 +162,7 @@ export function closingRows(runId: string, now: string, progress: Progress, guar
              finished_at = case ${last} when 'pending' then null when 'running' then ${now}::timestamptz
                                 else coalesce(s.finished_at, u.finished_at) end
         from pipeline_run_steps s0 left join u on u.step_slug = s0.step_slug
-       where s.id = s0.id and s0.run_id = ${runId}::uuid
+       where s.id = s0.id and s0.run_id = ${runId}::uuid and s.run_id = ${runId}::uuid
          and (u.step_slug is not null or s0.state in ('pending', 'running')) and ${guard}
     ),
     logged as (${logInsert(runId, progress.logs, guard)}),
