@@ -114,6 +114,11 @@ const load = () =>
     .join(' ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A run this much later than its execute to start counts as slow in the phase's timeline. */
+const SLOW_START_MS = 100;
+/** The start of a rated phase, while the pools open sessions for its concurrency. */
+const RAMP_MS = 10_000;
+
 function pct(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
@@ -281,11 +286,37 @@ async function sluiceRuns(
   );
   const lat: Lat = { running: [], done: [], api };
   let last = 0;
+  // When the runs slow to start were executed (second of the phase → how many): a few seconds
+  // holding them all is a stall of the whole path; spread over the phase, a cost of single runs.
+  const slowAt = new Map<number, [number, number]>();
+  // The runs executed after the phase's first RAMP_MS: what the rate costs once the pools have
+  // grown to it (printed beside the whole phase, which stays the figure the targets judge).
+  const settled: number[] = [];
   for (const r of rows) {
     const t0 = sent.get(r.slug)!;
     lat.running.push(Number(r.s) - t0);
     lat.done.push(Number(r.f) - t0);
+    if (t0 - start >= RAMP_MS) settled.push(Number(r.f) - t0);
     last = Math.max(last, Number(r.f));
+    if (Number(r.s) - t0 > SLOW_START_MS) {
+      const second = Math.floor((t0 - start) / 1000);
+      const [k, worst] = slowAt.get(second) ?? [0, 0];
+      slowAt.set(second, [k + 1, Math.max(worst, Number(r.s) - t0)]);
+    }
+  }
+  if (slowAt.size > 0 && count > 100) {
+    const seconds = [...slowAt].sort((a, b) => a[0] - b[0]);
+    const total = seconds.reduce((n, [, [k]]) => n + k, 0);
+    console.log(
+      `  runs slower than ${SLOW_START_MS} ms to start: ${total} of ${count}, executed in second ` +
+        seconds.map(([sec, [k, worst]]) => `${sec} (${k}, at most ${fmt(worst)})`).join(', '),
+    );
+  }
+  if (count > 100 && settled.length > 0) {
+    console.log(
+      `  the runs executed after the first ${RAMP_MS / 1000} s (${settled.length}): execute→finished ` +
+        `p50 ${fmt(pct(settled, 50))} p99 ${fmt(pct(settled, 99))}`,
+    );
   }
   return { ...lat, wallMs: last - start, retries };
 }
