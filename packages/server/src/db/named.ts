@@ -15,12 +15,15 @@ const names = new Map<string, string>();
 /** Distinct texts named by this process: a text built with a varying literal would grow it. */
 const MAX_NAMES = 500;
 
-/** A name per statement text: the same text gets the same name on every connection. */
-export function statementName(text: string): string {
+/**
+ * A name per statement text: the same text gets the same name on every connection, so one name
+ * never stands for two texts. `prefix` tells a module's statements apart in pg_prepared_statements.
+ */
+export function statementName(text: string, prefix = 'sluice'): string {
   let name = names.get(text);
   if (!name) {
     if (names.size >= MAX_NAMES) names.clear();
-    name = `sluice_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    name = `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
     names.set(text, name);
   }
   return name;

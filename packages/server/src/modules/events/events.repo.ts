@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Store } from '../../db/client';
+import { statementName } from '../../db/named';
 import { events } from '../../db/schema/index';
 import { paginate } from '../../http/pagination';
 import type { ListEventsQuery } from './events.schemas';
@@ -42,17 +42,6 @@ type Cursor = { value: string; id: string };
 /** An extra bound on occurred_at that splits a list into a window and what lies beyond it. */
 type Split = { from?: Date; before?: Date };
 
-const names = new Map<string, string>();
-/** A statement's name follows from its text, so one name never stands for two texts. */
-function nameOf(text: string): string {
-  let name = names.get(text);
-  if (!name) {
-    name = `sluice_events_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
-    names.set(text, name);
-  }
-  return name;
-}
-
 async function read(
   store: Pick<Store, 'prepared'>,
   organizationId: string,
@@ -88,7 +77,7 @@ async function read(
  where ${where.join('\n   and ')}
  order by occurred_at ${dir}, slug ${dir}
  limit ${param(limit)}`;
-  const { rows } = await store.prepared(nameOf(text), text, values);
+  const { rows } = await store.prepared(statementName(text, 'sluice_events'), text, values);
   return rows as EventListRow[];
 }
 
