@@ -35,6 +35,9 @@
 //   BENCH_SCALE_WARM=0            runs per worker process executed (and not counted) before each
 //                                 measurement: without, a fresh process compiles the run path
 //                                 while it is measured, once per process
+//   BENCH_WORKERS_FROM=dir        every phase's workers from the compiled CLI build in dir (as
+//                                 BENCH_SCALE_BASELINE's), e.g. to time the latency phases of a
+//                                 baseline's workers in the minutes next to this checkout's
 //   BENCH_SCALE_BASELINE=dir      A/B: each worker count is measured twice, with workers of the
 //                                 compiled CLI build in dir (a copy of packages/cli/dist made from
 //                                 the baseline's sources, e.g. packages/cli/.dist-main) and with
@@ -105,6 +108,7 @@ const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 2);
 const SCALE_ROW_RUNS = Number(process.env.BENCH_SCALE_ROW_RUNS ?? 8);
 const SCALE_WARM = Number(process.env.BENCH_SCALE_WARM ?? 0);
 const SCALE_BASELINE = process.env.BENCH_SCALE_BASELINE ?? '';
+const WORKERS_FROM = process.env.BENCH_WORKERS_FROM || undefined;
 const PGBOUNCER = process.env.BENCH_PGBOUNCER ?? '';
 if (!['', 'listen', 'poll'].includes(PGBOUNCER)) throw new Error('BENCH_PGBOUNCER is listen or poll');
 const PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -208,7 +212,7 @@ async function startWorkers(n: number, dist?: string): Promise<WorkerProcess[]> 
   const env = { ...storeEnv(), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
   return Promise.all(
     Array.from({ length: n }, () =>
-      startWorker(env, [...COUNTER, ...PROF], ['--concurrency', String(CONCURRENCY)], dist),
+      startWorker(env, [...COUNTER, ...PROF], ['--concurrency', String(CONCURRENCY)], dist ?? WORKERS_FROM),
     ),
   );
 }
