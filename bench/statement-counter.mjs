@@ -20,7 +20,7 @@ const counts = {
   byDatabase: {},
   commitsByDatabase: {},
   lag: { samples: 0, over20: 0, over50: 0, over100: 0, over250: 0 },
-  // The queue's fetches (jobs/queue-fetch.ts, `with next as …`), those that took no job, its
+  // The queue's fetches (jobs/queue-sql.ts, `with next as …`), those that took no job, its
   // polls for ready jobs, and the notifications this process heard (its wake-ups).
   queue: { fetches: 0, emptyFetches: 0, polls: 0, notifications: 0 },
 };
