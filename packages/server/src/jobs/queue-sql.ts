@@ -27,12 +27,26 @@ export const JOBS_CHANNEL = 'sluice_jobs';
 /**
  * The fetch of a consumer, on pg-boss's table (the semantics of its fetchNextJob for our queues,
  * all of policy `standard`): up to `limit` jobs marked active, and the consumer's `fetchWith`.
+ * `lazy`: it commits without waiting for its WAL flush.
  */
-export function fetchSql(name: string, table: string, limit: number, fetchWith: FetchWith | undefined): SQL {
+export function fetchSql(
+  name: string,
+  table: string,
+  limit: number,
+  fetchWith: FetchWith | undefined,
+  lazy: boolean,
+): SQL {
   const extra = fetchWith ? sql`, ${fetchWith(sql.raw('taken'))}` : sql``;
   const joined = fetchWith
     ? sql`, to_jsonb(w) as "fetchedWith" from taken t left join fetched_with w on w.job_id = t.id`
     : sql` from taken t`;
+  // With other workers about, the fetch commits without waiting for its WAL flush (as it did while
+  // it NOTIFYed `taken`, before 2026-11-29): a slow flush would otherwise pace every worker's
+  // fetches. Its claims become durable with the next commit that flushes (the job's completion at
+  // the latest); a server crash before that leaves the job and its run queued again, as a worker
+  // dying before it started would. `lazy` runs only when its value is asked for.
+  const settings = lazy ? sql`, lazy as (select set_config('synchronous_commit', 'off', true))` : sql``;
+  const lazyColumn = lazy ? sql`, (select count(*) from lazy) as lazy` : sql``;
   // On the queue's own partition of pgboss.job (every row of `name` is there): planned for the
   // parent, the statement would be planned anew on every call, as its generic plan over every
   // queue's partition never looks cheaper than one pruned to this queue (db/named.ts). The
@@ -52,8 +66,8 @@ export function fetchSql(name: string, table: string, limit: number, fetchWith: 
              retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
        where j.name = ${name} and j.id = any(array(select id from next))
       returning j.id, j.data, j.retry_count
-    )${extra}
-    select t.id, t.data, t.retry_count as "retryCount"${joined}`;
+    )${settings}${extra}
+    select t.id, t.data, t.retry_count as "retryCount"${lazyColumn}${joined}`;
 }
 
 /**

@@ -268,7 +268,7 @@ export async function openQueue(
     if (free <= 0) return;
     c.fetching = true;
     c.again = false;
-    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, c.fetchWith));
+    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, c.fetchWith, peersAbout() > 0));
     tracked.db
       .prepared(fetch.sql, fetch.params)
       .then(({ rows: jobs }) => {
