@@ -52,11 +52,16 @@ export async function buildApp(deps: Deps): Promise<App> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : randomUUID();
     },
-    logController: new OneLinePerRequest(requestLineLogger(deps.log).child({ host: 'api' }), (req) =>
-      forwardedOf(req.raw) !== undefined,
+    logController: new OneLinePerRequest(
+      requestLineLogger(deps.log).child({ host: 'api' }),
+      (req) => forwardedOf(req.raw) !== undefined,
     ),
     childLoggerFactory: (logger, bindings, opts, raw) =>
-      new LazyChildLogger((forwardedOf(raw)?.log ?? logger) as any, bindings, opts) as unknown as typeof logger,
+      new LazyChildLogger(
+        (forwardedOf(raw)?.log ?? logger) as any,
+        bindings,
+        opts,
+      ) as unknown as typeof logger,
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     ...frameworkErrorOptions(),
@@ -79,7 +84,8 @@ export async function buildApp(deps: Deps): Promise<App> {
   // (http/forwarded.ts) answers the modules' routes only, never this host's own.
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    if (HOST_ROUTES.has(req.routeOptions.url as string) && forwardedOf(req.raw)) return done(notFound('route'));
+    if (HOST_ROUTES.has(req.routeOptions.url as string) && forwardedOf(req.raw))
+      return done(notFound('route'));
     done();
   });
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildApp } from '../app';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { buildApp } from '../app';
 import type { Deps } from '../context';
 import { frameworkErrorOptions, installErrorHandling } from '../http/error-handler';
 import { AppError, errorBody } from '../http/errors';
@@ -27,7 +27,10 @@ import { serveWebApp } from './static-files';
  * the modules' routes are built once. Without it the app host builds a private one (not
  * listening), closed with the app host.
  */
-export async function buildAppHost(deps: Deps, opts: { api?: FastifyInstance } = {}): Promise<FastifyInstance> {
+export async function buildAppHost(
+  deps: Deps,
+  opts: { api?: FastifyInstance } = {},
+): Promise<FastifyInstance> {
   let api = opts.api;
   if (!api) {
     const own = await buildApp(deps);

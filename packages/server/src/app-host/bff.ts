@@ -22,7 +22,12 @@ import { streamRoutes } from './streams.routes';
  * once per process. Bodies are parsed by the API host's JSON parser (http/json-body.ts), as on
  * the app host's own routes.
  */
-export async function registerBff(app: FastifyInstance, deps: Deps, streams: StreamRegistry, api: FastifyInstance) {
+export async function registerBff(
+  app: FastifyInstance,
+  deps: Deps,
+  streams: StreamRegistry,
+  api: FastifyInstance,
+) {
   const cookieName = sessionCookieName(deps.config);
   await app.register(
     async (bff) => {
