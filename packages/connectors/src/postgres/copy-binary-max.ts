@@ -7,6 +7,7 @@
 // Infinity < NaN, as PostgreSQL orders them). NULLs are skipped, as max() skips them. Fields are
 // skipped by their length, so a row costs a few integer reads; nothing else is decoded.
 
+import { COPY_DATA } from './copy-out-socket';
 import { compareNumeric } from './numeric-binary';
 
 export type ScannedKind = 'integer' | 'numeric';
@@ -33,6 +34,8 @@ export class CopyBinaryMax {
   private best: Buffer | null = null;
   /** The integer `int` read last. */
   private value = 0;
+  /** Where the range being scanned ends. */
+  private end = 0;
 
   constructor(
     private readonly column: number,
@@ -57,10 +60,39 @@ export class CopyBinaryMax {
   }
 
   push(buf: Uint8Array): void {
-    if (this.failed || this.state === 'end') return;
     const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.range(b, 0, b.length);
+  }
+
+  /**
+   * The same for a chunk of whole CopyData messages as the server framed them
+   * (copy-frames-out.ts): each message's body is scanned where it lies, nothing is copied. A
+   * chunk that is not whole CopyData messages fails the scan (the caller asks the database).
+   */
+  pushFramed(b: Buffer): void {
     const n = b.length;
     let i = 0;
+    while (i < n && !this.failed && this.state !== 'end') {
+      if (n - i < 5 || b[i] !== COPY_DATA) {
+        this.failed = true;
+        return;
+      }
+      const end = i + 1 + b.readUInt32BE(i + 1);
+      if (end > n || end < i + 5) {
+        this.failed = true;
+        return;
+      }
+      this.range(b, i + 5, end);
+      i = end;
+    }
+  }
+
+  /** Scans `b` from `start` to `end` (exclusive), going on from where the last range stopped. */
+  private range(b: Buffer, start: number, end: number): void {
+    if (this.failed || this.state === 'end') return;
+    const n = end;
+    this.end = end;
+    let i = start;
     while (i < n) {
       switch (this.state) {
         case 'header': {
@@ -153,7 +185,7 @@ export class CopyBinaryMax {
 
   /** Reads every tuple that lies wholly in `b` from `at`; returns where the first other one starts. */
   private tuples(b: Buffer, at: number): number {
-    const n = b.length;
+    const n = this.end;
     const column = this.column;
     let i = at;
     while (n - i >= 2) {
@@ -201,7 +233,7 @@ export class CopyBinaryMax {
    * gathered across chunks; returns where reading stopped, or -1 when `b` ran out first.
    */
   private int(b: Buffer, i: number, width: 2 | 4): number {
-    if (this.have === 0 && b.length - i >= width) {
+    if (this.have === 0 && this.end - i >= width) {
       this.value = b.readIntBE(i, width);
       return i + width;
     }
@@ -220,7 +252,7 @@ export class CopyBinaryMax {
       this.scratch.copy(grown, 0, 0, this.have);
       this.scratch = grown;
     }
-    const take = Math.min(k - this.have, b.length - i);
+    const take = Math.min(k - this.have, this.end - i);
     b.copy(this.scratch, this.have, i, i + take);
     this.have += take;
     if (this.have < k) return -1;
