@@ -134,6 +134,12 @@ describe('CopyBinaryMax', () => {
     const unframed = new CopyBinaryMax(names.indexOf('i'));
     unframed.pushFramed(stream);
     expect(unframed.failed).toBe(true);
+    const wide = new CopyBinaryMax(names.indexOf('t'));
+    for (const chunk of framed) wide.pushFramed(chunk);
+    expect(wide.failed).toBe(true);
+    const beyond = new CopyBinaryMax(names.length);
+    for (const chunk of framed) beyond.pushFramed(chunk);
+    expect(beyond.failed).toBe(true);
   });
 
   it('gives up on a stream that is not binary COPY, or a column of another width', () => {

@@ -15,6 +15,9 @@ export type ScannedKind = 'integer' | 'numeric';
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const HEADER = 19; // signature (11), flags (4), header extension length (4)
 
+/** The big-endian signed 32-bit integer at b[i]. */
+const int32 = (b: Buffer, i: number) => (b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3];
+
 type State = 'header' | 'extension' | 'count' | 'length' | 'data' | 'end';
 
 export class CopyBinaryMax {
@@ -68,22 +71,57 @@ export class CopyBinaryMax {
    * The same for a chunk of whole CopyData messages as the server framed them
    * (copy-frames-out.ts): each message's body is scanned where it lies, nothing is copied. A
    * chunk that is not whole CopyData messages fails the scan (the caller asks the database).
+   * PostgreSQL sends each row as a message of its own: a message that holds exactly one tuple
+   * goes the short way (a few byte reads per field), any other (the file header, the trailer)
+   * through the general scan.
    */
   pushFramed(b: Buffer): void {
     const n = b.length;
+    const column = this.column;
     let i = 0;
-    while (i < n && !this.failed && this.state !== 'end') {
+    while (i < n) {
+      if (this.failed || this.state === 'end') return;
       if (n - i < 5 || b[i] !== COPY_DATA) {
         this.failed = true;
         return;
       }
-      const end = i + 1 + b.readUInt32BE(i + 1);
+      const end = i + 1 + int32(b, i + 1);
       if (end > n || end < i + 5) {
         this.failed = true;
         return;
       }
-      this.range(b, i + 5, end);
+      const body = i + 5;
       i = end;
+      if (this.state === 'count' && this.have === 0 && end - body >= 2) {
+        const count = (((b[body] << 8) | b[body + 1]) << 16) >> 16;
+        if (count > column) {
+          let j = body + 2;
+          let valueAt = -1;
+          let width = -1;
+          let f = 0;
+          for (; f < count && end - j >= 4; f++) {
+            const length = int32(b, j);
+            j += 4;
+            if (length === -1) continue;
+            if (f === column) {
+              valueAt = j;
+              width = length;
+            }
+            j += length;
+          }
+          if (f === count && j === end) {
+            if (width !== -1) {
+              if (!this.fits(width)) {
+                this.failed = true;
+                return;
+              }
+              this.consider(b, valueAt, width);
+            }
+            continue;
+          }
+        }
+      }
+      this.range(b, body, end);
     }
   }
 
@@ -282,9 +320,9 @@ export class CopyBinaryMax {
     let hi: number;
     let lo = 0;
     if (width === 8) {
-      hi = b.readInt32BE(at);
-      lo = b.readUInt32BE(at + 4);
-    } else hi = b.readIntBE(at, width);
+      hi = int32(b, at);
+      lo = int32(b, at + 4) >>> 0;
+    } else hi = width === 4 ? int32(b, at) : (((b[at] << 8) | b[at + 1]) << 16) >> 16;
     if (!this.found || hi > this.hi || (hi === this.hi && lo > this.lo)) {
       this.found = true;
       this.hi = hi;
