@@ -71,13 +71,11 @@ export class CopyBinaryMax {
    * The same for a chunk of whole CopyData messages as the server framed them
    * (copy-frames-out.ts): each message's body is scanned where it lies, nothing is copied. A
    * chunk that is not whole CopyData messages fails the scan (the caller asks the database).
-   * PostgreSQL sends each row as a message of its own: a message that holds exactly one tuple
-   * goes the short way (a few byte reads per field), any other (the file header, the trailer)
-   * through the general scan.
+   * PostgreSQL sends each row as a message of its own, so every message but the first (the file
+   * header rides on it) and the trailer goes the short way (`tuples`).
    */
   pushFramed(b: Buffer): void {
     const n = b.length;
-    const column = this.column;
     let i = 0;
     while (i < n) {
       if (this.failed || this.state === 'end') return;
@@ -92,35 +90,6 @@ export class CopyBinaryMax {
       }
       const body = i + 5;
       i = end;
-      if (this.state === 'count' && this.have === 0 && end - body >= 2) {
-        const count = (((b[body] << 8) | b[body + 1]) << 16) >> 16;
-        if (count > column) {
-          let j = body + 2;
-          let valueAt = -1;
-          let width = -1;
-          let f = 0;
-          for (; f < count && end - j >= 4; f++) {
-            const length = int32(b, j);
-            j += 4;
-            if (length === -1) continue;
-            if (f === column) {
-              valueAt = j;
-              width = length;
-            }
-            j += length;
-          }
-          if (f === count && j === end) {
-            if (width !== -1) {
-              if (!this.fits(width)) {
-                this.failed = true;
-                return;
-              }
-              this.consider(b, valueAt, width);
-            }
-            continue;
-          }
-        }
-      }
       this.range(b, body, end);
     }
   }
@@ -227,7 +196,7 @@ export class CopyBinaryMax {
     const column = this.column;
     let i = at;
     while (n - i >= 2) {
-      const count = b.readInt16BE(i);
+      const count = (((b[i] << 8) | b[i + 1]) << 16) >> 16;
       if (count === -1) return i;
       if (count <= column) {
         this.failed = true;
@@ -238,7 +207,7 @@ export class CopyBinaryMax {
       let width = -1;
       for (let f = 0; f < count; f++) {
         if (n - j < 4) return i;
-        const length = b.readInt32BE(j);
+        const length = int32(b, j);
         j += 4;
         if (length === -1) continue;
         if (f === column) {
