@@ -39,7 +39,8 @@ export function serveCommand(program: Command) {
         closers.push(() => api.close());
         apiUrl = api.apiUrl;
         if (workers > 0) await server.startWorker(rt.deps, { concurrency: workers });
-        const appHost = await server.buildAppHost(rt.deps);
+        // The app host's /api is answered by this API host's routes: one route table for both.
+        const appHost = await server.buildAppHost(rt.deps, { api: api.api });
         closers.push(() => appHost.close());
         appUrl = await listening(config.app, () =>
           appHost.listen({ host: config.app.host, port: config.app.port }),
