@@ -4,8 +4,9 @@ import { openStore, type Store } from './client';
 
 // The store's pool opened to its floor at start, each connection warmed by EXPLAIN of the named
 // statements the process has sent (db/warm.ts): the floor is open before any request, the other
-// connections are warmed once a statement was named on one of them, and warming runs nothing
-// (a data-modifying statement wrote once, for its one real call).
+// connections are warmed once a statement was named on one of them, warming runs nothing (a
+// data-modifying statement wrote once, for its one real call), and lost connections are opened
+// again.
 
 const DB = `sluice_warm_${process.pid}`;
 
@@ -57,5 +58,25 @@ describe('warm store pool', () => {
     expect(again.map((r) => r.rows[0].id).sort()).toEqual([2, 3, 4]);
     expect((await pgQuery(DB, 'select count(*)::int as n from warm_t'))[0].n).toBe(4);
     expect((await sessions()).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('opens lost connections again up to the floor, warm', async () => {
+    await pgQuery(
+      'postgres',
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and backend_type = 'client backend'`,
+      [DB],
+    );
+    await until(async () => (await sessions()).length >= 3, 'the floor to be open again');
+    await until(
+      async () => (await sessions()).filter((s) => s.query.startsWith('explain with w as')).length >= 3,
+      'the new connections to be warmed',
+    );
+    const { rows } = await store.prepared(
+      'sluice_warm_write',
+      `with w as (insert into warm_t (id, note) values ($1, $2) returning id) select id from w`,
+      [5, 'after'],
+    );
+    expect(rows).toEqual([{ id: 5 }]);
+    expect((await pgQuery(DB, 'select count(*)::int as n from warm_t'))[0].n).toBe(5);
   });
 });

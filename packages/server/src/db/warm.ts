@@ -15,6 +15,9 @@ import type pg from 'pg';
 const MAX_TEXTS = 64;
 /** How soon after a new text or a new connection the idle connections are warmed. */
 const WARM_DELAY_MS = 20;
+/** How soon a lost connection below the floor is opened again, and the longest wait between tries. */
+const REFILL_MS = 1000;
+const MAX_REFILL_MS = 30_000;
 
 export type PoolWarmer = {
   /** Records a statement text sent under a name; the idle connections are warmed with it soon. */
@@ -30,9 +33,9 @@ function paramCount(text: string): number {
   return n;
 }
 
-export function poolWarmer(pool: pg.Pool, initial: readonly string[] = []): PoolWarmer {
+export function poolWarmer(pool: pg.Pool): PoolWarmer {
   const names = new Set<string>();
-  const texts: string[] = [...initial];
+  const texts: string[] = [];
   // How many of `texts` each connection was warmed with.
   const warmed = new WeakMap<pg.PoolClient, number>();
   let timer: NodeJS.Timeout | null = null;
@@ -49,22 +52,29 @@ export function poolWarmer(pool: pg.Pool, initial: readonly string[] = []): Pool
     }
   };
   const behind = (client: pg.PoolClient) => (warmed.get(client) ?? 0) < texts.length;
+  /** Takes `n` connections at once, and gives each back as soon as `fn` is done with it. */
+  const warmEach = async (n: number, fn: (c: pg.PoolClient) => Promise<void>) => {
+    const taken = await Promise.allSettled(Array.from({ length: n }, () => pool.connect()));
+    await Promise.all(
+      taken.map(async (t) => {
+        if (t.status === 'rejected') return;
+        try {
+          await fn(t.value);
+        } finally {
+          t.value.release();
+        }
+      }),
+    );
+    const failed = taken.find((t) => t.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
 
   // The idle connections taken at once (pg-pool hands out the last returned first, so one at a
   // time would give the same one back), each returned as soon as it is warm.
   const warmIdle = async () => {
     const n = pool.idleCount;
     if (n === 0 || pool.waitingCount > 0) return;
-    const clients = await Promise.all(Array.from({ length: n }, () => pool.connect()));
-    await Promise.all(
-      clients.map(async (c) => {
-        try {
-          if (behind(c)) await warm(c);
-        } finally {
-          c.release();
-        }
-      }),
-    );
+    await warmEach(n, (c) => (behind(c) ? warm(c) : Promise.resolve()));
   };
   const schedule = () => {
     if (warming) again = true;
@@ -89,6 +99,36 @@ export function poolWarmer(pool: pg.Pool, initial: readonly string[] = []): Pool
     if (!err && behind(client)) schedule();
   });
 
+  // Connections lost (a database restart, a server closing idle sessions) are opened again, warm,
+  // until the floor holds: after a second, then at a growing interval while the server refuses.
+  let floor = 0;
+  let refill: NodeJS.Timeout | null = null;
+  let refillMs = REFILL_MS;
+  const ended = () => pool.ending || pool.ended;
+  const refillSoon = () => {
+    if (refill || ended() || pool.totalCount >= floor) return;
+    refill = setTimeout(() => {
+      refill = null;
+      if (ended()) return;
+      open(floor).then(
+        () => {
+          refillMs = REFILL_MS;
+        },
+        () => {
+          refillMs = Math.min(refillMs * 2, MAX_REFILL_MS);
+          refillSoon();
+        },
+      );
+    }, refillMs);
+    refill.unref();
+  };
+  pool.on('remove', refillSoon);
+
+  async function open(min: number) {
+    floor = Math.max(floor, min);
+    await warmEach(Math.max(0, min - pool.totalCount), warm);
+  }
+
   return {
     named(name, text) {
       if (names.has(name) || texts.length >= MAX_TEXTS) return;
@@ -96,19 +136,6 @@ export function poolWarmer(pool: pg.Pool, initial: readonly string[] = []): Pool
       texts.push(text);
       schedule();
     },
-    async open(min) {
-      const clients = await Promise.all(
-        Array.from({ length: Math.max(0, min - pool.totalCount) }, () => pool.connect()),
-      );
-      await Promise.all(
-        clients.map(async (c) => {
-          try {
-            await warm(c);
-          } finally {
-            c.release();
-          }
-        }),
-      );
-    },
+    open,
   };
 }
