@@ -52,16 +52,26 @@ export function poolWarmer(pool: pg.Pool): PoolWarmer {
     }
   };
   const behind = (client: pg.PoolClient) => (warmed.get(client) ?? 0) < texts.length;
-  /** Takes `n` connections at once, and gives each back as soon as `fn` is done with it. */
+  /**
+   * Takes `n` connections at once, and gives each back as soon as `fn` is done with it (one that
+   * lost its server meanwhile is dropped: its error is ours while we hold it, not the process's).
+   */
   const warmEach = async (n: number, fn: (c: pg.PoolClient) => Promise<void>) => {
     const taken = await Promise.allSettled(Array.from({ length: n }, () => pool.connect()));
     await Promise.all(
       taken.map(async (t) => {
         if (t.status === 'rejected') return;
+        const c = t.value;
+        let lost: Error | undefined;
+        const onError = (err: Error) => {
+          lost = err;
+        };
+        c.on('error', onError);
         try {
-          await fn(t.value);
+          await fn(c);
         } finally {
-          t.value.release();
+          c.off('error', onError);
+          c.release(lost);
         }
       }),
     );
