@@ -25,7 +25,7 @@ export function serveCommand(program: Command) {
     .action(async (opts: ServeOptions) => {
       const server = await loadServer();
       const config = await configFrom({ SLUICE_API_ADDR: opts.apiAddr, SLUICE_APP_ADDR: opts.appAddr });
-      const rt = await openStoreRuntime(config);
+      const rt = await openStoreRuntime(config, { warmPool: true });
       const workers = opts.worker ? opts.workers : 0;
       const closers: (() => Promise<unknown>)[] = [() => rt.close()];
       const closeAll = async () => {
