@@ -67,6 +67,9 @@ export default defineConfig({
           env: { SLUICE_TEST_STORE: 'postgres' },
           globalSetup: ['test/support/global-setup-postgres.ts', 'test/browser/setup-browser.ts'],
           testTimeout: 180_000,
+          // expect.poll waits on the app's answer to a click; its default (1 s) is shorter than a
+          // request takes while the rest of the suite loads both cores. Playwright's own waits are 30 s.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],

@@ -123,6 +123,8 @@ export async function openPlatform(env: Record<string, string>): Promise<Platfor
   const rt = await openRuntime(parseConfig({ ...env, SLUICE_LOG_LEVEL: 'warn' }), {
     logStream: sink,
     supervise: false,
+    // As `sluice serve` opens it: its pool open and warm from the start.
+    warmPool: true,
   });
   const app = await buildApp(rt.deps);
   await app.ready();

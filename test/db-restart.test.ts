@@ -25,6 +25,8 @@ describe('database restart', () => {
         SLUICE_LOG_LEVEL: 'silent',
         SLUICE_QUEUE_POLL_SECONDS: '0.5',
       }),
+      // As `serve` opens it: the pool held at its floor, warm, across the restart (db/warm.ts).
+      { warmPool: true },
     );
     // A polling worker too, so pg-boss meets the outage as well.
     await startWorker(rt.deps);

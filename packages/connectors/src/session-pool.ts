@@ -38,7 +38,12 @@ export type SessionLease<T> = {
 export type SessionPoolOptions = {
   /** Idle sessions kept across all keys (the oldest is closed beyond it). */
   maxIdle: number;
-  /** An idle session is closed after this long (15 s). */
+  /**
+   * An idle session is closed after this long (2 min): the sessions a burst of runs opened stay
+   * through a quiet spell, so the next burst does not wait for new backends on the data source's
+   * server (a new PostgreSQL backend's first statements load its catalog caches: 100–300 ms each
+   * while a dozen start at once on 2 cores, docs/benchmarks.md "Warm pools"). Bounded by maxIdle.
+   */
   idleMs?: number;
   /** A session is not reused once this old (5 min). */
   maxAgeMs?: number;
@@ -134,7 +139,7 @@ export function sessionKey(identity: SessionIdentity): string {
 const RESET_TIMEOUT_MS = 2000;
 
 export function createSessionPool(opts: SessionPoolOptions): SessionPool {
-  const idleMs = opts.idleMs ?? 15_000;
+  const idleMs = opts.idleMs ?? 2 * 60_000;
   const maxAgeMs = opts.maxAgeMs ?? 5 * 60_000;
   // Idle entries per key, most recently returned last; `order` is every idle entry by return time.
   const idle = new Map<string, Entry[]>();

@@ -5,6 +5,8 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import type { Deps } from './context';
 import { type AuthPorts, installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
+import { notFound } from './http/errors';
+import { forwardedOf } from './http/forwarded';
 import { installJsonBody } from './http/json-body';
 import { LazyChildLogger, requestLineLogger, requestSerializer } from './http/logging';
 import { installMetrics } from './http/metrics';
@@ -31,6 +33,9 @@ export function authPorts(deps: Deps): AuthPorts {
   };
 }
 
+/** The API host's own routes, outside the modules: not part of the app host's /api. */
+const HOST_ROUTES = new Set(['/openapi.json', '/healthz', '/readyz', '/metrics']);
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 export async function buildApp(deps: Deps): Promise<App> {
@@ -38,14 +43,25 @@ export async function buildApp(deps: Deps): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.log.child({ host: 'api' }, { serializers: { req: requestSerializer as any } }),
     bodyLimit: config.bodyLimitBytes,
-    // Keep a caller's correlation id when it is a UUID, as the error wrapper promises.
+    // Keep a caller's correlation id when it is a UUID, as the error wrapper promises. A request
+    // the app host forwards (http/forwarded.ts) keeps the app host's id, and its log lines are
+    // the app host's.
     genReqId: (req) => {
+      const forwarded = forwardedOf(req);
+      if (forwarded) return forwarded.id;
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : randomUUID();
     },
-    logController: new OneLinePerRequest(requestLineLogger(deps.log).child({ host: 'api' })),
-    childLoggerFactory: (logger, bindings, opts) =>
-      new LazyChildLogger(logger as any, bindings, opts) as unknown as typeof logger,
+    logController: new OneLinePerRequest(
+      requestLineLogger(deps.log).child({ host: 'api' }),
+      (req) => forwardedOf(req.raw) !== undefined,
+    ),
+    childLoggerFactory: (logger, bindings, opts, raw) =>
+      new LazyChildLogger(
+        (forwardedOf(raw)?.log ?? logger) as any,
+        bindings,
+        opts,
+      ) as unknown as typeof logger,
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     ...frameworkErrorOptions(),
@@ -64,9 +80,12 @@ export async function buildApp(deps: Deps): Promise<App> {
   });
   const allowed = routeMatcher(routeTable);
 
-  // Callback style: a synchronous hook costs no promise per request.
+  // Callback style: a synchronous hook costs no promise per request. The app host's /api
+  // (http/forwarded.ts) answers the modules' routes only, never this host's own.
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    if (HOST_ROUTES.has(req.routeOptions.url as string) && forwardedOf(req.raw))
+      return done(notFound('route'));
     done();
   });
 

@@ -49,6 +49,9 @@ export const configSchema = z.object({
     .int()
     .min(2, 'must be at least 2 (the startup migration uses two connections)')
     .default(10),
+  // Connections `serve` and `worker` open at start and keep open, warm (unset: the pool's size);
+  // other processes open theirs on demand.
+  SLUICE_DB_POOL_MIN: z.coerce.number().int().min(0).optional(),
   // Unset: 2, or 0.5 when polling is how jobs are found (a transaction pooler without a direct URL).
   SLUICE_QUEUE_POLL_SECONDS: z.coerce.number().min(0.5).optional(),
   SLUICE_RUN_TIMEOUT_SECONDS: intFrom(3600),
@@ -140,6 +143,8 @@ export type Config = {
   invitationTtlHours: number;
   verificationTtlHours: number;
   dbPoolSize: number;
+  /** SLUICE_DB_POOL_MIN: the pool's warm floor when the process asks for one (unset: dbPoolSize). */
+  dbPoolMin: number | undefined;
   queuePollSeconds: number;
   /** Pipeline runs: wall-clock limit, and how long a worker's claim lasts without a heartbeat. */
   runs: {
@@ -232,6 +237,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     invitationTtlHours: e.SLUICE_INVITATION_TTL_HOURS,
     verificationTtlHours: e.SLUICE_VERIFICATION_TTL_HOURS,
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,
+    dbPoolMin: e.SLUICE_DB_POOL_MIN,
     queuePollSeconds:
       e.SLUICE_QUEUE_POLL_SECONDS ??
       (e.SLUICE_DB_POOLER === 'transaction' && !e.DATABASE_DIRECT_URL ? 0.5 : 2),

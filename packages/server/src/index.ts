@@ -8,8 +8,9 @@ export type { Deps, Principal, Scope } from './context';
 export async function buildApp(deps: Deps): Promise<App> {
   return (await import('./app')).buildApp(deps);
 }
-export async function buildAppHost(deps: Deps) {
-  return (await import('./app-host/app-host')).buildAppHost(deps);
+/** The app host; `api` (the API host of the same process) answers its /api mount (app-host/bff.ts). */
+export async function buildAppHost(deps: Deps, opts: { api?: App } = {}) {
+  return (await import('./app-host/app-host')).buildAppHost(deps, opts);
 }
 
 export { type RotationReport, rotateKeys } from './crypto/rotate';

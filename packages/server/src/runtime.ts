@@ -16,16 +16,21 @@ import { ensureSigningKey } from './modules/proof/index';
 
 export type Runtime = { deps: Deps; close(): Promise<void> };
 
-/** Opens the store (migrating it), the queue and the mailer: everything a process needs. */
+/**
+ * Opens the store (migrating it), the queue and the mailer: everything a process needs. `warmPool`
+ * (API hosts and workers): the store's pool is opened to its floor at start and kept there, warm
+ * (db/warm.ts), so the first burst after a start or a quiet spell does not wait for new backends.
+ */
 export async function openRuntime(
   config: Config,
-  opts: { logStream?: Writable; supervise?: boolean } = {},
+  opts: { logStream?: Writable; supervise?: boolean; warmPool?: boolean } = {},
 ): Promise<Runtime> {
   const log = createLogger({ level: config.logLevel, stream: opts.logStream });
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    poolMin: opts.warmPool ? (config.dbPoolMin ?? config.dbPoolSize) : 0,
     pooler: config.dbPooler.mode,
     directUrl: config.dbPooler.directUrl,
     onBackgroundError: (err) => log.warn({ errCode: (err as any).code }, 'database connection lost'),
@@ -46,6 +51,7 @@ export async function openRuntime(
     // Receipts are verified against keys pinned in advance (docs/proof.md): the key exists
     // from the first start, not from the first receipt.
     await ensureSigningKey(deps);
+    if (opts.warmPool) await store.warmUp();
     return {
       deps,
       async close() {

@@ -25,7 +25,7 @@ export function serveCommand(program: Command) {
     .action(async (opts: ServeOptions) => {
       const server = await loadServer();
       const config = await configFrom({ SLUICE_API_ADDR: opts.apiAddr, SLUICE_APP_ADDR: opts.appAddr });
-      const rt = await openStoreRuntime(config);
+      const rt = await openStoreRuntime(config, { warmPool: true });
       const workers = opts.worker ? opts.workers : 0;
       const closers: (() => Promise<unknown>)[] = [() => rt.close()];
       const closeAll = async () => {
@@ -39,7 +39,8 @@ export function serveCommand(program: Command) {
         closers.push(() => api.close());
         apiUrl = api.apiUrl;
         if (workers > 0) await server.startWorker(rt.deps, { concurrency: workers });
-        const appHost = await server.buildAppHost(rt.deps);
+        // The app host's /api is answered by this API host's routes: one route table for both.
+        const appHost = await server.buildAppHost(rt.deps, { api: api.api });
         closers.push(() => appHost.close());
         appUrl = await listening(config.app, () =>
           appHost.listen({ host: config.app.host, port: config.app.port }),

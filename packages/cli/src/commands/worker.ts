@@ -29,7 +29,7 @@ export function workerCommand(program: Command) {
         ...configured,
         dbPoolSize: Math.min(configured.dbPoolSize, Math.max(4, opts.concurrency + 2)),
       };
-      const rt = await openStoreRuntime(config);
+      const rt = await openStoreRuntime(config, { warmPool: true });
       try {
         await server.startWorker(rt.deps, { concurrency: opts.concurrency });
       } catch (err) {

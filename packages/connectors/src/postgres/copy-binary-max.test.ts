@@ -2,6 +2,7 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CopyBinaryMax } from './copy-binary-max';
+import { CopyFramesOut } from './copy-frames-out';
 
 // The greatest value read from a real binary COPY stream, split into chunks of every awkward
 // size, must be what PostgreSQL's own max() answers, printed the same way.
@@ -61,6 +62,8 @@ const CAST: Record<(typeof COLUMNS)[number], string> = {
 describe('CopyBinaryMax', () => {
   let client: pg.Client;
   let stream: Buffer;
+  /** The same COPY as the server framed it: chunks of whole CopyData messages (copy-frames-out.ts). */
+  let framed: Buffer[];
   const names = ['id', 's', 'i', 'b', 'd', 'ts', 'tz', 't', ...COLUMNS.slice(6)];
 
   beforeAll(async () => {
@@ -71,6 +74,9 @@ describe('CopyBinaryMax', () => {
     for await (const c of client.query(copyStreams.to(`COPY (${QUERY}) TO STDOUT (FORMAT binary)`)))
       parts.push(c);
     stream = Buffer.concat(parts);
+    framed = [];
+    const frames = client.query(new CopyFramesOut(`COPY (${QUERY}) TO STDOUT (FORMAT binary)`));
+    for await (const c of frames) framed.push(Buffer.from(c));
   });
   afterAll(() => client?.end());
 
@@ -92,6 +98,49 @@ describe('CopyBinaryMax', () => {
       }
     });
   }
+
+  it('finds the same max inside the CopyData messages, framed as the server sent them', async () => {
+    expect(framed.length).toBeGreaterThan(1);
+    // Whole messages regrouped too: one message per chunk, and all of them in one.
+    const single: Buffer[] = [];
+    for (const chunk of framed)
+      for (let at = 0; at < chunk.length; ) {
+        const end = at + 1 + chunk.readUInt32BE(at + 1);
+        single.push(chunk.subarray(at, end));
+        at = end;
+      }
+    for (const column of COLUMNS) {
+      const want = (await client.query(`SELECT max(${column})::text AS v FROM (${QUERY}) q`)).rows[0].v;
+      for (const chunks of [framed, single, [Buffer.concat(framed)]]) {
+        const scan = new CopyBinaryMax(
+          names.indexOf(column),
+          CAST[column] === 'numeric' ? 'numeric' : 'integer',
+        );
+        for (const chunk of chunks) scan.pushFramed(chunk);
+        expect(scan.failed).toBe(false);
+        expect(scan.complete).toBe(true);
+        expect(await printed(CAST[column], scan.max())).toBe(want);
+      }
+    }
+  });
+
+  it('gives up on framed chunks that are not whole CopyData messages', () => {
+    const whole = Buffer.concat(framed);
+    for (const cut of [1, 4, 5, 6, 100]) {
+      const scan = new CopyBinaryMax(names.indexOf('i'));
+      scan.pushFramed(whole.subarray(0, cut));
+      expect(scan.failed).toBe(true);
+    }
+    const unframed = new CopyBinaryMax(names.indexOf('i'));
+    unframed.pushFramed(stream);
+    expect(unframed.failed).toBe(true);
+    const wide = new CopyBinaryMax(names.indexOf('t'));
+    for (const chunk of framed) wide.pushFramed(chunk);
+    expect(wide.failed).toBe(true);
+    const beyond = new CopyBinaryMax(names.length);
+    for (const chunk of framed) beyond.pushFramed(chunk);
+    expect(beyond.failed).toBe(true);
+  });
 
   it('gives up on a stream that is not binary COPY, or a column of another width', () => {
     const text = new CopyBinaryMax(1);

@@ -7,12 +7,16 @@
 // Infinity < NaN, as PostgreSQL orders them). NULLs are skipped, as max() skips them. Fields are
 // skipped by their length, so a row costs a few integer reads; nothing else is decoded.
 
+import { COPY_DATA } from './copy-out-socket';
 import { compareNumeric } from './numeric-binary';
 
 export type ScannedKind = 'integer' | 'numeric';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const HEADER = 19; // signature (11), flags (4), header extension length (4)
+
+/** The big-endian signed 32-bit integer at b[i]. */
+const int32 = (b: Buffer, i: number) => (b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3];
 
 type State = 'header' | 'extension' | 'count' | 'length' | 'data' | 'end';
 
@@ -33,6 +37,8 @@ export class CopyBinaryMax {
   private best: Buffer | null = null;
   /** The integer `int` read last. */
   private value = 0;
+  /** Where the range being scanned ends. */
+  private end = 0;
 
   constructor(
     private readonly column: number,
@@ -57,10 +63,43 @@ export class CopyBinaryMax {
   }
 
   push(buf: Uint8Array): void {
-    if (this.failed || this.state === 'end') return;
     const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.range(b, 0, b.length);
+  }
+
+  /**
+   * The same for a chunk of whole CopyData messages as the server framed them
+   * (copy-frames-out.ts): each message's body is scanned where it lies, nothing is copied. A
+   * chunk that is not whole CopyData messages fails the scan (the caller asks the database).
+   * PostgreSQL sends each row as a message of its own, so every message but the first (the file
+   * header rides on it) and the trailer goes the short way (`tuples`).
+   */
+  pushFramed(b: Buffer): void {
     const n = b.length;
     let i = 0;
+    while (i < n) {
+      if (this.failed || this.state === 'end') return;
+      if (n - i < 5 || b[i] !== COPY_DATA) {
+        this.failed = true;
+        return;
+      }
+      const end = i + 1 + int32(b, i + 1);
+      if (end > n || end < i + 5) {
+        this.failed = true;
+        return;
+      }
+      const body = i + 5;
+      i = end;
+      this.range(b, body, end);
+    }
+  }
+
+  /** Scans `b` from `start` to `end` (exclusive), going on from where the last range stopped. */
+  private range(b: Buffer, start: number, end: number): void {
+    if (this.failed || this.state === 'end') return;
+    const n = end;
+    this.end = end;
+    let i = start;
     while (i < n) {
       switch (this.state) {
         case 'header': {
@@ -153,11 +192,11 @@ export class CopyBinaryMax {
 
   /** Reads every tuple that lies wholly in `b` from `at`; returns where the first other one starts. */
   private tuples(b: Buffer, at: number): number {
-    const n = b.length;
+    const n = this.end;
     const column = this.column;
     let i = at;
     while (n - i >= 2) {
-      const count = b.readInt16BE(i);
+      const count = (((b[i] << 8) | b[i + 1]) << 16) >> 16;
       if (count === -1) return i;
       if (count <= column) {
         this.failed = true;
@@ -168,7 +207,7 @@ export class CopyBinaryMax {
       let width = -1;
       for (let f = 0; f < count; f++) {
         if (n - j < 4) return i;
-        const length = b.readInt32BE(j);
+        const length = int32(b, j);
         j += 4;
         if (length === -1) continue;
         if (f === column) {
@@ -201,7 +240,7 @@ export class CopyBinaryMax {
    * gathered across chunks; returns where reading stopped, or -1 when `b` ran out first.
    */
   private int(b: Buffer, i: number, width: 2 | 4): number {
-    if (this.have === 0 && b.length - i >= width) {
+    if (this.have === 0 && this.end - i >= width) {
       this.value = b.readIntBE(i, width);
       return i + width;
     }
@@ -220,7 +259,7 @@ export class CopyBinaryMax {
       this.scratch.copy(grown, 0, 0, this.have);
       this.scratch = grown;
     }
-    const take = Math.min(k - this.have, b.length - i);
+    const take = Math.min(k - this.have, this.end - i);
     b.copy(this.scratch, this.have, i, i + take);
     this.have += take;
     if (this.have < k) return -1;
@@ -250,9 +289,9 @@ export class CopyBinaryMax {
     let hi: number;
     let lo = 0;
     if (width === 8) {
-      hi = b.readInt32BE(at);
-      lo = b.readUInt32BE(at + 4);
-    } else hi = b.readIntBE(at, width);
+      hi = int32(b, at);
+      lo = int32(b, at + 4) >>> 0;
+    } else hi = width === 4 ? int32(b, at) : (((b[at] << 8) | b[at + 1]) << 16) >> 16;
     if (!this.found || hi > this.hi || (hi === this.hi && lo > this.lo)) {
       this.found = true;
       this.hi = hi;

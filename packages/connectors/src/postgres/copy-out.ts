@@ -15,7 +15,8 @@ import type { PgSession } from './session';
 // batches for a PostgreSQL sink to pass through untouched. COPY takes no bound parameters, so
 // the query's templates go into its text as literals cast to the very types PostgreSQL infers
 // for them as parameters (asked with PREPARE). With a cursor_column, the next cursor is the
-// greatest value of the column: read from the binary stream as it passes (copy-binary-max.ts),
+// greatest value of the column: read from the binary stream as it passes (copy-binary-max.ts,
+// inside the server's CopyData messages when they are forwarded as they are),
 // or, for a text COPY, the column's max() over the same query in the same snapshot. Either way
 // PostgreSQL prints the value and it goes through the same tracker as the batches' values; only
 // types whose SQL order is the tracker's order qualify.
@@ -94,9 +95,13 @@ export function pgNativeRows(
       const scanned = scannedOf(format);
       const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;
       if (framed) {
-        // The server's CopyData messages as they are (copy-frames-out.ts), for the sink's socket.
+        // The server's CopyData messages as they are (copy-frames-out.ts), for the sink's socket;
+        // the cursor column's values are read inside them where they lie.
         const copy = client.query(new CopyFramesOut(statement));
-        yield* copy;
+        for await (const chunk of copy) {
+          scan?.pushFramed(chunk);
+          yield chunk;
+        }
         rows = copy.rowCount;
       } else {
         const copy = client.query(new CopyOutStream(statement));
@@ -161,8 +166,8 @@ export function pgNativeRows(
       open(format, opts) {
         if (opened) throw new Error('a payload stream can be read only once');
         opened = true;
-        // The cursor column's greatest value is read from the rows as they pass: unframed bytes.
-        const framed = opts?.framed === true && scannedOf(format) === undefined;
+        // The cursor column's greatest value is read from the rows as they pass, framed or not.
+        const framed = opts?.framed === true;
         return { chunks: chunks(format, framed), rows: () => rows, framed };
       },
     },

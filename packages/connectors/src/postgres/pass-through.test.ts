@@ -53,6 +53,25 @@ const sink = (write: Record<string, unknown>) =>
 const passedThrough = (step: TestStep) =>
   step.lines.find((l) => l.message.startsWith('pass-through'))?.message ?? null;
 
+/** The payload as it is, noting whether the sink took its native rows framed (`framed()`). */
+function watchFramed(payload: Payload) {
+  let framed: boolean | undefined;
+  const rows = payload as Extract<Payload, { kind: 'rows' }>;
+  const native = rows.native!;
+  const watched: Payload = {
+    ...rows,
+    native: {
+      ...native,
+      open(format, opts) {
+        const inner = native.open(format, opts);
+        framed = inner.framed;
+        return inner;
+      },
+    },
+  };
+  return { payload: watched, framed: () => framed };
+}
+
 /** Every row of a table as text, in key order: what the two sides must agree on. */
 const dump = async (database: string, table: string) =>
   (await sql(database, `SELECT t::text AS r FROM ${table} t ORDER BY 1`)).map((r) => r.r as string);
@@ -192,8 +211,11 @@ describe('postgres → postgres pass-through', () => {
     );
     const out = await postgres.source.read(connection(SRC), from, ctx);
     const to = sink({ table: 't5b', mode: 'insert' });
-    const result = await postgres.sink.write(connection(DST), out.payload, to, ctx);
+    // The source's CopyData messages go through as they are, the cursor read inside them.
+    const watched = watchFramed(out.payload);
+    const result = await postgres.sink.write(connection(DST), watched.payload, to, ctx);
     expect(passedThrough(to)).toContain('(binary)');
+    expect(watched.framed()).toBe(true);
     expect(result.rows).toBe(50000);
     const [{ latest }] = await sql(DST, 'SELECT max(seen) AS latest FROM t5b');
     const cursor = await out.nextCursor();

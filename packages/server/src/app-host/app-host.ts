@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { buildApp } from '../app';
 import type { Deps } from '../context';
 import { frameworkErrorOptions, installErrorHandling } from '../http/error-handler';
 import { AppError, errorBody } from '../http/errors';
@@ -21,8 +22,21 @@ import { serveWebApp } from './static-files';
  * The browser host: cookie sessions only. API tokens never belong here
  * (docs/api-conventions.md#tokens), so a request carrying one is refused before anything else looks
  * at it, and the token is not logged.
+ *
+ * `api` is the API host whose routes answer /api (app-host/bff.ts): `serve` passes its own, so
+ * the modules' routes are built once. Without it the app host builds a private one (not
+ * listening), closed with the app host.
  */
-export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
+export async function buildAppHost(
+  deps: Deps,
+  opts: { api?: FastifyInstance } = {},
+): Promise<FastifyInstance> {
+  let api = opts.api;
+  if (!api) {
+    const own = await buildApp(deps);
+    await own.ready();
+    api = own;
+  }
   const app = Fastify({
     loggerInstance: deps.log.child({ host: 'app' }, { serializers: { req: requestSerializer as any } }),
     logController: new OneLinePerRequest(requestLineLogger(deps.log).child({ host: 'app' })),
@@ -54,12 +68,12 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
     }
   });
   installErrorHandling(app, { allowedMethods: routeMatcher(routeTable) });
-  // The API host's body parser for every route here (sign-in and the /api mount alike).
+  // The API host's body parser for every route here (the /api mount's are the API host's own).
   installJsonBody(app);
   // Bearer requests are already refused, so the per-token limit falls back to per address here.
   await installRateLimit(app, deps.config);
   await app.register(cookie);
-  // The API's routes decorate requests with who is calling; the /api mount fills them in.
+  // The event streams decorate requests with who is calling; the /api mount fills them in.
   app.decorateRequest('principal', null);
   app.decorateRequest('scope', null);
 
@@ -67,9 +81,13 @@ export async function buildAppHost(deps: Deps): Promise<FastifyInstance> {
   // ended before the server closes so that no open stream holds the shutdown.
   const streams = streamRegistry(deps.config.streams);
   app.addHook('preClose', async () => streams.endAll('shutting_down'));
+  if (!opts.api) {
+    const own = api;
+    app.addHook('onClose', async () => own.close());
+  }
   const typed = app.withTypeProvider<ZodTypeProvider>();
   sessionRoutes(typed, deps, streams);
-  await registerBff(app, deps, streams);
+  await registerBff(app, deps, streams, api);
   app.get('/healthz', { config: { rateLimit: false } }, async () => ({ status: 'ok' }));
   serveWebApp(app, deps.config);
   return app;

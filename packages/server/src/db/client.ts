@@ -8,6 +8,7 @@ import { acquireDataDirLock, type DataDirLock } from './lock';
 import { openPgliteCluster } from './pglite';
 import * as schema from './schema/index';
 import { parseTimestamptz } from './timestamptz';
+import { type PoolWarmer, poolWarmer } from './warm';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -30,6 +31,11 @@ export type Store = SqlExecutor & {
    */
   prepared(name: string, text: string, values: unknown[]): Promise<{ rows: any[] }>;
   ping(): Promise<void>;
+  /**
+   * Opens the pool to its floor (`poolMin`), each connection warmed (db/warm.ts): the first burst
+   * after a start does not wait for new backends. Nothing to do on PGlite.
+   */
+  warmUp(): Promise<void>;
   /** Runs fn while holding a cluster-wide advisory lock (one process at a time). */
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
   /**
@@ -45,6 +51,11 @@ export type StoreOptions = {
   databaseUrl?: string;
   dataDir: string;
   poolSize?: number;
+  /**
+   * Connections `warmUp` opens and idle timeouts leave open (at most poolSize; default 0: the
+   * pool grows on demand and idle connections close after 30 s).
+   */
+  poolMin?: number;
   /**
    * `transaction`: databaseUrl is a pooler in transaction mode (PgBouncer 1.18), where a
    * statement prepared under a name on one server connection is missing on the next; every
@@ -62,18 +73,24 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 }
 
 /**
- * A pg client that never names a statement: behind a transaction pooler consecutive statements of
- * one client reach different server connections, so a name prepared on one is unknown to (or
- * already taken on) the next. Unnamed statements are parsed in the same round trip as they run.
+ * The pool's client: it tells the pool's warmer (db/warm.ts) each statement text it sends under a
+ * name. Behind a transaction pooler it sends none under its name: consecutive statements of one
+ * client reach different server connections, so a name prepared on one is unknown to (or already
+ * taken on) the next. Unnamed statements are parsed in the same round trip as they run.
  */
-class UnnamedStatementClient extends pg.Client {
-  override query(config: any, values?: any, callback?: any): any {
-    if (config && typeof config === 'object' && typeof config.submit !== 'function' && config.name) {
-      const { name: _name, ...unnamed } = config;
-      return super.query(unnamed, values, callback);
+function clientClass(warmer: () => PoolWarmer, unnamed: boolean): typeof pg.Client {
+  return class extends pg.Client {
+    override query(config: any, values?: any, callback?: any): any {
+      if (config && typeof config === 'object' && typeof config.submit !== 'function' && config.name) {
+        warmer().named(config.name, config.text);
+        if (unnamed) {
+          const { name: _name, ...rest } = config;
+          return super.query(rest, values, callback);
+        }
+      }
+      return super.query(config, values, callback);
     }
-    return super.query(config, values, callback);
-  }
+  };
 }
 
 /** How often a process waiting for an advisory lock asks again. */
@@ -81,10 +98,14 @@ const LOCK_RETRY_MS = 100;
 
 function openPostgres(url: string, opts: StoreOptions): Store {
   const transactionPooler = opts.pooler === 'transaction';
+  const max = opts.poolSize ?? 10;
+  const min = Math.min(max, opts.poolMin ?? 0);
+  let warmer: PoolWarmer | null = null;
   const pool = new pg.Pool({
     connectionString: url,
-    Client: transactionPooler ? UnnamedStatementClient : pg.Client,
-    max: opts.poolSize ?? 10,
+    Client: clientClass(() => warmer!, transactionPooler),
+    max,
+    min,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     // Raw queries (store.prepared, executeSql) read timestamptz with a faster parser that gives
@@ -99,6 +120,7 @@ function openPostgres(url: string, opts: StoreOptions): Store {
   // An idle client losing its server emits 'error' on the pool; without a listener the
   // process would die when the database restarts.
   pool.on('error', (err) => opts.onBackgroundError?.(err));
+  warmer = poolWarmer(pool);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {
     kind: 'postgres',
@@ -108,6 +130,7 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     ping: async () => {
       await pool.query('select 1');
     },
+    warmUp: () => warmer!.open(min),
     // A transaction-level lock in a transaction left open while fn works on other connections: a
     // pooler in transaction mode keeps the session under an open transaction, where a session
     // lock's unlock could reach another server connection (and leave the lock held for good).
@@ -230,6 +253,7 @@ async function openPglite(dataDir: string): Promise<Store> {
       ping: async () => {
         await client.query('select 1');
       },
+      warmUp: async () => {},
       // One process owns the data directory (see lock.ts), so there is nobody to exclude.
       withAdvisoryLock: (_key, fn) => fn(),
       // Same instance, same process: PGlite hands notifications to its listeners on commit.

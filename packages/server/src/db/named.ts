@@ -8,7 +8,7 @@ import type { DbOrTx } from './client';
 // them (docs/benchmarks.md "Run path statements, prepared"). Named, each is parsed once per
 // connection, and after a few executions PostgreSQL keeps its generic plan: no planning at all.
 // Behind a transaction pooler the store's client drops the name (client.ts
-// UnnamedStatementClient); PGlite ignores it.
+// clientClass); PGlite ignores it.
 
 const dialect = new PgDialect();
 const names = new Map<string, string>();

@@ -3,6 +3,7 @@ import type { Deps, Principal, Scope } from '../context';
 import { type Permission, visibilityOf } from '../permissions';
 import { addressBudget } from './address-budget';
 import { AppError, forbidden, notFound, unauthenticated, validationFailed } from './errors';
+import { forwardedOf, routeUrlOf } from './forwarded';
 import { hashToken, parseToken, type TokenKind } from './tokens';
 
 declare module 'fastify' {
@@ -78,7 +79,18 @@ export type AuthPorts = {
   recordDenial: (scope: Scope, denial: PermissionDenial) => Promise<void>;
 };
 
-export function installAuth(app: FastifyInstance, deps: Deps, ports: AuthPorts, resolve?: PrincipalResolver) {
+/**
+ * Authentication for one host. Returns its principal resolver and how it counts an
+ * unauthenticated request, which the app host hands along with a request it forwards to the API
+ * host's routes (http/forwarded.ts): that request's caller comes from the app host's session, and
+ * its refusals count in the app host's budget.
+ */
+export function installAuth(
+  app: FastifyInstance,
+  deps: Deps,
+  ports: AuthPorts,
+  resolve?: PrincipalResolver,
+): { principal: PrincipalResolver; refused(address: string): void } {
   if (!app.hasRequestDecorator('principal')) {
     app.decorateRequest('principal', null);
     app.decorateRequest('scope', null);
@@ -103,9 +115,11 @@ export function installAuth(app: FastifyInstance, deps: Deps, ports: AuthPorts, 
   app.addHook('onRequest', async (req) => {
     const access = req.routeOptions.config?.access;
     if (!access || access.kind === 'public') return;
-    const principal = await principalFor(req);
+    const forwarded = forwardedOf(req.raw);
+    const principal = await (forwarded ? forwarded.principal() : principalFor(req));
     if (!principal) {
-      budget.spend(req.ip);
+      if (forwarded) forwarded.refused(req.ip);
+      else budget.spend(req.ip);
       throw unauthenticated();
     }
     if (access.kind === 'principal' && access.userOnly && principal.type !== 'user') {
@@ -138,7 +152,7 @@ export function installAuth(app: FastifyInstance, deps: Deps, ports: AuthPorts, 
       await ports.recordDenial(scope, {
         permission: access.permission,
         method: req.method,
-        route: req.routeOptions.url,
+        route: routeUrlOf(req),
         requestId: req.id,
       });
       if (!visible) throw notFound();
@@ -146,4 +160,5 @@ export function installAuth(app: FastifyInstance, deps: Deps, ports: AuthPorts, 
     }
     req.scope = scope;
   });
+  return { principal: principalFor, refused: (address) => budget.spend(address) };
 }

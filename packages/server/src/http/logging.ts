@@ -124,8 +124,16 @@ const masked = (text: string) =>
   text.includes('slc_') ? text.replace(TOKEN_IN_PATH, 'slc_$1_[redacted]') : text;
 
 /** Request lines carry the path and the names of query parameters, never their values. */
-export function requestSerializer(req: { method: string; url: string; id: string; ip?: string }) {
-  const url = req.url;
+export function requestSerializer(req: {
+  method: string;
+  url: string;
+  originalUrl?: string;
+  id: string;
+  ip?: string;
+}) {
+  // The path as the client sent it: an app-host request answered by the API host's routes is
+  // matched without its /api prefix (http/forwarded.ts).
+  const url = req.originalUrl ?? req.url;
   const q = url.indexOf('?');
   const path = masked(q === -1 ? url : url.slice(0, q));
   if (q === -1) return { id: req.id, method: req.method, path, ip: req.ip };

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { forwardedOf } from './forwarded';
 
 export function installMetrics(app: FastifyInstance): Registry {
   const registry = new Registry();
@@ -22,7 +23,10 @@ export function installMetrics(app: FastifyInstance): Registry {
   type Series = { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> };
   const series = new Map<string, Series>();
   // Callback style: a synchronous hook costs no promise per request.
+  // The app host's /api requests, answered by these routes (http/forwarded.ts), are not the API
+  // host's traffic: they are not counted here.
   app.addHook('onResponse', (req, reply, done) => {
+    if (forwardedOf(req.raw)) return done();
     const route = req.routeOptions.url ?? 'unmatched';
     const key = `${req.method} ${reply.statusCode} ${route}`;
     let s = series.get(key);

@@ -3,13 +3,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../env';
 import { bearerFacts } from './auth';
 import { AppError } from './errors';
+import { forwardedOf, routeUrlOf } from './forwarded';
 
 /**
  * Per token for authenticated calls, per address otherwise (docs/api-conventions.md#rate-limits).
  * Only a well-formed token (valid checksum) gets a bucket of its own: a client inventing a new
- * bearer string per request still counts against its address.
+ * bearer string per request still counts against its address. The app host's /api requests,
+ * answered by the API host's routes (http/forwarded.ts), count per address in buckets of their own.
  */
 function keyOf(req: FastifyRequest): string {
+  if (forwardedOf(req.raw)) return `f:${req.ip}`;
   const facts = bearerFacts(req);
   return facts?.kind ? `t:${facts.hash.slice(0, 24)}` : `a:${req.ip}`;
 }
@@ -37,7 +40,7 @@ export function publicRateLimit(config: Config) {
     rateLimit: {
       max: config.rateLimit.publicPerAddress,
       timeWindow: config.rateLimit.windowMs,
-      keyGenerator: (req: FastifyRequest) => `p:${req.ip}:${req.routeOptions.url}`,
+      keyGenerator: (req: FastifyRequest) => `p:${req.ip}:${routeUrlOf(req)}`,
     },
   };
 }

@@ -14,15 +14,19 @@ import { requestSerializer } from './logging';
 export class OneLinePerRequest extends LogController {
   readonly #lineLog: Logger;
 
-  constructor(lineLog: Logger) {
+  readonly #skip: ((request: FastifyRequest) => boolean) | undefined;
+
+  /** `skip`: requests whose line another host writes (the API host's, for the app host's /api). */
+  constructor(lineLog: Logger, skip?: (request: FastifyRequest) => boolean) {
     super();
     this.#lineLog = lineLog;
+    this.#skip = skip;
   }
 
   override incomingRequest() {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
-    if (this.isLogDisabled(request)) return;
+    if (this.isLogDisabled(request) || this.#skip?.(request)) return;
     if (error) {
       const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
       reply.log.error({ ...fields, err: error }, 'request errored');
