@@ -32,6 +32,17 @@
 //                                 early and late, and its runs/min is over all its rounds)
 //   BENCH_SCALE_ROWS=20000        rows per run of the scale-out rows/s pipeline (PG → PG copy)
 //   BENCH_SCALE_ROW_RUNS=8        such runs queued at once per worker count
+//   BENCH_SCALE_WARM=0            runs per worker process executed (and not counted) before each
+//                                 measurement: without, a fresh process compiles the run path
+//                                 while it is measured, once per process
+//   BENCH_WORKERS_FROM=dir        every phase's workers from the compiled CLI build in dir (as
+//                                 BENCH_SCALE_BASELINE's), e.g. to time the latency phases of a
+//                                 baseline's workers in the minutes next to this checkout's
+//   BENCH_SCALE_BASELINE=dir      A/B: each worker count is measured twice, with workers of the
+//                                 compiled CLI build in dir (a copy of packages/cli/dist made from
+//                                 the baseline's sources, e.g. packages/cli/.dist-main) and with
+//                                 this checkout's, in alternating order; both tables and their
+//                                 ratio are printed
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
 //   BENCH_STATEMENT_LOG=file      append every counted statement (pid, database, time, session,
 //                                 text) and its answer to file: where a run's statements and
@@ -95,6 +106,9 @@ const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
 const SCALE_ROWS = Number(process.env.BENCH_SCALE_ROWS ?? 20_000);
 const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 2);
 const SCALE_ROW_RUNS = Number(process.env.BENCH_SCALE_ROW_RUNS ?? 8);
+const SCALE_WARM = Number(process.env.BENCH_SCALE_WARM ?? 0);
+const SCALE_BASELINE = process.env.BENCH_SCALE_BASELINE ?? '';
+const WORKERS_FROM = process.env.BENCH_WORKERS_FROM || undefined;
 const PGBOUNCER = process.env.BENCH_PGBOUNCER ?? '';
 if (!['', 'listen', 'poll'].includes(PGBOUNCER)) throw new Error('BENCH_PGBOUNCER is listen or poll');
 const PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -194,11 +208,11 @@ function storeEnv(): Record<string, string> {
   };
 }
 
-async function startWorkers(n: number): Promise<WorkerProcess[]> {
+async function startWorkers(n: number, dist?: string): Promise<WorkerProcess[]> {
   const env = { ...storeEnv(), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
   return Promise.all(
     Array.from({ length: n }, () =>
-      startWorker(env, [...COUNTER, ...PROF], ['--concurrency', String(CONCURRENCY)]),
+      startWorker(env, [...COUNTER, ...PROF], ['--concurrency', String(CONCURRENCY)], dist ?? WORKERS_FROM),
     ),
   );
 }
@@ -518,78 +532,118 @@ async function main() {
       console.log(
         `  bare insert+NOTIFY → listener   ${((SCALE_RUNS / bareMs) * 60_000).toFixed(0)} jobs/min`,
       );
-      // Runs and wall time per worker count, over every round.
-      const totals = new Map<
-        number,
-        { runs: number; ms: number; store: number; stmts: number; worker: number }
-      >();
+      // Runs and wall time per build and worker count, over every round.
+      type Totals = {
+        runs: number;
+        ms: number;
+        store: number;
+        stmts: number;
+        worker: number;
+        empty: number;
+        heard: number;
+      };
+      const builds = SCALE_BASELINE ? ['baseline', 'this'] : ['this'];
+      const totals = new Map<string, Map<number, Totals>>(builds.map((b) => [b, new Map()]));
       const order = Array.from({ length: SCALE_ROUNDS }, (_, r) =>
         r % 2 === 0 ? SCALE : [...SCALE].reverse(),
       ).flat();
+      let turn = 0;
       for (const n of order) {
-        workers = await startWorkers(n);
-        await sleep(1000);
-        const l0 = load();
-        const scaleBefore = await counters(workers);
-        const sessions = await connectionPeaks([STORE, DST]);
-        const r = await sluiceRuns(p, SCALE_RUNS, 0);
-        const peaks = await sessions.stop();
-        expected += SCALE_RUNS;
-        const l1 = load();
-        const cost = await perRun(scaleBefore, workers, SCALE_RUNS);
-        const t = totals.get(n) ?? { runs: 0, ms: 0, store: 0, stmts: 0, worker: 0 };
-        totals.set(n, {
-          runs: t.runs + SCALE_RUNS,
-          ms: t.ms + r.wallMs,
-          store: t.store + cost.storeCpuMs * SCALE_RUNS,
-          stmts: t.stmts + cost.platformStatements * SCALE_RUNS,
-          worker: t.worker + cost.workerCpuMs * SCALE_RUNS,
-        });
-        let rows = '';
-        if (SCALE_ROW_RUNS > 0) {
-          const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
-          copied += SCALE_ROW_RUNS * SCALE_ROWS;
-          rows =
-            `; ${((SCALE_ROW_RUNS * SCALE_ROWS) / (c.wallMs / 1000)).toFixed(0)} rows/s ` +
-            `(${SCALE_ROW_RUNS} × ${SCALE_ROWS} rows PG → PG, load average ${l1} → ${load()})`;
+        // A/B: the two builds take turns at going first, so neither always meets the warmer store.
+        const these = turn++ % 2 === 0 ? builds : [...builds].reverse();
+        for (const build of these) {
+          workers = await startWorkers(n, build === 'baseline' ? SCALE_BASELINE : undefined);
+          await sleep(1000);
+          if (SCALE_WARM > 0) {
+            await sluiceRuns(p, SCALE_WARM * n, 0);
+            expected += SCALE_WARM * n;
+          }
+          const l0 = load();
+          const scaleBefore = await counters(workers);
+          const sessions = await connectionPeaks([STORE, DST]);
+          const r = await sluiceRuns(p, SCALE_RUNS, 0);
+          const peaks = await sessions.stop();
+          expected += SCALE_RUNS;
+          const l1 = load();
+          const cost = await perRun(scaleBefore, workers, SCALE_RUNS);
+          const byN = totals.get(build)!;
+          const t = byN.get(n) ?? { runs: 0, ms: 0, store: 0, stmts: 0, worker: 0, empty: 0, heard: 0 };
+          byN.set(n, {
+            runs: t.runs + SCALE_RUNS,
+            ms: t.ms + r.wallMs,
+            store: t.store + cost.storeCpuMs * SCALE_RUNS,
+            stmts: t.stmts + cost.platformStatements * SCALE_RUNS,
+            worker: t.worker + cost.workerCpuMs * SCALE_RUNS,
+            empty: t.empty + cost.emptyFetches * SCALE_RUNS,
+            heard: t.heard + cost.wakeups * SCALE_RUNS,
+          });
+          let rows = '';
+          if (SCALE_ROW_RUNS > 0) {
+            const c = await sluiceRuns(p, SCALE_ROW_RUNS, 0, 'copy');
+            copied += SCALE_ROW_RUNS * SCALE_ROWS;
+            rows =
+              `; ${((SCALE_ROW_RUNS * SCALE_ROWS) / (c.wallMs / 1000)).toFixed(0)} rows/s ` +
+              `(${SCALE_ROW_RUNS} × ${SCALE_ROWS} rows PG → PG, load average ${l1} → ${load()})`;
+          }
+          console.log(
+            `  ${SCALE_BASELINE ? `${build.padEnd(8)} ` : ''}${n} worker(s): ${((SCALE_RUNS / r.wallMs) * 60_000).toFixed(0)} runs/min ` +
+              `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1})${rows}`,
+          );
+          console.log(costLine(cost));
+          // The bound of docs/operations.md: per worker min(pool, max(4, C + 2)) platform
+          // connections + 1 LISTEN; on a data source ≤ 2 sessions per running trivial run (source
+          // and sink) + 2 × C + 2 idle. The API host in this process holds its own pool beside.
+          const platformBound = n * (Math.min(10, Math.max(4, CONCURRENCY + 2)) + 1);
+          console.log(
+            `  sessions at most: ${peaks.get(STORE) ?? 0} on the platform database (API pool ≤ 10 + workers' bound ` +
+              `${platformBound}), ${peaks.get(DST) ?? 0} on the data database (bound ${n * (4 * CONCURRENCY + 2)})`,
+          );
+          for (const w of workers) await w.stop();
+          workers = [];
         }
-        console.log(
-          `  ${n} worker(s): ${((SCALE_RUNS / r.wallMs) * 60_000).toFixed(0)} runs/min ` +
-            `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1})${rows}`,
-        );
-        console.log(costLine(cost));
-        // The bound of docs/operations.md: per worker min(pool, max(4, C + 2)) platform
-        // connections + 1 LISTEN; on a data source ≤ 2 sessions per running trivial run (source
-        // and sink) + 2 × C + 2 idle. The API host in this process holds its own pool beside.
-        const platformBound = n * (Math.min(10, Math.max(4, CONCURRENCY + 2)) + 1);
-        console.log(
-          `  sessions at most: ${peaks.get(STORE) ?? 0} on the platform database (API pool ≤ 10 + workers' bound ` +
-            `${platformBound}), ${peaks.get(DST) ?? 0} on the data database (bound ${n * (4 * CONCURRENCY + 2)})`,
-        );
-        for (const w of workers) await w.stop();
-        workers = [];
       }
-      const perMinute = new Map([...totals].map(([n, t]) => [n, (t.runs / t.ms) * 60_000]));
-      const one = perMinute.get(1);
       console.log(`  over ${SCALE_ROUNDS} round(s) (load average ${load()}):`);
-      console.log(
-        '  workers   runs/min   × 1 worker   store CPU/run   platform statements/run   worker CPU/run',
-      );
-      for (const [n, rate] of [...perMinute].sort((a, b) => a[0] - b[0])) {
-        const t = totals.get(n)!;
+      const rates = new Map<string, Map<number, number>>();
+      for (const build of builds) {
+        const byN = totals.get(build)!;
+        const perMinute = new Map([...byN].map(([n, t]) => [n, (t.runs / t.ms) * 60_000]));
+        rates.set(build, perMinute);
+        const one = perMinute.get(1);
+        if (SCALE_BASELINE)
+          console.log(`  ${build === 'baseline' ? `baseline (${SCALE_BASELINE})` : 'this checkout'}:`);
         console.log(
-          `  ${String(n).padStart(7)} ${rate.toFixed(0).padStart(10)} ${(one ? (rate / one).toFixed(2) : '—').padStart(12)} ` +
-            `${fmt(t.store / t.runs).padStart(15)} ${(t.stmts / t.runs).toFixed(2).padStart(25)} ${fmt(t.worker / t.runs).padStart(16)}`,
+          '  workers   runs/min   × 1 worker   store CPU/run   platform statements/run   worker CPU/run   empty fetches/run   notifications heard/run',
         );
+        for (const [n, rate] of [...perMinute].sort((a, b) => a[0] - b[0])) {
+          const t = byN.get(n)!;
+          console.log(
+            `  ${String(n).padStart(7)} ${rate.toFixed(0).padStart(10)} ${(one ? (rate / one).toFixed(2) : '—').padStart(12)} ` +
+              `${fmt(t.store / t.runs).padStart(15)} ${(t.stmts / t.runs).toFixed(2).padStart(25)} ${fmt(t.worker / t.runs).padStart(16)} ` +
+              `${(t.empty / t.runs).toFixed(2).padStart(19)} ${(t.heard / t.runs).toFixed(2).padStart(25)}`,
+          );
+        }
+        for (const most of [4, Math.max(...SCALE)].filter(
+          (m, i, all) => perMinute.has(m) && all.indexOf(m) === i,
+        )) {
+          if (!one || most === 1) continue;
+          const ratio = perMinute.get(most)! / one;
+          console.log(
+            `  target: ${most} workers ≥ 0.95 × 1 worker's runs/min → ${ratio.toFixed(2)} ${ratio >= 0.95 ? 'met' : 'MISSED'}`,
+          );
+        }
       }
-      for (const most of [4, Math.max(...SCALE)].filter(
-        (m, i, all) => perMinute.has(m) && all.indexOf(m) === i,
-      )) {
-        if (!one || most === 1) continue;
-        const ratio = perMinute.get(most)! / one;
+      if (SCALE_BASELINE) {
         console.log(
-          `  target: ${most} workers ≥ 0.95 × 1 worker's runs/min → ${ratio.toFixed(2)} ${ratio >= 0.95 ? 'met' : 'MISSED'}`,
+          '  this checkout ÷ baseline, per worker count (runs/min; store CPU/run; worker CPU/run):',
         );
+        for (const n of SCALE) {
+          const a = totals.get('baseline')!.get(n)!;
+          const b = totals.get('this')!.get(n)!;
+          console.log(
+            `  ${String(n).padStart(7)}   ${(rates.get('this')!.get(n)! / rates.get('baseline')!.get(n)!).toFixed(2)}; ` +
+              `${(b.store / b.runs / (a.store / a.runs)).toFixed(2)}; ${(b.worker / b.runs / (a.worker / a.runs)).toFixed(2)}`,
+          );
+        }
       }
     }
     const copiedRows = Number((await sql(DST, 'select count(*)::bigint as n from copy_rows'))[0].n);

@@ -300,6 +300,8 @@ export async function startWorker(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   workerArgs: string[] = [],
+  /** Another compiled CLI build to run (bench/dist-worker.mjs), instead of this checkout's `sluice`. */
+  dist?: string,
 ): Promise<WorkerProcess> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(childEnv)) {
@@ -307,10 +309,22 @@ export async function startWorker(
   }
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgs, path.join(repoRoot, 'packages/cli/bin/sluice.mjs'), 'worker', ...workerArgs],
+    [
+      ...nodeArgs,
+      dist
+        ? path.join(repoRoot, 'bench/dist-worker.mjs')
+        : path.join(repoRoot, 'packages/cli/bin/sluice.mjs'),
+      'worker',
+      ...workerArgs,
+    ],
     {
       cwd: repoRoot,
-      env: { ...childEnv, SLUICE_LOG_LEVEL: 'warn', ...env },
+      env: {
+        ...childEnv,
+        SLUICE_LOG_LEVEL: 'warn',
+        ...env,
+        ...(dist ? { BENCH_WORKER_DIST: path.resolve(repoRoot, dist) } : {}),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -38,6 +38,11 @@ type Counters = {
   notifyJobs: number;
   notifyTaken: number;
   notifyPresence: number;
+  /** The workers' queue fetches, those that took no job, their polls for ready jobs, and the notifications they heard. */
+  fetches: number;
+  emptyFetches: number;
+  polls: number;
+  wakeups: number;
 };
 
 /** CPU time (user + system) of a process, from /proc. */
@@ -98,6 +103,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       byDatabase: Record<string, number>;
       commitsByDatabase?: Record<string, number>;
       lag?: { over50: number; over100: number };
+      queue?: { fetches: number; emptyFetches: number; polls: number; notifications: number };
     };
     const own = (globalThis as { __benchStatements?: Stats }).__benchStatements!;
     let statements = own.statements;
@@ -105,6 +111,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
     let ownCommits = own.commitsByDatabase?.[opts.platformDb] ?? 0;
     let lagOver50 = 0;
     let lagOver100 = 0;
+    const queue = { fetches: 0, emptyFetches: 0, polls: 0, notifications: 0 };
     for (const f of fs.readdirSync(opts.statsDir).filter((name) => name.endsWith('.json'))) {
       try {
         const stats: Stats = JSON.parse(fs.readFileSync(path.join(opts.statsDir, f), 'utf8'));
@@ -113,6 +120,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
         ownCommits += stats.commitsByDatabase?.[opts.platformDb] ?? 0;
         lagOver50 += stats.lag?.over50 ?? 0;
         lagOver100 += stats.lag?.over100 ?? 0;
+        for (const k of Object.keys(queue) as (keyof typeof queue)[]) queue[k] += stats.queue?.[k] ?? 0;
       } catch {
         // being written
       }
@@ -143,6 +151,10 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       notifyJobs: heard.jobs,
       notifyTaken: heard.taken,
       notifyPresence: heard.presence,
+      fetches: queue.fetches,
+      emptyFetches: queue.emptyFetches,
+      polls: queue.polls,
+      wakeups: queue.notifications,
     };
   }
 
@@ -174,7 +186,9 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       `${per('storeCpuMs')} ms in platform-database backends + ${per('dataCpuMs')} ms in data-database backends; ` +
       `worker event loops late ≥ 50 ms ${total('lagOver50')} times, ≥ 100 ms ${total('lagOver100')} times (10 ms timer); ` +
       `NOTIFYing commits ${(cost.notifyJobs + cost.notifyTaken + cost.notifyPresence).toFixed(2)}: ` +
-      `${per('notifyJobs')} new-job, ${per('notifyTaken')} taken, ${per('notifyPresence')} presence`
+      `${per('notifyJobs')} new-job, ${per('notifyTaken')} taken, ${per('notifyPresence')} presence; ` +
+      `workers' queue: ${per('fetches')} fetches (${per('emptyFetches')} empty), ${per('polls')} polls, ` +
+      `${per('wakeups')} notifications heard`
     );
   }
 

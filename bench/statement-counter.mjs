@@ -20,6 +20,9 @@ const counts = {
   byDatabase: {},
   commitsByDatabase: {},
   lag: { samples: 0, over20: 0, over50: 0, over100: 0, over250: 0 },
+  // The queue's fetches (jobs/queue-sql.ts, `with next as …`), those that took no job, its
+  // polls for ready jobs, and the notifications this process heard (its wake-ups).
+  queue: { fetches: 0, emptyFetches: 0, polls: 0, notifications: 0 },
 };
 const logFile = process.env.BENCH_STATEMENT_LOG;
 // The monotonic clock beside the wall clock, once: V8 CPU profiles (--cpu-prof) stamp their
@@ -46,12 +49,42 @@ function committed(client, text) {
   if (word === 'commit' || word === 'end') return inTransaction.delete(client);
   return !inTransaction.has(client);
 }
+const handleNotification = pg.Client.prototype._handleNotification;
+pg.Client.prototype._handleNotification = function countedNotification(...args) {
+  if (this.connectionParameters?.application_name !== 'sluice-bench') counts.queue.notifications++;
+  return handleNotification.apply(this, args);
+};
+/**
+ * Counts a queue fetch, and whether it took nothing from its answer: through its callback
+ * (wrapped here, before it is sent) or, without one, its promise (`then`, once sent).
+ */
+function countFetch(args) {
+  counts.queue.fetches++;
+  const empty = (res) => {
+    if (res && Array.isArray(res.rows) && res.rows.length === 0) counts.queue.emptyFetches++;
+  };
+  const last = args.length - 1;
+  if (typeof args[last] === 'function') {
+    const callback = args[last];
+    args[last] = function answered(err, res) {
+      if (!err) empty(res);
+      return callback.apply(this, [err, res]);
+    };
+    return () => {};
+  }
+  return (result) => {
+    if (typeof result?.then === 'function') result.then(empty, () => {});
+  };
+}
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function countedQuery(...args) {
   const params = this.connectionParameters;
   // The bench's own queries (pipeline-support.ts `sql`) are not a run's cost.
   if (params?.application_name !== 'sluice-bench') {
     counts.statements++;
+    const head = textOf(args[0]).trimStart().slice(0, 40);
+    const fetched = head.startsWith('with next as') ? countFetch(args) : null;
+    if (head.startsWith('select q.name from unnest')) counts.queue.polls++;
     const db = params?.database ?? '?';
     counts.byDatabase[db] = (counts.byDatabase[db] ?? 0) + 1;
     if (committed(this, textOf(args[0])))
@@ -79,8 +112,12 @@ pg.Client.prototype.query = function countedQuery(...args) {
       }
       const result = query.apply(this, args);
       if (typeof result?.then === 'function') result.then(done, done);
+      fetched?.(result);
       return result;
     }
+    const result = query.apply(this, args);
+    fetched?.(result);
+    return result;
   }
   return query.apply(this, args);
 };

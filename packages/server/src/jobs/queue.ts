@@ -6,6 +6,7 @@ import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
 import { statementName } from '../db/named';
+import { type FetchWith, fetchSql, JOBS_CHANNEL, jobInsertSql, READY_SQL } from './queue-sql';
 
 /**
  * The payload schema of every job, by name. Each job file adds its own entry beside its
@@ -42,13 +43,8 @@ export type JobHandler<N extends JobName> = (
   job: { id: string; retryCount: number; fetchedWith?: Record<string, unknown> | null },
 ) => Promise<void>;
 
-/**
- * CTEs run by the fetch itself, over `taken` (the jobs it took: id, data), one of them named
- * `fetched_with` with a `job_id` column: the handler gets its job's row as `fetchedWith`. E.g.
- * the run worker claims the runs of its jobs in the same statement and commit as it takes them.
- * Built for every fetch, so it may carry what the process knows at that moment.
- */
-export type FetchWith = (taken: SQL) => SQL;
+export type { FetchWith } from './queue-sql';
+export { JOBS_CHANNEL } from './queue-sql';
 
 export type Queue = {
   boss: PgBoss;
@@ -107,96 +103,6 @@ export function executorFor(db: DbOrTx): SqlExecutor {
   };
 }
 
-/**
- * NOTIFY channel of the queues. A new job's payload is its queue's name, or
- * `<queue>:<count>:<sender tag>:<sequence>` for a job inserted by a caller's statement
- * (`insertion`; the sequence, the sender's count of such announcements, names which of the workers
- * heard taking jobs of that queue answers at once, the others later); a fetch that took jobs
- * says so with `taken:<queue>:<count>:<consumer tag>` when other workers are about, so those that
- * heard of the jobs do not fetch for them too. Workers make themselves known with `here:<tag>`
- * (when they start listening, to a worker heard for the first time, and every PRESENCE_MS) and
- * leave with `bye:<tag>`; a worker that knows of no other says nothing when it takes a job.
- */
-export const JOBS_CHANNEL = 'sluice_jobs';
-
-/**
- * The fetch of a consumer, on pg-boss's table (the semantics of its fetchNextJob for our queues,
- * all of policy `standard`): up to `limit` jobs marked active, a `taken` notification when it
- * took any, and the consumer's `fetchWith`.
- */
-function fetchSql(
-  name: JobName,
-  table: string,
-  limit: number,
-  tag: string,
-  fetchWith: FetchWith | undefined,
-  tell: boolean,
-): SQL {
-  const extra = fetchWith ? sql`, ${fetchWith(sql.raw('taken'))}` : sql``;
-  const joined = fetchWith
-    ? sql`, to_jsonb(w) as "fetchedWith" from taken t left join fetched_with w on w.job_id = t.id`
-    : sql` from taken t`;
-  // `told` runs only when its value is asked for (an unused join to it would be removed). A
-  // NOTIFY holds a server-wide lock from its transaction's commit through that commit's WAL flush
-  // (docs/scaling.md): a fetch that tells commits without waiting for the flush, so it holds the
-  // lock only while its commit record is written. Its claims become durable with the next commit
-  // that flushes (the job's completion at the latest); a server crash before that leaves the job
-  // and its run queued again, as a worker dying before it started would.
-  const told = tell
-    ? sql`select set_config('synchronous_commit', 'off', true),
-                 pg_notify(${JOBS_CHANNEL}, ${`taken:${name}:`}::text || count(*) || ${`:${tag}`}::text)
-            from taken having count(*) > 0`
-    : sql`select 1 where false`;
-  // On the queue's own partition of pgboss.job (every row of `name` is there): planned for the
-  // parent, the statement would be planned anew on every call, as its generic plan over every
-  // queue's partition never looks cheaper than one pruned to this queue (db/named.ts). The
-  // taken jobs are found by their key as an array: joined to `next`, a plan for a table without
-  // statistics walked every job of the queue, completed ones too, once per fetch.
-  const jobs = sql`pgboss.${sql.identifier(table)}`;
-  return sql`
-    with next as (
-      select id from ${jobs}
-       where name = ${name} and state < 'active' and start_after < now()
-       order by priority desc, created_on, id
-       limit ${limit}
-       for update skip locked
-    ), taken as (
-      update ${jobs} j
-         set state = 'active', started_on = now(),
-             retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
-       where j.name = ${name} and j.id = any(array(select id from next))
-      returning j.id, j.data, j.retry_count
-    ), told as (${told})${extra}
-    select t.id, t.data, t.retry_count as "retryCount", (select count(*) from told) as told${joined}`;
-}
-
-/**
- * pg-boss 10's insert of one job (its `insertJob`, without singletons, priority or delay: what
- * `send` writes for a plain job of a queue created by openQueue), one per row of `from`, with the
- * announcement `notify` for each job inserted (none when null).
- */
-function jobInsertSql(name: JobName, data: unknown, from: SQL, notify: string | null): SQL {
-  return sql`
-    insert into pgboss.job (id, name, data, priority, start_after, dead_letter, expire_in, keep_until,
-                            retry_limit, retry_delay, retry_backoff, policy)
-    select gen_random_uuid(), q.name, ${JSON.stringify(data)}::jsonb, 0, now(), q.dead_letter,
-           coalesce(q.expire_seconds, 900) * interval '1s',
-           now() + coalesce((q.retention_minutes * 60)::text, '14 days')::interval,
-           coalesce(q.retry_limit, 2),
-           case when coalesce(q.retry_backoff, false) then greatest(coalesce(q.retry_delay, 0), 1)
-                else coalesce(q.retry_delay, 0) end,
-           coalesce(q.retry_backoff, false), q.policy
-      from pgboss.queue q, ${from}
-     where q.name = ${name}
-    returning id${notify === null ? sql`` : sql`, pg_notify(${JOBS_CHANNEL}, ${notify})`}`;
-}
-
-/** The polled queues ($1) with a job ready: one statement per poll for all of them. */
-const READY_SQL = `
-  select q.name from unnest($1::text[]) as q(name)
-   where exists (select 1 from pgboss.job j
-                  where j.name = q.name and j.state < 'active' and j.start_after < now())`;
-
 const dialect = new PgDialect();
 
 /**
@@ -215,10 +121,17 @@ function luxonWithoutIntl() {
   Settings.defaultLocale = 'en-US';
 }
 
-/** How long other workers seen (taking jobs, or saying `here`) count as present. */
+/** How long other workers seen (saying `here`) count as present. */
 const PEER_WINDOW_MS = 60_000;
 /** How often a listening worker says `here`, well within PEER_WINDOW_MS. */
 const PRESENCE_MS = 20_000;
+
+/**
+ * How soon a worker with a free slot that heard of jobs named to other workers looks whether any
+ * is still waiting (the worker named was busy, or is gone): the longest such a job waits for a
+ * free worker, and at most one statement per interval per worker.
+ */
+const READY_CHECK_MS = 150;
 
 /** How long a stopping queue waits for handlers still running before it stops pg-boss. */
 const HANDLER_WAIT_MS = 12_000;
@@ -262,10 +175,10 @@ function trackedExecutor(store: Store) {
 /**
  * This process's consumer of one queue: `capacity` jobs at a time (one per `work` call), fetched
  * by one statement for as many as are free. It fetches when told a job may be waiting (a
- * notification, a job sent from this process, its own full batch), after a job when more may
- * be waiting, and when the poll finds a job ready. With other workers about, a notification is
- * answered after a random delay (a few ms per other worker), and not at all when their `taken`
- * notifications covered every job announced meanwhile: one worker fetches a new job, not all.
+ * notification naming this worker, a job sent from this process, its own full batch), after a
+ * job when more may be waiting, and when a ready check (the poll, or one after hearing of jobs
+ * named to other workers) finds a job ready. A worker with nothing to do costs a notification
+ * heard per new job, and no statement while jobs find their workers.
  */
 type Consumer = {
   name: JobName;
@@ -280,10 +193,6 @@ type Consumer = {
   fetching: boolean;
   /** Told to look while a fetch was in flight. */
   again: boolean;
-  /** Jobs announced since this consumer last fetched, less those other workers said they took. */
-  announced: number;
-  /** A delayed look is pending. */
-  timer: NodeJS.Timeout | null;
 };
 
 export async function openQueue(
@@ -320,39 +229,26 @@ export async function openQueue(
     } as any);
   }
   const stopHooks: (() => Promise<void>)[] = [];
-  // This consumer's name in `taken` notifications, and the other workers heard taking jobs.
+  // This worker's name in presence notifications and job announcements, and the other workers present.
   const tag = crypto.randomUUID().slice(0, 8);
   const peers = new Map<string, number>();
-  // The other workers heard taking jobs of each queue (tag → when): who answers an announcement.
-  const takers = new Map<string, Map<string, number>>();
-  // This process's announcements so far (`insertion`): their sequence number.
+  // This process's announcements so far (`insertion`, `enqueue`): their sequence number.
   let announcements = 0;
-  // How long a fetch takes here (moving average): a `taken` notification reaches the others
-  // about that long after the fetch was sent, so answers must be spread wider than that.
-  let fetchMs = 5;
   const peersAbout = () => {
     const now = Date.now();
     for (const [t, at] of peers) if (now - at > PEER_WINDOW_MS) peers.delete(t);
     return peers.size;
   };
   /**
-   * How long to wait before answering an announcement of a job of queue `name`. Alone: at once.
-   * With others about, an announcement with a sequence number names one of the workers heard
-   * taking that queue's jobs (and this one), the same one in each of their views once they have
-   * heard each other: that one answers at once, the others after one fetch's reach (5 to 50 ms)
-   * plus a random part, by when its `taken` has usually told them. Without a sequence, all answer
-   * after a random delay: uniform over twice a fetch per other worker.
+   * Whether the announcement with sequence number `seq` names this worker: the same one in every
+   * worker's view once they have heard each other's `here` (every worker consumes the same queues,
+   * jobs/worker.ts). Views that differ for a moment (a worker starting or gone) make two workers
+   * answer (one fetch finds nothing) or none at once (the ready check finds the job).
    */
-  const delayMs = (name: JobName, seq: number | null) => {
-    if (peersAbout() === 0) return 0;
-    const perPeer = Math.min(50, Math.max(5, 2 * fetchMs));
-    const spread = Math.random() * Math.min(100, perPeer * peers.size);
-    if (seq === null) return spread;
-    const now = Date.now();
-    const seen = takers.get(name) ?? new Map<string, number>();
-    for (const [t, at] of seen) if (now - at > PEER_WINDOW_MS || !peers.has(t)) seen.delete(t);
-    const order = [tag, ...seen.keys()].sort();
-    return order[seq % order.length] === tag ? 0 : perPeer + spread;
+  const named = (seq: number) => {
+    if (peersAbout() === 0) return true;
+    const order = [tag, ...peers.keys()].sort();
+    return order[seq % order.length] === tag;
   };
   const consumers = new Map<string, Consumer>();
   const running = new Set<Promise<void>>();
@@ -372,15 +268,10 @@ export async function openQueue(
     if (free <= 0) return;
     c.fetching = true;
     c.again = false;
-    c.announced = 0;
-    // Only another worker that heard of these jobs needs to know they were taken.
-    const tell = listening && peersAbout() > 0;
-    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, tag, c.fetchWith, tell));
-    const sentAt = Date.now();
+    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, c.fetchWith, peersAbout() > 0));
     tracked.db
       .prepared(fetch.sql, fetch.params)
       .then(({ rows: jobs }) => {
-        fetchMs = 0.8 * fetchMs + 0.2 * (Date.now() - sentAt);
         // Fewer than asked for: the queue had no more (for now).
         c.more = jobs.length === free;
         for (const job of jobs) start(c, job as unknown as FetchedJob);
@@ -391,21 +282,41 @@ export async function openQueue(
       .finally(() => {
         c.fetching = false;
         if (c.again) {
-          if (c.capacity - c.active > 0) lookSoon(c);
+          if (c.capacity - c.active > 0) look(c);
           else c.more = true;
         }
       });
   };
 
-  /** Looks after the delay, unless other workers took every job announced meanwhile. */
-  const lookSoon = (c: Consumer, seq: number | null = null) => {
-    if (c.timer) return;
-    const delay = delayMs(c.name, seq);
-    if (delay === 0) return look(c);
-    c.timer = setTimeout(() => {
-      c.timer = null;
-      if (c.announced > 0 || c.more) look(c);
-    }, delay);
+  /**
+   * Looks, for every consumer with a free slot, whether a job is ready, and fetches for those
+   * with one: one statement for all of them. The poll, and the check after hearing of jobs named
+   * to other workers.
+   */
+  const checkReady = () => {
+    const free = [...consumers.values()].filter((c) => c.capacity - c.active > 0 && !c.fetching);
+    if (stopping || free.length === 0) return;
+    tracked.db
+      .executeSql(READY_SQL, [free.map((c) => c.name)])
+      .then(({ rows }) => {
+        for (const { name } of rows as { name: JobName }[]) {
+          const c = consumers.get(name);
+          if (!c) continue;
+          c.more = true;
+          look(c);
+        }
+      })
+      .catch(() => {
+        // The store is unreachable: the next poll tries again.
+      });
+  };
+  // A ready check is pending: jobs named to other workers were heard since the last one.
+  let readyCheck: NodeJS.Timeout | null = null;
+  const checkSoon = () => {
+    readyCheck ??= setTimeout(() => {
+      readyCheck = null;
+      checkReady();
+    }, READY_CHECK_MS);
   };
 
   type FetchedJob = {
@@ -474,17 +385,8 @@ export async function openQueue(
       if (!known) sayHere();
       return;
     }
-    if (payload?.startsWith('taken:')) {
-      const [, queue, count, by] = payload.split(':');
-      if (by === tag) return;
-      peers.set(by, Date.now());
-      const seen = takers.get(queue) ?? new Map<string, number>();
-      seen.set(by, Date.now());
-      takers.set(queue, seen);
-      const c = consumers.get(queue as JobName);
-      if (c) c.announced = Math.max(0, c.announced - Number(count));
-      return;
-    }
+    // Said by older workers when they took a job: nothing to do with it.
+    if (payload?.startsWith('taken:')) return;
     if (payload === null) {
       // Notifications may have been missed (a `here` among them): say who is here again, and
       // every queue looks.
@@ -495,35 +397,24 @@ export async function openQueue(
       }
       return;
     }
-    const [name, count, by, seq] = payload.split(':');
+    const [name, , by, seq] = payload.split(':');
     // Its own announcement: this process's consumers were woken when the jobs were sent.
     if (by === tag) return;
     const c = consumers.get(name as JobName);
     if (!c) return;
-    c.announced += Math.max(1, Number(count ?? 1) || 1);
+    if (seq !== undefined && !named(Number(seq) || 0)) {
+      // Another worker answers it, at once or when it has a slot free; if this one has a free
+      // slot, it looks shortly whether the job still waits.
+      if (c.capacity - c.active > 0) checkSoon();
+      return;
+    }
     if (c.fetching) c.again = true;
-    else if (c.capacity - c.active > 0) lookSoon(c, seq === undefined ? null : Number(seq) || 0);
+    else if (c.capacity - c.active > 0) look(c);
     else c.more = true;
   };
   // The fallback (and how delayed jobs are found): one statement per interval for every queue
   // with a free slot, a fetch only for those with a job ready.
-  const poll = setInterval(() => {
-    const free = [...consumers.values()].filter((c) => c.capacity - c.active > 0 && !c.fetching);
-    if (stopping || free.length === 0) return;
-    tracked.db
-      .executeSql(READY_SQL, [free.map((c) => c.name)])
-      .then(({ rows }) => {
-        for (const { name } of rows as { name: JobName }[]) {
-          const c = consumers.get(name);
-          if (!c) continue;
-          c.more = true;
-          look(c);
-        }
-      })
-      .catch(() => {
-        // The store is unreachable: the next poll tries again.
-      });
-  }, opts.pollSeconds * 1000);
+  const poll = setInterval(checkReady, opts.pollSeconds * 1000);
   poll.unref();
   // Presence costs a NOTIFY per worker every PRESENCE_MS, none per job; sent without waiting
   // for a WAL flush (nothing is written), and lost without harm (the next one comes).
@@ -568,21 +459,23 @@ export async function openQueue(
       const db = tx ? executorFor(tx) : tracked.db;
       // The notification goes with the insert, in one statement: pg-boss's insert (one
       // `INSERT … RETURNING id`) becomes a CTE whose row, if any, sends it; a job not inserted
-      // (a singleton already queued) notifies nobody.
+      // (a singleton already queued) notifies nobody. Sent outside a transaction, this process's
+      // consumers are woken here (below) and skip it, as they skip their own `insertion`s.
+      const announcement = `${name}:1:${tx ? '-' : tag}:${announcements++}`;
       let notified = false;
       sendOpts.db = {
         executeSql(text: string, values?: unknown[]) {
           if (!/^\s*INSERT INTO\b[\s\S]*\bRETURNING id\s*$/i.test(text)) return db.executeSql(text, values);
           notified = true;
           return db.executeSql(
-            `WITH sluice_job AS (${text}) SELECT id, pg_notify('${JOBS_CHANNEL}', '${name}') FROM sluice_job`,
+            `WITH sluice_job AS (${text}) SELECT id, pg_notify('${JOBS_CHANNEL}', '${announcement}') FROM sluice_job`,
             values,
           );
         },
       } satisfies SqlExecutor;
       const id = await boss.send(name, payload as object, sendOpts as any);
       if (id) {
-        if (!notified) await db.executeSql('select pg_notify($1, $2)', [JOBS_CHANNEL, name]);
+        if (!notified) await db.executeSql('select pg_notify($1, $2)', [JOBS_CHANNEL, announcement]);
         // Already committed: this process's workers need not wait for the round trip.
         if (!tx) wake(name);
       }
@@ -627,8 +520,6 @@ export async function openQueue(
         more: true,
         fetching: false,
         again: false,
-        announced: 0,
-        timer: null,
       };
       consumers.set(name, c);
       look(c);
@@ -643,7 +534,7 @@ export async function openQueue(
       clearInterval(poll);
       clearInterval(presence);
       if (listening) await announce('bye');
-      for (const c of consumers.values()) if (c.timer) clearTimeout(c.timer);
+      if (readyCheck) clearTimeout(readyCheck);
       const deadline = new Promise((r) => setTimeout(r, HANDLER_WAIT_MS).unref());
       // 2. Long jobs hand themselves back (runs go back to the queue), then every handler ends
       //    and its completion lands.
