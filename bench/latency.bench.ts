@@ -82,6 +82,7 @@ import {
   type WorkerProcess,
 } from './pipeline-support';
 import { runCost } from './run-cost';
+import { printScaleTotals, type ScaleTotals } from './scale-report';
 
 const SCALE_ONLY = process.argv.includes('--scale-out');
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
@@ -533,17 +534,8 @@ async function main() {
         `  bare insert+NOTIFY → listener   ${((SCALE_RUNS / bareMs) * 60_000).toFixed(0)} jobs/min`,
       );
       // Runs and wall time per build and worker count, over every round.
-      type Totals = {
-        runs: number;
-        ms: number;
-        store: number;
-        stmts: number;
-        worker: number;
-        empty: number;
-        heard: number;
-      };
       const builds = SCALE_BASELINE ? ['baseline', 'this'] : ['this'];
-      const totals = new Map<string, Map<number, Totals>>(builds.map((b) => [b, new Map()]));
+      const totals = new Map<string, Map<number, ScaleTotals>>(builds.map((b) => [b, new Map()]));
       const order = Array.from({ length: SCALE_ROUNDS }, (_, r) =>
         r % 2 === 0 ? SCALE : [...SCALE].reverse(),
       ).flat();
@@ -603,48 +595,7 @@ async function main() {
         }
       }
       console.log(`  over ${SCALE_ROUNDS} round(s) (load average ${load()}):`);
-      const rates = new Map<string, Map<number, number>>();
-      for (const build of builds) {
-        const byN = totals.get(build)!;
-        const perMinute = new Map([...byN].map(([n, t]) => [n, (t.runs / t.ms) * 60_000]));
-        rates.set(build, perMinute);
-        const one = perMinute.get(1);
-        if (SCALE_BASELINE)
-          console.log(`  ${build === 'baseline' ? `baseline (${SCALE_BASELINE})` : 'this checkout'}:`);
-        console.log(
-          '  workers   runs/min   × 1 worker   store CPU/run   platform statements/run   worker CPU/run   empty fetches/run   notifications heard/run',
-        );
-        for (const [n, rate] of [...perMinute].sort((a, b) => a[0] - b[0])) {
-          const t = byN.get(n)!;
-          console.log(
-            `  ${String(n).padStart(7)} ${rate.toFixed(0).padStart(10)} ${(one ? (rate / one).toFixed(2) : '—').padStart(12)} ` +
-              `${fmt(t.store / t.runs).padStart(15)} ${(t.stmts / t.runs).toFixed(2).padStart(25)} ${fmt(t.worker / t.runs).padStart(16)} ` +
-              `${(t.empty / t.runs).toFixed(2).padStart(19)} ${(t.heard / t.runs).toFixed(2).padStart(25)}`,
-          );
-        }
-        for (const most of [4, Math.max(...SCALE)].filter(
-          (m, i, all) => perMinute.has(m) && all.indexOf(m) === i,
-        )) {
-          if (!one || most === 1) continue;
-          const ratio = perMinute.get(most)! / one;
-          console.log(
-            `  target: ${most} workers ≥ 0.95 × 1 worker's runs/min → ${ratio.toFixed(2)} ${ratio >= 0.95 ? 'met' : 'MISSED'}`,
-          );
-        }
-      }
-      if (SCALE_BASELINE) {
-        console.log(
-          '  this checkout ÷ baseline, per worker count (runs/min; store CPU/run; worker CPU/run):',
-        );
-        for (const n of SCALE) {
-          const a = totals.get('baseline')!.get(n)!;
-          const b = totals.get('this')!.get(n)!;
-          console.log(
-            `  ${String(n).padStart(7)}   ${(rates.get('this')!.get(n)! / rates.get('baseline')!.get(n)!).toFixed(2)}; ` +
-              `${(b.store / b.runs / (a.store / a.runs)).toFixed(2)}; ${(b.worker / b.runs / (a.worker / a.runs)).toFixed(2)}`,
-          );
-        }
-      }
+      printScaleTotals(totals, SCALE, SCALE_BASELINE);
     }
     const copiedRows = Number((await sql(DST, 'select count(*)::bigint as n from copy_rows'))[0].n);
     if (copiedRows !== copied) throw new Error(`copy_rows holds ${copiedRows} rows, expected ${copied}`);
