@@ -22,6 +22,8 @@ const vitest = path.join(root, 'node_modules/vitest/vitest.mjs');
 // Balanced by the CPU each project spends (measured per file): the embedded store's suites run
 // PostgreSQL as WebAssembly inside the test process, the browser suites drive Chromium.
 const DEFAULT_LANES = 'unit,api-postgres;api-pglite,browser';
+// How many lines of a failing lane's failures block the summary repeats.
+const FAILURE_LINES = 60;
 
 function run(args, env, prefix) {
   return new Promise((resolve) => {
@@ -31,6 +33,10 @@ function run(args, env, prefix) {
       stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit',
     });
     const tail = [];
+    // The failures block vitest prints near the end (names, first lines of each error), so
+    // the summary after all lanes says what failed without scrolling up through the other lane.
+    const failures = [];
+    let inFailures = false;
     if (prefix) {
       for (const [stream, out] of [
         [child.stdout, process.stdout],
@@ -43,11 +49,14 @@ function run(args, env, prefix) {
             // The closing lines of the lane (files, tests, duration) for the summary.
             const plain = stripVTControlCharacters(line).trim();
             if (/^(Test Files|Tests|Errors|Duration)\b/.test(plain)) tail.push(plain);
+            if (/⎯{3,} (Failed Tests|Failed Suites|Unhandled Errors?)\b/.test(plain)) inFailures = true;
+            else if (/^Test Files\b/.test(plain)) inFailures = false;
+            if (inFailures && plain && failures.length < FAILURE_LINES) failures.push(plain);
           });
       }
     }
     for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => child.kill(signal));
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), tail }));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), tail, failures }));
   });
 }
 
@@ -80,9 +89,10 @@ const results = await Promise.all(
 );
 process.stdout.write('\n');
 lanes.forEach((projects, i) => {
-  const { code, tail } = results[i];
+  const { code, tail, failures } = results[i];
   process.stdout.write(`${projects.join(' + ')}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`}\n`);
   for (const line of tail) process.stdout.write(`  ${line}\n`);
+  if (code !== 0) for (const line of failures) process.stdout.write(`  | ${line}\n`);
 });
 process.stdout.write(`all lanes: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 process.exit(results.every((r) => r.code === 0) ? 0 : 1);
