@@ -117,6 +117,8 @@ const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** 10^(4 - n): scales a fraction group of n digits to four. */
 const GROUP_SCALE = [10000, 1000, 100, 10, 1];
+/** The most digits a numeric may have here (DECIMAL's are at most 65). */
+const MAX_NUMERIC_DIGITS = 248;
 /** 10^(6 - n): scales n fraction digits of a second to microseconds. */
 const MICRO_SCALE = [1000000, 100000, 10000, 1000, 100, 10, 1];
 
@@ -161,8 +163,9 @@ export class CopyBinaryRows {
   rows = 0;
   private out: Buffer;
   private pos = 0;
-  /** Base-10000 digits of the numeric being written. */
-  private readonly nbase = new Int32Array(64);
+  /** The last date read (y·10⁴ + m·10² + d, of a valid date) and its days since 1970-01-01. */
+  private lastDate = -1;
+  private lastDays = 0;
 
   constructor(
     private readonly codes: Code[],
@@ -264,18 +267,40 @@ export class CopyBinaryRows {
         return pos;
       }
       case INT2:
-        i32(out, pos, 2);
-        i16(out, pos + 4, this.integer(buf, p, e, c));
-        return pos + 6;
       case INT4:
-        i32(out, pos, 4);
-        i32(out, pos + 4, this.integer(buf, p, e, c));
-        return pos + 8;
-      case INT8:
+      case INT8: {
+        // The integer the server printed (its type bounds it, see copyBinaryPlan), parsed here
+        // rather than in a function of its own: this is most of the values of most rows.
+        const code = this.codes[c];
+        if (code === INT8 && e - p > 15) {
+          i32(out, pos, 8);
+          out.writeBigInt64BE(BigInt(this.checkedInteger(buf, p, e, c)), pos + 4);
+          return pos + 12;
+        }
+        const negative = buf[p] === 0x2d;
+        let q = negative ? p + 1 : p;
+        if (q === e) throw refuse(this.names[c], 'not an integer');
+        let v = 0;
+        for (; q < e; q++) {
+          const d = buf[q] - 0x30;
+          if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not an integer');
+          v = v * 10 + d;
+        }
+        if (negative) v = -v;
+        if (code === INT4) {
+          i32(out, pos, 4);
+          i32(out, pos + 4, v);
+          return pos + 8;
+        }
+        if (code === INT2) {
+          i32(out, pos, 2);
+          i16(out, pos + 4, v);
+          return pos + 6;
+        }
         i32(out, pos, 8);
-        if (e - p <= 15) i53(out, pos + 4, this.integer(buf, p, e, c));
-        else out.writeBigInt64BE(BigInt(this.checkedInteger(buf, p, e, c)), pos + 4);
+        i53(out, pos + 4, v);
         return pos + 12;
+      }
       case BOOL: {
         // boolin reads "0" and "1"; the server prints tinyint(1) so.
         const b = e - p === 1 ? buf[p] : 0;
@@ -297,20 +322,6 @@ export class CopyBinaryRows {
     }
   }
 
-  /** The integer the server printed, as a number (its type bounds it, see copyBinaryPlan). */
-  private integer(buf: Buffer, p: number, e: number, c: number): number {
-    const negative = buf[p] === 0x2d;
-    if (negative) p++;
-    if (p === e) throw refuse(this.names[c], 'not an integer');
-    let v = 0;
-    for (; p < e; p++) {
-      const d = buf[p] - 0x30;
-      if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not an integer');
-      v = v * 10 + d;
-    }
-    return negative ? -v : v;
-  }
-
   private checkedInteger(buf: Buffer, p: number, e: number, c: number): string {
     const text = buf.toString('latin1', p, e);
     if (!/^-?\d+$/.test(text)) throw refuse(this.names[c], 'not an integer');
@@ -320,7 +331,7 @@ export class CopyBinaryRows {
   /**
    * `[-]digits[.digits]` as a numeric: base-10000 digits aligned on the decimal point, the
    * display scale the count of fraction digits (numeric_in's), leading and trailing zero digits
-   * left out.
+   * left out. One pass over the text, the digits written where they go (the header after).
    */
   private numeric(out: Buffer, pos: number, buf: Buffer, p: number, e: number, c: number): number {
     const negative = buf[p] === 0x2d;
@@ -329,55 +340,79 @@ export class CopyBinaryRows {
     while (dot < e && buf[dot] !== 0x2e) dot++;
     let i = p;
     while (i < dot && buf[i] === 0x30) i++;
-    const intDigits = dot - i;
-    const fracStart = dot + 1;
-    const scale = dot < e ? e - fracStart : 0;
+    const scale = dot < e ? e - dot - 1 : 0;
     if (dot === p && scale === 0) throw refuse(this.names[c], 'not a number');
-    if (intDigits + scale > 4 * this.nbase.length - 8) throw refuse(this.names[c], 'too long a number');
-    const d = this.nbase;
-    let n = 0;
-    // The integer part: the first group takes what is left over from whole groups of four.
-    let take = intDigits % 4 || 4;
-    while (i < dot) {
-      const g = digits(buf, i, take);
-      if (g < 0) throw refuse(this.names[c], 'not a number');
-      d[n++] = g;
-      i += take;
-      take = 4;
+    if (dot - i + scale > MAX_NUMERIC_DIGITS) throw refuse(this.names[c], 'too long a number');
+    let q = pos + 12;
+    /** Where the digits end without their trailing zero digits, and how many there are then. */
+    let kept = q;
+    let count = 0;
+    let keptCount = 0;
+    // The integer part: its first digit is not 0, so neither is its first base-10000 digit; the
+    // first group takes what is left over from whole groups of four.
+    let take = (dot - i) % 4 || 4;
+    let g = 0;
+    for (; i < dot; i++) {
+      const d = buf[i] - 0x30;
+      if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not a number');
+      g = g * 10 + d;
+      if (--take === 0) {
+        out[q] = g >>> 8;
+        out[q + 1] = g;
+        q += 2;
+        count++;
+        if (g !== 0) {
+          kept = q;
+          keptCount = count;
+        }
+        g = 0;
+        take = 4;
+      }
     }
-    const intGroups = n;
-    for (let f = fracStart; f < e; f += 4) {
-      take = Math.min(4, e - f);
-      const g = digits(buf, f, take);
-      if (g < 0) throw refuse(this.names[c], 'not a number');
-      d[n++] = g * GROUP_SCALE[take];
+    let weight = count - 1;
+    // The fraction: groups of four from the point, the last one scaled up; zero groups before
+    // the first nonzero one (a value below 1) only lower the weight.
+    for (let f = dot + 1; f < e; ) {
+      const n = e - f < 4 ? e - f : 4;
+      g = 0;
+      for (const fe = f + n; f < fe; f++) {
+        const d = buf[f] - 0x30;
+        if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not a number');
+        g = g * 10 + d;
+      }
+      if (n < 4) g *= GROUP_SCALE[n];
+      if (count === 0 && g === 0) {
+        weight--;
+        continue;
+      }
+      out[q] = g >>> 8;
+      out[q + 1] = g;
+      q += 2;
+      count++;
+      if (g !== 0) {
+        kept = q;
+        keptCount = count;
+      }
     }
-    let from = 0;
-    let weight = intGroups - 1;
-    while (from < n && d[from] === 0) {
-      from++;
-      weight--;
-    }
-    while (n > from && d[n - 1] === 0) n--;
-    const count = n - from;
-    i32(out, pos, 8 + 2 * count);
-    i16(out, pos + 4, count);
-    i16(out, pos + 6, count === 0 ? 0 : weight);
-    i16(out, pos + 8, negative && count > 0 ? 0x4000 : 0);
+    i32(out, pos, 8 + 2 * keptCount);
+    i16(out, pos + 4, keptCount);
+    i16(out, pos + 6, keptCount === 0 ? 0 : weight);
+    i16(out, pos + 8, negative && keptCount > 0 ? 0x4000 : 0);
     i16(out, pos + 10, scale);
-    pos += 12;
-    for (let k = from; k < n; k++) {
-      i16(out, pos, d[k]);
-      pos += 2;
-    }
-    return pos;
+    return kept;
   }
 
-  /** `YYYY-MM-DD` at buf[p] as days since 1970-01-01; refused where PostgreSQL's input refuses. */
+  /**
+   * `YYYY-MM-DD` at buf[p] as days since 1970-01-01; refused where PostgreSQL's input refuses.
+   * The last date is remembered: a column's dates often repeat from one row to the next.
+   */
   private date(buf: Buffer, p: number, c: number): number {
     const y = digits(buf, p, 4);
     const m = digits(buf, p + 5, 2);
     const d = digits(buf, p + 8, 2);
+    const key = y * 10000 + m * 100 + d;
+    if (key === this.lastDate && y >= 0 && m >= 0 && d >= 0 && buf[p + 4] === 0x2d && buf[p + 7] === 0x2d)
+      return this.lastDays;
     if (
       y < 1 ||
       m < 1 ||
@@ -388,7 +423,9 @@ export class CopyBinaryRows {
       d > (m === 2 && leap(y) ? 29 : MONTH_DAYS[m])
     )
       throw refuse(this.names[c], 'not a date PostgreSQL accepts (a zero or partial date)');
-    return daysFromCivil(y, m, d);
+    this.lastDate = key;
+    this.lastDays = daysFromCivil(y, m, d);
+    return this.lastDays;
   }
 
   /** `YYYY-MM-DD[ HH:MM:SS[.f…]]` as microseconds since 2000-01-01. */
