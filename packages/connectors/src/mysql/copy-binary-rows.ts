@@ -226,6 +226,47 @@ export class CopyBinaryRows {
       const e = p + len;
       if (e > end) throw new Error('a row packet ended inside a value');
       if (cursor !== null && cursor.index === c) cursor.see(this.cursorValue(buf, p, e, c));
+      // The common values are written here (a call per value costs as much as the writing).
+      const code = codes[c];
+      if (code === RAW && len <= 32) {
+        // Text as it is, copied byte by byte (below a few dozen bytes cheaper than Buffer.copy's
+        // typed-array view).
+        out[pos] = 0;
+        out[pos + 1] = 0;
+        out[pos + 2] = 0;
+        out[pos + 3] = len;
+        pos += 4;
+        for (; p < e; p++) out[pos++] = buf[p];
+        continue;
+      }
+      if ((code === INT4 || code === INT8) && len <= 15) {
+        const negative = buf[p] === 0x2d;
+        let q = negative ? p + 1 : p;
+        let v = 0;
+        for (; q < e; q++) {
+          const d = buf[q] - 0x30;
+          if (!(d >= 0 && d <= 9)) break;
+          v = v * 10 + d;
+        }
+        if (q === e && len > (negative ? 1 : 0)) {
+          if (negative) v = -v;
+          out[pos] = 0;
+          out[pos + 1] = 0;
+          out[pos + 2] = 0;
+          if (code === INT4) {
+            out[pos + 3] = 4;
+            i32(out, pos + 4, v);
+            pos += 8;
+          } else {
+            out[pos + 3] = 8;
+            i53(out, pos + 4, v);
+            pos += 12;
+          }
+          p = e;
+          continue;
+        }
+        // Not an integer: value() says so.
+      }
       pos = this.value(out, pos, buf, p, e, c);
       p = e;
     }
