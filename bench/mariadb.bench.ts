@@ -15,8 +15,8 @@
 //                          copy of packages/cli/dist built from main) and one with this one,
 //                          the order alternating, the limit measured around each pair
 //   BENCH_AB_PAIRS=3
-//   BENCH_CANDIDATE=dir    the "this" side of the A/B from another compiled build too (default:
-//                          this checkout's `sluice`)
+//   BENCH_CANDIDATE=dir    the measured run and the "this" side of the A/B from another compiled
+//                          build too (default: this checkout's `sluice`)
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -240,6 +240,7 @@ async function bench(p: Platform) {
       env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
       profDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF, `maria-${n}`) : null,
       targetDb: DST,
+      ...(CANDIDATE ? { dist: CANDIDATE } : {}),
     });
     checked('Sluice', await pgCheck(), { sums, full: before.check });
     console.log('  rows checked: count, sums and row checksum equal across the three loads');

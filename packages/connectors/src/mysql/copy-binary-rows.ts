@@ -122,6 +122,8 @@ const MAX_NUMERIC_DIGITS = 248;
 /** 10^(6 - n): scales n fraction digits of a second to microseconds. */
 const MICRO_SCALE = [1000000, 100000, 10000, 1000, 100, 10, 1];
 
+const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.byteLength);
+
 function refuse(column: string, what: string): ConnectorError {
   return new ConnectorError('QUERY_FAILED', `column ${column}: a value is ${what}`);
 }
@@ -162,7 +164,11 @@ function i53(out: Buffer, pos: number, v: number): void {
 export class CopyBinaryRows {
   rows = 0;
   private out: Buffer;
+  private outView: DataView;
   private pos = 0;
+  /** The last input buffer seen and a view of it. */
+  private inBuf: Buffer | null = null;
+  private inView = new DataView(new ArrayBuffer(0));
   /** The last date read (y·10⁴ + m·10² + d, of a valid date) and its days since 1970-01-01. */
   private lastDate = -1;
   private lastDays = 0;
@@ -176,13 +182,17 @@ export class CopyBinaryRows {
     private readonly kinds: ColumnKind[] = [],
   ) {
     this.out = Buffer.allocUnsafe(chunkSize);
+    this.outView = view(this.out);
     this.pos = HEADER.copy(this.out, 0);
   }
 
   private room(n: number) {
     if (this.pos + n <= this.out.length) return;
     this.flush();
-    if (n > this.out.length) this.out = Buffer.allocUnsafe(n);
+    if (n > this.out.length) {
+      this.out = Buffer.allocUnsafe(n);
+      this.outView = view(this.out);
+    }
   }
 
   /** The most a value of `len` text bytes takes, length word included. */
@@ -228,14 +238,20 @@ export class CopyBinaryRows {
       if (cursor !== null && cursor.index === c) cursor.see(this.cursorValue(buf, p, e, c));
       // The common values are written here (a call per value costs as much as the writing).
       const code = codes[c];
+      const to = this.outView;
       if (code === RAW && len <= 32) {
-        // Text as it is, copied byte by byte (below a few dozen bytes cheaper than Buffer.copy's
-        // typed-array view).
-        out[pos] = 0;
-        out[pos + 1] = 0;
-        out[pos + 2] = 0;
-        out[pos + 3] = len;
+        // Text as it is, copied four bytes at a time through DataViews (TurboFan inlines their
+        // accessors; Buffer.copy makes a typed-array view per call).
+        to.setInt32(pos, len);
         pos += 4;
+        if (len >= 8) {
+          if (buf !== this.inBuf) {
+            this.inBuf = buf;
+            this.inView = view(buf);
+          }
+          const from = this.inView;
+          for (; e - p >= 4; p += 4, pos += 4) to.setUint32(pos, from.getUint32(p));
+        }
         for (; p < e; p++) out[pos++] = buf[p];
         continue;
       }
@@ -250,16 +266,15 @@ export class CopyBinaryRows {
         }
         if (q === e && len > (negative ? 1 : 0)) {
           if (negative) v = -v;
-          out[pos] = 0;
-          out[pos + 1] = 0;
-          out[pos + 2] = 0;
           if (code === INT4) {
-            out[pos + 3] = 4;
-            i32(out, pos + 4, v);
+            to.setInt32(pos, 4);
+            to.setInt32(pos + 4, v);
             pos += 8;
           } else {
-            out[pos + 3] = 8;
-            i53(out, pos + 4, v);
+            const hi = Math.floor(v / TWO_32);
+            to.setInt32(pos, 8);
+            to.setInt32(pos + 4, hi);
+            to.setUint32(pos + 8, v - hi * TWO_32);
             pos += 12;
           }
           p = e;
@@ -384,6 +399,7 @@ export class CopyBinaryRows {
     const scale = dot < e ? e - dot - 1 : 0;
     if (dot === p && scale === 0) throw refuse(this.names[c], 'not a number');
     if (dot - i + scale > MAX_NUMERIC_DIGITS) throw refuse(this.names[c], 'too long a number');
+    const to = this.outView;
     let q = pos + 12;
     /** Where the digits end without their trailing zero digits, and how many there are then. */
     let kept = q;
@@ -398,8 +414,7 @@ export class CopyBinaryRows {
       if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not a number');
       g = g * 10 + d;
       if (--take === 0) {
-        out[q] = g >>> 8;
-        out[q + 1] = g;
+        to.setUint16(q, g);
         q += 2;
         count++;
         if (g !== 0) {
@@ -426,8 +441,7 @@ export class CopyBinaryRows {
         weight--;
         continue;
       }
-      out[q] = g >>> 8;
-      out[q + 1] = g;
+      to.setUint16(q, g);
       q += 2;
       count++;
       if (g !== 0) {
@@ -435,11 +449,11 @@ export class CopyBinaryRows {
         keptCount = count;
       }
     }
-    i32(out, pos, 8 + 2 * keptCount);
-    i16(out, pos + 4, keptCount);
-    i16(out, pos + 6, keptCount === 0 ? 0 : weight);
-    i16(out, pos + 8, negative && keptCount > 0 ? 0x4000 : 0);
-    i16(out, pos + 10, scale);
+    to.setInt32(pos, 8 + 2 * keptCount);
+    to.setInt16(pos + 4, keptCount);
+    to.setInt16(pos + 6, keptCount === 0 ? 0 : weight);
+    to.setUint16(pos + 8, negative && keptCount > 0 ? 0x4000 : 0);
+    to.setInt16(pos + 10, scale);
     return kept;
   }
 
@@ -517,6 +531,7 @@ export class CopyBinaryRows {
     if (this.pos === 0) return;
     const chunk = this.out.subarray(0, this.pos);
     this.out = Buffer.allocUnsafe(this.chunkSize);
+    this.outView = view(this.out);
     this.pos = 0;
     this.onChunk(chunk);
   }
