@@ -128,15 +128,11 @@ function refuse(column: string, what: string): ConnectorError {
   return new ConnectorError('QUERY_FAILED', `column ${column}: a value is ${what}`);
 }
 
-/** `n` ASCII digits at buf[p] as a number, or -1 when one is not a digit (or past the end). */
-function digits(buf: Buffer, p: number, n: number): number {
-  let v = 0;
-  for (let k = 0; k < n; k++) {
-    const c = buf[p + k] - 0x30;
-    if (!(c >= 0 && c <= 9)) return -1;
-    v = v * 10 + c;
-  }
-  return v;
+/** Two ASCII digits at buf[p] as a number, or -1. */
+function two(buf: Buffer, p: number): number {
+  const a = buf[p] - 0x30;
+  const b = buf[p + 1] - 0x30;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
 }
 
 // Big-endian writes by hand: Buffer's write*BE check their arguments on every call.
@@ -462,9 +458,11 @@ export class CopyBinaryRows {
    * The last date is remembered: a column's dates often repeat from one row to the next.
    */
   private date(buf: Buffer, p: number, c: number): number {
-    const y = digits(buf, p, 4);
-    const m = digits(buf, p + 5, 2);
-    const d = digits(buf, p + 8, 2);
+    const cy = two(buf, p);
+    const yy = two(buf, p + 2);
+    const y = cy < 0 || yy < 0 ? -1 : cy * 100 + yy;
+    const m = two(buf, p + 5);
+    const d = two(buf, p + 8);
     const key = y * 10000 + m * 100 + d;
     if (key === this.lastDate && y >= 0 && m >= 0 && d >= 0 && buf[p + 4] === 0x2d && buf[p + 7] === 0x2d)
       return this.lastDays;
@@ -490,10 +488,9 @@ export class CopyBinaryRows {
     let seconds = (this.date(buf, p, c) - PG_EPOCH_DAYS) * 86400;
     let micros = 0;
     if (len > 10) {
-      const h = digits(buf, p + 11, 2);
-      const mi = digits(buf, p + 14, 2);
-      const s = digits(buf, p + 17, 2);
-      const n = len - 20;
+      const h = two(buf, p + 11);
+      const mi = two(buf, p + 14);
+      const s = two(buf, p + 17);
       if (
         len < 19 ||
         buf[p + 10] !== 0x20 ||
@@ -505,20 +502,26 @@ export class CopyBinaryRows {
         mi > 59 ||
         s < 0 ||
         s > 59 ||
-        (len > 19 && (buf[p + 19] !== 0x2e || n < 1 || n > 6))
+        (len > 19 && (buf[p + 19] !== 0x2e || len === 20 || len > 26))
       )
         throw refuse(this.names[c], 'not a timestamp');
       seconds += h * 3600 + mi * 60 + s;
-      if (len > 19) {
-        micros = digits(buf, p + 20, n);
-        if (micros < 0) throw refuse(this.names[c], 'not a timestamp');
-        micros *= MICRO_SCALE[n];
+      for (let q = p + 20; q < e; q++) {
+        const d = buf[q] - 0x30;
+        if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not a timestamp');
+        micros = micros * 10 + d;
       }
+      if (len > 20) micros *= MICRO_SCALE[len - 20];
     }
-    i32(out, pos, 8);
+    const to = this.outView;
+    to.setInt32(pos, 8);
     // Within ±285 years of 2000 the microseconds are exact as a number.
-    if (seconds < 9e9 && seconds > -9e9) i53(out, pos + 4, seconds * 1e6 + micros);
-    else out.writeBigInt64BE(BigInt(seconds) * 1000000n + BigInt(micros), pos + 4);
+    if (seconds < 9e9 && seconds > -9e9) {
+      const v = seconds * 1e6 + micros;
+      const hi = Math.floor(v / TWO_32);
+      to.setInt32(pos + 4, hi);
+      to.setUint32(pos + 8, v - hi * TWO_32);
+    } else out.writeBigInt64BE(BigInt(seconds) * 1000000n + BigInt(micros), pos + 4);
     return pos + 12;
   }
 
