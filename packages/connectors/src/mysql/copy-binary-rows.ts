@@ -204,6 +204,12 @@ export class CopyBinaryRows {
     // Per value at most 12 bytes beyond twice its text (a one-digit integer, a NULL).
     this.room(2 + width * 16 + 2 * (end - start) + 8);
     const out = this.out;
+    const to = this.outView;
+    if (buf !== this.inBuf) {
+      this.inBuf = buf;
+      this.inView = view(buf);
+    }
+    const from = this.inView;
     const cursor = this.cursor;
     let pos = this.pos;
     i16(out, pos, width);
@@ -234,20 +240,12 @@ export class CopyBinaryRows {
       if (cursor !== null && cursor.index === c) cursor.see(this.cursorValue(buf, p, e, c));
       // The common values are written here (a call per value costs as much as the writing).
       const code = codes[c];
-      const to = this.outView;
       if (code === RAW && len <= 32) {
         // Text as it is, copied four bytes at a time through DataViews (TurboFan inlines their
         // accessors; Buffer.copy makes a typed-array view per call).
         to.setInt32(pos, len);
         pos += 4;
-        if (len >= 8) {
-          if (buf !== this.inBuf) {
-            this.inBuf = buf;
-            this.inView = view(buf);
-          }
-          const from = this.inView;
-          for (; e - p >= 4; p += 4, pos += 4) to.setUint32(pos, from.getUint32(p));
-        }
+        if (len >= 8) for (; e - p >= 4; p += 4, pos += 4) to.setUint32(pos, from.getUint32(p));
         for (; p < e; p++) out[pos++] = buf[p];
         continue;
       }
