@@ -164,7 +164,7 @@ export class CopyBinaryRows {
   private pos = 0;
   /** The last input buffer seen and a view of it. */
   private inBuf: Buffer | null = null;
-  private inView = new DataView(new ArrayBuffer(0));
+  private inView: DataView = view(Buffer.alloc(0));
   /** The last date read (y·10⁴ + m·10² + d, of a valid date) and its days since 1970-01-01. */
   private lastDate = -1;
   private lastDays = 0;
