@@ -360,7 +360,7 @@ export class CopyBinaryRows {
         return pos + 5;
       }
       case NUMERIC:
-        return this.numeric(out, pos, buf, p, e, c);
+        return this.numeric(pos, buf, p, e, c);
       case TIMESTAMP:
         return this.timestamp(out, pos, buf, p, e, c);
       default: {
@@ -383,7 +383,7 @@ export class CopyBinaryRows {
    * display scale the count of fraction digits (numeric_in's), leading and trailing zero digits
    * left out. One pass over the text, the digits written where they go (the header after).
    */
-  private numeric(out: Buffer, pos: number, buf: Buffer, p: number, e: number, c: number): number {
+  private numeric(pos: number, buf: Buffer, p: number, e: number, c: number): number {
     const negative = buf[p] === 0x2d;
     if (negative) p++;
     let dot = p;
@@ -423,7 +423,7 @@ export class CopyBinaryRows {
     // The fraction: groups of four from the point, the last one scaled up; zero groups before
     // the first nonzero one (a value below 1) only lower the weight.
     for (let f = dot + 1; f < e; ) {
-      const n = e - f < 4 ? e - f : 4;
+      const n = Math.min(e - f, 4);
       g = 0;
       for (const fe = f + n; f < fe; f++) {
         const d = buf[f] - 0x30;
