@@ -394,11 +394,10 @@ export class CopyBinaryRows {
     if (dot === p && scale === 0) throw refuse(this.names[c], 'not a number');
     if (dot - i + scale > MAX_NUMERIC_DIGITS) throw refuse(this.names[c], 'too long a number');
     const to = this.outView;
-    let q = pos + 12;
-    /** Where the digits end without their trailing zero digits, and how many there are then. */
+    const first = pos + 12;
+    let q = first;
+    /** Where the digits end without their trailing zero digits. */
     let kept = q;
-    let count = 0;
-    let keptCount = 0;
     // The integer part: its first digit is not 0, so neither is its first base-10000 digit; the
     // first group takes what is left over from whole groups of four.
     let take = (dot - i) % 4 || 4;
@@ -410,16 +409,12 @@ export class CopyBinaryRows {
       if (--take === 0) {
         to.setUint16(q, g);
         q += 2;
-        count++;
-        if (g !== 0) {
-          kept = q;
-          keptCount = count;
-        }
+        if (g !== 0) kept = q;
         g = 0;
         take = 4;
       }
     }
-    let weight = count - 1;
+    let weight = ((q - first) >> 1) - 1;
     // The fraction: groups of four from the point, the last one scaled up; zero groups before
     // the first nonzero one (a value below 1) only lower the weight.
     for (let f = dot + 1; f < e; ) {
@@ -431,18 +426,15 @@ export class CopyBinaryRows {
         g = g * 10 + d;
       }
       if (n < 4) g *= GROUP_SCALE[n];
-      if (count === 0 && g === 0) {
+      if (q === first && g === 0) {
         weight--;
         continue;
       }
       to.setUint16(q, g);
       q += 2;
-      count++;
-      if (g !== 0) {
-        kept = q;
-        keptCount = count;
-      }
+      if (g !== 0) kept = q;
     }
+    const keptCount = (kept - first) >> 1;
     to.setInt32(pos, 8 + 2 * keptCount);
     to.setInt16(pos + 4, keptCount);
     to.setInt16(pos + 6, keptCount === 0 ? 0 : weight);
