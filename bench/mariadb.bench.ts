@@ -10,6 +10,13 @@
 //
 //   BENCH_ROWS=1000000     row counts, comma-separated
 //   SLUICE_BENCH_MYSQL     mysql://root@127.0.0.1:3306 (the MariaDB server; no password)
+//   BENCH_BASELINE=dir     A/B: after the measured run, BENCH_AB_PAIRS pairs of runs, one with
+//                          workers of another compiled build (e.g. packages/cli/.dist-main, a
+//                          copy of packages/cli/dist built from main) and one with this one,
+//                          the order alternating, the limit measured around each pair
+//   BENCH_AB_PAIRS=3
+//   BENCH_CANDIDATE=dir    the measured run and the "this" side of the A/B from another compiled
+//                          build too (default: this checkout's `sluice`)
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -39,6 +46,9 @@ const STORE = `sluice_bench_mstore_${id}`;
 const DST = `sluice_bench_mdst_${id}`;
 const MYDB = `sluice_bench_msrc_${id}`;
 const load = () => os.loadavg()[0].toFixed(1);
+const BASELINE = process.env.BENCH_BASELINE ?? '';
+const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 3);
+const CANDIDATE = process.env.BENCH_CANDIDATE ?? '';
 
 const myArgs = [
   '--default-character-set=utf8mb4',
@@ -230,6 +240,7 @@ async function bench(p: Platform) {
       env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
       profDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF, `maria-${n}`) : null,
       targetDb: DST,
+      ...(CANDIDATE ? { dist: CANDIDATE } : {}),
     });
     checked('Sluice', await pgCheck(), { sums, full: before.check });
     console.log('  rows checked: count, sums and row checksum equal across the three loads');
@@ -246,6 +257,7 @@ async function bench(p: Platform) {
         `(execute→finished), ${(s.rps / limitRps).toFixed(2)} (run clock); the pipe ${(pipe / limitRps).toFixed(2)}, ` +
         `pgloader ${(loader.rps / limitRps).toFixed(2)}`,
     );
+    if (BASELINE) await abPairs(p, n, limit, { sums, full: before.check });
     results.push({
       rows: n,
       sluice: s.wallRps,
@@ -256,6 +268,48 @@ async function bench(p: Platform) {
       load: load(),
     });
   }
+}
+
+/** BENCH_BASELINE: pairs of runs, the other build's worker and this one's, order alternating. */
+async function abPairs(
+  p: Platform,
+  n: number,
+  limit: () => Promise<number>,
+  expected: { sums: string; full: string },
+) {
+  const seen: Record<string, { ratio: number; cpu: number }[]> = { baseline: [], this: [] };
+  for (let i = 0; i < AB_PAIRS; i++) {
+    const order = i % 2 === 0 ? ['baseline', 'this'] : ['this', 'baseline'];
+    const atStart = load();
+    const limitBefore = await limit();
+    const runs: Record<string, { wallRps: number; cpu: number }> = {};
+    for (const build of order) {
+      await resetTarget();
+      const s = await runInWorker(p, 'maria-to-pg', n, async () => Number(expected.full.split(' ')[0]), {
+        env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
+        profDir: null,
+        targetDb: DST,
+        ...(build === 'baseline' ? { dist: BASELINE } : CANDIDATE ? { dist: CANDIDATE } : {}),
+      });
+      checked(`Sluice (${build})`, await pgCheck(), expected);
+      runs[build] = { wallRps: s.wallRps, cpu: s.workerCpuMs / 1000 };
+    }
+    const limitRps = (limitBefore + (await limit())) / 2;
+    const line = order
+      .map((b) => {
+        const ratio = runs[b].wallRps / limitRps;
+        seen[b].push({ ratio, cpu: runs[b].cpu });
+        return `${b} ${ratio.toFixed(2)} (worker CPU ${runs[b].cpu.toFixed(2)} s)`;
+      })
+      .join(', ');
+    console.log(`  A/B pair ${i + 1} (load ${atStart}): ratio to the limit ${line}`);
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  for (const b of ['baseline', 'this'])
+    console.log(
+      `  A/B ${b.padEnd(8)} mean ratio to the limit ${mean(seen[b].map((x) => x.ratio)).toFixed(2)}, ` +
+        `mean worker CPU ${mean(seen[b].map((x) => x.cpu)).toFixed(2)} s (${b === 'baseline' ? BASELINE : CANDIDATE || 'this checkout'})`,
+    );
 }
 
 async function main() {

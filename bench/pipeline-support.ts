@@ -478,11 +478,13 @@ export async function runInWorker(
      * parsing happens there, so this moves with the format the sink writes, not with the load.
      */
     targetDb?: string;
+    /** Another compiled CLI build for the worker (bench/dist-worker.mjs), for an A/B against it. */
+    dist?: string;
   },
 ) {
   // A directory per run: node writes one profile per thread (tsx's loader runs in its own).
   const prof = opts.profDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profDir}`] : [];
-  const worker = await startWorker({ ...opts.env, SLUICE_QUEUE_POLL_SECONDS: '0.5' }, prof);
+  const worker = await startWorker({ ...opts.env, SLUICE_QUEUE_POLL_SECONDS: '0.5' }, prof, [], opts.dist);
   try {
     if (opts.warm) {
       const first = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});

@@ -117,22 +117,22 @@ const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** 10^(4 - n): scales a fraction group of n digits to four. */
 const GROUP_SCALE = [10000, 1000, 100, 10, 1];
+/** The most digits a numeric may have here (DECIMAL's are at most 65). */
+const MAX_NUMERIC_DIGITS = 248;
 /** 10^(6 - n): scales n fraction digits of a second to microseconds. */
 const MICRO_SCALE = [1000000, 100000, 10000, 1000, 100, 10, 1];
+
+const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.byteLength);
 
 function refuse(column: string, what: string): ConnectorError {
   return new ConnectorError('QUERY_FAILED', `column ${column}: a value is ${what}`);
 }
 
-/** `n` ASCII digits at buf[p] as a number, or -1 when one is not a digit (or past the end). */
-function digits(buf: Buffer, p: number, n: number): number {
-  let v = 0;
-  for (let k = 0; k < n; k++) {
-    const c = buf[p + k] - 0x30;
-    if (!(c >= 0 && c <= 9)) return -1;
-    v = v * 10 + c;
-  }
-  return v;
+/** Two ASCII digits at buf[p] as a number, or -1. */
+function two(buf: Buffer, p: number): number {
+  const a = buf[p] - 0x30;
+  const b = buf[p + 1] - 0x30;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
 }
 
 // Big-endian writes by hand: Buffer's write*BE check their arguments on every call.
@@ -160,9 +160,14 @@ function i53(out: Buffer, pos: number, v: number): void {
 export class CopyBinaryRows {
   rows = 0;
   private out: Buffer;
+  private outView: DataView;
   private pos = 0;
-  /** Base-10000 digits of the numeric being written. */
-  private readonly nbase = new Int32Array(64);
+  /** The last input buffer seen and a view of it. */
+  private inBuf: Buffer | null = null;
+  private inView: DataView = view(Buffer.alloc(0));
+  /** The last date read (y·10⁴ + m·10² + d, of a valid date) and its days since 1970-01-01. */
+  private lastDate = -1;
+  private lastDays = 0;
 
   constructor(
     private readonly codes: Code[],
@@ -173,13 +178,17 @@ export class CopyBinaryRows {
     private readonly kinds: ColumnKind[] = [],
   ) {
     this.out = Buffer.allocUnsafe(chunkSize);
+    this.outView = view(this.out);
     this.pos = HEADER.copy(this.out, 0);
   }
 
   private room(n: number) {
     if (this.pos + n <= this.out.length) return;
     this.flush();
-    if (n > this.out.length) this.out = Buffer.allocUnsafe(n);
+    if (n > this.out.length) {
+      this.out = Buffer.allocUnsafe(n);
+      this.outView = view(this.out);
+    }
   }
 
   /** The most a value of `len` text bytes takes, length word included. */
@@ -195,6 +204,12 @@ export class CopyBinaryRows {
     // Per value at most 12 bytes beyond twice its text (a one-digit integer, a NULL).
     this.room(2 + width * 16 + 2 * (end - start) + 8);
     const out = this.out;
+    const to = this.outView;
+    if (buf !== this.inBuf) {
+      this.inBuf = buf;
+      this.inView = view(buf);
+    }
+    const from = this.inView;
     const cursor = this.cursor;
     let pos = this.pos;
     i16(out, pos, width);
@@ -223,6 +238,44 @@ export class CopyBinaryRows {
       const e = p + len;
       if (e > end) throw new Error('a row packet ended inside a value');
       if (cursor !== null && cursor.index === c) cursor.see(this.cursorValue(buf, p, e, c));
+      // The common values are written here (a call per value costs as much as the writing).
+      const code = codes[c];
+      if (code === RAW && len <= 32) {
+        // Text as it is, copied four bytes at a time through DataViews (TurboFan inlines their
+        // accessors; Buffer.copy makes a typed-array view per call).
+        to.setInt32(pos, len);
+        pos += 4;
+        if (len >= 8) for (; e - p >= 4; p += 4, pos += 4) to.setUint32(pos, from.getUint32(p));
+        for (; p < e; p++) out[pos++] = buf[p];
+        continue;
+      }
+      if ((code === INT4 || code === INT8) && len <= 15) {
+        const negative = buf[p] === 0x2d;
+        let q = negative ? p + 1 : p;
+        let v = 0;
+        for (; q < e; q++) {
+          const d = buf[q] - 0x30;
+          if (!(d >= 0 && d <= 9)) break;
+          v = v * 10 + d;
+        }
+        if (q === e && len > (negative ? 1 : 0)) {
+          if (negative) v = -v;
+          if (code === INT4) {
+            to.setInt32(pos, 4);
+            to.setInt32(pos + 4, v);
+            pos += 8;
+          } else {
+            const hi = Math.floor(v / TWO_32);
+            to.setInt32(pos, 8);
+            to.setInt32(pos + 4, hi);
+            to.setUint32(pos + 8, v - hi * TWO_32);
+            pos += 12;
+          }
+          p = e;
+          continue;
+        }
+        // Not an integer: value() says so.
+      }
       pos = this.value(out, pos, buf, p, e, c);
       p = e;
     }
@@ -264,18 +317,40 @@ export class CopyBinaryRows {
         return pos;
       }
       case INT2:
-        i32(out, pos, 2);
-        i16(out, pos + 4, this.integer(buf, p, e, c));
-        return pos + 6;
       case INT4:
-        i32(out, pos, 4);
-        i32(out, pos + 4, this.integer(buf, p, e, c));
-        return pos + 8;
-      case INT8:
+      case INT8: {
+        // The integer the server printed (its type bounds it, see copyBinaryPlan), parsed here
+        // rather than in a function of its own: this is most of the values of most rows.
+        const code = this.codes[c];
+        if (code === INT8 && e - p > 15) {
+          i32(out, pos, 8);
+          out.writeBigInt64BE(BigInt(this.checkedInteger(buf, p, e, c)), pos + 4);
+          return pos + 12;
+        }
+        const negative = buf[p] === 0x2d;
+        let q = negative ? p + 1 : p;
+        if (q === e) throw refuse(this.names[c], 'not an integer');
+        let v = 0;
+        for (; q < e; q++) {
+          const d = buf[q] - 0x30;
+          if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not an integer');
+          v = v * 10 + d;
+        }
+        if (negative) v = -v;
+        if (code === INT4) {
+          i32(out, pos, 4);
+          i32(out, pos + 4, v);
+          return pos + 8;
+        }
+        if (code === INT2) {
+          i32(out, pos, 2);
+          i16(out, pos + 4, v);
+          return pos + 6;
+        }
         i32(out, pos, 8);
-        if (e - p <= 15) i53(out, pos + 4, this.integer(buf, p, e, c));
-        else out.writeBigInt64BE(BigInt(this.checkedInteger(buf, p, e, c)), pos + 4);
+        i53(out, pos + 4, v);
         return pos + 12;
+      }
       case BOOL: {
         // boolin reads "0" and "1"; the server prints tinyint(1) so.
         const b = e - p === 1 ? buf[p] : 0;
@@ -285,7 +360,7 @@ export class CopyBinaryRows {
         return pos + 5;
       }
       case NUMERIC:
-        return this.numeric(out, pos, buf, p, e, c);
+        return this.numeric(pos, buf, p, e, c);
       case TIMESTAMP:
         return this.timestamp(out, pos, buf, p, e, c);
       default: {
@@ -297,20 +372,6 @@ export class CopyBinaryRows {
     }
   }
 
-  /** The integer the server printed, as a number (its type bounds it, see copyBinaryPlan). */
-  private integer(buf: Buffer, p: number, e: number, c: number): number {
-    const negative = buf[p] === 0x2d;
-    if (negative) p++;
-    if (p === e) throw refuse(this.names[c], 'not an integer');
-    let v = 0;
-    for (; p < e; p++) {
-      const d = buf[p] - 0x30;
-      if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not an integer');
-      v = v * 10 + d;
-    }
-    return negative ? -v : v;
-  }
-
   private checkedInteger(buf: Buffer, p: number, e: number, c: number): string {
     const text = buf.toString('latin1', p, e);
     if (!/^-?\d+$/.test(text)) throw refuse(this.names[c], 'not an integer');
@@ -320,64 +381,81 @@ export class CopyBinaryRows {
   /**
    * `[-]digits[.digits]` as a numeric: base-10000 digits aligned on the decimal point, the
    * display scale the count of fraction digits (numeric_in's), leading and trailing zero digits
-   * left out.
+   * left out. One pass over the text, the digits written where they go (the header after).
    */
-  private numeric(out: Buffer, pos: number, buf: Buffer, p: number, e: number, c: number): number {
+  private numeric(pos: number, buf: Buffer, p: number, e: number, c: number): number {
     const negative = buf[p] === 0x2d;
     if (negative) p++;
     let dot = p;
     while (dot < e && buf[dot] !== 0x2e) dot++;
     let i = p;
     while (i < dot && buf[i] === 0x30) i++;
-    const intDigits = dot - i;
-    const fracStart = dot + 1;
-    const scale = dot < e ? e - fracStart : 0;
+    const scale = dot < e ? e - dot - 1 : 0;
     if (dot === p && scale === 0) throw refuse(this.names[c], 'not a number');
-    if (intDigits + scale > 4 * this.nbase.length - 8) throw refuse(this.names[c], 'too long a number');
-    const d = this.nbase;
-    let n = 0;
-    // The integer part: the first group takes what is left over from whole groups of four.
-    let take = intDigits % 4 || 4;
-    while (i < dot) {
-      const g = digits(buf, i, take);
-      if (g < 0) throw refuse(this.names[c], 'not a number');
-      d[n++] = g;
-      i += take;
-      take = 4;
+    if (dot - i + scale > MAX_NUMERIC_DIGITS) throw refuse(this.names[c], 'too long a number');
+    const to = this.outView;
+    const first = pos + 12;
+    let q = first;
+    /** Where the digits end without their trailing zero digits. */
+    let kept = q;
+    // The integer part: its first digit is not 0, so neither is its first base-10000 digit; the
+    // first group takes what is left over from whole groups of four.
+    let take = (dot - i) % 4 || 4;
+    let g = 0;
+    for (; i < dot; i++) {
+      const d = buf[i] - 0x30;
+      if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not a number');
+      g = g * 10 + d;
+      if (--take === 0) {
+        to.setUint16(q, g);
+        q += 2;
+        if (g !== 0) kept = q;
+        g = 0;
+        take = 4;
+      }
     }
-    const intGroups = n;
-    for (let f = fracStart; f < e; f += 4) {
-      take = Math.min(4, e - f);
-      const g = digits(buf, f, take);
-      if (g < 0) throw refuse(this.names[c], 'not a number');
-      d[n++] = g * GROUP_SCALE[take];
+    let weight = ((q - first) >> 1) - 1;
+    // The fraction: groups of four from the point, the last one scaled up; zero groups before
+    // the first nonzero one (a value below 1) only lower the weight.
+    for (let f = dot + 1; f < e; ) {
+      const n = Math.min(e - f, 4);
+      g = 0;
+      for (const fe = f + n; f < fe; f++) {
+        const d = buf[f] - 0x30;
+        if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not a number');
+        g = g * 10 + d;
+      }
+      if (n < 4) g *= GROUP_SCALE[n];
+      if (q === first && g === 0) {
+        weight--;
+        continue;
+      }
+      to.setUint16(q, g);
+      q += 2;
+      if (g !== 0) kept = q;
     }
-    let from = 0;
-    let weight = intGroups - 1;
-    while (from < n && d[from] === 0) {
-      from++;
-      weight--;
-    }
-    while (n > from && d[n - 1] === 0) n--;
-    const count = n - from;
-    i32(out, pos, 8 + 2 * count);
-    i16(out, pos + 4, count);
-    i16(out, pos + 6, count === 0 ? 0 : weight);
-    i16(out, pos + 8, negative && count > 0 ? 0x4000 : 0);
-    i16(out, pos + 10, scale);
-    pos += 12;
-    for (let k = from; k < n; k++) {
-      i16(out, pos, d[k]);
-      pos += 2;
-    }
-    return pos;
+    const keptCount = (kept - first) >> 1;
+    to.setInt32(pos, 8 + 2 * keptCount);
+    to.setInt16(pos + 4, keptCount);
+    to.setInt16(pos + 6, keptCount === 0 ? 0 : weight);
+    to.setUint16(pos + 8, negative && keptCount > 0 ? 0x4000 : 0);
+    to.setInt16(pos + 10, scale);
+    return kept;
   }
 
-  /** `YYYY-MM-DD` at buf[p] as days since 1970-01-01; refused where PostgreSQL's input refuses. */
+  /**
+   * `YYYY-MM-DD` at buf[p] as days since 1970-01-01; refused where PostgreSQL's input refuses.
+   * The last date is remembered: a column's dates often repeat from one row to the next.
+   */
   private date(buf: Buffer, p: number, c: number): number {
-    const y = digits(buf, p, 4);
-    const m = digits(buf, p + 5, 2);
-    const d = digits(buf, p + 8, 2);
+    const cy = two(buf, p);
+    const yy = two(buf, p + 2);
+    const y = cy < 0 || yy < 0 ? -1 : cy * 100 + yy;
+    const m = two(buf, p + 5);
+    const d = two(buf, p + 8);
+    const key = y * 10000 + m * 100 + d;
+    if (key === this.lastDate && y >= 0 && m >= 0 && d >= 0 && buf[p + 4] === 0x2d && buf[p + 7] === 0x2d)
+      return this.lastDays;
     if (
       y < 1 ||
       m < 1 ||
@@ -388,7 +466,9 @@ export class CopyBinaryRows {
       d > (m === 2 && leap(y) ? 29 : MONTH_DAYS[m])
     )
       throw refuse(this.names[c], 'not a date PostgreSQL accepts (a zero or partial date)');
-    return daysFromCivil(y, m, d);
+    this.lastDate = key;
+    this.lastDays = daysFromCivil(y, m, d);
+    return this.lastDays;
   }
 
   /** `YYYY-MM-DD[ HH:MM:SS[.f…]]` as microseconds since 2000-01-01. */
@@ -398,10 +478,9 @@ export class CopyBinaryRows {
     let seconds = (this.date(buf, p, c) - PG_EPOCH_DAYS) * 86400;
     let micros = 0;
     if (len > 10) {
-      const h = digits(buf, p + 11, 2);
-      const mi = digits(buf, p + 14, 2);
-      const s = digits(buf, p + 17, 2);
-      const n = len - 20;
+      const h = two(buf, p + 11);
+      const mi = two(buf, p + 14);
+      const s = two(buf, p + 17);
       if (
         len < 19 ||
         buf[p + 10] !== 0x20 ||
@@ -413,20 +492,26 @@ export class CopyBinaryRows {
         mi > 59 ||
         s < 0 ||
         s > 59 ||
-        (len > 19 && (buf[p + 19] !== 0x2e || n < 1 || n > 6))
+        (len > 19 && (buf[p + 19] !== 0x2e || len === 20 || len > 26))
       )
         throw refuse(this.names[c], 'not a timestamp');
       seconds += h * 3600 + mi * 60 + s;
-      if (len > 19) {
-        micros = digits(buf, p + 20, n);
-        if (micros < 0) throw refuse(this.names[c], 'not a timestamp');
-        micros *= MICRO_SCALE[n];
+      for (let q = p + 20; q < e; q++) {
+        const d = buf[q] - 0x30;
+        if (!(d >= 0 && d <= 9)) throw refuse(this.names[c], 'not a timestamp');
+        micros = micros * 10 + d;
       }
+      if (len > 20) micros *= MICRO_SCALE[len - 20];
     }
-    i32(out, pos, 8);
+    const to = this.outView;
+    to.setInt32(pos, 8);
     // Within ±285 years of 2000 the microseconds are exact as a number.
-    if (seconds < 9e9 && seconds > -9e9) i53(out, pos + 4, seconds * 1e6 + micros);
-    else out.writeBigInt64BE(BigInt(seconds) * 1000000n + BigInt(micros), pos + 4);
+    if (seconds < 9e9 && seconds > -9e9) {
+      const v = seconds * 1e6 + micros;
+      const hi = Math.floor(v / TWO_32);
+      to.setInt32(pos + 4, hi);
+      to.setUint32(pos + 8, v - hi * TWO_32);
+    } else out.writeBigInt64BE(BigInt(seconds) * 1000000n + BigInt(micros), pos + 4);
     return pos + 12;
   }
 
@@ -439,6 +524,7 @@ export class CopyBinaryRows {
     if (this.pos === 0) return;
     const chunk = this.out.subarray(0, this.pos);
     this.out = Buffer.allocUnsafe(this.chunkSize);
+    this.outView = view(this.out);
     this.pos = 0;
     this.onChunk(chunk);
   }

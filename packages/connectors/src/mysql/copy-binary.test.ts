@@ -70,12 +70,18 @@ beforeAll(async () => {
         ?, 'b', X'5C', X'5C78', -100000000, '2285-12-31')`,
     [TRICKY, `${TRICKY}\n`.repeat(2000), 'ü'],
   );
+  // Text of every length up to 40 bytes (the encoder copies short text a word at a time), numerics
+  // with zero base-10000 digits inside and at either end, times before 1970.
   await my.query(
-    'CREATE TABLE seq (id int primary key, v varchar(40), at datetime(6), amount decimal(12,2))',
+    `CREATE TABLE seq (id int primary key, v varchar(40), at datetime(6), amount decimal(12,2),
+       w varchar(64), n decimal(30,10), old datetime(6))`,
   );
   await my.query(
     `INSERT INTO seq SELECT seq, concat('value ', seq, if(seq % 7 = 0, '\\t\\\\', '')),
-       timestamp '2024-01-01 00:00:00' + interval seq second + interval seq microsecond, (seq % 10000) / 100
+       timestamp '2024-01-01 00:00:00' + interval seq second + interval seq microsecond, (seq % 10000) / 100,
+       left(repeat(concat(seq, if(seq % 5 = 0, 'ü', '-')), 40), seq % 41),
+       (cast(seq as signed) - 15000) * 10000.00000001 / if(seq % 3 = 0, 10000, 1),
+       timestamp '1969-12-31 23:59:59' - interval seq minute - interval seq * 7 microsecond
        FROM seq_1_to_30000`,
   );
   await my.query('CREATE TABLE flags (id int primary key, b tinyint)');
@@ -94,7 +100,8 @@ beforeAll(async () => {
   for (const way of ['binary', 'text', 'rows']) {
     await pgc.query(`CREATE TABLE every_${way} (${PG_COLUMNS})`);
     await pgc.query(
-      `CREATE TABLE seq_${way} (id int primary key, v text, at timestamp, amount numeric(12,2))`,
+      `CREATE TABLE seq_${way} (id int primary key, v text, at timestamp, amount numeric(12,2), w text,
+         n numeric(30,10), old timestamp)`,
     );
   }
   await pgc.query('CREATE TABLE flags (id int primary key, b boolean)');

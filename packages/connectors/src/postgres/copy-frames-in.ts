@@ -7,7 +7,10 @@ import type pg from 'pg';
 // closing CopyDone, or a CopyFail when the input fails (the server then ends the COPY with an
 // error and nothing of it stays). The chunks must hold whole messages only (the reader
 // guarantees it), so a CopyFail never lands inside one. The row count is the server's command
-// tag. See docs/benchmarks.md, "The data path toward its limit".
+// tag. Chunks of COPY's bytes without the framing (any other source of COPY input: the MySQL
+// encoders, CSV) go the same way, each as one CopyData message, its header written with it (one
+// writev: the socket is corked to the next tick). See docs/benchmarks.md, "The data path toward
+// its limit".
 
 const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
 
@@ -19,6 +22,14 @@ function copyFail(reason: string): Buffer {
   message.writeUInt32BE(4 + text.length, 1);
   text.copy(message, 5);
   return message;
+}
+
+/** A CopyData message's header ('d', its length) for a body of `n` bytes. */
+function copyDataHeader(n: number): Buffer {
+  const header = Buffer.allocUnsafe(5);
+  header[0] = 0x64;
+  header.writeUInt32BE(n + 4, 1);
+  return header;
 }
 
 /** The part of pg's connection used here: its socket. */
@@ -94,6 +105,8 @@ export async function copyFramesIn(
   text: string,
   chunks: AsyncIterable<Uint8Array>,
   sent: (chunk: Uint8Array) => void,
+  /** The chunks are COPY's bytes without the messages' framing: each goes as a CopyData message of its own. */
+  frame = false,
 ): Promise<number> {
   const copy = new CopyFramesQuery(text);
   client.query(copy);
@@ -135,13 +148,17 @@ export async function copyFramesIn(
         inputDone = true;
         break;
       }
-      sent(next.value);
+      const chunk = next.value;
+      if (frame && chunk.byteLength === 0) continue;
+      sent(chunk);
       if (!corked) {
         corked = true;
         socket.cork();
         process.nextTick(uncork);
       }
-      if (!socket.write(next.value)) {
+      // Unframed, the message's header goes first, in the same write (the socket is corked).
+      if (frame) socket.write(copyDataHeader(chunk.byteLength));
+      if (!socket.write(chunk)) {
         let wake: (() => void) | undefined;
         try {
           await unlessFailed(

@@ -1,7 +1,5 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type pg from 'pg';
-import copyStreams from 'pg-copy-streams';
 import { quoteIdent } from '../relational/identifiers';
 import { ConnectorError } from '../types';
 import { destroy } from './connect';
@@ -78,7 +76,6 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
   let timer: NodeJS.Timeout | undefined;
   let idle: ConnectorError | null = null;
   const text = `COPY ${opts.table} (${cols}) FROM STDIN ${withClause(opts.format)}`;
-  let copy: ReturnType<typeof copyStreams.from> | null = null;
   const arm = () => {
     if (opts.idleTimeoutMs === undefined) return;
     if (timer) {
@@ -90,7 +87,6 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
         'TIMEOUT',
         `the copy moved no data for ${Math.round(opts.idleTimeoutMs! / 1000)} s and was stopped`,
       );
-      copy?.destroy(idle);
       destroy(client);
     }, opts.idleTimeoutMs);
   };
@@ -101,16 +97,9 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
   let rows: number;
   arm();
   try {
-    if (opts.framed) {
-      rows = await copyFramesIn(client, text, opts.chunks, sent);
-    } else {
-      copy = client.query(copyStreams.from(text));
-      const source =
-        opts.chunks instanceof Readable ? opts.chunks : Readable.from(opts.chunks, { objectMode: false });
-      source.on('data', sent);
-      await pipeline(source, copy);
-      rows = copy.rowCount;
-    }
+    // Framed or not, the chunks go onto the socket as they come (unframed, each behind the
+    // header that makes it a CopyData message), with the socket's backpressure.
+    rows = await copyFramesIn(client, text, opts.chunks, sent, opts.framed !== true);
   } catch (err) {
     throw idle ?? err;
   } finally {
