@@ -179,7 +179,9 @@ describe('history partitions', () => {
       expect(await readLists()).toEqual(before.lists);
       // 0018: the runs' slug key holds what a log read needs of its run, over the runs already
       // there, and is the same unique key.
-      const [{ def }] = rowsOf(await exec(`select pg_get_indexdef('pipeline_runs_slug_uq'::regclass) as def`));
+      const [{ def }] = rowsOf(
+        await exec(`select pg_get_indexdef('pipeline_runs_slug_uq'::regclass) as def`),
+      );
       expect(def).toMatch(
         /^CREATE UNIQUE INDEX pipeline_runs_slug_uq ON (public\.)?pipeline_runs USING btree \(organization_id, slug\) INCLUDE \(id, environment_id, pipeline_id, created_at, finished_at\)$/,
       );
