@@ -177,20 +177,6 @@ describe('history partitions', () => {
       expect(await idsOf('events')).toEqual(before.events);
       expect(await idsOf('pipeline_run_logs')).toEqual(before.logs);
       expect(await readLists()).toEqual(before.lists);
-      // 0018: the runs' slug key holds what a log read needs of its run, over the runs already
-      // there, and is the same unique key.
-      const [{ def }] = rowsOf(
-        await exec(`select pg_get_indexdef('pipeline_runs_slug_uq'::regclass) as def`),
-      );
-      expect(def).toMatch(
-        /^CREATE UNIQUE INDEX pipeline_runs_slug_uq ON (public\.)?pipeline_runs USING btree \(organization_id, slug\) INCLUDE \(id, environment_id, pipeline_id, created_at, finished_at\)$/,
-      );
-      await expect(
-        exec(
-          `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash)
-           select organization_id, pipeline_id, environment_id, slug, 'h' from pipeline_runs limit 1`,
-        ),
-      ).rejects.toThrow(/pipeline_runs_slug_uq/);
       // Pages of two: the first one comes from the last week alone (four of the activity events are from it),
       // the next ones from every partition, and together they are the same list.
       const byTwo = [];

@@ -174,8 +174,6 @@ export const pipelineRuns = pgTable(
     ...timestamps(),
   },
   (t) => [
-    // Migration 0018 adds INCLUDE (id, environment_id, pipeline_id, created_at, finished_at) by hand
-    // (the schema builder has no INCLUDE): a run's log read finds its run in this index alone.
     uniqueIndex('pipeline_runs_slug_uq').on(t.organizationId, t.slug),
     // The runs list (newest first, slug as tiebreak) and each of its filters read one index in
     // order and stop after a page, however many runs the environment holds.

@@ -57,9 +57,8 @@ export async function findRun(db: DbOrTx, place: RunPlace, slug: string): Promis
 }
 
 /**
- * What a run's log read needs of the run (its id and time bounds), by its slug in its place. Every
- * column it reads of the run is in `pipeline_runs_slug_uq` (key and INCLUDE, migration 0018), so
- * an ended run's lookup is an index-only scan: no page of the runs table is read for a log.
+ * What a run's log read needs of the run (its id and time bounds), by its slug in its place: the
+ * runs and their pipeline only, not every column of `findRun` and its environment.
  */
 export async function findRunSpan(
   db: DbOrTx,
