@@ -411,6 +411,9 @@ describe('runs', () => {
       const oldestFirst = [0, 1, 2, 3, 4].map((i) => [i + 1, `line ${i}`]);
       expect(await walk('&order=asc')).toEqual(oldestFirst);
       expect(await walk('')).toEqual([...oldestFirst].reverse());
+      // A cursor that names no line number is refused, not read as one.
+      const forged = await t.call('GET', `${pe}/runs/list-b/logs?cursor=eA_abc`, { token: owner });
+      expect(forged.statusCode).toBe(400);
     });
 
     it('shows and resets checkpoints (protected environments need confirmation)', async () => {

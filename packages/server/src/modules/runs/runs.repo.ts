@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Store, Tx } from '../../db/client';
 import {
   environments,
@@ -54,6 +54,24 @@ export async function findRun(db: DbOrTx, place: RunPlace, slug: string): Promis
     .where(and(inPlace(place), eq(pipelineRuns.slug, slug)))
     .limit(1);
   return row ? flatten(row) : null;
+}
+
+/**
+ * What a run's log read needs of the run (its id and time bounds), by its slug in its place: the
+ * runs and their pipeline only, not every column of `findRun` and its environment.
+ */
+export async function findRunSpan(
+  db: DbOrTx,
+  place: RunPlace,
+  slug: string,
+): Promise<{ id: string; createdAt: Date; finishedAt: Date | null } | null> {
+  const [row] = await db
+    .select({ id: pipelineRuns.id, createdAt: pipelineRuns.createdAt, finishedAt: pipelineRuns.finishedAt })
+    .from(pipelineRuns)
+    .innerJoin(pipelines, eq(pipelines.id, pipelineRuns.pipelineId))
+    .where(and(inPlace(place), eq(pipelineRuns.slug, slug)))
+    .limit(1);
+  return row ?? null;
 }
 
 /** Any run of the organization with that slug (slugs are unique per organization). */
@@ -324,6 +342,10 @@ export const logCursorAfter = (seq: number) => {
  * bounds from the run's start and, once it has ended, to its end (a day of slack each for worker
  * clocks) leave the other partitions unread, so an old run's log costs what a new one's does.
  * A run executed again has no end until it ends again, so its new lines are never cut off.
+ * Ordered and bounded by the line's number itself (the cursor's zero-padded text is only its
+ * encoding), so a page is one walk of `pipeline_run_logs_run_seq_idx` from the cursor that stops
+ * after the page, however many lines the run has: the last 20 lines of a run of a million read
+ * 21 index entries, not a million sorted.
  */
 export async function listLogs(
   db: DbOrTx,
@@ -338,13 +360,28 @@ export async function listLogs(
     query,
     sorts: { log_seq: { column: paddedSeq, kind: 'text' } },
     tiebreak: paddedSeq,
-    fetch: ({ where, orderBy, limit }) =>
-      db
+    // The cursor's value and identifier are both the padded number (`keyOf`).
+    idShape: /^\d{10}$/,
+    fetch: ({ cursor, ascending, limit }) => {
+      const after = cursor ? Number(cursor.id) : undefined;
+      return db
         .select()
         .from(pipelineRunLogs)
-        .where(and(eq(pipelineRunLogs.runId, run.id), gte(pipelineRunLogs.at, since), until, where))
-        .orderBy(...orderBy)
-        .limit(limit),
+        .where(
+          and(
+            eq(pipelineRunLogs.runId, run.id),
+            gte(pipelineRunLogs.at, since),
+            until,
+            after === undefined
+              ? undefined
+              : ascending
+                ? gt(pipelineRunLogs.seq, after)
+                : lt(pipelineRunLogs.seq, after),
+          ),
+        )
+        .orderBy(ascending ? asc(pipelineRunLogs.seq) : desc(pipelineRunLogs.seq))
+        .limit(limit);
+    },
     keyOf: (r) => ({ value: String(r.seq).padStart(10, '0'), id: String(r.seq).padStart(10, '0') }),
   });
 }

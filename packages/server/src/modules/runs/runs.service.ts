@@ -141,7 +141,9 @@ export function toLog(l: { seq: number; stepSlug: string | null; level: string; 
 }
 
 export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string, query: ListQuery) {
-  const run = await requireRun(ctx.deps.db, scope, pe, slug);
+  const { place } = await resolvePlace(ctx.deps.db, scope, pe.project, pe.environment);
+  const run = await repo.findRunSpan(ctx.deps.db, place, slug);
+  if (!run) throw notFound('run');
   const page = await repo.listLogs(ctx.deps.db, run, query);
   return { ...page, items: page.items.map(toLog) };
 }
