@@ -17,7 +17,7 @@ import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
 import { knownPlanOrders, PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
-import { makeRunTmpDir } from './run-tmp';
+import { runTmpDirName } from './run-tmp';
 
 const payload = z.object({ runId: z.string().uuid() });
 
@@ -107,9 +107,11 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
     recorder.log('info', null, `attempt ${run.attempt} started`);
 
     let outcome: RunOutcome;
+    // Made by the engine if a step needs it; removed once the run has ended, off its path.
+    const tmpDir = runTmpDirName();
     try {
       // The run's connectors read and write through this worker's pool of data sessions.
-      const cursors = await execute({ ...deps, sessions }, run, controller.signal, recorder);
+      const cursors = await execute({ ...deps, sessions }, run, controller.signal, recorder, tmpDir);
       outcome = { kind: 'succeeded', cursors };
     } catch (err) {
       outcome = failureOutcome(deps, runId, err, stopReason, timeoutSeconds);
@@ -128,6 +130,7 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
     } finally {
       active.delete(entry);
       resolveDone();
+      await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => {});
     }
   };
 };
@@ -137,6 +140,7 @@ async function execute(
   run: Awaited<ReturnType<typeof claimRun>> & {},
   signal: AbortSignal,
   recorder: ReturnType<typeof createRunRecorder>,
+  tmpDir: string,
 ) {
   const prepared = await prepareRun(deps, run);
   if (run.attempt > 1) {
@@ -154,25 +158,20 @@ async function execute(
       );
     }
   }
-  const tmpDir = await makeRunTmpDir();
-  try {
-    const result = await executeRun({
-      runSlug: run.slug,
-      spec: prepared.spec,
-      plan: prepared.plan,
-      ports: prepared.ports,
-      cursors: prepared.cursors,
-      scope: prepared.scope,
-      secretValues: prepared.secretValues,
-      signal,
-      observer: recorder.observer,
-      log: recorder.log,
-      tmpDir,
-    });
-    return result.cursors;
-  } finally {
-    await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => {});
-  }
+  const result = await executeRun({
+    runSlug: run.slug,
+    spec: prepared.spec,
+    plan: prepared.plan,
+    ports: prepared.ports,
+    cursors: prepared.cursors,
+    scope: prepared.scope,
+    secretValues: prepared.secretValues,
+    signal,
+    observer: recorder.observer,
+    log: recorder.log,
+    tmpDir,
+  });
+  return result.cursors;
 }
 
 function failureOutcome(
