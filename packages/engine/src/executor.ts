@@ -30,8 +30,8 @@ export type ExecuteRunOptions = {
   /** Receives lines already masked. */
   log(level: LogLevel, stepSlug: string | null, message: string): void;
   /**
-   * A directory for this run (spools, DuckDB spill files), made (0700) the first time a step
-   * needs one: a run of a source into a sink never does. The caller removes it.
+   * A directory owned by this run (spools, DuckDB spill files), made (0700) if missing the first
+   * time a step needs it: a run of a source into a sink never does. The caller removes it.
    */
   tmpDir: string;
   /** DuckDB memory limit of one transform before it spills to tmpDir; default '256MB'. */
@@ -84,7 +84,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
     for (const d of plan.downstream[slug] ?? [])
       if (!steps.has(d)) throw new RunError('INVALID_PLAN', `step ${slug} feeds unknown step ${d}`);
   }
-  // Made on first use: a run without spools or transforms costs no file-system round trip.
+  // Looked at on first use: a run without spools or transforms waits for no file-system call.
   let madeTmp: Promise<string> | null = null;
   const tmpDir = () => {
     madeTmp ??= mkdir(opts.tmpDir, { recursive: true, mode: 0o700 }).then(() => opts.tmpDir);

@@ -17,7 +17,7 @@ import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
 import { knownPlanOrders, PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
-import { runTmpDirName } from './run-tmp';
+import { makeRunTmpDir } from './run-tmp';
 
 const payload = z.object({ runId: z.string().uuid() });
 
@@ -107,8 +107,10 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
     recorder.log('info', null, `attempt ${run.attempt} started`);
 
     let outcome: RunOutcome;
-    // Made by the engine if a step needs it; removed once the run has ended, off its path.
-    const tmpDir = runTmpDirName();
+    // Made while the run is prepared (the file system's thread pool, not the run's path) and
+    // removed once the run has ended.
+    const tmpDir = makeRunTmpDir();
+    tmpDir.catch(() => {}); // the run fails on it in execute
     try {
       // The run's connectors read and write through this worker's pool of data sessions.
       const cursors = await execute({ ...deps, sessions }, run, controller.signal, recorder, tmpDir);
@@ -130,7 +132,7 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
     } finally {
       active.delete(entry);
       resolveDone();
-      await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => {});
+      await tmpDir.then((dir) => fs.rm(dir, { recursive: true, force: true })).catch(() => {});
     }
   };
 };
@@ -140,7 +142,7 @@ async function execute(
   run: Awaited<ReturnType<typeof claimRun>> & {},
   signal: AbortSignal,
   recorder: ReturnType<typeof createRunRecorder>,
-  tmpDir: string,
+  tmpDir: Promise<string>,
 ) {
   const prepared = await prepareRun(deps, run);
   if (run.attempt > 1) {
@@ -169,7 +171,7 @@ async function execute(
     signal,
     observer: recorder.observer,
     log: recorder.log,
-    tmpDir,
+    tmpDir: await tmpDir,
   });
   return result.cursors;
 }

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,14 +11,9 @@ import path from 'node:path';
 const PREFIX = 'sluice-run-';
 const NAME = /^sluice-run-(\d+)-[A-Za-z0-9]+$/;
 
-/**
- * The directory of one run attempt of this process: a new name, not made here. The engine makes
- * it (0700) only when a step needs one (a spool, a transform's spill files), so a run of a source
- * into a sink touches no file system; the name is unguessable, as mkdtemp's would be. Remove it
- * with `fs.rm(…, { force: true })` once the run has ended.
- */
-export function runTmpDirName(): string {
-  return path.join(os.tmpdir(), `${PREFIX}${process.pid}-${crypto.randomBytes(12).toString('hex')}`);
+/** A fresh directory for one run attempt of this process. */
+export function makeRunTmpDir(): Promise<string> {
+  return fs.mkdtemp(path.join(os.tmpdir(), `${PREFIX}${process.pid}-`));
 }
 
 function processExists(pid: number): boolean {
