@@ -229,6 +229,23 @@ const {
   dataDb: DST,
 });
 
+/**
+ * The bench's own look at the runs' states, on one session kept for the whole invocation
+ * (named, so statement-counter.mjs leaves it out). A new session per look (pipeline-support's
+ * `sql`) forked a backend every 100 ms: one at a time, that fork landed while the run it was
+ * waiting for executed, on the same 2 cores (docs/benchmarks.md, 2026-11-29 "One at a time").
+ * The figures come from pipeline_runs' own timestamps either way; only the interference goes.
+ */
+let watcher: pg.Client | null = null;
+async function watch<T = any>(text: string, values: unknown[]): Promise<T[]> {
+  if (!watcher) {
+    const c = new pg.Client({ connectionString: dbUrl(STORE), application_name: 'sluice-bench' });
+    await c.connect();
+    watcher = c;
+  }
+  return (await watcher.query(text, values as any[])).rows as T[];
+}
+
 let seq = 0;
 /** In-flight execute requests at most (a client keeps to its pool, as the API host does). */
 const IN_FLIGHT = 8;
@@ -274,16 +291,14 @@ async function sluiceRuns(
   await Promise.all(pending);
   const slugs = [...sent.keys()];
   for (;;) {
-    const [row] = await sql(
-      STORE,
+    const [row] = await watch(
       `select count(*) filter (where state in ('succeeded','failed','canceled')) as n,
               count(*) filter (where state <> 'succeeded' and state in ('failed','canceled')) as bad
          from pipeline_runs where slug = any($1)`,
       [slugs],
     );
     if (Number(row.bad) > 0) {
-      const bad = await sql(
-        STORE,
+      const bad = await watch(
         `select slug, state, attempt, error from pipeline_runs
           where slug = any($1) and state in ('failed','canceled') limit 5`,
         [slugs],
@@ -293,8 +308,7 @@ async function sluiceRuns(
     if (Number(row.n) === count) break;
     await sleep(100);
   }
-  const rows = await sql(
-    STORE,
+  const rows = await watch(
     `select slug, extract(epoch from started_at) * 1000 as s, extract(epoch from finished_at) * 1000 as f
        from pipeline_runs where slug = any($1)`,
     [slugs],
@@ -612,6 +626,7 @@ async function main() {
     );
   } finally {
     stopCost();
+    await watcher?.end().catch(() => {});
     for (const w of workers) await w.stop().catch(() => {});
     await p?.close().catch(() => {});
     await bouncer?.close().catch(() => {});

@@ -29,7 +29,10 @@ export type ExecuteRunOptions = {
   observer: RunObserver;
   /** Receives lines already masked. */
   log(level: LogLevel, stepSlug: string | null, message: string): void;
-  /** A directory owned by this run (spools, DuckDB spill files); the caller removes it. */
+  /**
+   * A directory owned by this run (spools, DuckDB spill files), made (0700) if missing the first
+   * time a step needs it: a run of a source into a sink never does. The caller removes it.
+   */
   tmpDir: string;
   /** DuckDB memory limit of one transform before it spills to tmpDir; default '256MB'. */
   transformMemoryLimit?: string;
@@ -81,7 +84,12 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
     for (const d of plan.downstream[slug] ?? [])
       if (!steps.has(d)) throw new RunError('INVALID_PLAN', `step ${slug} feeds unknown step ${d}`);
   }
-  await mkdir(opts.tmpDir, { recursive: true });
+  // Looked at on first use: a run without spools or transforms waits for no file-system call.
+  let madeTmp: Promise<string> | null = null;
+  const tmpDir = () => {
+    madeTmp ??= mkdir(opts.tmpDir, { recursive: true, mode: 0o700 }).then(() => opts.tmpDir);
+    return madeTmp;
+  };
   if (opts.spec.steps.some((s) => s.kind === 'transform')) preloadDuck();
 
   const run = new AbortController();
@@ -174,7 +182,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
     if (consumers.length === 1)
       return consumers[0][1].resolve({ from: n.step.slug, payload: out.payload, drain: true });
     const replay = await raceAbort(
-      spoolPayload(out.payload, join(opts.tmpDir, `spool-${n.step.slug}`)),
+      tmpDir().then((dir) => spoolPayload(out.payload, join(dir, `spool-${n.step.slug}`))),
       signal,
     );
     for (const [, d] of consumers) d.resolve({ from: n.step.slug, payload: replay(), drain: false });
@@ -249,7 +257,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
         sql: bound.sql,
         params: bound.params,
         inputs: inputs.map((input, i) => ({ slug: input.from, payload: metered[i].payload })),
-        dir: opts.tmpDir,
+        dir: await tmpDir(),
         signal,
         memoryLimit: opts.transformMemoryLimit,
         jsonSampleRecords: opts.transformJsonSample,

@@ -43,6 +43,11 @@ export type CopyInOptions = {
    * (`lifted`): the caller sets it back with its next statements, in one round trip.
    */
   keepLifted?: boolean;
+  /**
+   * The caller already lifted statement_timeout in this transaction (with its statements before,
+   * in their round trip) and this was the value before: no round trip of its own for it here.
+   */
+  liftedFrom?: string;
 };
 
 export type CopyInResult = {
@@ -53,6 +58,10 @@ export type CopyInResult = {
   /** With `keepLifted`: the statement_timeout the transaction had before the copy. */
   lifted?: string;
 };
+
+/** Lifts statement_timeout for the rest of the transaction; answers the value it had (`t`). */
+export const LIFT_SQL =
+  "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)";
 
 function withClause(f: CopyInFormat): string {
   if (f.kind !== 'csv') return `(FORMAT ${f.kind})`;
@@ -69,9 +78,8 @@ function withClause(f: CopyInFormat): string {
  */
 export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<CopyInResult> {
   const cols = opts.columns.map((c) => quoteIdent(c, 'postgres')).join(', ');
-  const before = await client.query<{ t: string }>(
-    "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)",
-  );
+  const before =
+    opts.liftedFrom !== undefined ? opts.liftedFrom : (await client.query<{ t: string }>(LIFT_SQL)).rows[0].t;
   let bytes = 0;
   let timer: NodeJS.Timeout | undefined;
   let idle: ConnectorError | null = null;
@@ -105,7 +113,7 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
   } finally {
     clearTimeout(timer);
   }
-  if (opts.keepLifted) return { rows, bytes, lifted: before.rows[0].t };
-  await client.query("SELECT set_config('statement_timeout', $1, true)", [before.rows[0].t]);
+  if (opts.keepLifted) return { rows, bytes, lifted: before };
+  await client.query("SELECT set_config('statement_timeout', $1, true)", [before]);
   return { rows, bytes };
 }

@@ -1,6 +1,7 @@
 import type { SinkResult } from '@sluice/engine';
 import type pg from 'pg';
 import type { TableName } from '../relational/identifiers';
+import { LIFT_SQL } from './copy-in';
 import type { TargetColumn } from './csv-in';
 import { createLedger, ledgerOf, lookUpWrite, writeOf } from './ledger';
 import type { PgSession } from './session';
@@ -20,6 +21,11 @@ export type WriteStart = {
   columns: TargetColumn[];
   /** What an earlier attempt committed under the commit key, or null. */
   earlier: SinkResult | null;
+  /**
+   * With `lift`, when the message lifted statement_timeout (its last statement, after the reads):
+   * the value it had. The transaction then runs without it until the caller sets it back.
+   */
+  liftedFrom?: string;
 };
 
 /** The target's columns in the order of the table, as one JSON array (empty when it is missing). */
@@ -44,6 +50,7 @@ export async function beginWrite(
   s: PgSession,
   table: TableName,
   commitKey: string | undefined,
+  opts: { lift?: boolean } = {},
 ): Promise<WriteStart> {
   const lit = (v: string) => s.client.escapeLiteral(v);
   const ledger = ledgerOf(table);
@@ -56,6 +63,10 @@ export async function beginWrite(
             ${columnsOf(lit(table.sql))} AS columns`,
   ];
   if (lookUp) statements.push(`SELECT rows, bytes FROM ${ledger} WHERE commit_key = ${lit(commitKey)}`);
+  // A write whose ledger this session saw goes on to its COPY, which runs with statement_timeout
+  // lifted: lifted here, last, the COPY needs no round trip of its own for it (copy-in.ts).
+  const lift = opts.lift === true && lookUp;
+  if (lift) statements.push(LIFT_SQL);
   let results: pg.QueryResult[];
   try {
     results = (await s.timed(s.client.query(statements.join('; ')))) as unknown as pg.QueryResult[];
@@ -64,7 +75,7 @@ export async function beginWrite(
     if (!lookUp || (err as { code?: string }).code !== '42P01') throw err;
     seen.delete(ledger);
     await s.timed(s.client.query('ROLLBACK'));
-    return beginWrite(s, table, commitKey);
+    return beginWrite(s, table, commitKey, opts);
   }
   const inspected = results[1].rows[0] as Inspected;
   const columns = inspected.columns.map((c) => ({
@@ -85,5 +96,6 @@ export async function beginWrite(
   const earlier = lookUp
     ? writeOf(results[2].rows as { rows: string; bytes: string }[])
     : await lookUpWrite(s, ledger, commitKey);
-  return { exists, columns, earlier };
+  if (!lift) return { exists, columns, earlier };
+  return { exists, columns, earlier, liftedFrom: (results[3].rows[0] as { t: string }).t };
 }

@@ -163,7 +163,12 @@ export async function writePg(
   let rows = 0;
   let bytes = 0;
   try {
-    const start = await beginWrite(s, table, ctx.commitKey);
+    // insert goes from this message to its COPY: lifted for it here (sink-start.ts).
+    const start = await beginWrite(s, table, ctx.commitKey, { lift: write.mode === 'insert' });
+    if (!start.exists && start.liftedFrom !== undefined) {
+      await s.timed(s.client.query("SELECT set_config('statement_timeout', $1, true)", [start.liftedFrom]));
+      start.liftedFrom = undefined;
+    }
     if (!start.exists) {
       if (!write.create_table) {
         throw new ConnectorError(
@@ -239,7 +244,7 @@ export async function writePg(
         : null;
     // One COPY for all the rows, bounded by the time between two chunks. Insert commits next:
     // the statement limit is set back with the ledger's row and COMMIT, in one round trip.
-    let limit: string | undefined;
+    let limit = start.liftedFrom;
     const copyAll = async (
       kind: 'binary' | 'text' | 'csv',
       chunks: AsyncIterable<Uint8Array>,
@@ -253,6 +258,7 @@ export async function writePg(
         idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
         framed,
         keepLifted: direct,
+        liftedFrom: start.liftedFrom,
       });
       limit = r.lifted;
       return r;

@@ -206,4 +206,32 @@ describe('postgres sink ledger on a pooled session', () => {
       ),
     ).toEqual(['pooled-2:load:0']);
   });
+
+  it('on a reused session, lifts the statement limit with its first message and copes with a target gone since', async () => {
+    // A session that saw the ledger lifts statement_timeout for the COPY in its first message
+    // (sink-start.ts); a target dropped since is created in that transaction with the limit
+    // set back first, and the transaction always ends with it (the next write sees it again).
+    const creating = stepContext({
+      kind: 'sink',
+      data_source_ref: 'db',
+      operation: {
+        operation_type: 'sql',
+        write: { table: 'sales.lifted', mode: 'insert', create_table: true },
+      },
+    });
+    const to = (key: string, step = sink('sales.lifted')) =>
+      postgres.sink.write(pgTarget.connection(), rows([[3, 'c']]), step, { ...ctx, commitKey: key });
+    const lifted = async () => Number((await pgDb.query('SELECT count(*) AS n FROM sales.lifted')).rows[0].n);
+    await pgDb.query('CREATE TABLE sales.lifted (id int, name text NOT NULL)');
+    expect(await to('lift-1:load:0')).toMatchObject({ rows: 1 });
+    expect(await to('lift-2:load:0')).toMatchObject({ rows: 1 });
+    expect(await to('lift-2:load:0')).toMatchObject({ rows: 1 });
+    expect(await lifted()).toBe(2);
+    await pgDb.query('DROP TABLE sales.lifted');
+    expect(await to('lift-3:load:0', creating)).toMatchObject({ rows: 1 });
+    expect(await to('lift-4:load:0')).toMatchObject({ rows: 1 });
+    expect(await lifted()).toBe(2);
+    // Every write on the one session (none failed, none was closed).
+    expect(pool.stats()).toMatchObject({ opened: 1 });
+  });
 });

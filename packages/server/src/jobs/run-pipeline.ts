@@ -107,9 +107,13 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
     recorder.log('info', null, `attempt ${run.attempt} started`);
 
     let outcome: RunOutcome;
+    // Made while the run is prepared (the file system's thread pool, not the run's path) and
+    // removed once the run has ended.
+    const tmpDir = makeRunTmpDir();
+    tmpDir.catch(() => {}); // the run fails on it in execute
     try {
       // The run's connectors read and write through this worker's pool of data sessions.
-      const cursors = await execute({ ...deps, sessions }, run, controller.signal, recorder);
+      const cursors = await execute({ ...deps, sessions }, run, controller.signal, recorder, tmpDir);
       outcome = { kind: 'succeeded', cursors };
     } catch (err) {
       outcome = failureOutcome(deps, runId, err, stopReason, timeoutSeconds);
@@ -128,6 +132,7 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
     } finally {
       active.delete(entry);
       resolveDone();
+      await tmpDir.then((dir) => fs.rm(dir, { recursive: true, force: true })).catch(() => {});
     }
   };
 };
@@ -137,6 +142,7 @@ async function execute(
   run: Awaited<ReturnType<typeof claimRun>> & {},
   signal: AbortSignal,
   recorder: ReturnType<typeof createRunRecorder>,
+  tmpDir: Promise<string>,
 ) {
   const prepared = await prepareRun(deps, run);
   if (run.attempt > 1) {
@@ -154,25 +160,20 @@ async function execute(
       );
     }
   }
-  const tmpDir = await makeRunTmpDir();
-  try {
-    const result = await executeRun({
-      runSlug: run.slug,
-      spec: prepared.spec,
-      plan: prepared.plan,
-      ports: prepared.ports,
-      cursors: prepared.cursors,
-      scope: prepared.scope,
-      secretValues: prepared.secretValues,
-      signal,
-      observer: recorder.observer,
-      log: recorder.log,
-      tmpDir,
-    });
-    return result.cursors;
-  } finally {
-    await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => {});
-  }
+  const result = await executeRun({
+    runSlug: run.slug,
+    spec: prepared.spec,
+    plan: prepared.plan,
+    ports: prepared.ports,
+    cursors: prepared.cursors,
+    scope: prepared.scope,
+    secretValues: prepared.secretValues,
+    signal,
+    observer: recorder.observer,
+    log: recorder.log,
+    tmpDir: await tmpDir,
+  });
+  return result.cursors;
 }
 
 function failureOutcome(
