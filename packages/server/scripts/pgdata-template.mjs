@@ -1,10 +1,11 @@
 // Prepares the template an embedded store's first start copies instead of running initdb
 // (docs/operations.md "Embedded store or PostgreSQL server"): packages/server/.pgdata-template,
-// made by `npm install` (the root `prepare`) once per installed PGlite version, migrations and
-// pg-boss version. initdb runs here in a child process, as on a first start without a template
-// (src/db/pglite.ts); then the server's own migrations and pg-boss's schema are applied to it
-// (src/db/migrate.ts, src/jobs/queue.ts), so a first start has only what was added since to
-// migrate (~2 s of CPU less, docs/benchmarks.md, Memory). Nothing instance-specific is in it:
+// made by `npm install` (the root `prepare`) once per installed PGlite version, migrations,
+// pg-boss version and job queues. initdb runs here in a child process, as on a first start without
+// a template (src/db/pglite.ts); then the server's own migrations, pg-boss's schema and the jobs'
+// queues are applied to it (src/db/migrate.ts, src/jobs/queue.ts), so a first start has only what
+// was added since to migrate (~2 s of CPU less, docs/benchmarks.md, Memory), and initdb's two
+// databases the store never opens are dropped (fewer files for a first start to copy). Nothing instance-specific is in it:
 // keys and the setup code are made by the first start. Nothing to do when the template is current.
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -77,7 +78,7 @@ try {
   const queue = await openQueue(store, { pollSeconds: 60, supervise: false, jobs: jobDefinitions });
   await queue.stop();
   // The store lives in template1 (src/db/pglite.ts); initdb's two other databases are never
-  // opened, and are 600 of the cluster's ~1,460 files that every first start would copy.
+  // opened, and are ~600 of the ~1,430 files every first start would otherwise copy.
   for (const statement of [
     'drop database postgres',
     'alter database template0 is_template false',
