@@ -23,8 +23,15 @@ export function serveCommand(program: Command) {
     .option('--workers <n>', 'jobs this process runs at once per queue (0 = no worker)', count, 1)
     .option('--no-worker', 'run no jobs in this process (run workers elsewhere on the same DATABASE_URL)')
     .action(async (opts: ServeOptions) => {
+      const overrides = { SLUICE_API_ADDR: opts.apiAddr, SLUICE_APP_ADDR: opts.appAddr };
+      // A first start on the embedded store copies its new cluster while the server loads; what
+      // fails there fails again, and is reported, when the store opens below.
+      const ahead = import('@sluice/server/first-start.js')
+        .then((m) => m.prepareEmbeddedStore(overrides))
+        .catch(() => {});
       const server = await loadServer();
-      const config = await configFrom({ SLUICE_API_ADDR: opts.apiAddr, SLUICE_APP_ADDR: opts.appAddr });
+      const config = await configFrom(overrides);
+      await ahead;
       const rt = await openStoreRuntime(config, { warmPool: true });
       const workers = opts.worker ? opts.workers : 0;
       const closers: (() => Promise<unknown>)[] = [() => rt.close()];

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite as PGlite03 } from 'pglite-0.3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../../test/support/cli';
+import { jobDefinitions } from '../jobs/catalog';
 import { openStore } from './client';
 import { migrationsFolder } from './migrate';
 import { DataDirVersionError } from './pglite';
@@ -129,6 +130,11 @@ describe('embedded store data directory', () => {
       expect(applied.rows).toEqual([{ n: journal.length }]);
       const boss = await store.executeSql("select to_regclass('pgboss.job') is not null as made");
       expect(boss.rows).toEqual([{ made: true }]);
+      // The jobs' queues too, and only the database the store uses (fewer files to copy).
+      const queues = await store.executeSql('select name from pgboss.queue order by name');
+      expect(queues.rows.map((r) => r.name)).toEqual(jobDefinitions.map((j) => j.name).sort());
+      const databases = await store.executeSql('select datname from pg_database');
+      expect(databases.rows).toEqual([{ datname: 'template1' }]);
       const keys = await store.executeSql(
         'select (select count(*) from encryption_keys)::int + (select count(*) from proof_signing_keys)::int as n',
       );

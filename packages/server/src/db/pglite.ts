@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
+import { acquireDataDirLock } from './lock';
 
 /** The PostgreSQL major version inside the PGlite we ship (0.4.x: PostgreSQL 17). */
 export const PG_MAJOR = '17';
@@ -94,14 +95,14 @@ function pgdataTemplate(): string | null {
  * the store looks for one. The caller holds the data directory lock: any other partial directory
  * is a leftover.
  */
-async function createCluster(dir: string, pgdata: string, params: string[]): Promise<void> {
+async function createCluster(dir: string, pgdata: string): Promise<void> {
   for (const name of fs.readdirSync(dir)) {
     if (name.startsWith('pgdata.partial-')) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
   }
   const partial = path.join(dir, `pgdata.partial-${process.pid}`);
   const template = pgdataTemplate();
-  if (template) await fs.promises.cp(template, partial, { recursive: true });
-  else await initdb(dir, partial, params);
+  if (template) await copyTree(template, partial);
+  else await initdb(dir, partial, await startParams());
   if (pgVersion(partial) !== PG_MAJOR) {
     fs.rmSync(partial, { recursive: true, force: true });
     throw new Error(
@@ -111,6 +112,36 @@ async function createCluster(dir: string, pgdata: string, params: string[]): Pro
   // An empty pgdata (made by hand, or by an interrupted older release) gives way.
   fs.rmSync(pgdata, { recursive: true, force: true });
   fs.renameSync(partial, pgdata);
+}
+
+/** Files copied at once: enough to keep libuv's four threads busy. */
+const COPY_CONCURRENCY = 8;
+
+/**
+ * Copies the template's cluster (~1,300 files, most of them small): the folders first, then the
+ * files, several at a time. The cost is the kernel creating each file, and `fs.promises.cp`
+ * waits for one file's stat, copy and chmod before it starts the next (docs/benchmarks.md,
+ * Memory / first start).
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  const files: string[] = [];
+  const walk = (rel: string) => {
+    fs.mkdirSync(path.join(to, rel), { mode: 0o700 });
+    for (const entry of fs.readdirSync(path.join(from, rel), { withFileTypes: true })) {
+      const child = path.join(rel, entry.name);
+      if (entry.isDirectory()) walk(child);
+      else files.push(child);
+    }
+  };
+  walk('');
+  let next = 0;
+  const copyNext = async (): Promise<void> => {
+    while (next < files.length) {
+      const file = files[next++];
+      await fs.promises.copyFile(path.join(from, file), path.join(to, file));
+    }
+  };
+  await Promise.all(Array.from({ length: COPY_CONCURRENCY }, copyNext));
 }
 
 /** Runs initdb into `partial` in a child process (its peak memory is never this process's). */
@@ -136,6 +167,51 @@ async function initdb(dir: string, partial: string, params: string[]): Promise<v
 }
 
 /**
+ * PGlite's WebAssembly, compiled while a first start copies the new cluster (V8 compiles on its
+ * own threads, the copy waits for the kernel's), for the PGlite that opens it next.
+ */
+let compiledAhead: Promise<WebAssembly.Module> | null = null;
+
+/**
+ * Makes `<dir>/pgdata` when there is none yet (a first start); refuses one of another PostgreSQL
+ * major version. The caller holds the data directory lock.
+ */
+async function ensureCluster(dir: string): Promise<void> {
+  const pgdata = path.join(dir, 'pgdata');
+  const version = pgVersion(pgdata);
+  if (version !== '' && version !== PG_MAJOR) throw new DataDirVersionError(dir, version);
+  if (version !== '') return;
+  const leftovers = fs.existsSync(pgdata) ? fs.readdirSync(pgdata) : [];
+  if (leftovers.length > 0) throw new DataDirVersionError(dir, '');
+  // Set before the module compiles (see openPgliteCluster).
+  v8.setFlagsFromString('--liftoff-only');
+  if (!compiledAhead) {
+    compiledAhead = compilePgliteWasm();
+    // Awaited by openPgliteCluster; a failure shows there, as PGlite's own compile would.
+    compiledAhead.catch(() => {});
+  }
+  await createCluster(dir, pgdata);
+}
+
+/**
+ * A first start's cluster, made before the store opens: `sluice serve` calls this before it
+ * loads the rest of the server, so the copy of the template (the kernel's work) runs while the
+ * server's modules load (the main thread's). Takes the data directory lock while it works;
+ * nothing to do when the cluster exists. Errors are openPgliteCluster's to report.
+ */
+export async function prepareCluster(dataDir: string): Promise<void> {
+  const dir = path.resolve(dataDir);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (pgVersion(path.join(dir, 'pgdata')) !== '') return;
+  const lock = acquireDataDirLock(dir);
+  try {
+    await ensureCluster(dir);
+  } finally {
+    lock.release();
+  }
+}
+
+/**
  * Opens (creating on first start) the PostgreSQL cluster in `<dir>/pgdata`. The caller holds
  * the data directory lock.
  */
@@ -145,17 +221,27 @@ export async function openPgliteCluster(dir: string): Promise<PGlite> {
   // query mix it used more CPU, not less (docs/benchmarks.md, Memory). Set before the module
   // compiles; it applies to WebAssembly compiled afterwards in this process.
   v8.setFlagsFromString('--liftoff-only');
-  const pgdata = path.join(dir, 'pgdata');
   const params = await startParams();
-  const version = pgVersion(pgdata);
-  if (version === '') {
-    const leftovers = fs.existsSync(pgdata) ? fs.readdirSync(pgdata) : [];
-    if (leftovers.length > 0) throw new DataDirVersionError(dir, '');
-    await createCluster(dir, pgdata, params);
-  } else if (version !== PG_MAJOR) {
-    throw new DataDirVersionError(dir, version);
-  }
+  await ensureCluster(dir);
   // Loaded only for the embedded store: a process on PostgreSQL never needs PGlite.
   const { PGlite } = await import('@electric-sql/pglite');
-  return PGlite.create(pgdata, { database: DATABASE, startParams: params });
+  const compiled = compiledAhead;
+  compiledAhead = null;
+  const pgliteWasmModule = compiled ? await compiled : undefined;
+  return PGlite.create(path.join(dir, 'pgdata'), {
+    database: DATABASE,
+    startParams: params,
+    pgliteWasmModule,
+  });
+}
+
+/** Node's WebAssembly global, which the project's lib (no DOM) types only as a namespace. */
+const wasm = (
+  globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }
+).WebAssembly;
+
+/** PGlite's WebAssembly module, compiled from the file it would read itself. */
+async function compilePgliteWasm(): Promise<WebAssembly.Module> {
+  const dist = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  return wasm.compile(await fs.promises.readFile(path.join(dist, 'pglite.wasm')));
 }
