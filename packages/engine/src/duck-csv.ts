@@ -116,11 +116,16 @@ export async function csvExport(
 
 /** A fresh named pipe at `path` (anything there is removed first), or null without mkfifo. */
 export async function namedPipe(path: string): Promise<string | null> {
-  await rm(path, { force: true });
+  return (await namedPipes([path]))?.[0] ?? null;
+}
+
+/** Fresh named pipes at `paths`, made by one mkfifo process, or null without mkfifo. */
+export async function namedPipes(paths: string[]): Promise<string[] | null> {
+  await Promise.all(paths.map((path) => rm(path, { force: true })));
   const made = await new Promise<boolean>((resolve) =>
-    execFile('mkfifo', ['-m', '600', path], (err) => resolve(!err)),
+    execFile('mkfifo', ['-m', '600', ...paths], (err) => resolve(!err)),
   );
-  return made ? path : null;
+  return made ? paths : null;
 }
 
 /** Runs the export into `file`; resolves with the rows written. */

@@ -1,9 +1,16 @@
-import { close as closeFd, constants, createWriteStream, open as openCb, type WriteStream } from 'node:fs';
+import {
+  close as closeFd,
+  constants,
+  createWriteStream,
+  open as openCb,
+  rmSync,
+  type WriteStream,
+} from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { namedPipe } from './duck-csv';
+import { namedPipes } from './duck-csv';
 import { JsonArrayLines } from './json-lines';
 import type { RecordBytes } from './payloads';
 
@@ -103,26 +110,44 @@ export async function sampleArray(
 }
 
 /**
- * Writes `chunks` into the named pipe `fifo` once a reader opened it. `stop()` ends the writing
- * (the reader has what it wanted, or never came): the rest is still read to its end, so the
- * producer finishes (its count and cursor) and the JSON is checked. `done` rejects with the
- * input's own failure only.
+ * Bytes of the records after the sample that go into each pipe before the next (`pipeBytes`):
+ * small first, so the query's first rows leave DuckDB after a megabyte instead of after its
+ * 32 MiB read buffer filled (docs/benchmarks.md), growing so that `RECORD_PIPES` pipes carry
+ * 120 MiB; the last takes whatever is left.
  */
-function pump(chunks: AsyncGenerator<Uint8Array>, fifo: string) {
+export const RECORD_PIPES = 32;
+const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
+
+/**
+ * Writes `chunks`, one record per line, into the named pipes `fifos` in turn, each once its
+ * reader opened it: a pipe ends at the first line end after its share (`pipeBytes`), and the
+ * pipes left when the records ended are opened and closed empty. `stop()` ends the writing (the
+ * reader has what it wanted, or never came): the rest is still read to its end, so the producer
+ * finishes (its count and cursor) and the JSON is checked. `done` rejects with the input's own
+ * failure only.
+ */
+function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   let stopped = false;
   let wake: (() => void) | null = null;
+  // The pipe being opened or written; the reader is at it or before it (it opens the next only
+  // after this one ended).
+  let at = 0;
   const stop = () => {
     if (stopped) return;
     stopped = true;
     wake?.();
-    // A reader still waiting in its open (it came after writing stopped) sees the end.
-    openFd(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then(closeQuietly, () => {});
+    // A reader that would open a later pipe finds none; one waiting in its open of the current
+    // pipe (it came after writing stopped) sees the end.
+    for (const later of fifos.slice(at + 1)) rmSync(later, { force: true });
+    openFd(fifos[at], constants.O_WRONLY | constants.O_NONBLOCK).then(closeQuietly, () => {});
   };
   const stopping = new Promise<void>((r) => {
     wake = r;
   });
-  let sock: net.Socket | null = null;
-  const done = (async () => {
+  /** The pipe `at` opened for writing once its reader came, or null once stopped. */
+  const openNext = async (): Promise<net.Socket | null> => {
+    if (stopped) return null;
+    const fifo = fifos[at];
     // Opening for writing waits for the reader; `stop` releases it by opening as a reader.
     const opening = openFd(fifo, constants.O_WRONLY);
     opening.catch(() => {});
@@ -131,33 +156,62 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifo: string) {
       const fd = await openFd(fifo, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
       await opening.then(closeQuietly, () => {});
       if (fd !== null) closeQuietly(fd);
-    } else {
-      const s = new net.Socket({ fd: await opening, readable: false, writable: true });
-      // The reader leaving early (EPIPE) is no failure of the input: writing stops.
-      s.on('error', stop);
-      sock = s;
+      return null;
     }
+    const s = new net.Socket({ fd: await opening, readable: false, writable: true });
+    // The reader leaving early (EPIPE) is no failure of the input: writing stops.
+    s.on('error', stop);
+    return s;
+  };
+  const ending = (s: net.Socket) => {
+    if (stopped) s.destroy();
+    else return new Promise<void>((r) => s.end(() => r()));
+  };
+  let sock: net.Socket | null = null;
+  const done = (async () => {
+    let written = 0;
+    sock = await openNext();
+    const send = async (bytes: Uint8Array) => {
+      if (stopped || !sock || bytes.byteLength === 0) return;
+      written += bytes.byteLength;
+      if (!sock.write(bytes)) {
+        const s = sock;
+        await new Promise<void>((r) => {
+          const go = () => {
+            s.off('drain', go);
+            r();
+          };
+          s.on('drain', go);
+          stopping.then(go);
+        });
+      }
+    };
     try {
       for await (const chunk of chunks) {
-        if (stopped || !sock) continue;
-        if (!sock.write(chunk)) {
-          const s = sock;
-          await new Promise<void>((r) => {
-            const go = () => {
-              s.off('drain', go);
-              r();
-            };
-            s.on('drain', go);
-            stopping.then(go);
-          });
+        let rest = chunk;
+        // Whole lines up to the pipe's share, then the next pipe (the last takes the rest).
+        while (!stopped && sock && at < fifos.length - 1) {
+          const share = pipeBytes(at) - written;
+          const nl = share <= rest.byteLength ? rest.indexOf(NL, Math.max(0, share - 1)) : -1;
+          if (nl === -1) break;
+          await send(rest.subarray(0, nl + 1));
+          rest = rest.subarray(nl + 1);
+          await ending(sock);
+          at++;
+          written = 0;
+          sock = await openNext();
         }
+        await send(rest);
       }
     } finally {
       const s = sock as net.Socket | null;
-      if (s) {
-        if (stopped) s.destroy();
-        else await new Promise<void>((r) => s.end(() => r()));
-      }
+      if (s) await ending(s);
+    }
+    // The pipes the records did not reach: read as empty files.
+    while (!stopped && at < fifos.length - 1) {
+      at++;
+      const s = await openNext();
+      if (s) await ending(s);
     }
   })();
   done.catch(() => {});
@@ -191,7 +245,9 @@ export async function streamArray(
 ): Promise<StreamedInput | null> {
   const probe = ident(`sluice_sample_${slug}`);
   // mkfifo is a process of its own: made while DuckDB detects the columns.
-  const piping = namedPipe(join(dir, `${slug}.records.pipe`));
+  const piping = namedPipes(
+    Array.from({ length: RECORD_PIPES }, (_, i) => join(dir, `${slug}.records.${i}.pipe`)),
+  );
   piping.catch(() => {});
   await conn.run(
     `CREATE TEMP TABLE ${probe} AS SELECT * FROM read_json_auto(${literal(sampled.file)}, format = 'newline_delimited')`,
@@ -211,11 +267,10 @@ export async function streamArray(
     } catch {
       return null;
     }
-    const fifo = await piping;
-    if (fifo === null) return null;
-    await conn.run(
-      `CREATE VIEW ${table} AS SELECT * FROM ${read(`[${literal(sampled.file)}, ${literal(fifo)}]`)}`,
-    );
+    const fifos = await piping;
+    if (fifos === null) return null;
+    const files = [sampled.file, ...fifos].map(literal).join(', ');
+    await conn.run(`CREATE VIEW ${table} AS SELECT * FROM ${read(`[${files}]`)}`);
     let failed: unknown = null;
     const p = pump(
       (async function* () {
@@ -226,7 +281,7 @@ export async function streamArray(
           throw err;
         }
       })(),
-      fifo,
+      fifos,
     );
     return {
       async materialize(c) {
