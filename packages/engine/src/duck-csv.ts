@@ -135,6 +135,9 @@ export async function namedPipes(paths: string[]): Promise<string[] | null> {
   return made ? paths : null;
 }
 
+/** The named pipe the result's CSV goes through (`csvOutput`), or null without mkfifo. */
+export const resultPipe = (path: string) => namedPipe(`${path}.pipe`);
+
 /** Runs the export into `file`; resolves with the rows written. */
 async function writeCsv(
   conn: DuckDBConnection,
@@ -160,9 +163,11 @@ export async function csvOutput(
   exp: CsvExport,
   path: string,
   track: <T>(p: Promise<T>) => Promise<T>,
+  /** `resultPipe(path)`, made ahead (off the way of the result's first bytes). */
+  made?: Promise<string | null>,
 ): Promise<{ chunks: AsyncIterable<Uint8Array>; rows: Promise<number>; piped: boolean }> {
   await rm(path, { force: true });
-  const pipe = await namedPipe(`${path}.pipe`);
+  const pipe = await (made ?? resultPipe(path));
   const piped = pipe !== null;
   if (pipe === null) {
     const rows = await track(writeCsv(conn, exp, path, false));
