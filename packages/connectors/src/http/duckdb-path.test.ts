@@ -368,6 +368,66 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       }
     });
 
+    // Past the sample the records go through one named pipe after another (1 MiB each first,
+    // duck-stream.ts); 30,000 of these records are ~6.6 MB, seven pipes.
+    it('crosses from pipe to pipe: lands what loading them whole lands, and a query that stops early still counts every record', async () => {
+      const streamed = await harness(spec('piped', { path: '/many?n=30000' }), ports());
+      const whole = await harness(spec('piped_whole', { path: '/many?n=30000' }), ports());
+      // The join's other side is empty: the scan of the records ends at its first rows.
+      const early = await harness(
+        spec('piped_early', {
+          path: '/many?n=30000',
+          transform:
+            'SELECT p.id, p.name FROM people p JOIN (SELECT i FROM range(0) AS t(i)) e ON p.id = e.i',
+        }),
+        ports(),
+      );
+      try {
+        const outcome = await streamed.run({ transformJsonSample: SAMPLE });
+        await whole.run({ transformJsonSample: 100_000 });
+        expect(messages(streamed)).toContain(
+          `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
+        );
+        expect(outcome.cursors.people).toBe('30000');
+        expect(streamed.final('clean')?.counters).toMatchObject({ rows_in: 30_000, rows_out: 30_000 });
+        const rows = await sql('SELECT count(*)::int AS n, sum(id)::bigint::text AS s FROM piped');
+        expect(rows).toEqual([{ n: 30_000, s: String((30_000 * 30_001) / 2) }]);
+        expect(await sql('SELECT * FROM piped EXCEPT ALL SELECT * FROM piped_whole')).toEqual([]);
+        expect(await sql('SELECT * FROM piped_whole EXCEPT ALL SELECT * FROM piped')).toEqual([]);
+        const ended = await early.run({ transformJsonSample: SAMPLE });
+        expect(messages(early)).toContain(
+          `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
+        );
+        expect(ended.cursors.people).toBe('30000');
+        expect(early.final('people')?.counters).toMatchObject({ rows_out: 30_000 });
+        expect(await sql('SELECT count(*)::int AS n FROM piped_early')).toEqual([{ n: 0 }]);
+      } finally {
+        await streamed.cleanup();
+        await whole.cleanup();
+        await early.cleanup();
+      }
+    });
+
+    it('cancels while the records stream through a later pipe, and commits nothing', async () => {
+      const h = await harness(spec('stalled3', { path: '/many?n=30000&stall=1' }), ports());
+      try {
+        const controller = new AbortController();
+        const run = h.run({ signal: controller.signal, transformJsonSample: SAMPLE });
+        while (!stallAfter || !messages(h).some((m) => m.includes('while they arrive')))
+          await new Promise((r) => setTimeout(r, 20));
+        // Every record but the array's end has arrived: the query waits in the last pipe.
+        await new Promise((r) => setTimeout(r, 300));
+        controller.abort('stop');
+        await expect(run).rejects.toMatchObject({ code: 'CANCELED' });
+        stallAfter();
+        expect(h.final('load-stalled3')?.state).toBe('canceled');
+        expect(await sql(`SELECT to_regclass('stalled3') AS r`)).toEqual([{ r: null }]);
+      } finally {
+        stallAfter = null;
+        await h.cleanup();
+      }
+    });
+
     it('loads them whole where only DuckDB’s own detection reads them (a month-first date)', async () => {
       const h = await harness(
         spec('usdates', { path: '/many?n=50&us=1', transform: 'SELECT id, day FROM people' }),
