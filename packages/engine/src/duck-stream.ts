@@ -6,6 +6,7 @@ import {
   rmSync,
   type WriteStream,
 } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -121,7 +122,7 @@ const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
 /**
  * Writes `chunks`, one record per line, into the named pipes `fifos` in turn, each once its
  * reader opened it: a pipe ends at the first line end after its share (`pipeBytes`), and the
- * pipes left when the records ended are opened and closed empty. `stop()` ends the writing (the
+ * pipes left when the records ended become empty files. `stop()` ends the writing (the
  * reader has what it wanted, or never came): the rest is still read to its end, so the producer
  * finishes (its count and cursor) and the JSON is checked. `done` rejects with the input's own
  * failure only.
@@ -204,13 +205,17 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
         await send(rest);
       }
     } finally {
+      // The pipes the records did not reach (or a failed input left) become empty files
+      // before the current one ends, while the reader is still in it: it reads them without
+      // waiting for a writer, instead of a turn with this loop for each.
+      if (!stopped)
+        await Promise.all(
+          fifos.slice(at + 1).map(async (f) => {
+            await rm(f, { force: true });
+            await writeFile(f, '');
+          }),
+        );
       const s = sock as net.Socket | null;
-      if (s) await ending(s);
-    }
-    // The pipes the records did not reach: read as empty files.
-    while (!stopped && at < fifos.length - 1) {
-      at++;
-      const s = await openNext();
       if (s) await ending(s);
     }
   })();

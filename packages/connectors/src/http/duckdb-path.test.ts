@@ -408,6 +408,18 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       }
     });
 
+    it('fails on a hole in a later pipe, and commits nothing', async () => {
+      const h = await harness(spec('holed3', { path: '/many?n=30000&hole=20000' }), ports());
+      try {
+        await expect(h.run({ transformJsonSample: SAMPLE })).rejects.toMatchObject({ code: 'STEP_FAILED' });
+        expect(JSON.stringify(h.final('people')?.error)).toContain('an element missing before a comma');
+        expect(h.final('load-holed3')?.state).not.toBe('succeeded');
+        expect(await sql(`SELECT to_regclass('holed3') AS r`)).toEqual([{ r: null }]);
+      } finally {
+        await h.cleanup();
+      }
+    });
+
     it('cancels while the records stream through a later pipe, and commits nothing', async () => {
       const h = await harness(spec('stalled3', { path: '/many?n=30000&stall=1' }), ports());
       try {
