@@ -18,10 +18,14 @@ import type { RecordBytes } from './payloads';
 // The records array of a JSON input streamed into the query instead of loaded into a table
 // first (docs/benchmarks.md, "HTTP JSON → DuckDB → PostgreSQL"). Its first records (DuckDB's own
 // sample size for read_json_auto) go to a file, where DuckDB detects the columns once, exactly
-// as it would on the whole input; the rest flows through a named pipe while the query reads it.
-// The input's table is then a view over both, with the detected columns spelled out, so binding
-// it again (the CSV export prepares the query twice) reads no sample. A query that would read
-// the view twice (a self-join) or stop early (LIMIT) gets a table, read from the same pipe.
+// as it would on the whole input; the rest flows through named pipes, one after another, while
+// the query reads them. The input's table is then a view over the file and the pipes, with the
+// detected columns spelled out, so binding it again (the CSV export prepares the query twice)
+// reads no sample. A query that would read the view twice (a self-join) or stop early (LIMIT)
+// gets a table, read from the same pipes. Several pipes, not one: DuckDB reads a pipe until its
+// read buffer (2 × maximum_object_size, 32 MiB) is full or the pipe ends before it parses any of
+// it, so behind one pipe the query's first row waited for 32 MiB of records, and reading and
+// parsing took turns in 32 MiB steps; a pipe of 1 MiB ends after 1 MiB (docs/benchmarks.md).
 
 const NL = 0x0a;
 
