@@ -4,7 +4,7 @@ import { assertAddressAllowed, EgressBlockedError, resolveAllowed } from '../egr
 import { networkError, scrub } from '../relational/errors';
 import { type Connection, type ConnectorContext, ConnectorError } from '../types';
 import { startEgressProxy } from './egress-proxy';
-import type { MongoConfig, MongoCredentials } from './index';
+import type { MongoConfig, MongoCredentials } from './config';
 
 // Connecting: the driver (loaded on first use) gets the hosts and options as an object, never
 // a connection string with the password in it, so no driver message can quote it. Every host
