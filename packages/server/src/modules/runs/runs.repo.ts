@@ -138,7 +138,7 @@ const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'time
 // plan that sorts every run costs all of them. On a never-analyzed store of 2,000 runs the old
 // text sorted every run of the environment (6,047 buffers, both plans); this one walks
 // `pipeline_runs_env_idx` backward and stops after the page (docs/benchmarks.md "History").
-const FIRST_PAGE_SQL = `with pe as (
+export const FIRST_PAGE_SQL = `with pe as (
   select p.id as project_id, e.id as environment_id, e.slug as environment_slug
     from projects p
     join environments e on e.organization_id = $1 and e.slug = $3 and e.deleted_at is null
