@@ -13,7 +13,6 @@ import {
 import { startWorker } from '../../jobs/worker';
 import { runInputBinding } from './run-execute.service';
 import { insertLogs } from './run-progress.repo';
-import { FIRST_PAGE_SQL } from './runs.repo';
 
 // Runs without the engine: execute (validation, idempotency, sealing), lists, cancel of queued
 // runs, logs, checkpoints, and the worker's lease rules (claim, sweep, WORKER_LOST) on runs set
@@ -354,47 +353,6 @@ describe('runs', () => {
         const { request_id: _b, ...filteredError } = filtered.json().error;
         expect(plainError).toEqual(filteredError);
       }
-    });
-
-    it('walks the environment index for the plain first page when the runs were never analyzed', async () => {
-      // A store without statistics (autovacuum off, never analyzed) believes an environment
-      // holds a few runs; the text before FIRST_PAGE_SQL's guards then took every run of each
-      // pipeline by pipeline_runs_pipeline_idx and sorted them all for the page.
-      const [env] = await q(
-        `insert into environments (organization_id, slug, name) values ($1, 'hist', 'Hist') returning id`,
-        [orgId],
-      );
-      await q('insert into project_environments (project_id, environment_id) values ($1, $2)', [
-        ids.project,
-        env.id,
-      ]);
-      const pls = (
-        await q('select id from pipelines where project_id = $1 order by slug', [ids.project])
-      ).map((r) => r.id);
-      await q(
-        `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, created_at)
-         select $1, ($2::uuid[])[1 + i % cardinality($2::uuid[])], $3, 'hist-' || i, 'h', 'queued',
-                now() - make_interval(secs => 5000 - i)
-           from generate_series(1, 2000) i`,
-        [orgId, pls, env.id],
-      );
-      await q(`update pipeline_runs set state = 'succeeded' where environment_id = $1`, [env.id]);
-      await q(
-        `delete from pg_statistic where starelid in ('pipeline_runs'::regclass, 'pipelines'::regclass);
-         update pg_class set reltuples = -1, relpages = 0 where oid in ('pipeline_runs'::regclass, 'pipelines'::regclass)`,
-      );
-      const plan = (await q(`explain (costs off) ${FIRST_PAGE_SQL}`, [orgId, 'shop', 'hist', 21]))
-        .map((r) => r['QUERY PLAN'])
-        .join('\n');
-      expect(plan).toContain('Index Scan Backward using pipeline_runs_env_idx');
-      expect(plan).not.toContain('pipeline_runs_pipeline_idx');
-      expect(plan).not.toMatch(/Sort Key: pipeline_runs\.created_at/);
-      const page = await t.call('GET', '/organizations/acme/projects/shop/environments/hist/runs?limit=20', {
-        token: owner,
-      });
-      expect(page.json().runs.map((r: any) => r.slug)).toEqual(
-        Array.from({ length: 20 }, (_, k) => `hist-${2000 - k}`),
-      );
     });
 
     it('cancels a queued run at once and refuses to cancel an ended one', async () => {

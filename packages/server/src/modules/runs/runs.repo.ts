@@ -128,17 +128,8 @@ const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'time
 // found by their environment alone (`pe` is the organization's): with the organization too, a
 // planner with stale statistics (a young store, 1,500 runs since the last ANALYZE) combined
 // both indexes and sorted every run of the environment for each page (10 ms at 1,000 runs,
-// docs/benchmarks.md), where the environment's index gives the newest in order. Two more guards
-// for statistics older than the runs (a store never analyzed believes an environment holds a few
-// runs, and any plan that reads them all and sorts them looks as cheap as the ordered walk):
-// the run's pipeline (its slug, and its project for the check) is read per run in a lateral
-// subquery that OFFSET 0 keeps from becoming a join, so no plan can start from the project's
-// pipelines and take every run of each by `pipeline_runs_pipeline_idx`; and the limit is a
-// subquery, a number the planner does not know, so it plans for a tenth of the rows, where a
-// plan that sorts every run costs all of them. On a never-analyzed store of 2,000 runs the old
-// text sorted every run of the environment (6,047 buffers, both plans); this one walks
-// `pipeline_runs_env_idx` backward and stops after the page (docs/benchmarks.md "History").
-export const FIRST_PAGE_SQL = `with pe as (
+// docs/benchmarks.md), where the environment's index gives the newest in order.
+const FIRST_PAGE_SQL = `with pe as (
   select p.id as project_id, e.id as environment_id, e.slug as environment_slug
     from projects p
     join environments e on e.organization_id = $1 and e.slug = $3 and e.deleted_at is null
@@ -155,11 +146,10 @@ select pe.environment_slug as "environmentSlug", page.*
            "pipeline_runs".finished_at as "finishedAt", "pipeline_runs".error,
            "pipeline_runs".contract_checks as "contractChecks", ${STEPS_OF_RUN_SQL} as steps
       from pipeline_runs "pipeline_runs"
-     cross join lateral (
-       select p.slug, p.project_id from pipelines p where p.id = "pipeline_runs".pipeline_id offset 0) pl
-     where "pipeline_runs".environment_id = pe.environment_id and pl.project_id = pe.project_id
+      join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
+     where "pipeline_runs".environment_id = pe.environment_id
      order by "pipeline_runs".created_at desc, "pipeline_runs".slug desc
-     limit (select $4::int)) page on true`;
+     limit $4) page on true`;
 
 /** What a runs list reads of a run: the fields of a run resource (toRun). */
 export type RunListRow = Pick<
