@@ -18,10 +18,25 @@
 //   BENCH_HISTORY_RUNS=10000000        seeded runs
 //   BENCH_HISTORY_LOG_LINES=100000000  seeded run log lines (spread evenly over the runs)
 //   BENCH_HISTORY_EVENTS=10000000      seeded events
-//   BENCH_HISTORY_REQUESTS=1000        requests per list path and store
+//   BENCH_HISTORY_REQUESTS=5000        requests per list path and store (p99: the 50th-slowest)
 //   BENCH_HISTORY_EXECUTES=300         runs executed one at a time per store
 //   BENCH_HISTORY_SEED_CONNECTIONS=2   sessions the seeding chunks and index builds are spread over
-//   BENCH_HISTORY_KEEP=1               keep the seeded database (its name is printed)
+//   BENCH_HISTORY_KEEP=1               keep the seeded database (its name is printed) and what
+//                                      another invocation needs to reuse it (/tmp/<name>.json)
+//   BENCH_HISTORY_REUSE=<name>         measure on a store an earlier invocation kept instead of
+//                                      seeding one (its sizes are the kept ones; kept again)
+//   BENCH_HISTORY_DRAW=<n>             which seeded runs and entities are drawn (default: the
+//                                      process id, so a reused store's pages are not the ones
+//                                      an earlier invocation read)
+//   BENCH_HISTORY_SEMI_SPACE_MB=512    V8's young generation of this process (0: V8's default)
+//
+// The young generation: both APIs and the bench share this process, and with V8's default (16 MB
+// semi-spaces) a scavenge came every 15–70 requests, 4–55 ms each, so the p99 of 1,000 requests
+// (the 10th-slowest) fell where requests hit by a pause give way to those that are not, on either
+// store by chance (docs/benchmarks.md "What makes the p99 tail of bench:history"). With larger
+// semi-spaces the same work is collected in fewer, longer pauses that hit well under 1% of the
+// requests; every collection is still printed per path, with the requests it overlapped.
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -48,10 +63,45 @@ import {
   type WorkerProcess,
 } from './pipeline-support';
 
-const RUNS = Number(process.env.BENCH_HISTORY_RUNS ?? 10_000_000);
-const LOG_LINES = Number(process.env.BENCH_HISTORY_LOG_LINES ?? 100_000_000);
-const EVENTS = Number(process.env.BENCH_HISTORY_EVENTS ?? 10_000_000);
-const REQUESTS = Number(process.env.BENCH_HISTORY_REQUESTS ?? 1000);
+const SEMI_SPACE_MB = Number(process.env.BENCH_HISTORY_SEMI_SPACE_MB ?? 512);
+if (SEMI_SPACE_MB > 0 && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
+  // The flag sizes the heap at start, so this process runs itself again with it.
+  const r = spawnSync(
+    process.execPath,
+    // From the start: V8 grows the young generation from 1 MB only as scavenges go by.
+    [
+      ...process.execArgv,
+      `--min-semi-space-size=${SEMI_SPACE_MB}`,
+      `--max-semi-space-size=${SEMI_SPACE_MB}`,
+      ...process.argv.slice(1),
+    ],
+    { stdio: 'inherit' },
+  );
+  process.exit(r.status ?? 1);
+}
+
+/** What an invocation with BENCH_HISTORY_KEEP=1 leaves for another to measure on the same store. */
+type Kept = {
+  seeded: string;
+  dst: string;
+  masterKey: string;
+  apiKey: string;
+  runs: number;
+  logLines: number;
+  events: number;
+};
+const keptFile = (name: string) => path.join(os.tmpdir(), `${name}.json`);
+const REUSE = process.env.BENCH_HISTORY_REUSE;
+const kept: Kept | undefined = REUSE ? JSON.parse(fs.readFileSync(keptFile(REUSE), 'utf8')) : undefined;
+const KEEP = !!process.env.BENCH_HISTORY_KEEP || !!kept;
+
+const RUNS = kept?.runs ?? Number(process.env.BENCH_HISTORY_RUNS ?? 10_000_000);
+const LOG_LINES = kept?.logLines ?? Number(process.env.BENCH_HISTORY_LOG_LINES ?? 100_000_000);
+const EVENTS = kept?.events ?? Number(process.env.BENCH_HISTORY_EVENTS ?? 10_000_000);
+const DRAW = Number(process.env.BENCH_HISTORY_DRAW ?? process.pid);
+// 5,000: at 1,000 the p99 (the 10th-slowest) of unchanged code moved between 0.7 and 2.3 of the
+// empty store's from one invocation to the next (docs/benchmarks.md "History at 10M runs").
+const REQUESTS = Number(process.env.BENCH_HISTORY_REQUESTS ?? 5000);
 const EXECUTES = Number(process.env.BENCH_HISTORY_EXECUTES ?? 300);
 const PIPELINES = 10;
 const RUN_DAYS = 180;
@@ -61,9 +111,11 @@ const SEED_CONNECTIONS = Number(process.env.BENCH_HISTORY_SEED_CONNECTIONS ?? 2)
 
 const id = `${process.pid}`;
 const EMPTY = `sluice_bench_hist_empty_${id}`;
-const SEEDED = `sluice_bench_hist_seeded_${id}`;
-const DST = `sluice_bench_hist_dst_${id}`;
-const masterKey = crypto.randomBytes(32).toString('base64');
+const SEEDED = kept?.seeded ?? `sluice_bench_hist_seeded_${id}`;
+const DST = kept?.dst ?? `sluice_bench_hist_dst_${id}`;
+const masterKey = kept?.masterKey ?? crypto.randomBytes(32).toString('base64');
+// Runs this invocation executes, by a prefix of its own (a reused store has an earlier one's).
+const mine = (kind: 'x' | 'f', i: number) => `${kind}${id}n${i}`;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-history-'));
 const load = () =>
   os
@@ -97,19 +149,25 @@ function ratioInterval(e: number[], s: number[]): [number, number] {
   return [pct(ratios, 5), pct(ratios, 95)];
 }
 
-type Store = { name: string; p: Platform; worker: WorkerProcess; client: pg.Client };
+type Store = { name: string; p: Platform; worker: WorkerProcess; client: pg.Client; reused: boolean };
 
-async function openStore(name: string): Promise<Store> {
-  await createDatabase(name);
-  const p = await openPlatform({
-    DATABASE_URL: dbUrl(name),
-    SLUICE_MASTER_KEY: masterKey,
-    SLUICE_DATA_DIR: dataDir,
-    SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
-  });
-  await setUpTick(p, DST);
-  for (let i = 1; i < PIPELINES; i++) {
-    await p.call('POST', '/organizations/acme/projects/bench/pipelines', { name: `p${i}`, slug: `p${i}` });
+/** A new store set up through the API, or (`apiKey`) a kept one as it was left. */
+async function openStore(name: string, apiKey?: string): Promise<Store> {
+  if (!apiKey) await createDatabase(name);
+  const p = await openPlatform(
+    {
+      DATABASE_URL: dbUrl(name),
+      SLUICE_MASTER_KEY: masterKey,
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
+    },
+    apiKey,
+  );
+  if (!apiKey) {
+    await setUpTick(p, DST);
+    for (let i = 1; i < PIPELINES; i++) {
+      await p.call('POST', '/organizations/acme/projects/bench/pipelines', { name: `p${i}`, slug: `p${i}` });
+    }
   }
   const worker = await startWorker({
     DATABASE_URL: dbUrl(name),
@@ -118,7 +176,7 @@ async function openStore(name: string): Promise<Store> {
   });
   const client = new pg.Client({ connectionString: dbUrl(name), application_name: 'sluice-bench' });
   await client.connect();
-  return { name, p, worker, client };
+  return { name, p, worker, client, reused: !!apiKey };
 }
 
 /** Partitions for every period from `since` on, as the hourly step would have made them. */
@@ -418,9 +476,11 @@ function tail(xs: Sample[]): string {
   const gc = slow.map((x) => within(gcs, x.start, x.end));
   const db = slow.map((x) => within(queries, x.start, x.end));
   const all = xs.map((x) => within(queries, x.start, x.end));
+  const paused = xs.filter((x) => within(gcs, x.start, x.end) > 0).length;
   return (
     `${slow.length} slowest: ${med(slow.map((x) => x.ms)).toFixed(1)} ms, db ${med(db).toFixed(1)}, ` +
-    `gc ${med(gc).toFixed(1)} (${gc.filter((g) => g > 0).length} in a gc); all: db p50 ${med(all).toFixed(2)} p99 ${pct(all, 99).toFixed(1)}`
+    `gc ${med(gc).toFixed(1)} (${gc.filter((g) => g > 0).length} in a gc); all: db p50 ${med(all).toFixed(2)} p99 ${pct(all, 99).toFixed(1)}, ` +
+    `${paused} of ${xs.length} in a gc`
   );
 }
 
@@ -430,19 +490,57 @@ const nonEmpty = (key: string) => (b: any) => {
   if (!Array.isArray(b[key]) || b[key].length === 0) throw new Error(`no ${key} in ${JSON.stringify(b)}`);
 };
 
+/** A pipeline whose source divides by zero on the rows `tick` wrote: it fails when run, not when validated. */
+async function deployBroken(s: Store) {
+  await deployPipeline(s.p, 'broken', {
+    steps: [
+      {
+        slug: 'one',
+        kind: 'source',
+        data_source_ref: 'target-db',
+        operation: { operation_type: 'sql', sql: 'SELECT n FROM ticks WHERE 1 / (n - n) = 1' },
+      },
+      {
+        slug: 'load',
+        kind: 'sink',
+        data_source_ref: 'target-db',
+        operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
+      },
+    ],
+    edges: [{ from: 'one', to: 'load' }],
+  });
+}
+
 async function main() {
   console.log(
-    `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; seeding ${n(RUNS)} runs, ` +
-      `${n(LOG_LINES)} log lines, ${n(EVENTS)} events; load average ${load()}`,
+    `node ${process.version} (semi-spaces ${SEMI_SPACE_MB || 'default'} MB), ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}; ` +
+      `${kept ? `reusing ${kept.seeded}:` : 'seeding'} ${n(RUNS)} runs, ${n(LOG_LINES)} log lines, ${n(EVENTS)} events; ` +
+      `draw ${DRAW}; load average ${load()}`,
   );
-  await createDatabase(DST);
-  await sql(DST, 'create table ticks (n integer)');
+  if (!kept) {
+    await createDatabase(DST);
+    await sql(DST, 'create table ticks (n integer)');
+  }
   const stores: Store[] = [];
   try {
     stores.push(await openStore(EMPTY));
-    stores.push(await openStore(SEEDED));
+    stores.push(await openStore(SEEDED, kept?.apiKey));
     const [empty, seeded] = stores as [Store, Store];
-    await seed(seeded);
+    if (!kept) {
+      await seed(seeded);
+      if (KEEP) {
+        const k: Kept = {
+          seeded: SEEDED,
+          dst: DST,
+          masterKey,
+          apiKey: seeded.p.apiKey,
+          runs: RUNS,
+          logLines: LOG_LINES,
+          events: EVENTS,
+        };
+        fs.writeFileSync(keptFile(SEEDED), JSON.stringify(k), { mode: 0o600 });
+      }
+    }
     for (const s of stores) console.log(`  ${s === empty ? 'empty ' : 'seeded'} store: ${await sizes(s)}`);
 
     // `net`: each request's time less the collections of this process that overlap it (see `tail`).
@@ -461,31 +559,14 @@ async function main() {
     // Each pair in turn starts with the other store, so neither is always the one after a pause.
     for (let i = 0; i < EXECUTES; i++) {
       for (const s of i % 2 === 0 ? [empty, seeded] : [seeded, empty])
-        (s === empty ? exec.empty : exec.seeded).push(await executeOnce(s, `x${i}`));
+        (s === empty ? exec.empty : exec.seeded).push(await executeOnce(s, mine('x', i)));
     }
     results.push(exec);
     // Failed runs on both stores, a page and more of them, so the `state=failed` list returns a
-    // full page on the empty store too (otherwise it compares an empty page with a full one). The
-    // source divides by zero on the rows `tick` wrote, so it fails when run, not when validated.
+    // full page on the empty store too (otherwise it compares an empty page with a full one).
     for (const s of stores) {
-      await deployPipeline(s.p, 'broken', {
-        steps: [
-          {
-            slug: 'one',
-            kind: 'source',
-            data_source_ref: 'target-db',
-            operation: { operation_type: 'sql', sql: 'SELECT n FROM ticks WHERE 1 / (n - n) = 1' },
-          },
-          {
-            slug: 'load',
-            kind: 'sink',
-            data_source_ref: 'target-db',
-            operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
-          },
-        ],
-        edges: [{ from: 'one', to: 'load' }],
-      });
-      for (let i = 0; i < 25; i++) await executeOnce(s, `f${i}`, 'broken', 'failed');
+      if (!s.reused) await deployBroken(s);
+      for (let i = 0; i < 25; i++) await executeOnce(s, mine('f', i), 'broken', 'failed');
     }
 
     const cursorOf = async (s: Store, url: string) => (await s.p.call('GET', url)).next_cursor as string;
@@ -500,12 +581,14 @@ async function main() {
     // Second pages start after the first two items (the empty store has few).
     // The empty store's events are about its executed runs; the seeded store's about `h…` runs.
     const someRun = (store: 'empty' | 'seeded', i: number) =>
-      store === 'empty' ? `x${(i * 7919) % Math.max(1, EXECUTES)}` : `h${1 + ((i * 7_919_993) % RUNS)}`;
+      store === 'empty'
+        ? mine('x', (i * 7919) % Math.max(1, EXECUTES))
+        : `h${1 + (((i + DRAW) * 7_919_993) % RUNS)}`;
     // Event i is about run `h<i>` and occurred (EVENTS - i) / EVENTS of the 27 days ago: entities
     // drawn over all the events (not only the runs seeded, fewer than the events at a reduced
     // size), so about a quarter of them have their event in the last week, as at the full size.
     const someEntity = (store: 'empty' | 'seeded', i: number) =>
-      store === 'empty' ? someRun(store, i) : `h${1 + ((i * 7_919_993) % EVENTS)}`;
+      store === 'empty' ? someRun(store, i) : `h${1 + (((i + DRAW) * 7_919_993) % EVENTS)}`;
     const paths: Path[] = [
       {
         label: 'events list, first page',
@@ -549,8 +632,17 @@ async function main() {
         expect: nonEmpty('runs'),
       },
       {
+        // A random run of the last 180 days on the seeded store (its pages rarely in memory: the
+        // store is larger than this machine's), one this invocation ran on the empty one.
         label: "a run's log tail (last 20 lines)",
         url: (s, i) => `${PE}/runs/${someRun(s, i)}/logs?limit=20`,
+        expect: nonEmpty('logs'),
+      },
+      {
+        // The same runs on both stores: the ones this invocation ran on each, as recent on both
+        // (what the console's live tail reads); the seeded store has its history beside them.
+        label: 'log tail, the same recent runs',
+        url: (_s, i) => `${PE}/runs/${mine('x', (i * 7919) % Math.max(1, EXECUTES))}/logs?limit=20`,
         expect: nonEmpty('logs'),
       },
     ];
@@ -620,9 +712,10 @@ async function main() {
       await s.p.close();
     }
     await dropDatabase(EMPTY);
-    if (!process.env.BENCH_HISTORY_KEEP) await dropDatabase(SEEDED);
-    else console.log(`  kept ${SEEDED}`);
-    await dropDatabase(DST);
+    if (!KEEP) {
+      await dropDatabase(SEEDED);
+      await dropDatabase(DST);
+    } else console.log(`  kept ${SEEDED} (and ${DST}): BENCH_HISTORY_REUSE=${SEEDED} measures on it again`);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

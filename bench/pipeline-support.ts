@@ -118,7 +118,7 @@ export type Platform = {
 };
 
 /** The Sluice API on the platform database, called in process (no socket), as the owner key. */
-export async function openPlatform(env: Record<string, string>): Promise<Platform> {
+export async function openPlatform(env: Record<string, string>, apiKey?: string): Promise<Platform> {
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
   const rt = await openRuntime(parseConfig({ ...env, SLUICE_LOG_LEVEL: 'warn' }), {
     logStream: sink,
@@ -128,7 +128,9 @@ export async function openPlatform(env: Record<string, string>): Promise<Platfor
   });
   const app = await buildApp(rt.deps);
   await app.ready();
-  const { api_key } = await bootstrap(rt.deps, { orgSlug: 'acme', email: 'bench@example.com' });
+  // A store bootstrapped by an earlier invocation (kept) is called with the key it printed.
+  const api_key =
+    apiKey ?? (await bootstrap(rt.deps, { orgSlug: 'acme', email: 'bench@example.com' })).api_key;
   return {
     rt,
     app,

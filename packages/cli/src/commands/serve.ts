@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError, ExitCode } from '../exit';
 import { printLines } from '../io';
+import { untilStopped } from '../shutdown';
 import { startupDone } from '../startup';
 import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoesToLog } from '../store';
 
@@ -80,23 +81,11 @@ export function serveCommand(program: Command) {
       startupDone({ embeddedStore: !config.databaseUrl });
 
       // Stop accepting requests, let in-flight ones and running jobs finish, then close the store.
-      await new Promise<void>((resolve) => {
-        let stopping = false;
-        const stop = (signal: NodeJS.Signals) => {
-          if (stopping) {
-            process.stderr.write(`sluice: ${signal} again, exiting now\n`);
-            process.exit(ExitCode.failed);
-          }
-          stopping = true;
-          rt.deps.log.info({ signal }, 'shutting down');
-          setTimeout(() => {
-            process.stderr.write('sluice: shutdown took too long, exiting\n');
-            process.exit(ExitCode.failed);
-          }, SHUTDOWN_GRACE_MS).unref();
-          closeAll().then(resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
+      await untilStopped({
+        log: rt.deps.log,
+        message: 'shutting down',
+        graceMs: SHUTDOWN_GRACE_MS,
+        close: closeAll,
       });
     });
 }

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { ExitCode } from '../exit';
 import { printLines } from '../io';
+import { untilStopped } from '../shutdown';
 import { startupDone } from '../startup';
 import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoesToLog } from '../store';
 
@@ -46,25 +46,11 @@ export function workerCommand(program: Command) {
       startupDone({ embeddedStore: !config.databaseUrl });
 
       // Runs in progress hand themselves back to the queue (same attempt) before the store closes.
-      await new Promise<void>((resolve) => {
-        let stopping = false;
-        const stop = (signal: NodeJS.Signals) => {
-          if (stopping) {
-            process.stderr.write(`sluice: ${signal} again, exiting now\n`);
-            process.exit(ExitCode.failed);
-          }
-          stopping = true;
-          rt.deps.log.info({ signal }, 'worker shutting down');
-          setTimeout(() => {
-            process.stderr.write('sluice: shutdown took too long, exiting\n');
-            process.exit(ExitCode.failed);
-          }, SHUTDOWN_GRACE_MS).unref();
-          rt.close()
-            .catch(() => {})
-            .then(resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
+      await untilStopped({
+        log: rt.deps.log,
+        message: 'worker shutting down',
+        graceMs: SHUTDOWN_GRACE_MS,
+        close: () => rt.close(),
       });
     });
 }

@@ -3,8 +3,8 @@ import type { MongoClient, MongoClientOptions } from 'mongodb';
 import { assertAddressAllowed, EgressBlockedError, resolveAllowed } from '../egress';
 import { networkError, scrub } from '../relational/errors';
 import { type Connection, type ConnectorContext, ConnectorError } from '../types';
+import type { MongoConfig, MongoCredentials } from './config';
 import { startEgressProxy } from './egress-proxy';
-import type { MongoConfig, MongoCredentials } from './index';
 
 // Connecting: the driver (loaded on first use) gets the hosts and options as an object, never
 // a connection string with the password in it, so no driver message can quote it. Every host

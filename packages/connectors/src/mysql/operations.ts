@@ -1,15 +1,9 @@
 import type mysql from 'mysql2';
 import type { SqlStatement } from '../relational/config';
-import { withDeadline } from '../relational/errors';
 import { compileStatement, leadingKeyword } from '../relational/placeholders';
 import { RowCollector, sqlResult } from '../relational/rows';
-import {
-  type Column,
-  type ConnectorContext,
-  ConnectorError,
-  type QueryResult,
-  type SchemaDocument,
-} from '../types';
+import { withStatementSession } from '../relational/statement-session';
+import type { Column, ConnectorContext, QueryResult, SchemaDocument } from '../types';
 import {
   closeMysql,
   connectMysql,
@@ -83,37 +77,24 @@ export function typeName(f: Field): string {
 
 const hex = (b: Buffer) => `0x${b.toString('hex')}`;
 
-async function withSession<T>(
+/** Runs `work` on a fresh session, within the statement deadline, and always closes it. */
+const withSession = <T>(
   conn: MysqlConnection,
   ctx: ConnectorContext,
   opts: { readOnly?: boolean; values?: unknown[] },
   work: (connection: mysql.Connection) => Promise<T>,
-): Promise<T> {
-  const connection = await connectMysql(conn, ctx, opts);
-  const abort = () => destroyMysql(connection);
-  ctx.signal?.addEventListener('abort', abort, { once: true });
-  const c = conn.config;
-  try {
-    // The server cancels at statement_timeout_seconds; this deadline (a little later) also
-    // covers statements MySQL does not time out and a server that stops answering.
-    return await withDeadline(
-      work(connection),
-      c.statement_timeout_seconds * 1000 + 2000,
-      () => destroyMysql(connection),
-      () =>
-        new ConnectorError(
-          'TIMEOUT',
-          `the statement did not finish within statement_timeout_seconds (${c.statement_timeout_seconds})`,
-        ),
-    );
-  } catch (err) {
-    if (ctx.signal?.aborted) throw new ConnectorError('TIMEOUT', 'the execution was canceled');
-    throw mysqlError(err, conn, opts.values);
-  } finally {
-    ctx.signal?.removeEventListener('abort', abort);
-    await closeMysql(connection);
-  }
-}
+): Promise<T> =>
+  withStatementSession(
+    ctx,
+    conn.config.statement_timeout_seconds,
+    {
+      open: () => connectMysql(conn, ctx, opts),
+      destroy: destroyMysql,
+      close: closeMysql,
+      error: (err) => mysqlError(err, conn, opts.values),
+    },
+    work,
+  );
 
 export async function testMysql(conn: MysqlConnection, ctx: ConnectorContext): Promise<void> {
   await withSession(conn, ctx, {}, async (connection) => {

@@ -1,16 +1,10 @@
 import type pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { SqlStatement } from '../relational/config';
-import { withDeadline } from '../relational/errors';
 import { compileStatement, leadingKeyword } from '../relational/placeholders';
 import { RowCollector, sqlResult } from '../relational/rows';
-import {
-  type Column,
-  type ConnectorContext,
-  ConnectorError,
-  type QueryResult,
-  type SchemaDocument,
-} from '../types';
+import { withStatementSession } from '../relational/statement-session';
+import type { Column, ConnectorContext, QueryResult, SchemaDocument } from '../types';
 import { closePg, connectPg, destroy, type PgConnection, pgError, pgTypes } from './connect';
 
 // Names of the types a result column most often has; anything else is looked up in pg_type.
@@ -68,37 +62,23 @@ export async function columnsOf(client: pg.Client, fields: pg.FieldDef[]): Promi
 }
 
 /** Runs `work` on a fresh session, within the statement deadline, and always closes it. */
-async function withSession<T>(
+const withSession = <T>(
   conn: PgConnection,
   ctx: ConnectorContext,
   opts: { readOnly?: boolean; values?: unknown[] },
   work: (client: pg.Client) => Promise<T>,
-): Promise<T> {
-  const client = await connectPg(conn, ctx, opts);
-  const abort = () => destroy(client);
-  ctx.signal?.addEventListener('abort', abort, { once: true });
-  const c = conn.config;
-  try {
-    // The server cancels at statement_timeout; this client-side deadline (a little later)
-    // covers a server that stops answering altogether.
-    return await withDeadline(
-      work(client),
-      c.statement_timeout_seconds * 1000 + 2000,
-      () => destroy(client),
-      () =>
-        new ConnectorError(
-          'TIMEOUT',
-          `the statement did not finish within statement_timeout_seconds (${c.statement_timeout_seconds})`,
-        ),
-    );
-  } catch (err) {
-    if (ctx.signal?.aborted) throw new ConnectorError('TIMEOUT', 'the execution was canceled');
-    throw pgError(err, conn, opts.values);
-  } finally {
-    ctx.signal?.removeEventListener('abort', abort);
-    await closePg(client);
-  }
-}
+): Promise<T> =>
+  withStatementSession(
+    ctx,
+    conn.config.statement_timeout_seconds,
+    {
+      open: () => connectPg(conn, ctx, opts),
+      destroy,
+      close: closePg,
+      error: (err) => pgError(err, conn, opts.values),
+    },
+    work,
+  );
 
 export async function testPg(conn: PgConnection, ctx: ConnectorContext): Promise<void> {
   await withSession(conn, ctx, {}, async (client) => {

@@ -32,7 +32,7 @@ export function tableName(name: string, defaultDatabase: string): TableName | nu
     : { name, database: defaultDatabase, table: parts[0] };
 }
 
-export const quoteName = (n: string) => `\`${n.replace(/`/g, '``')}\``;
+export const quoteName = (n: string) => `\`${n.replaceAll('`', '``')}\``;
 export const qualified = (t: TableName) => `${quoteName(t.database)}.${quoteName(t.table)}`;
 
 /** The tables that exist, described; a missing one is absent from the map. */
