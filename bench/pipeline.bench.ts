@@ -13,6 +13,10 @@
 //   BENCH_HTTP_WARM=1            the HTTP case also runs in a worker that ran it once before
 //                                (DuckDB's module loaded, as in a long-running worker)
 //   BENCH_RUN_LOG=1              print each measured run's log (which way each step took)
+//   BENCH_BASELINE=dir           HTTP case A/B: after its measured runs, BENCH_AB_PAIRS (4) pairs,
+//                                each a fresh and a warm worker of another compiled build (e.g.
+//                                packages/cli/.dist-main, a copy of packages/cli/dist built from
+//                                main) and of this one, the order alternating, `\copy` around each
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +44,8 @@ import {
 const ROWS = (process.env.BENCH_ROWS ?? '1000000,5000000').split(',').map(Number);
 const HTTP_ROWS = Number(process.env.BENCH_HTTP_ROWS ?? 300_000);
 const WARM = process.env.BENCH_HTTP_WARM === '1';
+const BASELINE = process.env.BENCH_BASELINE ?? '';
+const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 4);
 const PROF_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 
 const id = `${process.pid}`;
@@ -123,11 +129,14 @@ const sluiceRun = (
   target: [string, string],
   tag: string,
   warm?: () => Promise<void>,
+  dist?: string,
 ) =>
   runInWorker(p, pipeline, n, () => count(target[0], target[1]), {
     env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
     profDir: PROF_DIR ? path.join(PROF_DIR, tag) : null,
     warm,
+    targetDb: target[0],
+    ...(dist ? { dist } : {}),
   });
 
 async function pgToPg(p: Platform) {
@@ -296,6 +305,62 @@ async function httpToPg(p: Platform) {
         `  in a worker that ran it before (DuckDB loaded): ratio ${(w.wallRps / warmBaseline).toFixed(2)} ` +
           `(execute→finished, against the mean of the \\copy runs around it)`,
       );
+    }
+    if (BASELINE) {
+      // Pairs of the other build's workers and this one's, the order alternating, each a fresh
+      // worker and one that ran the pipeline before; every load checked against \copy's table.
+      const seen: Record<string, { fresh: number[]; warm: number[]; cpu: number[] }> = {
+        baseline: { fresh: [], warm: [], cpu: [] },
+        this: { fresh: [], warm: [], cpu: [] },
+      };
+      for (let i = 0; i < AB_PAIRS; i++) {
+        const order = i % 2 === 0 ? ['baseline', 'this'] : ['this', 'baseline'];
+        console.log(`  A/B pair ${i + 1} (${order.join(' first, ')}; load average ${load()})`);
+        const copyBefore = await copyCsv();
+        const got: Record<string, { fresh: number; warm: number; cpu: number }> = {};
+        for (const build of order) {
+          const dist = build === 'baseline' ? BASELINE : undefined;
+          await resetTarget(DST, 'people', PEOPLE);
+          const f = await sluiceRun(p, 'http-to-pg', n, [DST, 'people'], `ab-${build}-${i}`, undefined, dist);
+          if ((await fingerprint()) !== expected) throw new Error(`the ${build} run loaded different rows`);
+          await resetTarget(DST, 'people', PEOPLE);
+          const w = await sluiceRun(
+            p,
+            'http-to-pg',
+            n,
+            [DST, 'people'],
+            `ab-${build}-warm-${i}`,
+            () => resetTarget(DST, 'people', PEOPLE),
+            dist,
+          );
+          if ((await fingerprint()) !== expected)
+            throw new Error(`the ${build} warm run loaded different rows`);
+          got[build] = { fresh: f.wallRps, warm: w.wallRps, cpu: w.workerCpuMs / 1000 };
+        }
+        const copyRps = (copyBefore + (await copyCsv())) / 2;
+        for (const b of order) {
+          seen[b].fresh.push(got[b].fresh / copyRps);
+          seen[b].warm.push(got[b].warm / copyRps);
+          seen[b].cpu.push(got[b].cpu);
+        }
+        console.log(
+          `  pair ${i + 1}: ` +
+            order
+              .map(
+                (b) =>
+                  `${b} fresh ${(got[b].fresh / copyRps).toFixed(2)}, warm ${(got[b].warm / copyRps).toFixed(2)} ` +
+                  `(warm worker CPU ${got[b].cpu.toFixed(2)} s)`,
+              )
+              .join('; '),
+        );
+      }
+      const mean = (xs: number[]) => (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2);
+      for (const b of ['baseline', 'this'])
+        console.log(
+          `  A/B ${b}: ratio to \\copy fresh ${seen[b].fresh.map((x) => x.toFixed(2)).join(' / ')} (mean ${mean(seen[b].fresh)}), ` +
+            `warm ${seen[b].warm.map((x) => x.toFixed(2)).join(' / ')} (mean ${mean(seen[b].warm)}); ` +
+            `warm worker CPU mean ${mean(seen[b].cpu)} s`,
+        );
     }
     results.push({
       label: 'HTTP JSON → DuckDB → PostgreSQL',

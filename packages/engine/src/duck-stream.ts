@@ -1,19 +1,31 @@
-import { close as closeFd, constants, createWriteStream, open as openCb, type WriteStream } from 'node:fs';
+import {
+  close as closeFd,
+  constants,
+  createWriteStream,
+  open as openCb,
+  rmSync,
+  type WriteStream,
+} from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { namedPipe } from './duck-csv';
+import { namedPipes } from './duck-csv';
 import { JsonArrayLines } from './json-lines';
 import type { RecordBytes } from './payloads';
 
 // The records array of a JSON input streamed into the query instead of loaded into a table
 // first (docs/benchmarks.md, "HTTP JSON → DuckDB → PostgreSQL"). Its first records (DuckDB's own
 // sample size for read_json_auto) go to a file, where DuckDB detects the columns once, exactly
-// as it would on the whole input; the rest flows through a named pipe while the query reads it.
-// The input's table is then a view over both, with the detected columns spelled out, so binding
-// it again (the CSV export prepares the query twice) reads no sample. A query that would read
-// the view twice (a self-join) or stop early (LIMIT) gets a table, read from the same pipe.
+// as it would on the whole input; the rest flows through named pipes, one after another, while
+// the query reads them. The input's table is then a view over the file and the pipes, with the
+// detected columns spelled out, so binding it again (the CSV export prepares the query twice)
+// reads no sample. A query that would read the view twice (a self-join) or stop early (LIMIT)
+// gets a table, read from the same pipes. Several pipes, not one: DuckDB reads a pipe until its
+// read buffer (2 × maximum_object_size, 32 MiB) is full or the pipe ends before it parses any of
+// it, so behind one pipe the query's first row waited for 32 MiB of records, and reading and
+// parsing took turns in 32 MiB steps; a pipe of 1 MiB ends after 1 MiB (docs/benchmarks.md).
 
 const NL = 0x0a;
 
@@ -103,26 +115,44 @@ export async function sampleArray(
 }
 
 /**
- * Writes `chunks` into the named pipe `fifo` once a reader opened it. `stop()` ends the writing
- * (the reader has what it wanted, or never came): the rest is still read to its end, so the
- * producer finishes (its count and cursor) and the JSON is checked. `done` rejects with the
- * input's own failure only.
+ * Bytes of the records after the sample that go into each pipe before the next (`pipeBytes`):
+ * small first, so the query's first rows leave DuckDB after a megabyte instead of after its
+ * 32 MiB read buffer filled (docs/benchmarks.md), growing so that `RECORD_PIPES` pipes carry
+ * 120 MiB; the last takes whatever is left.
  */
-function pump(chunks: AsyncGenerator<Uint8Array>, fifo: string) {
+export const RECORD_PIPES = 32;
+const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
+
+/**
+ * Writes `chunks`, one record per line, into the named pipes `fifos` in turn, each once its
+ * reader opened it: a pipe ends at the first line end after its share (`pipeBytes`), and the
+ * pipes left when the records ended become empty files. `stop()` ends the writing (the
+ * reader has what it wanted, or never came): the rest is still read to its end, so the producer
+ * finishes (its count and cursor) and the JSON is checked. `done` rejects with the input's own
+ * failure only.
+ */
+function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   let stopped = false;
   let wake: (() => void) | null = null;
+  // The pipe being opened or written; the reader is at it or before it (it opens the next only
+  // after this one ended).
+  let at = 0;
   const stop = () => {
     if (stopped) return;
     stopped = true;
     wake?.();
-    // A reader still waiting in its open (it came after writing stopped) sees the end.
-    openFd(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then(closeQuietly, () => {});
+    // A reader that would open a later pipe finds none; one waiting in its open of the current
+    // pipe (it came after writing stopped) sees the end.
+    for (const later of fifos.slice(at + 1)) rmSync(later, { force: true });
+    openFd(fifos[at], constants.O_WRONLY | constants.O_NONBLOCK).then(closeQuietly, () => {});
   };
   const stopping = new Promise<void>((r) => {
     wake = r;
   });
-  let sock: net.Socket | null = null;
-  const done = (async () => {
+  /** The pipe `at` opened for writing once its reader came, or null once stopped. */
+  const openNext = async (): Promise<net.Socket | null> => {
+    if (stopped) return null;
+    const fifo = fifos[at];
     // Opening for writing waits for the reader; `stop` releases it by opening as a reader.
     const opening = openFd(fifo, constants.O_WRONLY);
     opening.catch(() => {});
@@ -131,33 +161,66 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifo: string) {
       const fd = await openFd(fifo, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
       await opening.then(closeQuietly, () => {});
       if (fd !== null) closeQuietly(fd);
-    } else {
-      const s = new net.Socket({ fd: await opening, readable: false, writable: true });
-      // The reader leaving early (EPIPE) is no failure of the input: writing stops.
-      s.on('error', stop);
-      sock = s;
+      return null;
     }
+    const s = new net.Socket({ fd: await opening, readable: false, writable: true });
+    // The reader leaving early (EPIPE) is no failure of the input: writing stops.
+    s.on('error', stop);
+    return s;
+  };
+  const ending = (s: net.Socket) => {
+    if (stopped) s.destroy();
+    else return new Promise<void>((r) => s.end(() => r()));
+  };
+  let sock: net.Socket | null = null;
+  const done = (async () => {
+    let written = 0;
+    sock = await openNext();
+    const send = async (bytes: Uint8Array) => {
+      if (stopped || !sock || bytes.byteLength === 0) return;
+      written += bytes.byteLength;
+      if (!sock.write(bytes)) {
+        const s = sock;
+        await new Promise<void>((r) => {
+          const go = () => {
+            s.off('drain', go);
+            r();
+          };
+          s.on('drain', go);
+          stopping.then(go);
+        });
+      }
+    };
     try {
       for await (const chunk of chunks) {
-        if (stopped || !sock) continue;
-        if (!sock.write(chunk)) {
-          const s = sock;
-          await new Promise<void>((r) => {
-            const go = () => {
-              s.off('drain', go);
-              r();
-            };
-            s.on('drain', go);
-            stopping.then(go);
-          });
+        let rest = chunk;
+        // Whole lines up to the pipe's share, then the next pipe (the last takes the rest).
+        while (!stopped && sock && at < fifos.length - 1) {
+          const share = pipeBytes(at) - written;
+          const nl = share <= rest.byteLength ? rest.indexOf(NL, Math.max(0, share - 1)) : -1;
+          if (nl === -1) break;
+          await send(rest.subarray(0, nl + 1));
+          rest = rest.subarray(nl + 1);
+          await ending(sock);
+          at++;
+          written = 0;
+          sock = await openNext();
         }
+        await send(rest);
       }
     } finally {
+      // The pipes the records did not reach (or a failed input left) become empty files
+      // before the current one ends, while the reader is still in it: it reads them without
+      // waiting for a writer, instead of a turn with this loop for each.
+      if (!stopped)
+        await Promise.all(
+          fifos.slice(at + 1).map(async (f) => {
+            await rm(f, { force: true });
+            await writeFile(f, '');
+          }),
+        );
       const s = sock as net.Socket | null;
-      if (s) {
-        if (stopped) s.destroy();
-        else await new Promise<void>((r) => s.end(() => r()));
-      }
+      if (s) await ending(s);
     }
   })();
   done.catch(() => {});
@@ -191,7 +254,9 @@ export async function streamArray(
 ): Promise<StreamedInput | null> {
   const probe = ident(`sluice_sample_${slug}`);
   // mkfifo is a process of its own: made while DuckDB detects the columns.
-  const piping = namedPipe(join(dir, `${slug}.records.pipe`));
+  const piping = namedPipes(
+    Array.from({ length: RECORD_PIPES }, (_, i) => join(dir, `${slug}.records.${i}.pipe`)),
+  );
   piping.catch(() => {});
   await conn.run(
     `CREATE TEMP TABLE ${probe} AS SELECT * FROM read_json_auto(${literal(sampled.file)}, format = 'newline_delimited')`,
@@ -211,11 +276,10 @@ export async function streamArray(
     } catch {
       return null;
     }
-    const fifo = await piping;
-    if (fifo === null) return null;
-    await conn.run(
-      `CREATE VIEW ${table} AS SELECT * FROM ${read(`[${literal(sampled.file)}, ${literal(fifo)}]`)}`,
-    );
+    const fifos = await piping;
+    if (fifos === null) return null;
+    const files = [sampled.file, ...fifos].map(literal).join(', ');
+    await conn.run(`CREATE VIEW ${table} AS SELECT * FROM ${read(`[${files}]`)}`);
     let failed: unknown = null;
     const p = pump(
       (async function* () {
@@ -226,7 +290,7 @@ export async function streamArray(
           throw err;
         }
       })(),
-      fifo,
+      fifos,
     );
     return {
       async materialize(c) {

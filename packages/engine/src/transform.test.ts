@@ -170,6 +170,52 @@ describe('transforms in DuckDB', () => {
     await h.cleanup();
   });
 
+  // duck-csv.ts spells a TIMESTAMP's CSV out instead of formatting it as a TIMESTAMPTZ: the
+  // same text, whatever the value (fractions, infinities, years before 1 and after 9999, NULL).
+  it('writes a TIMESTAMP into the CSV for COPY as the text of its TIMESTAMPTZ', async () => {
+    const lines: string[] = [];
+    const h = await harness(
+      {
+        steps: [
+          source('s'),
+          transform(
+            'a',
+            `SELECT ts, CAST(CAST(ts AS TIMESTAMPTZ) AS VARCHAR) AS want FROM (VALUES
+               (TIMESTAMP '2024-01-01 00:00:01'), (TIMESTAMP '2024-01-01 00:00:01.5'),
+               (TIMESTAMP '1969-12-31 23:59:59.999999'), (TIMESTAMP 'infinity'),
+               (TIMESTAMP '-infinity'), (TIMESTAMP '0001-01-01 12:00:00' - INTERVAL 800 YEAR),
+               (TIMESTAMP '12345-06-07 08:09:10'), (NULL)) AS v(ts)
+             UNION ALL SELECT ts, CAST(CAST(ts AS TIMESTAMPTZ) AS VARCHAR) FROM s`,
+          ),
+          sink('load'),
+        ],
+        edges: edges(['s', 'a'], ['a', 'load']),
+      },
+      memoryPorts(
+        { s: rowsSource(['ts:timestamp'], [[[new Date('2024-02-29T23:59:59.123Z')]]]) },
+        {
+          load: async (input) => {
+            if (input.kind !== 'rows' || !input.csv) throw new Error('CSV expected');
+            let text = '';
+            for await (const c of input.csv.chunks) text += Buffer.from(c).toString();
+            lines.push(...text.trimEnd().split('\n'));
+            return { rows: lines.length, bytes: text.length };
+          },
+        },
+      ),
+    );
+    await h.run();
+    expect(lines).toHaveLength(9);
+    for (const line of lines) {
+      const [ts, want] = line.split(',');
+      expect(ts).toBe(want.replace(/^"|"$/g, ''));
+    }
+    expect(lines).toContain('2024-02-29 23:59:59.123+00,"2024-02-29 23:59:59.123+00"');
+    expect(lines).toContain('infinity,"infinity"');
+    expect(lines).toContain(',');
+    await h.cleanup();
+  });
+
   it('fails with TRANSFORM_FAILED and DuckDB’s message on a SQL error', async () => {
     const h = await harness(
       {

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { csvExport, csvOutput } from './duck-csv';
+import { csvExport, csvOutput, resultPipe } from './duck-csv';
 import { type LoadInput, literal, stageInput } from './duck-inputs';
 import { readsOnce } from './duck-plan';
 import type { StreamedInput } from './duck-stream';
@@ -74,6 +74,10 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
   const work = join(o.dir, `transform-${o.slug}`);
   await mkdir(join(work, 'spill'), { recursive: true });
   const log = o.log ?? (() => {});
+  // mkfifo is a process of its own: the result's pipe is made while the inputs arrive.
+  const resultFile = join(work, 'result.csv');
+  const piping = resultPipe(resultFile);
+  piping.catch(() => {});
   // The inputs' bytes go to files while DuckDB starts; a failure counts where it is awaited.
   const staged = o.inputs.map((input) => stageInput(input, work, log, o.jsonSampleRecords));
   for (const s of staged) s.catch(() => {});
@@ -200,7 +204,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       const csvExp = exp;
       async function* chunks(): AsyncGenerator<Uint8Array> {
         try {
-          const out = await csvOutput(c, csvExp, join(work, 'result.csv'), track);
+          const out = await csvOutput(c, csvExp, resultFile, track, piping);
           for await (const chunk of out.chunks) yield chunk;
           rows = await out.rows;
           await finishInputs();

@@ -368,6 +368,46 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       }
     });
 
+    // Past the sample the records go through one named pipe after another (1 MiB each first,
+    // duck-stream.ts); 30,000 of these records are ~6.6 MB, seven pipes.
+    it('crosses from pipe to pipe: lands what loading them whole lands, and a query that stops early still counts every record', async () => {
+      const streamed = await harness(spec('piped', { path: '/many?n=30000' }), ports());
+      const whole = await harness(spec('piped_whole', { path: '/many?n=30000' }), ports());
+      // The join's other side is empty: the scan of the records ends at its first rows.
+      const early = await harness(
+        spec('piped_early', {
+          path: '/many?n=30000',
+          transform:
+            'SELECT p.id, p.name FROM people p JOIN (SELECT i FROM range(0) AS t(i)) e ON p.id = e.i',
+        }),
+        ports(),
+      );
+      try {
+        const outcome = await streamed.run({ transformJsonSample: SAMPLE });
+        await whole.run({ transformJsonSample: 100_000 });
+        expect(messages(streamed)).toContain(
+          `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
+        );
+        expect(outcome.cursors.people).toBe('30000');
+        expect(streamed.final('clean')?.counters).toMatchObject({ rows_in: 30_000, rows_out: 30_000 });
+        const rows = await sql('SELECT count(*)::int AS n, sum(id)::bigint::text AS s FROM piped');
+        expect(rows).toEqual([{ n: 30_000, s: String((30_000 * 30_001) / 2) }]);
+        expect(await sql('SELECT * FROM piped EXCEPT ALL SELECT * FROM piped_whole')).toEqual([]);
+        expect(await sql('SELECT * FROM piped_whole EXCEPT ALL SELECT * FROM piped')).toEqual([]);
+        const ended = await early.run({ transformJsonSample: SAMPLE });
+        expect(messages(early)).toContain(
+          `DuckDB reads the JSON records of people while they arrive (columns from the first ${SAMPLE})`,
+        );
+        expect(ended.cursors.people).toBe('30000');
+        expect(early.final('people')?.counters).toMatchObject({ rows_out: 30_000 });
+        expect(await sql('SELECT count(*)::int AS n FROM piped_early')).toEqual([{ n: 0 }]);
+      } finally {
+        await streamed.cleanup();
+        await whole.cleanup();
+        await early.cleanup();
+      }
+    });
+
     it('loads them whole where only DuckDB’s own detection reads them (a month-first date)', async () => {
       const h = await harness(
         spec('usdates', { path: '/many?n=50&us=1', transform: 'SELECT id, day FROM people' }),
@@ -394,36 +434,48 @@ describe('HTTP JSON → DuckDB → PostgreSQL without rows in JavaScript', () =>
       }
     });
 
-    it('fails on a hole after the sample, and commits nothing', async () => {
-      const h = await harness(spec('holed2', { path: '/many?n=50&hole=30' }), ports());
-      try {
-        await expect(h.run({ transformJsonSample: SAMPLE })).rejects.toMatchObject({ code: 'STEP_FAILED' });
-        expect(h.final('people')?.state).toBe('failed');
-        expect(JSON.stringify(h.final('people')?.error)).toContain('an element missing before a comma');
-        expect(h.final('load-holed2')?.state).not.toBe('succeeded');
-        expect(await sql(`SELECT to_regclass('holed2') AS r`)).toEqual([{ r: null }]);
-      } finally {
-        await h.cleanup();
-      }
-    });
+    // In the first pipe, and in a later one (30,000 records go through seven, duck-stream.ts).
+    for (const [table, path] of [
+      ['holed2', '/many?n=50&hole=30'],
+      ['holed3', '/many?n=30000&hole=20000'],
+    ])
+      it(`fails on a hole after the sample (${path}), and commits nothing`, async () => {
+        const h = await harness(spec(table, { path }), ports());
+        try {
+          await expect(h.run({ transformJsonSample: SAMPLE })).rejects.toMatchObject({ code: 'STEP_FAILED' });
+          expect(h.final('people')?.state).toBe('failed');
+          expect(JSON.stringify(h.final('people')?.error)).toContain('an element missing before a comma');
+          expect(h.final(sinkSlug(table))?.state).not.toBe('succeeded');
+          expect(await sql(`SELECT to_regclass('${table}') AS r`)).toEqual([{ r: null }]);
+        } finally {
+          await h.cleanup();
+        }
+      });
 
-    it('cancels while the streamed records still arrive, and commits nothing', async () => {
-      const h = await harness(spec('stalled2', { path: '/many?n=50&stall=1' }), ports());
-      try {
-        const controller = new AbortController();
-        const run = h.run({ signal: controller.signal, transformJsonSample: SAMPLE });
-        while (!stallAfter || !messages(h).some((m) => m.includes('while they arrive')))
-          await new Promise((r) => setTimeout(r, 20));
-        controller.abort('stop');
-        await expect(run).rejects.toMatchObject({ code: 'CANCELED' });
-        stallAfter();
-        expect(h.final('load-stalled2')?.state).toBe('canceled');
-        expect(await sql(`SELECT to_regclass('stalled2') AS r`)).toEqual([{ r: null }]);
-      } finally {
-        stallAfter = null;
-        await h.cleanup();
-      }
-    });
+    // In the first pipe, and in a later one: every record but the array's end has arrived, and
+    // the query waits in the last pipe it reached.
+    for (const [table, path, settle] of [
+      ['stalled2', '/many?n=50&stall=1', 0],
+      ['stalled3', '/many?n=30000&stall=1', 300],
+    ] as const)
+      it(`cancels while the streamed records still arrive (${path}), and commits nothing`, async () => {
+        const h = await harness(spec(table, { path }), ports());
+        try {
+          const controller = new AbortController();
+          const run = h.run({ signal: controller.signal, transformJsonSample: SAMPLE });
+          while (!stallAfter || !messages(h).some((m) => m.includes('while they arrive')))
+            await new Promise((r) => setTimeout(r, 20));
+          await new Promise((r) => setTimeout(r, settle));
+          controller.abort('stop');
+          await expect(run).rejects.toMatchObject({ code: 'CANCELED' });
+          stallAfter();
+          expect(h.final(sinkSlug(table))?.state).toBe('canceled');
+          expect(await sql(`SELECT to_regclass('${table}') AS r`)).toEqual([{ r: null }]);
+        } finally {
+          stallAfter = null;
+          await h.cleanup();
+        }
+      });
   });
 
   it('cancels while the body is still arriving and commits nothing', async () => {
