@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -375,6 +376,24 @@ export function cpuReport(r: ReturnType<ReturnType<typeof sampleCpu>['stop']>, t
     }
   }
   return lines;
+}
+
+/**
+ * What two (or `cores`) cores allow at best, from a run's CPU: the target's backend is one
+ * process, so the run is at least its CPU long, and at least the CPU of every group together
+ * spread over the cores; against the limit's seconds, the best ratio those leave.
+ */
+export function coreBound(
+  cpu: Record<string, number>,
+  limitSeconds: number,
+  cores = os.cpus().length,
+): string {
+  const all = Object.values(cpu).reduce((a, b) => a + b, 0);
+  const bound = Math.max(cpu.target ?? 0, all / cores);
+  return (
+    `on ${cores} cores the copy takes at least max(target ${(cpu.target ?? 0).toFixed(2)} s, ` +
+    `all ${all.toFixed(2)} s / ${cores}) = ${bound.toFixed(2)} s: at best ${(limitSeconds / bound).toFixed(2)} of the limit`
+  );
 }
 
 /** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */

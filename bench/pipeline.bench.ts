@@ -19,6 +19,7 @@
 //                                of packages/cli/dist built from main, e.g. packages/cli/.dist-main)
 //                                that build's worker against this one's (BENCH_CANDIDATE=dir: the
 //                                "this" side and the measured runs from another build too)
+//   BENCH_WARM=1                 the PostgreSQL → PostgreSQL runs too in a worker that ran them before
 //   BENCH_STATEMENT_LOG=file     the workers append every statement and its answer's time there
 //   BENCH_TIMELINE=1             print each run's CPU timeline (worker, source and target backends, the
 //                                server's WAL writer etc.) in 100 ms buckets (or =25: 25 ms buckets)
@@ -29,6 +30,7 @@ import path from 'node:path';
 import {
   backendsOf,
   copyFileLimit,
+  coreBound,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
@@ -55,6 +57,12 @@ const PROF_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU
 const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 0);
 const BASELINE = process.env.BENCH_BASELINE ?? '';
 const CANDIDATE = process.env.BENCH_CANDIDATE ?? '';
+/**
+ * BENCH_WARM=1: every PostgreSQL → PostgreSQL run is measured in a worker that ran it once
+ * before (the target emptied between): its connections pooled, its statements known, as in a
+ * long-running worker; without, a fresh worker's first run (its first-use costs counted).
+ */
+const warmPg = process.env.BENCH_WARM === '1' ? () => resetTarget(DST, 'dst', COLUMNS) : undefined;
 
 const id = `${process.pid}`;
 const STORE = `sluice_bench_store_${id}`;
@@ -182,7 +190,7 @@ async function pgToPg(p: Platform) {
     const before = await copyBaseline(n);
     const limitBefore = await limit();
     await resetTarget(DST, 'dst', COLUMNS);
-    const s = await sluiceRun(p, 'pg-to-pg', n, [DST, 'dst'], `pg-to-pg-${n}`);
+    const s = await sluiceRun(p, 'pg-to-pg', n, [DST, 'dst'], `pg-to-pg-${n}`, warmPg);
     const [want, got] = [await checksum(SRC, 'src'), await checksum(DST, 'dst')];
     if (want !== got) throw new Error(`the target's rows differ from the source's: ${got} ≠ ${want}`);
     console.log(`  rows checked: count and sum(hashtext(row)) equal to the source's (${got})`);
@@ -190,7 +198,7 @@ async function pgToPg(p: Platform) {
     const limitBetween = await limit();
     console.log(`  with cursor_column created_at (the next cursor is its greatest value):`);
     await resetTarget(DST, 'dst', COLUMNS);
-    const c = await sluiceRun(p, 'pg-to-pg-cursor', n, [DST, 'dst'], `pg-to-pg-cursor-${n}`);
+    const c = await sluiceRun(p, 'pg-to-pg-cursor', n, [DST, 'dst'], `pg-to-pg-cursor-${n}`, warmPg);
     if ((await checksum(DST, 'dst')) !== want)
       throw new Error("the cursor run's rows differ from the source's");
     const after = await copyBaseline(n);
@@ -208,6 +216,8 @@ async function pgToPg(p: Platform) {
         `run clock ${(s.rps / limitRps).toFixed(2)}; with cursor_column ${(c.wallRps / cursorLimit).toFixed(2)}; ` +
         `the pipe ${(baseline / limitRps).toFixed(2)}`,
     );
+    if (s.cpu) console.log(`  plain: ${coreBound(s.cpu, n / limitRps)}`);
+    if (c.cpu) console.log(`  cursor_column: ${coreBound(c.cpu, n / cursorLimit)}`);
     if (AB_PAIRS > 0) await abPairs(p, n, limit, want);
     results.push({
       label: 'PostgreSQL → PostgreSQL',
@@ -264,7 +274,7 @@ async function abPairs(p: Platform, n: number, limit: () => Promise<number>, wan
         n,
         [DST, 'dst'],
         `ab-${side.label}-${i}`,
-        undefined,
+        warmPg,
         side.dist,
       );
       if ((await checksum(DST, 'dst')) !== want) throw new Error(`the ${side.label} run's rows differ`);
