@@ -633,6 +633,8 @@ export async function runInWorker(
       await opts.warm();
     }
     worker.sample();
+    // A warm worker's pooled target session already spent the warm-up run's CPU.
+    const targetBefore = opts.targetDb && opts.warm ? await sessionsCpu(opts.targetDb) : 0;
     const cpuStart = cpuSeconds(worker.pid);
     const sampler = opts.cpuGroups ? sampleCpu(opts.cpuGroups, { worker: worker.pid }) : null;
     const wallStart = performance.now();
@@ -653,7 +655,7 @@ export async function runInWorker(
     const peaks = worker.peaks();
     const cpu = cpuSeconds(worker.pid) - cpuStart;
     const sampled = sampler?.stop() ?? null;
-    const targetCpu = opts.targetDb ? await sessionsCpu(opts.targetDb) : null;
+    const targetCpu = opts.targetDb ? (await sessionsCpu(opts.targetDb)) - targetBefore : null;
     if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
     const got = await loaded();
     if (got !== n) throw new Error(`the run loaded ${got} rows, expected ${n}`);
