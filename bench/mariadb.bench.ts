@@ -15,6 +15,7 @@
 //                          copy of packages/cli/dist built from main) and one with this one,
 //                          the order alternating, the limit measured around each pair
 //   BENCH_AB_PAIRS=3
+//   BENCH_WARM=1           each run in a worker that ran it once before (a long-running worker)
 //   BENCH_CANDIDATE=dir    the measured run and the "this" side of the A/B from another compiled
 //                          build too (default: this checkout's `sluice`)
 import { execFileSync } from 'node:child_process';
@@ -23,7 +24,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  backendsOf,
   copyFileLimit,
+  coreBound,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
@@ -32,6 +35,7 @@ import {
   openPlatform,
   type Platform,
   pgDataSource,
+  pgServerProcesses,
   removeLimitFiles,
   runInWorker,
   shell,
@@ -49,6 +53,20 @@ const load = () => os.loadavg()[0].toFixed(1);
 const BASELINE = process.env.BENCH_BASELINE ?? '';
 const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 3);
 const CANDIDATE = process.env.BENCH_CANDIDATE ?? '';
+/**
+ * Whose CPU a run is billed beside its worker's: MariaDB (the whole server: another client's
+ * work on it at the same time counts too), the target's backends, PostgreSQL's own processes.
+ */
+/**
+ * BENCH_WARM=1: each run measured in a worker that ran it once before (the target emptied
+ * between): the MySQL driver loaded, connections pooled, as in a long-running worker.
+ */
+const WARM = process.env.BENCH_WARM === '1' ? () => resetTarget() : undefined;
+const MARIA_CPU = {
+  source: (cmd: string) => /^\S*(mariadbd|mysqld)\b/.test(cmd),
+  target: backendsOf(DST),
+  server: pgServerProcesses,
+};
 
 const myArgs = [
   '--default-character-set=utf8mb4',
@@ -240,6 +258,8 @@ async function bench(p: Platform) {
       env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
       profDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF, `maria-${n}`) : null,
       targetDb: DST,
+      cpuGroups: MARIA_CPU,
+      warm: WARM,
       ...(CANDIDATE ? { dist: CANDIDATE } : {}),
     });
     checked('Sluice', await pgCheck(), { sums, full: before.check });
@@ -257,6 +277,7 @@ async function bench(p: Platform) {
         `(execute→finished), ${(s.rps / limitRps).toFixed(2)} (run clock); the pipe ${(pipe / limitRps).toFixed(2)}, ` +
         `pgloader ${(loader.rps / limitRps).toFixed(2)}`,
     );
+    if (s.cpu) console.log(`  ${coreBound(s.cpu, n / limitRps)}`);
     if (BASELINE) await abPairs(p, n, limit, { sums, full: before.check });
     results.push({
       rows: n,
@@ -289,6 +310,8 @@ async function abPairs(
         env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
         profDir: null,
         targetDb: DST,
+        cpuGroups: MARIA_CPU,
+        warm: WARM,
         ...(build === 'baseline' ? { dist: BASELINE } : CANDIDATE ? { dist: CANDIDATE } : {}),
       });
       checked(`Sluice (${build})`, await pgCheck(), expected);

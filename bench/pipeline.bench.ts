@@ -13,16 +13,29 @@
 //   BENCH_HTTP_WARM=1            the HTTP case also runs in a worker that ran it once before
 //                                (DuckDB's module loaded, as in a long-running worker)
 //   BENCH_RUN_LOG=1              print each measured run's log (which way each step took)
-//   BENCH_BASELINE=dir           HTTP case A/B: after its measured runs, BENCH_AB_PAIRS (4) pairs,
+//   BENCH_BASELINE=dir           HTTP case A/B: after its measured runs, BENCH_AB_PAIRS pairs,
 //                                each a fresh and a warm worker of another compiled build (e.g.
 //                                packages/cli/.dist-main, a copy of packages/cli/dist built from
 //                                main) and of this one, the order alternating, `\copy` around each
+//   BENCH_AB_PAIRS=0             after each PostgreSQL row count's figures, that many pairs of runs
+//                                (4 when BENCH_BASELINE is set and this is not),
+//                                the order alternating, the limit around each pair: the plain copy
+//                                against the cursor_column one, or with BENCH_BASELINE=dir (a copy
+//                                of packages/cli/dist built from main, e.g. packages/cli/.dist-main)
+//                                that build's worker against this one's (BENCH_CANDIDATE=dir: the
+//                                "this" side and the measured runs from another build too)
+//   BENCH_WARM=1                 the PostgreSQL → PostgreSQL runs too in a worker that ran them before
+//   BENCH_STATEMENT_LOG=file     the workers append every statement and its answer's time there
+//   BENCH_TIMELINE=1             print each run's CPU timeline (worker, source and target backends, the
+//                                server's WAL writer etc.) in 100 ms buckets (or =25: 25 ms buckets)
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  backendsOf,
   copyFileLimit,
+  coreBound,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
@@ -32,6 +45,7 @@ import {
   openPlatform,
   type Platform,
   pgDataSource,
+  pgServerProcesses,
   removeLimitFiles,
   runInWorker,
   shell,
@@ -44,9 +58,16 @@ import {
 const ROWS = (process.env.BENCH_ROWS ?? '1000000,5000000').split(',').map(Number);
 const HTTP_ROWS = Number(process.env.BENCH_HTTP_ROWS ?? 300_000);
 const WARM = process.env.BENCH_HTTP_WARM === '1';
-const BASELINE = process.env.BENCH_BASELINE ?? '';
-const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 4);
 const PROF_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
+const BASELINE = process.env.BENCH_BASELINE ?? '';
+const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? (BASELINE ? 4 : 0));
+const CANDIDATE = process.env.BENCH_CANDIDATE ?? '';
+/**
+ * BENCH_WARM=1: every PostgreSQL → PostgreSQL run is measured in a worker that ran it once
+ * before (the target emptied between): its connections pooled, its statements known, as in a
+ * long-running worker; without, a fresh worker's first run (its first-use costs counted).
+ */
+const warmPg = process.env.BENCH_WARM === '1' ? () => resetTarget(DST, 'dst', COLUMNS) : undefined;
 
 const id = `${process.pid}`;
 const STORE = `sluice_bench_store_${id}`;
@@ -136,7 +157,8 @@ const sluiceRun = (
     profDir: PROF_DIR ? path.join(PROF_DIR, tag) : null,
     warm,
     targetDb: target[0],
-    ...(dist ? { dist } : {}),
+    ...(dist ? { dist } : CANDIDATE ? { dist: CANDIDATE } : {}),
+    cpuGroups: { source: backendsOf(SRC), target: backendsOf(target[0]), server: pgServerProcesses },
   });
 
 async function pgToPg(p: Platform) {
@@ -166,10 +188,15 @@ async function pgToPg(p: Platform) {
       await resetTarget(DST, 'dst', COLUMNS);
       return copyFileLimit(DST, 'dst', file, n);
     };
+    // Unmeasured: the first large COPY after the fill finds few recycled WAL segments (the
+    // server keeps min_wal_size after each checkpoint) and zero-fills new ones; whichever
+    // measurement came first was up to 1.8× slower (docs/benchmarks.md, 2026-11-29 09:00).
+    const warmUp = await limit();
+    console.log(`  (that limit was the WAL warm-up, not counted: ${(n / warmUp).toFixed(2)} s)`);
     const before = await copyBaseline(n);
     const limitBefore = await limit();
     await resetTarget(DST, 'dst', COLUMNS);
-    const s = await sluiceRun(p, 'pg-to-pg', n, [DST, 'dst'], `pg-to-pg-${n}`);
+    const s = await sluiceRun(p, 'pg-to-pg', n, [DST, 'dst'], `pg-to-pg-${n}`, warmPg);
     const [want, got] = [await checksum(SRC, 'src'), await checksum(DST, 'dst')];
     if (want !== got) throw new Error(`the target's rows differ from the source's: ${got} ≠ ${want}`);
     console.log(`  rows checked: count and sum(hashtext(row)) equal to the source's (${got})`);
@@ -177,7 +204,7 @@ async function pgToPg(p: Platform) {
     const limitBetween = await limit();
     console.log(`  with cursor_column created_at (the next cursor is its greatest value):`);
     await resetTarget(DST, 'dst', COLUMNS);
-    const c = await sluiceRun(p, 'pg-to-pg-cursor', n, [DST, 'dst'], `pg-to-pg-cursor-${n}`);
+    const c = await sluiceRun(p, 'pg-to-pg-cursor', n, [DST, 'dst'], `pg-to-pg-cursor-${n}`, warmPg);
     if ((await checksum(DST, 'dst')) !== want)
       throw new Error("the cursor run's rows differ from the source's");
     const after = await copyBaseline(n);
@@ -195,6 +222,9 @@ async function pgToPg(p: Platform) {
         `run clock ${(s.rps / limitRps).toFixed(2)}; with cursor_column ${(c.wallRps / cursorLimit).toFixed(2)}; ` +
         `the pipe ${(baseline / limitRps).toFixed(2)}`,
     );
+    if (s.cpu) console.log(`  plain: ${coreBound(s.cpu, n / limitRps)}`);
+    if (c.cpu) console.log(`  cursor_column: ${coreBound(c.cpu, n / cursorLimit)}`);
+    if (AB_PAIRS > 0) await abPairs(p, n, limit, want);
     results.push({
       label: 'PostgreSQL → PostgreSQL',
       rows: n,
@@ -216,6 +246,69 @@ async function pgToPg(p: Platform) {
   }
   await sql(SRC, 'drop table if exists src');
   await sql(DST, 'drop table if exists dst');
+}
+
+/**
+ * BENCH_AB_PAIRS: pairs of fresh-worker runs, the order alternating, the limit measured before
+ * and after each pair, every load checksummed. With BENCH_BASELINE the two sides are that
+ * build's worker and this one's (the plain copy); without, the plain copy and the cursor_column
+ * one on this build (the same COPY pass-through, see docs/benchmarks.md).
+ */
+async function abPairs(p: Platform, n: number, limit: () => Promise<number>, want: string) {
+  type Side = { label: string; pipeline: string; dist?: string };
+  const sides: Side[] = BASELINE
+    ? [
+        { label: 'baseline', pipeline: 'pg-to-pg', dist: BASELINE },
+        { label: 'this', pipeline: 'pg-to-pg', ...(CANDIDATE ? { dist: CANDIDATE } : {}) },
+      ]
+    : [
+        { label: 'plain', pipeline: 'pg-to-pg' },
+        { label: 'cursor_column', pipeline: 'pg-to-pg-cursor' },
+      ];
+  type Seen = { ratio: number; worker: number; source: number; target: number };
+  const seen = new Map<string, Seen[]>(sides.map((s) => [s.label, []]));
+  for (let i = 0; i < AB_PAIRS; i++) {
+    const order = i % 2 === 0 ? sides : [...sides].reverse();
+    const atStart = load();
+    const limitBefore = await limit();
+    const runs = new Map<string, Awaited<ReturnType<typeof sluiceRun>>>();
+    for (const side of order) {
+      await resetTarget(DST, 'dst', COLUMNS);
+      const r = await sluiceRun(
+        p,
+        side.pipeline,
+        n,
+        [DST, 'dst'],
+        `ab-${side.label}-${i}`,
+        warmPg,
+        side.dist,
+      );
+      if ((await checksum(DST, 'dst')) !== want) throw new Error(`the ${side.label} run's rows differ`);
+      runs.set(side.label, r);
+    }
+    const limitRps = (limitBefore + (await limit())) / 2;
+    const line = order.map((side) => {
+      const r = runs.get(side.label)!;
+      const s = {
+        ratio: r.wallRps / limitRps,
+        worker: r.workerCpuMs / 1000,
+        source: r.cpu?.source ?? 0,
+        target: r.cpu?.target ?? 0,
+      };
+      seen.get(side.label)!.push(s);
+      return `${side.label} ${s.ratio.toFixed(2)} (CPU worker ${s.worker.toFixed(2)}, source ${s.source.toFixed(2)}, target ${s.target.toFixed(2)} s)`;
+    });
+    console.log(`  A/B pair ${i + 1} (load ${atStart}), ratio to the limit: ${line.join('; ')}`);
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  for (const side of sides) {
+    const xs = seen.get(side.label)!;
+    console.log(
+      `  A/B ${side.label.padEnd(13)} mean ratio to the limit ${mean(xs.map((x) => x.ratio)).toFixed(2)}; mean CPU ` +
+        `worker ${mean(xs.map((x) => x.worker)).toFixed(2)} s, source ${mean(xs.map((x) => x.source)).toFixed(2)} s, ` +
+        `target ${mean(xs.map((x) => x.target)).toFixed(2)} s (${side.dist ?? 'this checkout'})`,
+    );
+  }
 }
 
 async function httpToPg(p: Platform) {
