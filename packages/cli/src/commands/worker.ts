@@ -35,7 +35,10 @@ export function workerCommand(program: Command) {
     .action(async (opts: { concurrency: number }) => {
       const server = await loadServer();
       const configured = await configFrom();
-      const config = { ...configured, dbPoolSize: Math.min(configured.dbPoolSize, workerPoolSize(opts.concurrency)) };
+      const config = {
+        ...configured,
+        dbPoolSize: Math.min(configured.dbPoolSize, workerPoolSize(opts.concurrency)),
+      };
       const rt = await openStoreRuntime(config, { warmPool: true });
       try {
         await server.startWorker(rt.deps, { concurrency: opts.concurrency });
