@@ -44,6 +44,10 @@
 //                                 this checkout's, in alternating order; both tables and their
 //                                 ratio are printed
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
+//   BENCH_WORKER_POOL=n           the workers' SLUICE_DB_POOL_SIZE (their pool is at most that and
+//                                 max(2, ⌈C / 2⌉ + 1), packages/cli/src/commands/worker.ts)
+//   BENCH_NODE_ARGS='--flag …'    more node options for the workers (e.g. `--perf-basic-prof`
+//                                 for `perf record`, V8's `--log-deopt`)
 //   BENCH_STATEMENT_LOG=file      append every counted statement (pid, database, time, session,
 //                                 text) and its answer to file: where a run's statements and
 //                                 waits go (statement-counter.mjs)
@@ -112,7 +116,10 @@ const SCALE_BASELINE = process.env.BENCH_SCALE_BASELINE ?? '';
 const WORKERS_FROM = process.env.BENCH_WORKERS_FROM || undefined;
 const PGBOUNCER = process.env.BENCH_PGBOUNCER ?? '';
 if (!['', 'listen', 'poll'].includes(PGBOUNCER)) throw new Error('BENCH_PGBOUNCER is listen or poll');
-const PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+const PROF = [
+  ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+  ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+];
 
 const id = `${process.pid}`;
 const STORE = `sluice_bench_lat_store_${id}`;
@@ -210,7 +217,12 @@ function storeEnv(): Record<string, string> {
 }
 
 async function startWorkers(n: number, dist?: string): Promise<WorkerProcess[]> {
-  const env = { ...storeEnv(), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir };
+  const env: Record<string, string> = {
+    ...storeEnv(),
+    SLUICE_MASTER_KEY: masterKey,
+    SLUICE_DATA_DIR: dataDir,
+  };
+  if (process.env.BENCH_WORKER_POOL) env.SLUICE_DB_POOL_SIZE = process.env.BENCH_WORKER_POOL;
   return Promise.all(
     Array.from({ length: n }, () =>
       startWorker(env, [...COUNTER, ...PROF], ['--concurrency', String(CONCURRENCY)], dist ?? WORKERS_FROM),
@@ -610,10 +622,12 @@ async function main() {
               `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1})${rows}`,
           );
           console.log(costLine(cost));
-          // The bound of docs/operations.md: per worker min(pool, max(4, C + 2)) platform
-          // connections + 1 LISTEN; on a data source ≤ 2 sessions per running trivial run (source
-          // and sink) + 2 × C + 2 idle. The API host in this process holds its own pool beside.
-          const platformBound = n * (Math.min(10, Math.max(4, CONCURRENCY + 2)) + 1);
+          // The bound of docs/operations.md: per worker min(pool, max(2, ⌈C / 2⌉ + 1)) platform
+          // connections (workerPoolSize in packages/cli/src/commands/worker.ts) + 1 LISTEN; on a
+          // data source ≤ 2 sessions per running trivial run (source and sink) + 2 × C + 2 idle.
+          // The API host in this process holds its own pool beside.
+          const workerPool = Math.max(2, Math.ceil(CONCURRENCY / 2) + 1);
+          const platformBound = n * (Math.min(Number(process.env.BENCH_WORKER_POOL || 10), workerPool) + 1);
           console.log(
             `  sessions at most: ${peaks.get(STORE) ?? 0} on the platform database (API pool ≤ 10 + workers' bound ` +
               `${platformBound}), ${peaks.get(DST) ?? 0} on the data database (bound ${n * (4 * CONCURRENCY + 2)})`,

@@ -17,7 +17,7 @@ export type ScaleTotals = {
   heard: number;
 };
 
-const ms = (v: number) => `${v.toFixed(0)} ms`;
+const ms = (v: number) => `${v.toFixed(1)} ms`;
 
 /**
  * Prints, per build (`baseline` when `baseline` names one, then `this`), the table by worker count

@@ -6,6 +6,19 @@ import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoes
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
+/**
+ * A worker's platform connections at most (before SLUICE_DB_POOL_SIZE caps it). Its own
+ * statements are short (the fetch that claims, log and progress flushes, the one-statement end):
+ * a trivial run holds a connection for a few milliseconds of its own, so half its run slots plus
+ * one for the queue serve them. Every connection is a PostgreSQL backend with its own catalog
+ * caches and plans, warmed and kept for the life of the process (docs/operations.md): on a
+ * server that many workers share, each one beyond what the statements need costs CPU per run,
+ * not only a slot (max(4, C + 2) before 2026-11-29, docs/benchmarks.md).
+ */
+export function workerPoolSize(concurrency: number): number {
+  return Math.max(2, Math.ceil(concurrency / 2) + 1);
+}
+
 function count(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 64) throw new InvalidArgumentError('an integer from 1 to 64');
@@ -22,12 +35,9 @@ export function workerCommand(program: Command) {
     .action(async (opts: { concurrency: number }) => {
       const server = await loadServer();
       const configured = await configFrom();
-      // A worker's own statements are short (claim, heartbeats, progress, the final
-      // transaction): a few connections beyond its run slots serve them, and the rest of
-      // SLUICE_DB_POOL_SIZE stays free on a server that many workers share.
       const config = {
         ...configured,
-        dbPoolSize: Math.min(configured.dbPoolSize, Math.max(4, opts.concurrency + 2)),
+        dbPoolSize: Math.min(configured.dbPoolSize, workerPoolSize(opts.concurrency)),
       };
       const rt = await openStoreRuntime(config, { warmPool: true });
       try {
