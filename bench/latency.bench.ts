@@ -45,7 +45,7 @@
 //                                 ratio are printed
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
 //   BENCH_WORKER_POOL=n           the workers' SLUICE_DB_POOL_SIZE (their pool is at most that and
-//                                 max(2, ⌈C / 2⌉ + 1), packages/cli/src/commands/worker.ts)
+//                                 max(3, ⌈C / 2⌉ + 1), packages/cli/src/commands/worker.ts)
 //   BENCH_NODE_ARGS='--flag …'    more node options for the workers (e.g. `--perf-basic-prof`
 //                                 for `perf record`, V8's `--log-deopt`)
 //   BENCH_STATEMENT_LOG=file      append every counted statement (pid, database, time, session,
@@ -622,11 +622,11 @@ async function main() {
               `(finished p50 ${fmt(pct(r.done, 50))}, load average ${l0} → ${l1})${rows}`,
           );
           console.log(costLine(cost));
-          // The bound of docs/operations.md: per worker min(pool, max(2, ⌈C / 2⌉ + 1)) platform
+          // The bound of docs/operations.md: per worker min(pool, max(3, ⌈C / 2⌉ + 1)) platform
           // connections (workerPoolSize in packages/cli/src/commands/worker.ts) + 1 LISTEN; on a
           // data source ≤ 2 sessions per running trivial run (source and sink) + 2 × C + 2 idle.
           // The API host in this process holds its own pool beside.
-          const workerPool = Math.max(2, Math.ceil(CONCURRENCY / 2) + 1);
+          const workerPool = Math.max(3, Math.ceil(CONCURRENCY / 2) + 1);
           const platformBound = n * (Math.min(Number(process.env.BENCH_WORKER_POOL || 10), workerPool) + 1);
           console.log(
             `  sessions at most: ${peaks.get(STORE) ?? 0} on the platform database (API pool ≤ 10 + workers' bound ` +

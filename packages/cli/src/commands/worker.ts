@@ -13,10 +13,13 @@ const SHUTDOWN_GRACE_MS = 20_000;
  * one for the queue serve them. Every connection is a PostgreSQL backend with its own catalog
  * caches and plans, warmed and kept for the life of the process (docs/operations.md): on a
  * server that many workers share, each one beyond what the statements need costs CPU per run,
- * not only a slot (max(4, C + 2) before 2026-11-29, docs/benchmarks.md).
+ * not only a slot (max(4, C + 2) before 2026-11-29, docs/benchmarks.md). At least three: the
+ * worker runs every queue (runs, schema imports, alert deliveries, retention) at C each, and a
+ * job whose transaction reaches for a second connection must find one while another job holds
+ * the first.
  */
 export function workerPoolSize(concurrency: number): number {
-  return Math.max(2, Math.ceil(concurrency / 2) + 1);
+  return Math.max(3, Math.ceil(concurrency / 2) + 1);
 }
 
 function count(value: string): number {
