@@ -266,7 +266,9 @@ async function openPglite(dataDir: string): Promise<Store> {
       },
       // One connection, in process: there is no statement cache to name.
       prepared: (_name, text, values, o) =>
-        client.query(text, values as any[], o?.isoTimes ? pgliteIsoTimes : undefined) as Promise<{ rows: any[] }>,
+        client.query(text, values as any[], o?.isoTimes ? pgliteIsoTimes : undefined) as Promise<{
+          rows: any[];
+        }>,
       ping: async () => {
         await client.query('select 1');
       },

@@ -113,7 +113,12 @@ describe('timestamptz text parser', () => {
     const two = (n: number) => String(n).padStart(2, '0');
     for (let i = 0; i < 20_000; i++) {
       const at = new Date(Date.UTC(1000, 0, 1) + rand(2 ** 30) * rand(2 ** 13) * 10);
-      const fraction = rand(7) === 0 ? '' : `.${String(rand(10 ** 6)).padStart(6, '0').slice(0, 1 + rand(6))}`;
+      const fraction =
+        rand(7) === 0
+          ? ''
+          : `.${String(rand(10 ** 6))
+              .padStart(6, '0')
+              .slice(0, 1 + rand(6))}`;
       const zone = rand(3) === 0 ? `${rand(2) ? '+' : '-'}${two(rand(15))}` : '+00';
       const text = `${at.toISOString().slice(0, 19).replace('T', ' ')}${fraction}${zone}`;
       expect([text, iso(text)]).toEqual([text, isoOfDate(text)]);

@@ -135,7 +135,11 @@ export function isoOfTimestamptz(text: string): string {
         while (i < n && i - from < 6 && digits(text, i, 1) >= 0) i++;
         const count = i - from;
         ms =
-          count >= 3 ? text.slice(from, from + 3) : count === 2 ? `${text.slice(from, i)}0` : `${text[from]}00`;
+          count >= 3
+            ? text.slice(from, from + 3)
+            : count === 2
+              ? `${text.slice(from, i)}0`
+              : `${text[from]}00`;
         if (count === 0) i = -1;
       }
       // UTC only: `+00` (text) or `+00:00` (JSON), and nothing after it.
