@@ -19,6 +19,30 @@ const isoOfDate = (text: string) => outcome(() => (driverParse(text) as Date).to
 /** The same for a time inside json_build_object's JSON: a Date of the JSON string, in ISO. */
 const isoOfJson = (text: string) => outcome(() => new Date(text).toISOString());
 const iso = (text: string) => outcome(() => isoOfTimestamptz(text));
+const two = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * 20,000 timestamptz texts of random instants (years 1000–9999) with 0–6 fraction digits, each
+ * with the offset `zoneOf` writes; the same texts for the same seed.
+ */
+function randomTexts(seed: number, zoneOf: (rand: (n: number) => number) => string): string[] {
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const texts: string[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const at = new Date(Date.UTC(1000, 0, 1) + rand(2 ** 30) * rand(2 ** 13) * 10);
+    const fraction =
+      rand(7) === 0
+        ? ''
+        : `.${String(rand(10 ** 6))
+            .padStart(6, '0')
+            .slice(0, 1 + rand(6))}`;
+    texts.push(`${at.toISOString().slice(0, 19).replace('T', ' ')}${fraction}${zoneOf(rand)}`);
+  }
+  return texts;
+}
 /** timestamptz text as json_build_object writes the same instant and offset. */
 const jsonOf = (text: string) => text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
 
@@ -105,44 +129,22 @@ describe('timestamptz text parser', () => {
   });
 
   it('writes the ISO time of 20,000 random instants as their Date did, in text and in JSON', () => {
-    let seed = 7;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
-    const two = (n: number) => String(n).padStart(2, '0');
-    for (let i = 0; i < 20_000; i++) {
-      const at = new Date(Date.UTC(1000, 0, 1) + rand(2 ** 30) * rand(2 ** 13) * 10);
-      const fraction =
-        rand(7) === 0
-          ? ''
-          : `.${String(rand(10 ** 6))
-              .padStart(6, '0')
-              .slice(0, 1 + rand(6))}`;
-      const zone = rand(3) === 0 ? `${rand(2) ? '+' : '-'}${two(rand(15))}` : '+00';
-      const text = `${at.toISOString().slice(0, 19).replace('T', ' ')}${fraction}${zone}`;
+    // A third with a whole-hour offset (through a Date), the rest in UTC (cut from the text).
+    const texts = randomTexts(7, (rand) =>
+      rand(3) === 0 ? `${rand(2) ? '+' : '-'}${two(rand(15))}` : '+00',
+    );
+    for (const text of texts) {
       expect([text, iso(text)]).toEqual([text, isoOfDate(text)]);
       expect([text, iso(jsonOf(text))]).toEqual([text, isoOfJson(jsonOf(text))]);
     }
   });
 
   it('agrees with the driver on 20,000 random instants, offsets and fraction lengths', () => {
-    let seed = 42;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
-    const two = (n: number) => String(n).padStart(2, '0');
-    for (let i = 0; i < 20_000; i++) {
-      const at = new Date(Date.UTC(1000, 0, 1) + rand(2 ** 30) * rand(2 ** 13) * 10);
-      const fraction =
-        rand(7) === 0
-          ? ''
-          : `.${String(rand(10 ** 6))
-              .padStart(6, '0')
-              .slice(0, 1 + rand(6))}`;
-      const zone = `${rand(2) ? '+' : '-'}${two(rand(15))}${rand(2) ? `:${two(rand(60))}` : ''}`;
-      const text = `${at.toISOString().slice(0, 19).replace('T', ' ')}${fraction}${zone}`;
+    const texts = randomTexts(
+      42,
+      (rand) => `${rand(2) ? '+' : '-'}${two(rand(15))}${rand(2) ? `:${two(rand(60))}` : ''}`,
+    );
+    for (const text of texts) {
       expect(readIsoTimestamptz(text)).not.toBeNull();
       expect([text, value(parseTimestamptz(text))]).toEqual([text, value(driverParse(text))]);
     }
