@@ -20,7 +20,7 @@ export type ApiLoadResult = {
 
 /**
  * autocannon in a child process (its own cores' share, not the API's event loop): `rate`
- * requests a second over `connections` connections for `seconds`, each with the bearer key. A
+ * requests a second (0: no cap) over `connections` connections for `seconds`, each with the bearer key. A
  * connection waits for its answer before it asks again, so the rate reached is at most
  * connections ÷ mean latency (16 connections: 500 a second only while the mean stays under 32 ms).
  */
@@ -37,8 +37,8 @@ export function startApiLoad(
       path.join(repoRoot, 'node_modules/autocannon/autocannon.js'),
       '-c',
       String(connections),
-      '-R',
-      String(rate),
+      // No rate (0): as many as the connections get answered.
+      ...(rate > 0 ? ['-R', String(rate)] : []),
       '-d',
       String(seconds),
       '-j',
@@ -59,7 +59,13 @@ export function startApiLoad(
   const done = new Promise<ApiLoadResult>((resolve, reject) => {
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`));
-      const r = JSON.parse(out);
+      let r: any;
+      try {
+        r = JSON.parse(out);
+      } catch {
+        // A bailout (bad options) exits 0 with no JSON: fail the caller, whose cleanup then runs.
+        return reject(new Error(`autocannon wrote no result: ${err}`));
+      }
       resolve({
         rps: r.requests.average,
         p50: r.latency.p50,

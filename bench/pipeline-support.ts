@@ -425,36 +425,37 @@ export type WorkerProcess = {
 };
 
 /**
- * `sluice worker` exactly as a user runs it (packages/cli/bin/sluice.mjs), a fresh process per
- * measurement so its high-water mark belongs to one run. `nodeArgs` (e.g. --cpu-prof) go to node.
+ * A `sluice` command (`worker`, `serve`, …) exactly as a user runs it (packages/cli/bin/sluice.mjs),
+ * or of another compiled CLI build (`dist`, through bench/dist-worker.mjs), with only `env` of
+ * Sluice's settings; resolves once its output holds `ready`. `nodeArgs` (e.g. --cpu-prof) go to node.
  */
-export async function startWorker(
-  env: Record<string, string>,
-  nodeArgs: string[] = [],
-  workerArgs: string[] = [],
-  /** Another compiled CLI build to run (bench/dist-worker.mjs), instead of this checkout's `sluice`. */
-  dist?: string,
-): Promise<WorkerProcess> {
+export async function startSluice(opts: {
+  command: string[];
+  env: Record<string, string>;
+  ready: string;
+  nodeArgs?: string[];
+  dist?: string;
+}): Promise<{ child: ChildProcess; exited: Promise<void>; output(): string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(childEnv)) {
     if (key.startsWith('SLUICE_') || key === 'DATABASE_URL') delete childEnv[key];
   }
+  const { dist } = opts;
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      ...nodeArgs,
+      ...(opts.nodeArgs ?? []),
       dist
         ? path.join(repoRoot, 'bench/dist-worker.mjs')
         : path.join(repoRoot, 'packages/cli/bin/sluice.mjs'),
-      'worker',
-      ...workerArgs,
+      ...opts.command,
     ],
     {
       cwd: repoRoot,
       env: {
         ...childEnv,
         SLUICE_LOG_LEVEL: 'warn',
-        ...env,
+        ...opts.env,
         ...(dist ? { BENCH_WORKER_DIST: path.resolve(repoRoot, dist) } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -470,14 +471,35 @@ export async function startWorker(
   const exited = new Promise<void>((r) => child.on('close', () => r()));
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
-      if (out.includes('Sluice worker is running')) {
+      if (out.includes(opts.ready)) {
         clearInterval(timer);
         resolve();
       } else if (child.exitCode !== null) {
         clearInterval(timer);
-        reject(new Error(`sluice worker exited:\n${out}`));
+        reject(new Error(`sluice ${opts.command[0]} exited:\n${out}`));
       }
     }, 50);
+  });
+  return { child, exited, output: () => out };
+}
+
+/**
+ * `sluice worker` exactly as a user runs it (packages/cli/bin/sluice.mjs), a fresh process per
+ * measurement so its high-water mark belongs to one run. `nodeArgs` (e.g. --cpu-prof) go to node.
+ */
+export async function startWorker(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  workerArgs: string[] = [],
+  /** Another compiled CLI build to run (bench/dist-worker.mjs), instead of this checkout's `sluice`. */
+  dist?: string,
+): Promise<WorkerProcess> {
+  const { child, exited, output } = await startSluice({
+    command: ['worker', ...workerArgs],
+    env,
+    ready: 'Sluice worker is running',
+    nodeArgs,
+    dist,
   });
   const pid = child.pid!;
   const idle = statusKb(pid, 'VmRSS');
@@ -503,7 +525,7 @@ export async function startWorker(
       if (sampler) clearInterval(sampler);
       child.kill('SIGTERM');
       await exited;
-      if (child.exitCode !== 0 && out.trim()) process.stderr.write(`worker output:\n${out}\n`);
+      if (child.exitCode !== 0 && output().trim()) process.stderr.write(`worker output:\n${output()}\n`);
     },
   };
 }

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './lock';
 import { openPgliteCluster } from './pglite';
 import * as schema from './schema/index';
-import { parseTimestamptz } from './timestamptz';
+import { isoOfTimestamptz, parseTimestamptz } from './timestamptz';
 import { type PoolWarmer, poolWarmer } from './warm';
 
 export type Schema = typeof schema;
@@ -27,9 +27,11 @@ export type Store = SqlExecutor & {
    * A named prepared statement in raw SQL, for the hottest read paths (every request's token
    * lookup, the first page of a list): parsed and planned once per connection, rows as the
    * driver parses them (timestamptz → Date, jsonb → object), without the ORM's row mapping.
-   * Behind a transaction pooler it is sent unnamed (parsed on every call).
+   * Behind a transaction pooler it is sent unnamed (parsed on every call). With `isoTimes`,
+   * timestamptz columns come as the API writes them (`toISOString`'s text, db/timestamptz.ts
+   * isoOfTimestamptz) instead of Dates: a page that only writes its times out makes no Date.
    */
-  prepared(name: string, text: string, values: unknown[]): Promise<{ rows: any[] }>;
+  prepared(name: string, text: string, values: unknown[], opts?: PreparedOptions): Promise<{ rows: any[] }>;
   ping(): Promise<void>;
   /**
    * Opens the pool to its floor (`poolMin`), each connection warmed (db/warm.ts): the first burst
@@ -46,6 +48,8 @@ export type Store = SqlExecutor & {
   listen(channel: string, onMessage: (payload: string | null) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 };
+
+export type PreparedOptions = { isoTimes?: boolean };
 
 export type StoreOptions = {
   databaseUrl?: string;
@@ -96,6 +100,23 @@ function clientClass(warmer: () => PoolWarmer, unnamed: boolean): typeof pg.Clie
 /** How often a process waiting for an advisory lock asks again. */
 const LOCK_RETRY_MS = 100;
 
+/** Raw queries read timestamptz with a faster parser that gives the same Date as the driver's. */
+const dateTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary'
+      ? parseTimestamptz
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+/** `prepared(…, { isoTimes: true })`: timestamptz as its ISO text, no Date. */
+const isoTimeTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary'
+      ? isoOfTimestamptz
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+/** PGlite's parsers for `isoTimes` (its text protocol; 1184 is timestamptz). */
+const pgliteIsoTimes = { parsers: { 1184: isoOfTimestamptz } };
+
 function openPostgres(url: string, opts: StoreOptions): Store {
   const transactionPooler = opts.pooler === 'transaction';
   const max = opts.poolSize ?? 10;
@@ -108,14 +129,8 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     min,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
-    // Raw queries (store.prepared, executeSql) read timestamptz with a faster parser that gives
-    // the same Date; the ORM's queries set their own parsers per query.
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary'
-          ? parseTimestamptz
-          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
+    // Raw queries (store.prepared, executeSql); the ORM's queries set their own parsers per query.
+    types: dateTypes,
   });
   // An idle client losing its server emits 'error' on the pool; without a listener the
   // process would die when the database restarts.
@@ -126,7 +141,8 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     kind: 'postgres',
     db,
     executeSql: (text, values) => pool.query(text, values as any[]),
-    prepared: (name, text, values) => pool.query({ name, text, values }),
+    prepared: (name, text, values, o) =>
+      pool.query(o?.isoTimes ? { name, text, values, types: isoTimeTypes } : { name, text, values }),
     ping: async () => {
       await pool.query('select 1');
     },
@@ -249,7 +265,10 @@ async function openPglite(dataDir: string): Promise<Store> {
         return { rows: results.at(-1)?.rows ?? [] };
       },
       // One connection, in process: there is no statement cache to name.
-      prepared: (_name, text, values) => client.query(text, values as any[]) as Promise<{ rows: any[] }>,
+      prepared: (_name, text, values, o) =>
+        client.query(text, values as any[], o?.isoTimes ? pgliteIsoTimes : undefined) as Promise<{
+          rows: any[];
+        }>,
       ping: async () => {
         await client.query('select 1');
       },

@@ -32,8 +32,9 @@ export const emailSchema = z.string().min(3).max(255).email().describe('Email ad
 export const timestampSchema = z.string().describe('ISO 8601 date-time.');
 export const nullableTimestampSchema = z.string().nullable().describe('ISO 8601 date-time or null.');
 
-export const iso = (d: Date) => d.toISOString();
-export const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+/** A time as the API writes it; a string is one already written so (db/timestamptz.ts isoOfTimestamptz). */
+export const iso = (d: Date | string) => (typeof d === 'string' ? d : d.toISOString());
+export const isoOrNull = (d: Date | string | null | undefined) => (d ? iso(d) : null);
 
 /** A slug derived from a name: lowercase ASCII words joined by hyphens, at most 60 characters. */
 export function slugify(name: string): string {

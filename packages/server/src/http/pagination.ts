@@ -76,7 +76,11 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function encodeCursor(kind: SortKey['kind'], value: Date | string, id: string): string {
   const v =
-    kind === 'timestamp' ? (value as Date).toISOString() : Buffer.from(String(value)).toString('base64url');
+    kind === 'timestamp'
+      ? typeof value === 'string'
+        ? value // already ISO (a list read with isoTimes, db/client.ts)
+        : value.toISOString()
+      : Buffer.from(String(value)).toString('base64url');
   return `${v}_${id}`;
 }
 

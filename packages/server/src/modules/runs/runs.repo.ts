@@ -8,6 +8,7 @@ import {
   pipelineRuns,
   pipelines,
 } from '../../db/schema/index';
+import { isoOfTimestamptz } from '../../db/timestamptz';
 import { type ListQuery, paginate } from '../../http/pagination';
 
 export type RunRecord = typeof pipelineRuns.$inferSelect;
@@ -99,25 +100,29 @@ export async function lockRunById(tx: Tx, id: string): Promise<RunRecord | null>
 /**
  * A listed run's steps, read in the page's own statement (one round trip for the page instead of
  * two; docs/scaling.md), in plan order as stepsOfRuns reads them. Raw text on "pipeline_runs":
- * the ORM's page and FIRST_PAGE_SQL share it.
+ * the ORM's page and FIRST_PAGE_SQL share it. Only what a step resource shows (toStep): the two
+ * ids were a third of the JSON every page request parses.
  */
 const STEPS_OF_RUN_SQL = `(
   select coalesce(json_agg(json_build_object(
-           'id', s.id, 'runId', s.run_id, 'stepSlug', s.step_slug, 'state', s.state,
+           'stepSlug', s.step_slug, 'state', s.state,
            'rowsIn', s.rows_in, 'rowsOut', s.rows_out, 'bytesIn', s.bytes_in, 'bytesOut', s.bytes_out,
            'error', s.error, 'startedAt', s.started_at, 'finishedAt', s.finished_at) order by s.id), '[]')
     from pipeline_run_steps s where s.run_id = "pipeline_runs"."id")`;
 const stepsOfRun = sql<StepJson[]>`${sql.raw(STEPS_OF_RUN_SQL)}`;
 
-type StepJson = Omit<RunStepRow, 'startedAt' | 'finishedAt'> & {
+/** A listed run's step: its times as the API writes them (ISO, db/timestamptz.ts), not Dates. */
+export type ListedStep = Omit<RunStepRow, 'id' | 'runId' | 'startedAt' | 'finishedAt'> & {
   startedAt: string | null;
   finishedAt: string | null;
 };
-const stepFromJson = (s: StepJson): RunStepRow => ({
-  ...s,
-  startedAt: s.startedAt === null ? null : new Date(s.startedAt),
-  finishedAt: s.finishedAt === null ? null : new Date(s.finishedAt),
-});
+type StepJson = ListedStep;
+/** The JSON's times (json_build_object's text) in place, in ISO: a list page makes no Date. */
+const stepFromJson = (s: StepJson): ListedStep => {
+  if (s.startedAt !== null) s.startedAt = isoOfTimestamptz(s.startedAt);
+  if (s.finishedAt !== null) s.finishedAt = isoOfTimestamptz(s.finishedAt);
+  return s;
+};
 
 const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } } as const;
 
@@ -151,7 +156,10 @@ select pe.environment_slug as "environmentSlug", page.*
      order by "pipeline_runs".created_at desc, "pipeline_runs".slug desc
      limit $4) page on true`;
 
-/** What a runs list reads of a run: the fields of a run resource (toRun). */
+/**
+ * What a runs list reads of a run: the fields of a run resource (toRun). Its times are Dates as
+ * the ORM reads them, or already ISO text where the first page's statement reads them so.
+ */
 export type RunListRow = Pick<
   RunRow,
   | 'slug'
@@ -163,12 +171,14 @@ export type RunListRow = Pick<
   | 'triggerSlug'
   | 'inputKeys'
   | 'attempt'
-  | 'createdAt'
-  | 'startedAt'
-  | 'finishedAt'
   | 'error'
   | 'contractChecks'
-> & { steps: RunStepRow[] };
+> & {
+  createdAt: Date | string;
+  startedAt: Date | string | null;
+  finishedAt: Date | string | null;
+  steps: ListedStep[];
+};
 
 export type RunsListQuery = ListQuery & {
   pipeline_slug?: string;
@@ -205,12 +215,12 @@ export async function listRunsFirstPage(
     sorts: runSorts,
     tiebreak: pipelineRuns.slug,
     fetch: async ({ limit }) => {
-      const { rows } = await store.prepared('sluice_runs_first_page', FIRST_PAGE_SQL, [
-        organizationId,
-        slugs.project,
-        slugs.environment,
-        limit,
-      ]);
+      const { rows } = await store.prepared(
+        'sluice_runs_first_page',
+        FIRST_PAGE_SQL,
+        [organizationId, slugs.project, slugs.environment, limit],
+        { isoTimes: true },
+      );
       found = rows.length > 0;
       return rows
         .filter((r) => r.slug !== null)

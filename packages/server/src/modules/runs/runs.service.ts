@@ -11,7 +11,7 @@ import * as repo from './runs.repo';
 import type { ListRunsQuery, RunState } from './runs.schemas';
 import { terminalRunStates } from './runs.schemas';
 
-export function toStep(s: repo.RunStepRow) {
+export function toStep(s: repo.RunStepRow | repo.ListedStep) {
   return {
     step_slug: s.stepSlug,
     state: s.state as 'pending',
@@ -25,7 +25,7 @@ export function toStep(s: repo.RunStepRow) {
   };
 }
 
-export function toRun(r: repo.RunRow | repo.RunListRow, steps: repo.RunStepRow[]) {
+export function toRun(r: repo.RunRow | repo.RunListRow, steps: (repo.RunStepRow | repo.ListedStep)[]) {
   return {
     slug: r.slug,
     pipeline_slug: r.pipelineSlug,
