@@ -1,8 +1,10 @@
 import {
   close as closeFd,
+  closeSync,
   constants,
   createWriteStream,
   open as openCb,
+  openSync,
   rmSync,
   type WriteStream,
 } from 'node:fs';
@@ -131,6 +133,27 @@ const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
  * finishes (its count and cursor) and the JSON is checked. `done` rejects with the input's own
  * failure only.
  */
+/**
+ * Removes the named pipe `fifo` without leaving its reader waiting. Opened on both ends without
+ * blocking (the read end first, so the write end's open succeeds, and a writer waiting in its
+ * open is released), it wakes a reader waiting in its open; a reader that opens it before it is
+ * removed finds a writer and reads to the end once the writers closed, one that comes later
+ * finds no file (the query fails: writing stopped). Without this, a reader that reached the pipe
+ * just after the writer had given up on it waited in its open for good.
+ */
+function release(fifo: string) {
+  const fds: number[] = [];
+  for (const flags of [constants.O_RDONLY, constants.O_WRONLY]) {
+    try {
+      fds.push(openSync(fifo, flags | constants.O_NONBLOCK));
+    } catch {
+      break;
+    }
+  }
+  rmSync(fifo, { force: true });
+  for (const fd of fds.reverse()) closeSync(fd);
+}
+
 function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   let stopped = false;
   let wake: (() => void) | null = null;
@@ -141,10 +164,10 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
     if (stopped) return;
     stopped = true;
     wake?.();
-    // A reader that would open a later pipe finds none; one waiting in its open of the current
-    // pipe (it came after writing stopped) sees the end.
-    for (const later of fifos.slice(at + 1)) rmSync(later, { force: true });
-    openFd(fifos[at], constants.O_WRONLY | constants.O_NONBLOCK).then(closeQuietly, () => {});
+    // No pipe may keep the reader waiting: the one being written ends (this side closed) and it
+    // and every later one go, each released first (see `release`).
+    sock?.destroy();
+    for (const fifo of fifos.slice(at)) release(fifo);
   };
   const stopping = new Promise<void>((r) => {
     wake = r;
