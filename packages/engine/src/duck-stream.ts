@@ -126,14 +126,6 @@ export const RECORD_PIPES = 32;
 const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
 
 /**
- * Writes `chunks`, one record per line, into the named pipes `fifos` in turn, each once its
- * reader opened it: a pipe ends at the first line end after its share (`pipeBytes`), and the
- * pipes left when the records ended become empty files. `stop()` ends the writing (the
- * reader has what it wanted, or never came): the rest is still read to its end, so the producer
- * finishes (its count and cursor) and the JSON is checked. `done` rejects with the input's own
- * failure only.
- */
-/**
  * Removes the named pipe `fifo` without leaving its reader waiting. Opened on both ends without
  * blocking (the read end first, so the write end's open succeeds, and a writer waiting in its
  * open is released), it wakes a reader waiting in its open; a reader that opens it before it is
@@ -154,6 +146,14 @@ function release(fifo: string) {
   for (const fd of fds.reverse()) closeSync(fd);
 }
 
+/**
+ * Writes `chunks`, one record per line, into the named pipes `fifos` in turn, each once its
+ * reader opened it: a pipe ends at the first line end after its share (`pipeBytes`), and the
+ * pipes left when the records ended become empty files. `stop()` ends the writing (the
+ * reader has what it wanted, or never came): the rest is still read to its end, so the producer
+ * finishes (its count and cursor) and the JSON is checked. `done` rejects with the input's own
+ * failure only.
+ */
 function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   let stopped = false;
   let wake: (() => void) | null = null;
