@@ -4,6 +4,7 @@ import { quoteIdent } from '../relational/identifiers';
 import { ConnectorError } from '../types';
 import { destroy } from './connect';
 import { copyFramesIn } from './copy-frames-in';
+import { LIFT_SQL, RESTORE_SQL } from './statement-limit';
 
 // The raw COPY-in writer: bytes already in one of COPY's formats go into a table unchanged, on
 // a client the caller owns and inside the caller's transaction (nothing here commits). Used by
@@ -59,10 +60,6 @@ export type CopyInResult = {
   lifted?: string;
 };
 
-/** Lifts statement_timeout for the rest of the transaction; answers the value it had (`t`). */
-export const LIFT_SQL =
-  "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)";
-
 function withClause(f: CopyInFormat): string {
   if (f.kind !== 'csv') return `(FORMAT ${f.kind})`;
   const opts = ['FORMAT csv'];
@@ -114,6 +111,6 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
     clearTimeout(timer);
   }
   if (opts.keepLifted) return { rows, bytes, lifted: before };
-  await client.query("SELECT set_config('statement_timeout', $1, true)", [before]);
+  await client.query(RESTORE_SQL, [before]);
   return { rows, bytes };
 }

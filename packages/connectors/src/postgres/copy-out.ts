@@ -9,6 +9,7 @@ import { CopyBinaryMax, type ScannedKind } from './copy-binary-max';
 import { CopyFramesOut } from './copy-frames-out';
 import { CopyOutStream } from './copy-out-stream';
 import type { PgSession } from './session';
+import { LIFT_SQL, RESTORE_SQL } from './statement-limit';
 
 // The PostgreSQL source's native form: `COPY (query) TO STDOUT` on the source's own session
 // and snapshot (REPEATABLE READ, begun before the cursor was declared), offered beside the
@@ -86,11 +87,7 @@ export function pgNativeRows(
     try {
       const text = await inlineQuery(session, step, query);
       // One statement carries every row: the sink bounds the time between chunks instead.
-      const saved = await timed(
-        client.query<{ t: string }>(
-          "SELECT current_setting('statement_timeout') AS t, set_config('statement_timeout', '0', true)",
-        ),
-      );
+      const saved = await timed(client.query<{ t: string }>(LIFT_SQL));
       const statement = `COPY ${text} TO STDOUT (FORMAT ${format})`;
       const scanned = scannedOf(format);
       const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;
@@ -115,7 +112,7 @@ export function pgNativeRows(
       if (index !== null) {
         // The cursor's statements below run under the limit again. Without them COMMIT ends the
         // transaction, and the local setting with it.
-        await timed(client.query("SELECT set_config('statement_timeout', $1, true)", [saved.rows[0].t]));
+        await timed(client.query(RESTORE_SQL, [saved.rows[0].t]));
         let greatest: unknown;
         if (scan && !scan.failed && scan.complete) {
           // The binary value goes back as a binary parameter: PostgreSQL prints it as max() would.

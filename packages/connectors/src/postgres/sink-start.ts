@@ -1,10 +1,10 @@
 import type { SinkResult } from '@sluice/engine';
 import type pg from 'pg';
 import type { TableName } from '../relational/identifiers';
-import { LIFT_SQL } from './copy-in';
 import type { TargetColumn } from './csv-in';
 import { createLedger, ledgerOf, lookUpWrite, writeOf } from './ledger';
 import type { PgSession } from './session';
+import { LIFT_SQL } from './statement-limit';
 
 // The start of a PostgreSQL sink's transaction in one round trip: BEGIN, whether the target and
 // the commit ledger exist, the target's columns and, when this session has seen the ledger

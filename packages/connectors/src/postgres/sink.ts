@@ -13,6 +13,7 @@ import { recordAndCommit } from './ledger';
 import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
 import { beginWrite } from './sink-start';
+import { RESTORE_SQL } from './statement-limit';
 
 // A pipeline sink on PostgreSQL. One transaction per run, one COPY for all the rows (the
 // server's statement_timeout is lifted for it and the time between two chunks bounded instead,
@@ -166,7 +167,7 @@ export async function writePg(
     // insert goes from this message to its COPY: lifted for it here (sink-start.ts).
     const start = await beginWrite(s, table, ctx.commitKey, { lift: write.mode === 'insert' });
     if (!start.exists && start.liftedFrom !== undefined) {
-      await s.timed(s.client.query("SELECT set_config('statement_timeout', $1, true)", [start.liftedFrom]));
+      await s.timed(s.client.query(RESTORE_SQL, [start.liftedFrom]));
       start.liftedFrom = undefined;
     }
     if (!start.exists) {

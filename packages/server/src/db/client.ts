@@ -100,20 +100,17 @@ function clientClass(warmer: () => PoolWarmer, unnamed: boolean): typeof pg.Clie
 /** How often a process waiting for an advisory lock asks again. */
 const LOCK_RETRY_MS = 100;
 
+/** pg's type parsers with timestamptz text read by `parse` (binary and other types as the driver's). */
+const timestamptzTypes = (parse: (text: string) => unknown) => ({
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary'
+      ? parse
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+});
 /** Raw queries read timestamptz with a faster parser that gives the same Date as the driver's. */
-const dateTypes = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary'
-      ? parseTimestamptz
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+const dateTypes = timestamptzTypes(parseTimestamptz);
 /** `prepared(…, { isoTimes: true })`: timestamptz as its ISO text, no Date. */
-const isoTimeTypes = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary'
-      ? isoOfTimestamptz
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+const isoTimeTypes = timestamptzTypes(isoOfTimestamptz);
 /** PGlite's parsers for `isoTimes` (its text protocol; 1184 is timestamptz). */
 const pgliteIsoTimes = { parsers: { 1184: isoOfTimestamptz } };
 
