@@ -121,12 +121,10 @@ export async function csvExport(
   }
 }
 
-/** A fresh named pipe at `path` (anything there is removed first), or null without mkfifo. */
-export async function namedPipe(path: string): Promise<string | null> {
-  return (await namedPipes([path]))?.[0] ?? null;
-}
-
-/** Fresh named pipes at `paths`, made by one mkfifo process, or null without mkfifo. */
+/**
+ * Fresh named pipes at `paths` (anything there is removed first), made by one mkfifo process, or
+ * null without mkfifo.
+ */
 export async function namedPipes(paths: string[]): Promise<string[] | null> {
   await Promise.all(paths.map((path) => rm(path, { force: true })));
   const made = await new Promise<boolean>((resolve) =>
@@ -136,7 +134,7 @@ export async function namedPipes(paths: string[]): Promise<string[] | null> {
 }
 
 /** The named pipe the result's CSV goes through (`csvOutput`), or null without mkfifo. */
-export const resultPipe = (path: string) => namedPipe(`${path}.pipe`);
+export const resultPipe = async (path: string) => (await namedPipes([`${path}.pipe`]))?.[0] ?? null;
 
 /** Runs the export into `file`; resolves with the rows written. */
 async function writeCsv(
