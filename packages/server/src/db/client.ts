@@ -8,7 +8,7 @@ import { acquireDataDirLock, type DataDirLock } from './lock';
 import { openPgliteCluster } from './pglite';
 import * as schema from './schema/index';
 import { isoOfTimestamptz, parseTimestamptz } from './timestamptz';
-import { type PoolWarmer, poolWarmer } from './warm';
+import { type NamedText, type PoolWarmer, poolWarmer } from './warm';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -35,9 +35,11 @@ export type Store = SqlExecutor & {
   ping(): Promise<void>;
   /**
    * Opens the pool to its floor (`poolMin`), each connection warmed (db/warm.ts): the first burst
-   * after a start does not wait for new backends. Nothing to do on PGlite.
+   * after a start does not wait for new backends. With `statements` (a worker's hot statements,
+   * db/named.ts namedText), every open connection is warmed with them too, before their first
+   * use. Nothing to do on PGlite.
    */
-  warmUp(): Promise<void>;
+  warmUp(statements?: NamedText[]): Promise<void>;
   /** Runs fn while holding a cluster-wide advisory lock (one process at a time). */
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
   /**
@@ -143,7 +145,7 @@ function openPostgres(url: string, opts: StoreOptions): Store {
     ping: async () => {
       await pool.query('select 1');
     },
-    warmUp: () => warmer!.open(min),
+    warmUp: (statements) => warmer!.open(min, statements),
     // A transaction-level lock in a transaction left open while fn works on other connections: a
     // pooler in transaction mode keeps the session under an open transaction, where a session
     // lock's unlock could reach another server connection (and leave the lock held for good).

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect, type PgSession } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from './client';
+import type { NamedText } from './warm';
 
 // The run path's big statements (an execute, the queue's fetch that claims the run, the run's
 // end) are CTEs over a dozen tables whose planning cost the store about as much CPU as running
@@ -27,6 +28,12 @@ export function statementName(text: string, prefix = 'sluice'): string {
     names.set(text, name);
   }
   return name;
+}
+
+/** The name and text `executeNamed` sends `query` under: to warm connections with (db/warm.ts). */
+export function namedText(query: SQL): NamedText {
+  const { sql: text } = dialect.sqlToQuery(query);
+  return { name: statementName(text), text };
 }
 
 /**

@@ -19,11 +19,18 @@ const WARM_DELAY_MS = 20;
 const REFILL_MS = 1000;
 const MAX_REFILL_MS = 30_000;
 
+/** A statement as the pool sends it under a name (db/named.ts). */
+export type NamedText = { name: string; text: string };
+
 export type PoolWarmer = {
   /** Records a statement text sent under a name; the idle connections are warmed with it soon. */
   named(name: string, text: string): void;
-  /** Opens the pool to `min` connections, each warmed with what is known so far. */
-  open(min: number): Promise<void>;
+  /**
+   * Opens the pool to `min` connections, each warmed with what is known so far and with
+   * `statements` (a process's hot statements, known before their first use: a worker's, before
+   * it takes work), and warms the connections already open with them too.
+   */
+  open(min: number, statements?: NamedText[]): Promise<void>;
 };
 
 /** `$1` … `$n` of a statement: EXPLAIN is bound with as many nulls. */
@@ -134,17 +141,27 @@ export function poolWarmer(pool: pg.Pool): PoolWarmer {
   };
   pool.on('remove', refillSoon);
 
-  async function open(min: number) {
+  /** Adds a text to warm with; false when it is known already (or there are enough). */
+  const record = (name: string, text: string) => {
+    if (names.has(name) || texts.length >= MAX_TEXTS) return false;
+    names.add(name);
+    texts.push(text);
+    return true;
+  };
+
+  async function open(min: number, statements: NamedText[] = []) {
     floor = Math.max(floor, min);
-    await warmEach(Math.max(0, min - pool.totalCount), warm);
+    for (const s of statements) record(s.name, s.text);
+    const opened = pool.totalCount;
+    await warmEach(Math.max(0, min - opened), warm);
+    // The connections open before (a floor opened earlier) learn the new texts now, not after a
+    // first run has used them on cold caches.
+    if (statements.length > 0 && opened > 0) await warmIdle();
   }
 
   return {
     named(name, text) {
-      if (names.has(name) || texts.length >= MAX_TEXTS) return;
-      names.add(name);
-      texts.push(text);
-      schedule();
+      if (record(name, text)) schedule();
     },
     open,
   };

@@ -1,4 +1,5 @@
 import type { SessionPool } from '@sluice/connectors';
+import type { SQL } from 'drizzle-orm';
 import type { Deps } from '../context';
 import type { FetchWith, JobHandler, JobName, JobPayloads, JobPolicy } from './queue';
 
@@ -26,6 +27,13 @@ export type JobDefinition<N extends JobName> = {
   handler(deps: Deps, worker: WorkerResources): JobHandler<N>;
   /** What the fetch that takes a job also does, in its statement (queue.ts FetchWith). */
   fetchWith?(deps: Deps): FetchWith;
+  /**
+   * The statements its handler sends under a name (db/named.ts) on every job, as any job sends
+   * them: each worker warms its pooled connections with them and with its queue's fetch when it
+   * starts (db/warm.ts), so its first jobs do not fill each new backend's caches. For the hot
+   * queues only (the runs): each statement warmed costs every connection of every worker.
+   */
+  statements?(deps: Deps): SQL[];
 };
 
 export type AnyJobDefinition = { [N in JobName]: JobDefinition<N> }[JobName];

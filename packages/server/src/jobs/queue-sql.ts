@@ -17,8 +17,8 @@ export type FetchWith = (taken: SQL) => SQL;
  * the order of their tags, among the workers present), so one worker fetches a new job, not all.
  * A bare `<queue>` (an older sender) is answered by every worker. Workers make themselves known
  * with `here:<tag>` (when they start listening, to a worker heard for the first time, and every
- * PRESENCE_MS of jobs/queue.ts) and leave with `bye:<tag>`. Nothing is said when a job is taken:
- * a worker that heard of jobs named to others looks, once per READY_CHECK_MS and only while it
+ * PRESENCE_MS of jobs/queue-presence.ts) and leave with `bye:<tag>`. Nothing is said when a job is taken:
+ * a worker that heard of jobs named to others looks, once per READY_CHECK_MS (queue-consumers.ts) and only while it
  * has a free slot, whether any is still waiting (a statement, no NOTIFY), which covers a named
  * worker that was busy or is gone. `taken:…` notifications of older workers are ignored.
  */

@@ -1,12 +1,17 @@
-import crypto from 'node:crypto';
-import { createRequire } from 'node:module';
 import { type SQL, sql } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
 import { statementName } from '../db/named';
-import { type FetchWith, fetchSql, JOBS_CHANNEL, jobInsertSql, READY_SQL } from './queue-sql';
+import { executorFor, luxonWithoutIntl, trackedExecutor } from './queue-boss';
+import { type Consumer, fetchTexts, queueConsumers } from './queue-consumers';
+import { workerPresence } from './queue-presence';
+import { type FetchWith, JOBS_CHANNEL, jobInsertSql } from './queue-sql';
+
+// The queue: pg-boss's tables on the platform store, with our own fetch, announcements and
+// consumers beside it. By concern: queue-boss.ts (pg-boss's connection), queue-presence.ts (which
+// worker answers a job), queue-consumers.ts (fetching and running jobs), queue-sql.ts (the
+// statements).
 
 /**
  * The payload schema of every job, by name. Each job file adds its own entry beside its
@@ -78,122 +83,16 @@ export type Queue = {
   work<N extends JobName>(
     name: N,
     handler: JobHandler<N>,
-    opts?: { concurrency?: number; fetchWith?: FetchWith },
+    /** `warm`: a hot queue, whose fetch the pooled connections are warmed with first (db/warm.ts). */
+    opts?: { concurrency?: number; fetchWith?: FetchWith; warm?: boolean },
   ): Promise<void>;
   /** Runs before the queue stops (in parallel), e.g. to hand long jobs back before the store closes. */
   onStop(hook: () => Promise<void>): void;
   stop(): Promise<void>;
 };
 
-/** pg-boss speaks (text, $n values); run that through a drizzle transaction. */
-export function executorFor(db: DbOrTx): SqlExecutor {
-  return {
-    async executeSql(text, values = []) {
-      const parts = text.split(/\$(\d+)/);
-      // drizzle renders an undefined parameter as nothing at all, so pass it as NULL; an array
-      // would become a list of parameters, so it goes as one (a PostgreSQL array).
-      const chunks: SQL[] = parts.map((part, i) => {
-        if (i % 2 === 0) return sql.raw(part);
-        const value = values[Number(part) - 1] ?? null;
-        return Array.isArray(value) ? sql`${sql.param(value)}` : sql`${value}`;
-      });
-      const res: any = await db.execute(sql.join(chunks, sql.raw('')));
-      return { rows: res.rows ?? res };
-    },
-  };
-}
-
-const dialect = new PgDialect();
-
-/**
- * pg-boss computes its schedules (`schedule` in jobs/define.ts, all in UTC) with cron-parser,
- * whose dates are luxon's. Left to its defaults, luxon asks `Intl` for the system's locale and
- * time zone on the first date it makes, and that loads ICU's locale and time-zone data: ~8 MB
- * resident in every `serve` and `worker` from the first minute on (docs/benchmarks.md, Memory).
- * With UTC and en-US as luxon's defaults the dates are the same and `Intl` is never asked. Set on
- * the luxon that pg-boss's cron-parser loads, whichever copy that is; no other module of ours
- * uses luxon.
- */
-function luxonWithoutIntl() {
-  const cronParser = createRequire(createRequire(import.meta.url).resolve('pg-boss')).resolve('cron-parser');
-  const { Settings } = createRequire(cronParser)('luxon');
-  Settings.defaultZone = 'utc';
-  Settings.defaultLocale = 'en-US';
-}
-
-/** How long other workers seen (saying `here`) count as present. */
-const PEER_WINDOW_MS = 60_000;
-/** How often a listening worker says `here`, well within PEER_WINDOW_MS. */
-const PRESENCE_MS = 20_000;
-
-/**
- * How soon a worker with a free slot that heard of jobs named to other workers looks whether any
- * is still waiting (the worker named was busy, or is gone): the longest such a job waits for a
- * free worker, and at most one statement per interval per worker.
- */
-const READY_CHECK_MS = 150;
-
 /** How long a stopping queue waits for handlers still running before it stops pg-boss. */
 const HANDLER_WAIT_MS = 12_000;
-
-/**
- * pg-boss's connection to the store, counting its statements in flight, so a stopping queue
- * waits for them before the store closes. Once the queue has stopped, a statement still sent (a
- * handler that outlived the stop completing its job) is not sent: its job stays active, expires
- * and is retried, as when a worker process dies.
- */
-function trackedExecutor(store: Store) {
-  const inFlight = new Set<Promise<unknown>>();
-  let closed = false;
-  const track = (send: () => Promise<{ rows: any[] }>) => {
-    if (closed) return Promise.resolve({ rows: [] });
-    const p = send();
-    inFlight.add(p);
-    p.then(
-      () => inFlight.delete(p),
-      () => inFlight.delete(p),
-    );
-    return p;
-  };
-  return {
-    db: {
-      executeSql(text: string, values?: unknown[]) {
-        return track(() => store.executeSql(text, values));
-      },
-      /** Our own hot statements (the fetch): named, planned once per connection (db/named.ts). */
-      prepared(text: string, values: unknown[]) {
-        return track(() => store.prepared(statementName(text), text, values));
-      },
-    } satisfies SqlExecutor & { prepared(text: string, values: unknown[]): Promise<{ rows: any[] }> },
-    async drain() {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      closed = true;
-    },
-  };
-}
-
-/**
- * This process's consumer of one queue: `capacity` jobs at a time (one per `work` call), fetched
- * by one statement for as many as are free. It fetches when told a job may be waiting (a
- * notification naming this worker, a job sent from this process, its own full batch), after a
- * job when more may be waiting, and when a ready check (the poll, or one after hearing of jobs
- * named to other workers) finds a job ready. A worker with nothing to do costs a notification
- * heard per new job, and no statement while jobs find their workers.
- */
-type Consumer = {
-  name: JobName;
-  /** The queue's partition of pgboss.job (pg-boss 10 gives each queue its own). */
-  table: string;
-  handler: JobHandler<any>;
-  fetchWith?: FetchWith;
-  capacity: number;
-  active: number;
-  /** More jobs may be waiting: the last fetch filled every free slot, or a notification found none free. */
-  more: boolean;
-  fetching: boolean;
-  /** Told to look while a fetch was in flight. */
-  again: boolean;
-};
 
 export async function openQueue(
   store: Store,
@@ -229,162 +128,24 @@ export async function openQueue(
     } as any);
   }
   const stopHooks: (() => Promise<void>)[] = [];
-  // This worker's name in presence notifications and job announcements, and the other workers present.
-  const tag = crypto.randomUUID().slice(0, 8);
-  const peers = new Map<string, number>();
-  // This process's announcements so far (`insertion`, `enqueue`): their sequence number.
-  let announcements = 0;
-  const peersAbout = () => {
-    const now = Date.now();
-    for (const [t, at] of peers) if (now - at > PEER_WINDOW_MS) peers.delete(t);
-    return peers.size;
-  };
-  /**
-   * Whether the announcement with sequence number `seq` names this worker: the same one in every
-   * worker's view once they have heard each other's `here` (every worker consumes the same queues,
-   * jobs/worker.ts). Views that differ for a moment (a worker starting or gone) make two workers
-   * answer (one fetch finds nothing) or none at once (the ready check finds the job).
-   */
-  const named = (seq: number) => {
-    if (peersAbout() === 0) return true;
-    const order = [tag, ...peers.keys()].sort();
-    return order[seq % order.length] === tag;
-  };
-  const consumers = new Map<string, Consumer>();
-  const running = new Set<Promise<void>>();
-  // Jobs their handler completed in its own transaction (`complete`): nothing left to send.
-  const completedInTx = new Set<string>();
   let stopping = false;
   let listening = false;
-
-  const look = (c: Consumer) => {
-    // A stopping worker hands fetched runs back to the queue; it must not fetch them again.
-    if (stopping) return;
-    if (c.fetching) {
-      c.again = true;
-      return;
-    }
-    const free = c.capacity - c.active;
-    if (free <= 0) return;
-    c.fetching = true;
-    c.again = false;
-    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, c.fetchWith, peersAbout() > 0));
-    tracked.db
-      .prepared(fetch.sql, fetch.params)
-      .then(({ rows: jobs }) => {
-        // Fewer than asked for: the queue had no more (for now).
-        c.more = jobs.length === free;
-        for (const job of jobs) start(c, job as unknown as FetchedJob);
-      })
-      .catch(() => {
-        // The store is unreachable: the next poll tries again.
-      })
-      .finally(() => {
-        c.fetching = false;
-        if (c.again) {
-          if (c.capacity - c.active > 0) look(c);
-          else c.more = true;
-        }
-      });
-  };
-
-  /**
-   * Looks, for every consumer with a free slot, whether a job is ready, and fetches for those
-   * with one: one statement for all of them. The poll, and the check after hearing of jobs named
-   * to other workers.
-   */
-  const checkReady = () => {
-    const free = [...consumers.values()].filter((c) => c.capacity - c.active > 0 && !c.fetching);
-    if (stopping || free.length === 0) return;
-    tracked.db
-      .executeSql(READY_SQL, [free.map((c) => c.name)])
-      .then(({ rows }) => {
-        for (const { name } of rows as { name: JobName }[]) {
-          const c = consumers.get(name);
-          if (!c) continue;
-          c.more = true;
-          look(c);
-        }
-      })
-      .catch(() => {
-        // The store is unreachable: the next poll tries again.
-      });
-  };
-  // A ready check is pending: jobs named to other workers were heard since the last one.
-  let readyCheck: NodeJS.Timeout | null = null;
-  const checkSoon = () => {
-    readyCheck ??= setTimeout(() => {
-      readyCheck = null;
-      checkReady();
-    }, READY_CHECK_MS);
-  };
-
-  type FetchedJob = {
-    id: string;
-    data: unknown;
-    retryCount?: number;
-    fetchedWith?: Record<string, unknown> | null;
-  };
-  const start = (c: Consumer, job: FetchedJob) => {
-    c.active++;
-    const def = jobOf(c.name);
-    let expiry: NodeJS.Timeout | undefined;
-    const handled = (async () => {
-      const data = def.payload.parse(job.data);
-      // As pg-boss does: a handler that outlives its job's expiry fails it (the job is retried
-      // as its queue says); the handler itself is not interrupted.
-      const expired = new Promise<never>((_, reject) => {
-        expiry = setTimeout(
-          () => reject(new Error(`handler exceeded the job's ${def.policy.expireInSeconds} s`)),
-          def.policy.expireInSeconds * 1000,
-        );
-        expiry.unref();
-      });
-      const fetched = { id: job.id, retryCount: job.retryCount ?? 0 };
-      await Promise.race([
-        c.handler(data, c.fetchWith ? { ...fetched, fetchedWith: job.fetchedWith ?? null } : fetched),
-        expired,
-      ]);
-    })();
-    const done = handled
-      .then(
-        async () => {
-          if (!completedInTx.delete(job.id)) await boss.complete(c.name, job.id);
-        },
-        async (err) => {
-          completedInTx.delete(job.id);
-          await boss.fail(c.name, job.id, err);
-        },
-      )
-      .catch(() => {
-        // Not recorded (the store went away): the job stays active, expires and is retried.
-      })
-      .finally(() => {
-        clearTimeout(expiry);
-        running.delete(done);
-        c.active--;
-        // More may be waiting (or, without notifications, nobody would say so): look at once
-        // instead of waiting for the poll. Otherwise an empty fetch after every job is only cost.
-        if (c.more || !listening) look(c);
-      });
-    running.add(done);
-  };
+  const presence = workerPresence(tracked.db, () => listening && !stopping);
+  const { tag, sayHere } = presence;
+  const { consumers, running, completedInTx, look, checkReady, checkSoon, cancelReadyCheck } = queueConsumers(
+    {
+      tracked,
+      boss,
+      jobOf,
+      presence,
+      stopping: () => stopping,
+      listening: () => listening,
+    },
+  );
 
   const wake = (payload: string | null) => {
     if (stopping) return;
-    if (payload?.startsWith('here:') || payload?.startsWith('bye:')) {
-      const [kind, by] = payload.split(':');
-      if (by === tag) return;
-      if (kind === 'bye') {
-        peers.delete(by);
-        return;
-      }
-      const known = peers.has(by);
-      peers.set(by, Date.now());
-      // A worker heard for the first time may not know of this one yet.
-      if (!known) sayHere();
-      return;
-    }
+    if (payload !== null && presence.heard(payload)) return;
     // Said by older workers when they took a job: nothing to do with it.
     if (payload?.startsWith('taken:')) return;
     if (payload === null) {
@@ -402,7 +163,7 @@ export async function openQueue(
     if (by === tag) return;
     const c = consumers.get(name as JobName);
     if (!c) return;
-    if (seq !== undefined && !named(Number(seq) || 0)) {
+    if (seq !== undefined && !presence.named(Number(seq) || 0)) {
       // Another worker answers it, at once or when it has a slot free; if this one has a free
       // slot, it looks shortly whether the job still waits.
       if (c.capacity - c.active > 0) checkSoon();
@@ -416,23 +177,6 @@ export async function openQueue(
   // with a free slot, a fetch only for those with a job ready.
   const poll = setInterval(checkReady, opts.pollSeconds * 1000);
   poll.unref();
-  // Presence costs a NOTIFY per worker every PRESENCE_MS, none per job; sent without waiting
-  // for a WAL flush (nothing is written), and lost without harm (the next one comes).
-  const announce = (word: 'here' | 'bye') =>
-    tracked.db
-      .executeSql(`select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [
-        JOBS_CHANNEL,
-        `${word}:${tag}`,
-      ])
-      .then(
-        () => {},
-        () => {},
-      );
-  const sayHere = () => {
-    if (listening && !stopping) void announce('here');
-  };
-  const presence = setInterval(sayHere, PRESENCE_MS);
-  presence.unref();
   let unlisten: (() => Promise<void>) | null = null;
   let listenStarted: Promise<void> | null = null;
   const listen = () => {
@@ -461,7 +205,7 @@ export async function openQueue(
       // `INSERT … RETURNING id`) becomes a CTE whose row, if any, sends it; a job not inserted
       // (a singleton already queued) notifies nobody. Sent outside a transaction, this process's
       // consumers are woken here (below) and skip it, as they skip their own `insertion`s.
-      const announcement = `${name}:1:${tx ? '-' : tag}:${announcements++}`;
+      const announcement = presence.announcement(name, !!tx);
       let notified = false;
       sendOpts.db = {
         executeSql(text: string, values?: unknown[]) {
@@ -488,10 +232,9 @@ export async function openQueue(
     insertion(name, data) {
       const payload = jobOf(name).payload.parse(data);
       // This process consumes the queue and no other worker is about: waking it here is enough.
-      const alone = consumers.has(name) && listening && peersAbout() === 0;
+      const alone = consumers.has(name) && listening && presence.peersAbout() === 0;
       return {
-        sql: (from) =>
-          jobInsertSql(name, payload, from, alone ? null : `${name}:1:${tag}:${announcements++}`),
+        sql: (from) => jobInsertSql(name, payload, from, alone ? null : presence.announcement(name)),
         sent: () => wake(name),
       };
     },
@@ -521,6 +264,8 @@ export async function openQueue(
         fetching: false,
         again: false,
       };
+      // A hot queue's fetch is learnt by the pooled connections before its first one (db/warm.ts).
+      if (o.warm) await store.warmUp(fetchTexts(c).map((text) => ({ name: statementName(text), text })));
       consumers.set(name, c);
       look(c);
     },
@@ -532,9 +277,8 @@ export async function openQueue(
       // 1. No new fetches, no more wake-ups.
       stopping = true;
       clearInterval(poll);
-      clearInterval(presence);
-      if (listening) await announce('bye');
-      if (readyCheck) clearTimeout(readyCheck);
+      await presence.leave(listening);
+      cancelReadyCheck();
       const deadline = new Promise((r) => setTimeout(r, HANDLER_WAIT_MS).unref());
       // 2. Long jobs hand themselves back (runs go back to the queue), then every handler ends
       //    and its completion lands.

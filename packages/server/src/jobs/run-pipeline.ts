@@ -12,6 +12,7 @@ import {
   finishRun,
   type RunOutcome,
   renewLease,
+  runEndStatement,
 } from '../modules/runs/index';
 import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
@@ -215,6 +216,7 @@ export const runPipelineJob = defineJob({
   payload,
   fetchWith: (deps) => (taken) =>
     claimRunsOfJobsSql(taken, workerId, deps.config.runs.leaseSeconds, knownPlanOrders()),
+  statements: (deps) => [runEndStatement(deps)],
   // A lost worker is recovered by the run lease sweep (attempt 2, then WORKER_LOST), and a
   // retryable failure by a new attempt queued as the run ends (run-lifecycle.service.ts), not
   // by a queue retry; the expiry only has to outlast the longest run.

@@ -1,5 +1,6 @@
 import { createSessionPool } from '@sluice/connectors';
 import type { Deps } from '../context';
+import { namedText } from '../db/named';
 import { jobDefinitions } from './catalog';
 import type { AnyJobDefinition, JobDefinition, WorkerResources } from './define';
 import type { JobName } from './queue';
@@ -13,6 +14,13 @@ export async function startWorker(deps: Deps, opts: { concurrency?: number } = {
   // run slot's source and sink, closed when the queue stops (those still in use as they return).
   const worker: WorkerResources = { sessions: createSessionPool({ maxIdle: 2 * concurrency + 2 }) };
   deps.queue.onStop(() => worker.sessions.close());
+  // Every pooled connection learns the jobs' hot statements before the first job (and the fetch
+  // of their queues as each starts consuming, queue.ts `work`).
+  await deps.store.warmUp(
+    (jobDefinitions as readonly AnyJobDefinition[])
+      .flatMap((job) => job.statements?.(deps) ?? [])
+      .map(namedText),
+  );
   for (const job of jobDefinitions as readonly AnyJobDefinition[]) {
     await work(deps, worker, job, concurrency);
     // pg-boss keeps one schedule per name across all workers.
@@ -32,5 +40,6 @@ function work<N extends JobName>(
   return deps.queue.work(job.name, job.handler(deps, worker), {
     concurrency,
     fetchWith: job.fetchWith?.(deps),
+    warm: job.statements !== undefined,
   });
 }

@@ -3,7 +3,7 @@
 
 export { runInputBinding, sealRunInput } from './run-execute.service';
 export type { ClaimedRun, ClaimedWithHints, ClaimHints } from './run-lease.repo';
-export { finishRun, type RunOutcome, recoverExpiredRuns } from './run-lifecycle.service';
+export { finishRun, type RunOutcome, recoverExpiredRuns, runEndStatement } from './run-lifecycle.service';
 export type { LogLine, StepUpdate } from './run-progress.repo';
 export {
   boundDataSources,

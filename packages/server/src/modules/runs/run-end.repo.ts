@@ -26,6 +26,14 @@ export type EndAtOnce = {
 
 /** 'ended'; 'lost' when `owner` no longer holds the run; 'blocked' when the transaction must do it. */
 export async function endRunAtOnce(db: DbOrTx, a: EndAtOnce): Promise<'ended' | 'lost' | 'blocked'> {
+  const rows = await executeNamed(db, endRunSql(a));
+  const row = rows[0] as { state: string | null; owned: boolean };
+  if (row.state) return 'ended';
+  return row.owned ? 'blocked' : 'lost';
+}
+
+/** The statement of endRunAtOnce (its text is the same for every run: the values are parameters). */
+export function endRunSql(a: EndAtOnce): SQL {
   const now = new Date().toISOString();
   const ended = sql.raw('ended');
   const wasEnded = sql.raw('exists (select 1 from ended)');
@@ -34,9 +42,7 @@ export async function endRunAtOnce(db: DbOrTx, a: EndAtOnce): Promise<'ended' | 
     a.state === 'canceled'
       ? sql.raw('true')
       : sql`(r.state = 'canceling' or not ${a.blockedBy(sql.raw('r'))})`;
-  const rows = await executeNamed(
-    db,
-    sql`
+  return sql`
     with ended as (
       update pipeline_runs r
          set state = case when r.state = 'canceling' then 'canceled' else ${a.state} end, error = null,
@@ -58,9 +64,5 @@ export async function endRunAtOnce(db: DbOrTx, a: EndAtOnce): Promise<'ended' | 
     ev as (${a.event(ended)})
     select (select state from ended) as state,
            exists (select 1 from pipeline_runs where id = ${a.runId}::uuid and lease_owner = ${a.owner}
-                      and state in ('running', 'canceling')) as owned`,
-  );
-  const row = rows[0] as { state: string | null; owned: boolean };
-  if (row.state) return 'ended';
-  return row.owned ? 'blocked' : 'lost';
+                      and state in ('running', 'canceling')) as owned`;
 }

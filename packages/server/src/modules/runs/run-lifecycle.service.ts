@@ -1,10 +1,10 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type Deps, systemActor } from '../../context';
 import type { Tx } from '../../db/client';
 import type { ErrorRecord } from '../../db/schema/index';
 import { eventFromRowSql, recordEvent } from '../events/index';
 import { alertRunEnded, runAlertOpenSql } from '../notifications/index';
-import { endRunAtOnce } from './run-end.repo';
+import { type EndAtOnce, endRunAtOnce, endRunSql } from './run-end.repo';
 import { type ClaimedRun, lockExpiredRuns, lockOwnedRun, type OwnedRun } from './run-lease.repo';
 import {
   endRunRows,
@@ -157,29 +157,61 @@ async function endAtOnce(
   // In a transaction of its own, though one statement: a worker that dies while the statement
   // waits (for the run's row lock) never sends the commit, so its end does not land after it.
   const ended = await deps.db.transaction((tx) =>
-    endRunAtOnce(tx, {
-      runId,
-      owner,
-      state: outcome.kind,
-      progress: extras.progress ?? { steps: [], logs: [] },
-      cursors,
-      blockedBy: runAlertOpenSql,
-      job: completion?.sql ?? null,
-      event: (row) =>
-        eventFromRowSql(
-          { organizationId: sql`${row}.organization_id`, actor: systemActor, requestId: null },
-          {
-            entityType: 'pipeline_run',
-            action: 'update',
-            entitySlug: sql`${row}.slug`,
-            metadata: sql`jsonb_build_object('attempt', ${row}.attempt, 'state', ${row}.state, 'error_code', null)`,
-          },
-          row,
-        ),
-    }),
+    endRunAtOnce(
+      tx,
+      endAtOnceOf(
+        runId,
+        owner,
+        outcome.kind,
+        extras.progress ?? { steps: [], logs: [] },
+        cursors,
+        completion,
+      ),
+    ),
   );
   if (ended === 'ended') completion?.done();
   return ended;
+}
+
+function endAtOnceOf(
+  runId: string,
+  owner: string,
+  state: 'succeeded' | 'canceled',
+  progress: EndAtOnce['progress'],
+  cursors: Record<string, string>,
+  completion: { sql(guard: SQL): SQL } | null,
+): EndAtOnce {
+  return {
+    runId,
+    owner,
+    state,
+    progress,
+    cursors,
+    blockedBy: runAlertOpenSql,
+    job: completion?.sql ?? null,
+    event: (row) =>
+      eventFromRowSql(
+        { organizationId: sql`${row}.organization_id`, actor: systemActor, requestId: null },
+        {
+          entityType: 'pipeline_run',
+          action: 'update',
+          entitySlug: sql`${row}.slug`,
+          metadata: sql`jsonb_build_object('attempt', ${row}.attempt, 'state', ${row}.state, 'error_code', null)`,
+        },
+        row,
+      ),
+  };
+}
+
+/**
+ * The statement a run that succeeds ends with, as endAtOnce sends it (the values are parameters,
+ * so any run's end has this text): a worker warms its connections with it at start
+ * (jobs/define.ts `statements`), before its first run ends on cold caches.
+ */
+export function runEndStatement(deps: Deps): SQL {
+  const none = '00000000-0000-0000-0000-000000000000';
+  const completion = deps.queue.completion('pipelines.run', none);
+  return endRunSql(endAtOnceOf(none, '', 'succeeded', { steps: [], logs: [] }, {}, completion));
 }
 
 /** Applies the outcome if `owner` still holds the run; false when the lease was lost meanwhile. */
