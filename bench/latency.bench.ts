@@ -625,6 +625,7 @@ async function main() {
           store: cost.storeCpuMs * count,
           stmts: cost.platformStatements * count,
           worker: cost.workerCpuMs * count,
+          all: (cost.workerCpuMs + cost.ownCpuMs + cost.storeCpuMs + cost.dataCpuMs) * count,
           empty: cost.emptyFetches * count,
           heard: cost.wakeups * count,
         });

@@ -17,6 +17,8 @@ export type ScaleTotals = {
   stmts: number;
   /** CPU of the worker processes, ms. */
   worker: number;
+  /** CPU of every process of the runs: workers, this process (API host), both databases' backends, ms. */
+  all: number;
   /** Queue fetches that took no job. */
   empty: number;
   /** Notifications the workers heard. */
@@ -42,13 +44,24 @@ export function addToBook(
   m: Omit<ScaleTotals, 'rounds'>,
 ) {
   const byN = book.get(figure)!.get(build)!;
-  const t = byN.get(n) ?? { runs: 0, ms: 0, store: 0, stmts: 0, worker: 0, empty: 0, heard: 0, rounds: [] };
+  const t = byN.get(n) ?? {
+    runs: 0,
+    ms: 0,
+    store: 0,
+    stmts: 0,
+    worker: 0,
+    all: 0,
+    empty: 0,
+    heard: 0,
+    rounds: [],
+  };
   byN.set(n, {
     runs: t.runs + m.runs,
     ms: t.ms + m.ms,
     store: t.store + m.store,
     stmts: t.stmts + m.stmts,
     worker: t.worker + m.worker,
+    all: t.all + m.all,
     empty: t.empty + m.empty,
     heard: t.heard + m.heard,
     rounds: [...t.rounds, (m.runs / m.ms) * 60_000],
@@ -78,13 +91,13 @@ export function printScaleTotals(book: ScaleBook, counts: number[], baseline: st
       const one = perMinute.get(1);
       if (baseline) console.log(`  ${build === 'baseline' ? `baseline (${baseline})` : 'this checkout'}:`);
       console.log(
-        '  workers   runs/min   × 1 worker   store CPU/run   platform statements/run   worker CPU/run   empty fetches/run   notifications heard/run   runs/min by round',
+        '  workers   runs/min   × 1 worker   store CPU/run   platform statements/run   worker CPU/run   all CPU/run   empty fetches/run   notifications heard/run   runs/min by round',
       );
       for (const [n, rate] of [...perMinute].sort((a, b) => a[0] - b[0])) {
         const t = byN.get(n)!;
         console.log(
           `  ${String(n).padStart(7)} ${rate.toFixed(0).padStart(10)} ${(one ? (rate / one).toFixed(2) : '—').padStart(12)} ` +
-            `${ms(t.store / t.runs).padStart(15)} ${(t.stmts / t.runs).toFixed(2).padStart(25)} ${ms(t.worker / t.runs).padStart(16)} ` +
+            `${ms(t.store / t.runs).padStart(15)} ${(t.stmts / t.runs).toFixed(2).padStart(25)} ${ms(t.worker / t.runs).padStart(16)} ${ms(t.all / t.runs).padStart(13)} ` +
             `${(t.empty / t.runs).toFixed(2).padStart(19)} ${(t.heard / t.runs).toFixed(2).padStart(25)}   ` +
             t.rounds.map((r) => r.toFixed(0)).join(' / '),
         );
@@ -98,9 +111,12 @@ export function printScaleTotals(book: ScaleBook, counts: number[], baseline: st
           .rounds.map((r, i) => (r / ones[i]!).toFixed(2))
           .join(' / ');
         const judged = figure === 'steady' ? (ratio >= 0.95 ? 'met' : 'MISSED') : '(printed, not judged)';
+        // What the load of other sessions moves least: the CPU a run costs all its processes. On
+        // cores the runs saturate, runs/min goes as its inverse.
+        const cpu = byN.get(1)!.all / byN.get(1)!.runs / (byN.get(most)!.all / byN.get(most)!.runs);
         console.log(
           `  ${figure} ${most} workers ÷ 1 worker's runs/min → ${ratio.toFixed(2)} over all rounds (by round ${byRound}); ` +
-            `target ≥ 0.95: ${judged}`,
+            `target ≥ 0.95: ${judged}; 1 worker's CPU per run ÷ ${most} workers' ${cpu.toFixed(2)}`,
         );
       }
     }
