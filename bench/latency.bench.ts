@@ -26,7 +26,12 @@
 //                                 simulated many-host deployment, each worker process its own pool
 //   BENCH_WORKERS=2               worker processes; BENCH_CONCURRENCY=4 runs at once in each
 //   BENCH_SCALE=1,2,4             worker counts for the runs/min saturation figure ('' skips it)
-//   BENCH_SCALE_RUNS=600          COLD: runs queued at once on freshly started worker processes
+//                                 Each measurement queues its runs while the workers are held
+//                                 (SIGSTOP), then lets them go (SIGCONT) and times them from there
+//                                 to the last run's end: the workers' throughput, not this
+//                                 process's executes competing with them for the cores (before
+//                                 2026-11-29 12:10 the executes ran beside the workers, 8 at once)
+//   BENCH_SCALE_RUNS=600          COLD: runs queued at once for freshly started worker processes
 //                                 (what the first minutes after a start give: each process compiles
 //                                 its run path and its backends fill their caches meanwhile)
 //   BENCH_SCALE_STEADY_RUNS=1200  STEADY: runs queued at once right after, on the same processes
@@ -281,10 +286,18 @@ async function sluiceRuns(
   count: number,
   perMinute: number,
   pipeline = 'tick',
+  /**
+   * Worker processes held (SIGSTOP) while the runs are executed, and let go (SIGCONT) once every
+   * execute has answered: the runs are all queued before any is taken, and `wallMs` runs from the
+   * moment they are let go to the last run's end. The workers' throughput alone, without this
+   * process's executes competing with them for the cores meanwhile.
+   */
+  held: WorkerProcess[] = [],
 ): Promise<Lat & { wallMs: number; retries: number }> {
   const sent = new Map<string, number>();
   const gap = perMinute > 0 ? 60_000 / perMinute : 0;
-  const start = Date.now();
+  for (const w of held) process.kill(w.pid, 'SIGSTOP');
+  let start = Date.now();
   const pending = new Set<Promise<unknown>>();
   const api: number[] = [];
   let retries = 0;
@@ -311,7 +324,12 @@ async function sluiceRuns(
     const req = execute(slug).finally(() => pending.delete(req));
     pending.add(req);
   }
-  await Promise.all(pending);
+  try {
+    await Promise.all(pending);
+  } finally {
+    if (held.length > 0) start = Date.now();
+    for (const w of held) process.kill(w.pid, 'SIGCONT');
+  }
   const slugs = [...sent.keys()];
   for (;;) {
     const [row] = await watch(
@@ -356,7 +374,7 @@ async function sluiceRuns(
       slowAt.set(second, [k + 1, Math.max(worst, Number(r.s) - t0)]);
     }
   }
-  if (slowAt.size > 0 && count > 100) {
+  if (slowAt.size > 0 && count > 100 && held.length === 0) {
     const seconds = [...slowAt].sort((a, b) => a[0] - b[0]);
     const total = seconds.reduce((n, [, [k]]) => n + k, 0);
     console.log(
@@ -364,7 +382,7 @@ async function sluiceRuns(
         seconds.map(([sec, [k, worst]]) => `${sec} (${k}, at most ${fmt(worst)})`).join(', '),
     );
   }
-  if (count > 100 && settled.length > 0) {
+  if (count > 100 && settled.length > 0 && held.length === 0) {
     console.log(
       `  the runs executed after the first ${RAMP_MS / 1000} s (${settled.length}): execute→finished ` +
         `p50 ${fmt(pct(settled, 50))} p99 ${fmt(pct(settled, 99))}`,
@@ -614,7 +632,7 @@ async function main() {
         const l0 = load();
         const before = await counters(workers);
         const sessions = await connectionPeaks([STORE, DST]);
-        const r = await sluiceRuns(p!, count, 0);
+        const r = await sluiceRuns(p!, count, 0, 'tick', workers);
         const peaks = await sessions.stop();
         expected += count;
         const l1 = load();
@@ -631,7 +649,7 @@ async function main() {
         });
         console.log(
           `  ${SCALE_BASELINE ? `${build.padEnd(8)} ` : ''}${n} worker(s), ${figure.padEnd(6)} ${count} runs: ` +
-            `${((count / r.wallMs) * 60_000).toFixed(0)} runs/min (finished p50 ${fmt(pct(r.done, 50))}, ` +
+            `${((count / r.wallMs) * 60_000).toFixed(0)} runs/min (all queued, then the workers let go: ${(r.wallMs / 1000).toFixed(1)} s to the last run's end, ` +
             `load average ${l0} → ${l1})`,
         );
         console.log(costLine(cost));
