@@ -43,10 +43,11 @@
 //   BENCH_SCALE_PREWARM=600       runs on a throwaway worker before the first measurement, so the
 //                                 API host in this process and the store are warm for all of them
 //                                 (else the first measurement, 1 worker, paid for warming them)
-//   BENCH_SCALE_ROUNDS=3          rounds of those measurements, in ascending then descending order
+//   BENCH_SCALE_ROUNDS=4          rounds of those measurements, in ascending then descending order
 //                                 of workers (the machine's load drifts: each count is measured
 //                                 early and late, and its runs/min is over all its rounds; the
-//                                 ratio of each round is printed beside, to show the spread)
+//                                 ratio of each round is printed beside, to show the spread; with
+//                                 a baseline, an even number puts each build first equally often)
 //   BENCH_SCALE_ROWS=20000        rows per run of the scale-out rows/s pipeline (PG → PG copy)
 //   BENCH_SCALE_ROW_RUNS=8        such runs queued at once per worker count
 //   BENCH_SCALE_WARM=0            runs per worker process executed (and not counted) before each
@@ -126,7 +127,7 @@ const SCALE = (process.env.BENCH_SCALE ?? (SCALE_ONLY ? '1,2,4,8' : '1,2,4'))
   .map(Number);
 const SCALE_RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 600);
 const SCALE_ROWS = Number(process.env.BENCH_SCALE_ROWS ?? 20_000);
-const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
+const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 4);
 const SCALE_ROW_RUNS = Number(process.env.BENCH_SCALE_ROW_RUNS ?? 8);
 const SCALE_WARM = Number(process.env.BENCH_SCALE_WARM ?? 0);
 const SCALE_STEADY_RUNS = Number(process.env.BENCH_SCALE_STEADY_RUNS ?? 1200);
@@ -630,7 +631,12 @@ async function main() {
       const order = Array.from({ length: SCALE_ROUNDS }, (_, r) =>
         r % 2 === 0 ? SCALE : [...SCALE].reverse(),
       ).flat();
-      let turn = 0;
+      // Who goes first, per worker count: alternating at each count, so an even number of
+      // rounds gives each build the first place equally often at every count. (One turn counter
+      // for all counts gave 1, 2, 4, 4, 2, 1, 1, 2, 4 the baseline first at 4 workers in 2 of 3
+      // rounds; the store grows through an invocation, and the second went 1.1× the first's
+      // store CPU at 4 workers in three invocations, docs/benchmarks.md 2026-11-29.)
+      const turns = new Map<number, number>();
       /** `count` runs queued at once on the running workers, measured and added to the book. */
       const measure = async (figure: ScaleFigure, build: string, n: number, count: number) => {
         const l0 = load();
@@ -661,7 +667,9 @@ async function main() {
       };
       for (const n of order) {
         // A/B: the two builds take turns at going first, so neither always meets the warmer store.
-        const these = turn++ % 2 === 0 ? builds : [...builds].reverse();
+        const turn = turns.get(n) ?? 0;
+        turns.set(n, turn + 1);
+        const these = turn % 2 === 0 ? builds : [...builds].reverse();
         for (const build of these) {
           workers = await startWorkers(n, build === 'baseline' ? SCALE_BASELINE : undefined);
           await sleep(1000);
