@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
 import { copyFramesIn } from '../packages/connectors/src/postgres/copy-frames-in';
-import { createDatabase, dbUrl, dropDatabase, sql } from './pipeline-support';
+import { createDatabase, dbUrl, dropDatabase, fillRows, ROW_COLUMNS, sql } from './pipeline-support';
 
 const DB = `sluice_bench_msg_${process.pid}`;
 const FILE = `/tmp/sluice_bench_msg_${process.pid}.bin`;
@@ -23,8 +23,6 @@ const N = 1_000_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SIZES = (process.env.BENCH_MESSAGE_SIZES ?? '65536,262144').split(',').map(Number);
 const WHERE = process.env.BENCH_PARSE_ONLY === '1' ? ' WHERE false' : '';
-const COLUMNS = `id integer primary key, qty integer, big bigint, amount numeric(12,2), ratio numeric,
-  name text, email text, created_at timestamptz, updated_at timestamp, active boolean, note text`;
 const load = () => os.loadavg()[0].toFixed(1);
 
 const cpuMs = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
@@ -98,18 +96,8 @@ async function main() {
   await dropDatabase(DB);
   await createDatabase(DB);
   try {
-    await sql(DB, `create table src (${COLUMNS})`);
-    await sql(DB, `create table dst (${COLUMNS})`);
-    await sql(
-      DB,
-      `insert into src
-         select i, i % 1000, i::bigint * 1000003, (i % 100000) / 100.0, i / 7.0,
-                'name ' || i, 'user' || i || '@example.com',
-                timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
-                timestamp '2024-01-01 00:00:00' + i * interval '1 minute',
-                i % 2 = 0, case when i % 3 = 0 then null else 'note ' || i end
-           from generate_series(1, ${N}) i`,
-    );
+    await fillRows(DB, 'src', N);
+    await sql(DB, `create table dst (${ROW_COLUMNS})`);
     await sql(DB, `COPY src TO '${FILE}' (FORMAT binary)`);
     const file = fs.readFileSync(FILE);
     const variants = [
