@@ -287,8 +287,7 @@ export async function writePg(
       // round trips then go while the event loop is free, and the target takes each chunk as it
       // is encoded, rather than after the first megabyte queued up behind them. The wait for
       // the first row stays the source's statement limit's, not the copy's idle bound
-      // (docs/benchmarks.md, "The data path toward its limit: CopyData message sizes, and
-      // MariaDB's COPY before its first row").
+      // (docs/benchmarks.md, "MariaDB → PostgreSQL: the COPY before the first row").
       done = await copyAll(kind, csv.chunks, false, true);
       step.log('info', `COPY read the source's rows as COPY ${kind} directly (${done.rows} rows)`);
     } else if (csv && misfit === null) {
