@@ -313,35 +313,6 @@ describe('unframed COPY input (each chunk framed as it goes)', () => {
     expect(err.code).toBe('TIMEOUT');
     await stalled.end().catch(() => {});
   });
-
-  it('with idleFromFirstChunk, waits for the first chunk past the bound, then bounds the rest', async () => {
-    const late = async function* (stallAfter: boolean) {
-      await new Promise((r) => setTimeout(r, 900));
-      yield text.subarray(0, 1000);
-      if (stallAfter) await new Promise((r) => setTimeout(r, 5_000));
-      yield text.subarray(1000);
-    };
-    const copy = async (client: pg.Client, stallAfter: boolean) => {
-      await client.query('TRUNCATE dst');
-      await client.query('BEGIN');
-      return copyIn(client, {
-        table: 'dst',
-        columns: COLUMNS,
-        format: { kind: 'text' },
-        idleTimeoutMs: 300,
-        idleFromFirstChunk: true,
-        chunks: late(stallAfter),
-      });
-    };
-    expect(await copy(target, false)).toEqual({ rows: 500, bytes: text.length });
-    await target.query('COMMIT');
-    const stalled = new pg.Client({ connectionString: url(DB) });
-    await stalled.connect();
-    stalled.on('error', () => {}); // the bound destroys its connection
-    const err = await copy(stalled, true).catch((e) => e);
-    expect(err.code).toBe('TIMEOUT');
-    await stalled.end().catch(() => {});
-  });
 });
 
 describe('CopyFramesOut over recorded server bytes', () => {

@@ -34,11 +34,6 @@ export type CopyInOptions = {
   /** Fails the copy when no byte moved for this long (default: no bound). */
   idleTimeoutMs?: number;
   /**
-   * The idle bound starts with the first chunk: the wait for it is the producer's to bound (a
-   * source query's own statement limit), as when the COPY starts only once it arrived.
-   */
-  idleFromFirstChunk?: boolean;
-  /**
    * The chunks are whole CopyData messages (a PostgreSQL source's COPY output as the server
    * framed it, copy-out-stream.ts): they go onto the socket unchanged (copy-frames-in.ts), and
    * the bytes counted include each message's 5-byte header.
@@ -105,7 +100,7 @@ export async function copyIn(client: pg.Client, opts: CopyInOptions): Promise<Co
     arm();
   };
   let rows: number;
-  if (!opts.idleFromFirstChunk) arm();
+  arm();
   try {
     // Framed or not, the chunks go onto the socket as they come (unframed, each behind the
     // header that makes it a CopyData message), with the socket's backpressure.

@@ -250,7 +250,6 @@ export async function writePg(
       kind: 'binary' | 'text' | 'csv',
       chunks: AsyncIterable<Uint8Array>,
       framed = false,
-      idleFromFirstChunk = false,
     ) => {
       const r = await copyIn(s.client, {
         table: stage,
@@ -258,7 +257,6 @@ export async function writePg(
         format: { kind },
         chunks,
         idleTimeoutMs: conn.config.statement_timeout_seconds * 1000,
-        idleFromFirstChunk,
         framed,
         keepLifted: direct,
         liftedFrom: start.liftedFrom,
@@ -285,10 +283,9 @@ export async function writePg(
       const kind = notBinary === null ? 'binary' : 'text';
       // The COPY starts before the source's first row is read (not `started`): its statement's
       // round trips then go while the event loop is free, and the target takes each chunk as it
-      // is encoded, rather than after the first megabyte queued up behind them. The wait for
-      // the first row stays the source's statement limit's, not the copy's idle bound
-      // (docs/benchmarks.md, "MariaDB → PostgreSQL: the COPY before the first row").
-      done = await copyAll(kind, csv.chunks, false, true);
+      // is encoded, rather than after the first megabyte queued up behind them. The source's own
+      // statement limit bounds the wait for its first row (docs/benchmarks.md, 2026-11-29 12:20).
+      done = await copyAll(kind, csv.chunks);
       step.log('info', `COPY read the source's rows as COPY ${kind} directly (${done.rows} rows)`);
     } else if (csv && misfit === null) {
       // The transform wrote the rows as CSV: they go into the COPY as they are.
