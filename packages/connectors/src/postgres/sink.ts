@@ -281,11 +281,7 @@ export async function writePg(
         : 'the source writes no COPY binary';
       if (notBinary !== null) step.log('info', `the source's rows stay COPY text: ${notBinary}`);
       const kind = notBinary === null ? 'binary' : 'text';
-      // The COPY starts before the source's first row is read (not `started`): its statement's
-      // round trips then go while the event loop is free, and the target takes each chunk as it
-      // is encoded, rather than after the first megabyte queued up behind them. The source's own
-      // statement limit bounds the wait for its first row (docs/benchmarks.md, 2026-11-29 12:20).
-      done = await copyAll(kind, csv.chunks);
+      done = await copyAll(kind, await started(csv.chunks));
       step.log('info', `COPY read the source's rows as COPY ${kind} directly (${done.rows} rows)`);
     } else if (csv && misfit === null) {
       // The transform wrote the rows as CSV: they go into the COPY as they are.
