@@ -16,6 +16,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { namedPipes } from './duck-csv';
 import { JsonArrayLines } from './json-lines';
 import type { RecordBytes } from './payloads';
+import { readAhead } from './read-ahead';
 
 // The records array of a JSON input streamed into the query instead of loaded into a table
 // first (docs/benchmarks.md, "HTTP JSON → DuckDB → PostgreSQL"). Its first records (DuckDB's own
@@ -126,6 +127,12 @@ export const RECORD_PIPES = 32;
 const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
 
 /**
+ * Bytes of records pulled from the source ahead of the pipe being written (read-ahead.ts): the
+ * source's work goes on while DuckDB parses the pipe before.
+ */
+export const READ_AHEAD_BYTES = 4 * 2 ** 20;
+
+/**
  * Removes the named pipe `fifo` without leaving its reader waiting. Opened on both ends without
  * blocking (the read end first, so the write end's open succeeds, and a writer waiting in its
  * open is released), it wakes a reader waiting in its open; a reader that opens it before it is
@@ -198,7 +205,9 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   let sock: net.Socket | null = null;
   const done = (async () => {
     let written = 0;
-    sock = await openNext();
+    // The first pipe is opened once the first records are there; the source is read ahead
+    // from the start, while DuckDB still prepares the query.
+    let opened = false;
     const send = async (bytes: Uint8Array) => {
       if (stopped || !sock || bytes.byteLength === 0) return;
       written += bytes.byteLength;
@@ -215,7 +224,11 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
       }
     };
     try {
-      for await (const chunk of chunks) {
+      for await (const chunk of readAhead(chunks, READ_AHEAD_BYTES)) {
+        if (!opened) {
+          opened = true;
+          sock = await openNext();
+        }
         let rest = chunk;
         // Whole lines up to the pipe's share, then the next pipe (the last takes the rest).
         while (!stopped && sock && at < fifos.length - 1) {
@@ -242,6 +255,11 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
             await writeFile(f, '');
           }),
         );
+      // No records after the sample: the first pipe still ends, with nothing in it.
+      if (!opened && !stopped) {
+        opened = true;
+        sock = await openNext();
+      }
       const s = sock as net.Socket | null;
       if (s) await ending(s);
     }
