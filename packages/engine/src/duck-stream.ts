@@ -49,6 +49,13 @@ const ended = (out: WriteStream) =>
     out.end(() => resolve());
   });
 
+/**
+ * Bytes of the records after the sample pulled from the source before they are written
+ * (read-ahead.ts): the source's work goes on while DuckDB detects the columns on the sample,
+ * then while it parses one pipe before the next is written.
+ */
+export const READ_AHEAD_BYTES = 4 * 2 ** 20;
+
 /** The first `sample` records of the array, as NDJSON in `file`; the rest still to be read. */
 export type SampledArray = {
   file: string;
@@ -114,7 +121,12 @@ export async function sampleArray(
       yield lines.push(r.value);
     }
   }
-  return { file, complete, rest: rest(), count: array.count };
+  return {
+    file,
+    complete,
+    rest: complete ? rest() : readAhead(rest(), READ_AHEAD_BYTES),
+    count: array.count,
+  };
 }
 
 /**
@@ -125,12 +137,6 @@ export async function sampleArray(
  */
 export const RECORD_PIPES = 32;
 const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
-
-/**
- * Bytes of records pulled from the source ahead of the pipe being written (read-ahead.ts): the
- * source's work goes on while DuckDB parses the pipe before.
- */
-export const READ_AHEAD_BYTES = 4 * 2 ** 20;
 
 /**
  * Removes the named pipe `fifo` without leaving its reader waiting. Opened on both ends without
@@ -205,8 +211,8 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   let sock: net.Socket | null = null;
   const done = (async () => {
     let written = 0;
-    // The first pipe is opened once the first records are there; the source is read ahead
-    // from the start, while DuckDB still prepares the query.
+    // The first pipe is opened once the first records are there (they are read ahead,
+    // `sampleArray`, while DuckDB still detects the columns and prepares the query).
     let opened = false;
     const send = async (bytes: Uint8Array) => {
       if (stopped || !sock || bytes.byteLength === 0) return;
@@ -224,7 +230,7 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
       }
     };
     try {
-      for await (const chunk of readAhead(chunks, READ_AHEAD_BYTES)) {
+      for await (const chunk of chunks) {
         if (!opened) {
           opened = true;
           sock = await openNext();

@@ -7,13 +7,11 @@
 
 /**
  * `source`'s chunks, the same and in the same order, with up to `limit` bytes of them pulled
- * before they are asked for. The source's failure comes after the chunks it gave before
- * failing. Ending the iteration early (`return`) stops the pulling and ends the source.
+ * before they are asked for, from the moment this is called. The source's failure comes after
+ * the chunks it gave before failing. Ending the iteration early (`return`) stops the pulling
+ * and ends the source.
  */
-export async function* readAhead(
-  source: AsyncIterable<Uint8Array>,
-  limit: number,
-): AsyncGenerator<Uint8Array> {
+export function readAhead(source: AsyncIterable<Uint8Array>, limit: number): AsyncGenerator<Uint8Array> {
   const it = source[Symbol.asyncIterator]();
   const queue: Uint8Array[] = [];
   let queued = 0;
@@ -47,28 +45,30 @@ export async function* readAhead(
       wakeConsumer?.();
     }
   })();
-  try {
-    for (;;) {
-      const chunk = queue.shift();
-      if (chunk !== undefined) {
-        queued -= chunk.byteLength;
-        wakePuller?.();
-        yield chunk;
-        continue;
+  return (async function* () {
+    try {
+      for (;;) {
+        const chunk = queue.shift();
+        if (chunk !== undefined) {
+          queued -= chunk.byteLength;
+          wakePuller?.();
+          yield chunk;
+          continue;
+        }
+        if (ended) break;
+        await new Promise<void>((r) => {
+          wakeConsumer = r;
+        });
+        wakeConsumer = null;
       }
-      if (ended) break;
-      await new Promise<void>((r) => {
-        wakeConsumer = r;
-      });
-      wakeConsumer = null;
+      if (failure) throw (failure as { err: unknown }).err;
+    } finally {
+      if (!ended) {
+        closed = true;
+        wakePuller?.();
+        await pulling;
+        await it.return?.();
+      }
     }
-    if (failure) throw (failure as { err: unknown }).err;
-  } finally {
-    if (!ended) {
-      closed = true;
-      wakePuller?.();
-      await pulling;
-      await it.return?.();
-    }
-  }
+  })();
 }
