@@ -19,16 +19,18 @@ export function readAhead(source: AsyncIterable<Uint8Array>, limit: number): Asy
   let failure: { err: unknown } | null = null;
   let closed = false;
   // Whoever waits: the consumer for a chunk, or the puller for room.
-  let wakeConsumer: (() => void) | null = null;
-  let wakePuller: (() => void) | null = null;
+  const wake: { consumer: (() => void) | null; puller: (() => void) | null } = {
+    consumer: null,
+    puller: null,
+  };
   const pulling = (async () => {
     try {
       while (!closed) {
         if (queued >= limit) {
           await new Promise<void>((r) => {
-            wakePuller = r;
+            wake.puller = r;
           });
-          wakePuller = null;
+          wake.puller = null;
           continue;
         }
         const r = await it.next();
@@ -36,13 +38,13 @@ export function readAhead(source: AsyncIterable<Uint8Array>, limit: number): Asy
         if (r.value.byteLength === 0) continue;
         queue.push(r.value);
         queued += r.value.byteLength;
-        wakeConsumer?.();
+        wake.consumer?.();
       }
     } catch (err) {
       failure = { err };
     } finally {
       ended = true;
-      wakeConsumer?.();
+      wake.consumer?.();
     }
   })();
   return (async function* () {
@@ -51,21 +53,21 @@ export function readAhead(source: AsyncIterable<Uint8Array>, limit: number): Asy
         const chunk = queue.shift();
         if (chunk !== undefined) {
           queued -= chunk.byteLength;
-          wakePuller?.();
+          wake.puller?.();
           yield chunk;
           continue;
         }
         if (ended) break;
         await new Promise<void>((r) => {
-          wakeConsumer = r;
+          wake.consumer = r;
         });
-        wakeConsumer = null;
+        wake.consumer = null;
       }
       if (failure) throw (failure as { err: unknown }).err;
     } finally {
       if (!ended) {
         closed = true;
-        wakePuller?.();
+        wake.puller?.();
         await pulling;
         await it.return?.();
       }
