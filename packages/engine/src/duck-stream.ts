@@ -132,12 +132,11 @@ export async function sampleArray(
 /**
  * Bytes of the records after the sample that go into each pipe before the next (`pipeBytes`):
  * small first, so the query's first rows leave DuckDB after a megabyte instead of after its
- * 32 MiB read buffer filled (docs/benchmarks.md), growing to the read-ahead's bound (DuckDB
- * holds a pipe's share while it parses it, the read-ahead the next one's), so that
- * `RECORD_PIPES` pipes carry 120 MiB; the last takes whatever is left.
+ * 32 MiB read buffer filled (docs/benchmarks.md), growing so that `RECORD_PIPES` pipes carry
+ * 120 MiB; the last takes whatever is left.
  */
-export const RECORD_PIPES = 40;
-const pipeBytes = (i: number) => Math.min(2 ** 20 * 2 ** Math.floor(i / 8), READ_AHEAD_BYTES);
+export const RECORD_PIPES = 32;
+const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
 
 /**
  * Removes the named pipe `fifo` without leaving its reader waiting. Opened on both ends without
