@@ -244,8 +244,11 @@ async function main() {
         console.log(
           `round ${round + 1} ${build}: ${f.rps.toFixed(0)} req/s p99 ${f.p99} ms, API CPU ${f.cpuUs.toFixed(0)} µs/req ` +
             `(${(f.systemShare * 100).toFixed(0)} % system), ` +
-            `store backends ${f.storeUs.toFixed(0)} µs/req; at ${RATE}/s: API CPU ${f.rateCpuUs.toFixed(0)} µs/req, ` +
-            `p99 ${f.rateP99} ms   (load ${load()})`,
+            `store backends ${f.storeUs.toFixed(0)} µs/req` +
+            (RATE > 0
+              ? `; at ${RATE}/s: API CPU ${f.rateCpuUs.toFixed(0)} µs/req, p99 ${f.rateP99} ms`
+              : '') +
+            `   (load ${load()})`,
         );
       }
     }
@@ -253,7 +256,8 @@ async function main() {
     for (const [build, fs_] of figures) {
       console.log(
         `${build} mean: ${mean(fs_.map((f) => f.rps)).toFixed(0)} req/s, API CPU ${mean(fs_.map((f) => f.cpuUs)).toFixed(0)} µs/req ` +
-          `(at ${RATE}/s ${mean(fs_.map((f) => f.rateCpuUs)).toFixed(0)}), store ${mean(fs_.map((f) => f.storeUs)).toFixed(0)} µs/req`,
+          (RATE > 0 ? `(at ${RATE}/s ${mean(fs_.map((f) => f.rateCpuUs)).toFixed(0)})` : '') +
+          `, store ${mean(fs_.map((f) => f.storeUs)).toFixed(0)} µs/req`,
       );
     }
     const [{ n }] = await sql(STORE, 'select count(*)::int as n from pipeline_runs');

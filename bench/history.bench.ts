@@ -41,14 +41,20 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
+import { seed, sizes } from './history-seed';
 import {
-  ensurePartitions,
-  eventsHistory,
-  type HistoryTable,
-  runLogsHistory,
-} from '../packages/server/src/db/partitions';
+  gcSummary,
+  gcs,
+  type Io,
+  io,
+  pct,
+  ratioInterval,
+  type Sample,
+  tail,
+  timed,
+  within,
+} from './history-tail';
 import {
   createDatabase,
   dbUrl,
@@ -104,9 +110,6 @@ const DRAW = Number(process.env.BENCH_HISTORY_DRAW ?? process.pid);
 const REQUESTS = Number(process.env.BENCH_HISTORY_REQUESTS ?? 5000);
 const EXECUTES = Number(process.env.BENCH_HISTORY_EXECUTES ?? 300);
 const PIPELINES = 10;
-const RUN_DAYS = 180;
-const EVENT_DAYS = 27;
-const CHUNK = 500_000;
 const SEED_CONNECTIONS = Number(process.env.BENCH_HISTORY_SEED_CONNECTIONS ?? 2);
 
 const id = `${process.pid}`;
@@ -124,30 +127,6 @@ const load = () =>
     .join(' ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const n = (x: number) => x.toLocaleString('en-US');
-
-function pct(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
-}
-
-/**
- * The 5th and 95th percentiles of the p99 ratio over resamples of both stores' requests (drawn
- * with replacement, 1,000 times, a fixed seed): with 1,000 requests a p99 is the 10th-slowest,
- * and how far it moves between invocations of the same code is what this interval shows.
- */
-function ratioInterval(e: number[], s: number[]): [number, number] {
-  let x = 0x9e3779b9;
-  const rnd = () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-  const draw = (v: number[]) => Array.from(v, () => v[Math.floor(rnd() * v.length)] as number);
-  const ratios: number[] = [];
-  for (let b = 0; b < 1000; b++) ratios.push(pct(draw(s), 99) / pct(draw(e), 99));
-  return [pct(ratios, 5), pct(ratios, 95)];
-}
 
 type Store = { name: string; p: Platform; worker: WorkerProcess; client: pg.Client; reused: boolean };
 
@@ -179,208 +158,6 @@ async function openStore(name: string, apiKey?: string): Promise<Store> {
   return { name, p, worker, client, reused: !!apiKey };
 }
 
-/** Partitions for every period from `since` on, as the hourly step would have made them. */
-async function partitionsSince(s: Store, h: HistoryTable, since: Date) {
-  for (let t = since.getTime(); t <= Date.now(); t += 7 * 86_400_000) {
-    await ensurePartitions(s.p.rt.deps.db, { ...h, ahead: 0 }, new Date(t));
-  }
-  await ensurePartitions(s.p.rt.deps.db, h, new Date());
-}
-
-/** Keys and indexes of the seeded tables and their partitions, and the constraints on them. */
-async function schemaOf(c: pg.Client): Promise<string[]> {
-  const { rows } = await c.query(
-    `with t as (select relid from unnest(array['pipeline_runs','pipeline_run_logs','events']) p,
-                       lateral pg_partition_tree(p::regclass))
-     select 'index ' || x.indexrelid::regclass || ': ' || pg_get_indexdef(x.indexrelid) as d
-       from pg_index x where x.indrelid in (select relid from t)
-     union all
-     select 'constraint ' || conrelid::regclass || '.' || conname || ': ' || pg_get_constraintdef(oid)
-       from pg_constraint where conrelid in (select relid from t)
-     order by 1`,
-  );
-  return rows.map((r) => r.d as string);
-}
-
-type Deferred = { table: string; drop: string; create: string };
-
-/**
- * The keys and indexes on the seeded tables that no foreign key depends on (dropping a parent's
- * index drops its partitions' ones), to be built once after the rows are in: one sort each
- * instead of one insert per row. The runs' primary key stays (the run log's foreign key uses it).
- */
-async function deferredIndexes(c: pg.Client): Promise<Deferred[]> {
-  const { rows } = await c.query(
-    `select c.relname as t, i.relname as i, pg_get_indexdef(x.indexrelid) as def,
-            con.conname as con, pg_get_constraintdef(con.oid) as condef
-       from pg_index x
-       join pg_class i on i.oid = x.indexrelid
-       join pg_class c on c.oid = x.indrelid
-       left join pg_constraint con on con.conindid = x.indexrelid and con.conrelid = c.oid
-      where c.relname in ('pipeline_runs','pipeline_run_logs','events')
-        and c.relnamespace = current_schema()::regnamespace
-        and not exists (select 1 from pg_constraint f where f.contype = 'f' and f.conindid = x.indexrelid)
-      order by c.relname, i.relname`,
-  );
-  return rows.map((r) =>
-    r.con
-      ? {
-          table: r.t,
-          drop: `alter table "${r.t}" drop constraint "${r.con}"`,
-          create: `alter table "${r.t}" add constraint "${r.con}" ${r.condef}`,
-        }
-      : // A partitioned table's index is printed `ON ONLY` the parent: built so, it would cover no partition.
-        { table: r.t, drop: `drop index "${r.i}"`, create: (r.def as string).replace(' ON ONLY ', ' ON ') },
-  );
-}
-
-/** Runs `tasks` on `clients`, each client taking the next task when its last one is done. */
-async function onEach<T>(clients: pg.Client[], tasks: T[], run: (c: pg.Client, t: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    clients.map(async (c) => {
-      while (next < tasks.length) await run(c, tasks[next++] as T);
-    }),
-  );
-}
-
-async function seed(s: Store) {
-  const [ids] = (
-    await s.client.query(
-      `select o.id as org, e.id as env, array_agg(pl.id order by pl.slug) as pipelines
-         from organizations o join environments e on e.organization_id = o.id
-         join pipelines pl on pl.organization_id = o.id
-        where o.slug = 'acme' and e.slug = 'bench' group by o.id, e.id`,
-    )
-  ).rows;
-  await partitionsSince(s, runLogsHistory, new Date(Date.now() - (RUN_DAYS + 1) * 86_400_000));
-  await partitionsSince(s, eventsHistory, new Date(Date.now() - (EVENT_DAYS + 1) * 86_400_000));
-  const before = await schemaOf(s.client);
-  const deferred = await deferredIndexes(s.client);
-  const { rows: leaves } = await s.client.query(
-    `select relid::regclass::text as t from unnest(array['pipeline_run_logs','events']) p,
-            lateral pg_partition_tree(p::regclass) where isleaf`,
-  );
-  const leafNames = ['pipeline_runs', ...leaves.map((r) => r.t as string)];
-  // The seeding sessions: no wait for each commit's flush, the foreign-key triggers off (every
-  // log line's run is the one inserted beside it in the same statement; the constraint itself
-  // stays), room to sort in. Autovacuum is held off the tables being filled until the explicit
-  // VACUUM at the end, which a store of this age would have had many times.
-  const clients: pg.Client[] = [];
-  for (let i = 0; i < SEED_CONNECTIONS; i++) {
-    const c = new pg.Client({ connectionString: dbUrl(s.name), application_name: 'sluice-bench' });
-    await c.connect();
-    await c.query(
-      `set synchronous_commit = off; set session_replication_role = replica;
-       set maintenance_work_mem = '512MB'`,
-    );
-    clients.push(c);
-  }
-  const perRun = Math.max(0, Math.round(LOG_LINES / Math.max(1, RUNS)));
-  const started = performance.now();
-  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
-  try {
-    for (const t of leafNames) await s.client.query(`alter table ${t} set (autovacuum_enabled = false)`);
-    for (const d of deferred) await s.client.query(d.drop);
-    type Chunk = { kind: 'runs' | 'events'; lo: number; hi: number };
-    const chunks: Chunk[] = [];
-    for (let lo = 1; lo <= RUNS; lo += CHUNK)
-      chunks.push({ kind: 'runs', lo, hi: Math.min(RUNS, lo + CHUNK - 1) });
-    for (let lo = 1; lo <= EVENTS; lo += CHUNK)
-      chunks.push({ kind: 'events', lo, hi: Math.min(EVENTS, lo + CHUNK - 1) });
-    let runsIn = 0;
-    let eventsIn = 0;
-    await onEach(clients, chunks, async (c, k) => {
-      if (k.kind === 'runs') {
-        // Runs lo..hi evenly over RUN_DAYS up to an hour ago, with their log lines: 1 in 50
-        // failed, 1 in 97 canceled, 1 in 10 started by the API, the rest by a schedule.
-        await c.query(
-          `with r as (
-             insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state,
-                                        trigger, trigger_slug, started_at, finished_at, created_at, updated_at)
-             select $1, ($3::uuid[])[1 + i % ${PIPELINES}], $2, 'h' || i, 'seeded',
-                    case when i % 50 = 0 then 'failed' when i % 97 = 0 then 'canceled' else 'succeeded' end,
-                    case when i % 10 = 0 then 'api' else 'schedule' end,
-                    case when i % 10 = 0 then null else 'nightly' end,
-                    t, t + interval '2 seconds', t, t + interval '2 seconds'
-               from generate_series($4::int, $5::int) i,
-                    lateral (select now() - interval '1 hour'
-                                    - make_interval(secs => ($6::int - i)::float8 * ${RUN_DAYS * 86400} / $6::int) as t) x
-             returning id, slug, created_at)
-           insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
-           select r.id, s, case when s % 2 = 0 then 'load' else 'one' end, 'info',
-                  'seeded line ' || s || ' of run ' || r.slug, r.created_at + s * interval '10 ms'
-             from r, generate_series(1, ${perRun}) s`,
-          [ids.org, ids.env, ids.pipelines, k.lo, k.hi, RUNS],
-        );
-        runsIn += k.hi - k.lo + 1;
-      } else {
-        await c.query(
-          `insert into events (organization_id, slug, event_class, actor_type, actor_slug, entity_type,
-                               entity_slug, action, request_id, occurred_at, metadata)
-           select $1, 'evs' || i, case when i % 10 = 0 then 'security_audit' else 'activity' end,
-                  'api_key', 'bench-key', 'pipeline_run', 'h' || i, 'update', 'req-' || i,
-                  now() - interval '1 minute' - make_interval(secs => ($4::int - i)::float8 * ${EVENT_DAYS * 86400} / $4::int),
-                  '{"state":"succeeded"}'
-             from generate_series($2::int, $3::int) i`,
-          [ids.org, k.lo, k.hi, EVENTS],
-        );
-        eventsIn += k.hi - k.lo + 1;
-      }
-      process.stdout.write(
-        `\r  seeded ${n(runsIn)} runs, ${n(runsIn * perRun)} log lines, ${n(eventsIn)} events (${elapsed()})`,
-      );
-    });
-    const loadS = (performance.now() - started) / 1000;
-    // Largest first, so the two sessions finish about together.
-    await onEach(
-      clients,
-      [...deferred].sort((a, b) => weight[b.table] - weight[a.table]),
-      async (c, d) => {
-        await c.query(d.create);
-      },
-    );
-    const indexS = (performance.now() - started) / 1000 - loadS;
-    await onEach(clients, leafNames, async (c, t) => {
-      await c.query(`alter table ${t} reset (autovacuum_enabled)`);
-      await c.query(`vacuum ${t}`);
-    });
-    await onEach(clients, ['pipeline_runs', 'pipeline_run_logs', 'events'], async (c, t) => {
-      await c.query(`analyze ${t}`);
-    });
-    // Written out now, not by a checkpoint spread over the measurement.
-    await s.client.query('checkpoint');
-    const vacuumS = (performance.now() - started) / 1000 - loadS - indexS;
-    const after = await schemaOf(s.client);
-    if (JSON.stringify(after) !== JSON.stringify(before)) {
-      throw new Error(
-        `seeded schema differs:\n${after.filter((d) => !before.includes(d)).join('\n')}\n---\n${before.filter((d) => !after.includes(d)).join('\n')}`,
-      );
-    }
-    console.log(
-      `\n  seed ${elapsed()}: rows ${loadS.toFixed(0)} s, ${deferred.length} keys and indexes ${indexS.toFixed(0)} s, ` +
-        `vacuum analyze ${vacuumS.toFixed(0)} s (${SEED_CONNECTIONS} sessions; keys and indexes as before: ${after.length} definitions)`,
-    );
-  } finally {
-    for (const c of clients) await c.end();
-  }
-}
-
-/** The run log's indexes first: they cover ten times the rows. */
-const weight: Record<string, number> = { pipeline_run_logs: 3, pipeline_runs: 2, events: 1 };
-
-async function sizes(s: Store): Promise<string> {
-  const { rows } = await s.client.query(
-    `select t, pg_size_pretty(sum(pg_total_relation_size(relid))) as size
-       from unnest(array['pipeline_runs','pipeline_run_logs','events']) t,
-            lateral (select relid from pg_partition_tree(t::regclass) union select t::regclass) p
-      group by t order by t`,
-  );
-  const [{ db }] = (await s.client.query(`select pg_size_pretty(pg_database_size(current_database())) as db`))
-    .rows;
-  return `database ${db}; ${rows.map((r) => `${r.t} ${r.size}`).join(', ')}`;
-}
-
 /** Runs `tick` to the end; execute request → finished_at (store clock, same host). */
 async function executeOnce(s: Store, slug: string, pipeline = 'tick', state = 'succeeded'): Promise<number> {
   const t0 = Date.now();
@@ -398,90 +175,6 @@ async function executeOnce(s: Store, slug: string, pipeline = 'tick', state = 's
     }
     await sleep(5);
   }
-}
-
-// Where a slow request's time went: the garbage collections of this process (both APIs and the
-// bench share it) and the platform-store round trips (every pg.Client query of this process,
-// timed from the call to its result) that overlap the request. Observing costs a few
-// microseconds a request, on both stores alike.
-type Span = { start: number; end: number };
-const gcs: (Span & { kind: number })[] = [];
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries())
-    gcs.push({ start: e.startTime, end: e.startTime + e.duration, kind: (e as any).detail?.kind ?? 0 });
-}).observe({ entryTypes: ['gc'] });
-/** The collections between two times by kind (V8's: 1 scavenge, 2 mark-compact, 4 incremental, 8 weak callbacks). */
-function gcSummary(a: number, b: number): string {
-  const by = new Map<number, number[]>();
-  for (const g of gcs)
-    if (g.start >= a && g.start < b) by.set(g.kind, [...(by.get(g.kind) ?? []), g.end - g.start]);
-  return [...by]
-    .sort((x, y) => x[0] - y[0])
-    .map(
-      ([k, v]) => `kind ${k}: ${v.length}× p50 ${pct(v, 50).toFixed(1)} max ${Math.max(...v).toFixed(1)} ms`,
-    )
-    .join(', ');
-}
-const queries: Span[] = [];
-const origQuery = pg.Client.prototype.query as (...a: any[]) => any;
-(pg.Client.prototype as any).query = function (this: pg.Client, ...args: any[]) {
-  const start = performance.now();
-  const done = () => queries.push({ start, end: performance.now() });
-  // The pool calls back; the ORM and the bench's own client take a promise.
-  const cb = args[args.length - 1];
-  if (typeof cb === 'function') {
-    args[args.length - 1] = (...r: unknown[]) => {
-      done();
-      return cb(...r);
-    };
-    return origQuery.apply(this, args);
-  }
-  const r = origQuery.apply(this, args);
-  if (r && typeof r.then === 'function') r.then(done, () => {});
-  return r;
-};
-/** Milliseconds of `spans` inside [a, b]. */
-function within(spans: Span[], a: number, b: number): number {
-  let ms = 0;
-  for (const x of spans) if (x.end > a && x.start < b) ms += Math.min(b, x.end) - Math.max(a, x.start);
-  return ms;
-}
-type Sample = Span & { ms: number };
-type Io = { read: number; hit: number; checkpoints: number };
-/** A store's blocks read (not in shared buffers) and hit so far, and the cluster's checkpoints. */
-async function io(s: Store): Promise<Io> {
-  await s.client.query('select pg_stat_force_next_flush()');
-  const { rows } = await s.client.query(
-    `select blks_read::float8 as read, blks_hit::float8 as hit,
-            (select checkpoints_timed + checkpoints_req from pg_stat_bgwriter)::float8 as checkpoints
-       from pg_stat_database where datname = current_database()`,
-  );
-  return rows[0] as Io;
-}
-
-async function timed(s: Store, url: string, expect: (body: any) => void, into?: Sample[]): Promise<number> {
-  const t0 = performance.now();
-  const body = await s.p.call('GET', url);
-  const t1 = performance.now();
-  const ms = t1 - t0;
-  into?.push({ start: t0, end: t1, ms });
-  expect(body);
-  return ms;
-}
-
-/** The slowest 1% of `xs`: how many overlap a collection, and their median total / db / gc ms. */
-function tail(xs: Sample[]): string {
-  const slow = [...xs].sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(xs.length / 100)));
-  const med = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? 0;
-  const gc = slow.map((x) => within(gcs, x.start, x.end));
-  const db = slow.map((x) => within(queries, x.start, x.end));
-  const all = xs.map((x) => within(queries, x.start, x.end));
-  const paused = xs.filter((x) => within(gcs, x.start, x.end) > 0).length;
-  return (
-    `${slow.length} slowest: ${med(slow.map((x) => x.ms)).toFixed(1)} ms, db ${med(db).toFixed(1)}, ` +
-    `gc ${med(gc).toFixed(1)} (${gc.filter((g) => g > 0).length} in a gc); all: db p50 ${med(all).toFixed(2)} p99 ${pct(all, 99).toFixed(1)}, ` +
-    `${paused} of ${xs.length} in a gc`
-  );
 }
 
 type Path = { label: string; url(store: 'empty' | 'seeded', i: number): string; expect(body: any): void };
@@ -527,7 +220,16 @@ async function main() {
     stores.push(await openStore(SEEDED, kept?.apiKey));
     const [empty, seeded] = stores as [Store, Store];
     if (!kept) {
-      await seed(seeded);
+      await seed(seeded, {
+        runs: RUNS,
+        logLines: LOG_LINES,
+        events: EVENTS,
+        pipelines: PIPELINES,
+        runDays: 180,
+        eventDays: 27,
+        chunk: 500_000,
+        connections: SEED_CONNECTIONS,
+      });
       if (KEEP) {
         const k: Kept = {
           seeded: SEEDED,

@@ -25,10 +25,12 @@ import {
   dbUrl,
   deployCopyPipeline,
   dropDatabase,
+  fillRows,
   openPlatform,
   PE,
   type Platform,
   pgDataSource,
+  ROW_COLUMNS,
   repoRoot,
   sql,
   startWorker,
@@ -90,8 +92,7 @@ const BARE_PGLITE = [
 ];
 
 // Ten columns: ints, a bigint, numerics, text, timestamps, a boolean and a nullable text.
-const COLUMNS = `id integer primary key, qty integer, big bigint, amount numeric(12,2), ratio numeric,
-  name text, email text, created_at timestamptz, updated_at timestamp, active boolean, note text`;
+const COLUMNS = ROW_COLUMNS;
 
 async function measure(label: string, args: string[], env: Record<string, string>, ready: string) {
   const p = await startProcess(args, env, ready);
@@ -247,22 +248,7 @@ async function usedServe(dataDir: string, addrs: string[]) {
   }
 }
 
-async function fillSource(n: number) {
-  await sql(SRC, 'drop table if exists src');
-  await sql(SRC, `create table src (${COLUMNS})`);
-  await sql(
-    SRC,
-    `insert into src
-       select i, i % 1000, i::bigint * 1000003, (i % 100000) / 100.0, i / 7.0,
-              'name ' || i, 'user' || i || '@example.com',
-              timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
-              timestamp '2024-01-01 00:00:00' + i * interval '1 minute',
-              i % 2 = 0, case when i % 3 = 0 then null else 'note ' || i end
-         from generate_series(1, $1) i`,
-    [n],
-  );
-  await sql(SRC, 'vacuum analyze src');
-}
+const fillSource = (n: number) => fillRows(SRC, 'src', n);
 
 /** PostgreSQL → PostgreSQL (10 columns) in a fresh worker: idle, sampled peak and VmHWM. */
 async function peakFigures(p: Platform) {

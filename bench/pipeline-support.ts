@@ -38,6 +38,28 @@ export async function sql<T = any>(database: string, text: string, values: unkno
   }
 }
 
+/** The benches' ten columns: ints, a bigint, numerics, text, timestamps, a boolean and a nullable text. */
+export const ROW_COLUMNS = `id integer primary key, qty integer, big bigint, amount numeric(12,2), ratio numeric,
+  name text, email text, created_at timestamptz, updated_at timestamp, active boolean, note text`;
+
+/** (Re)creates `table` in `database` with ROW_COLUMNS and n generated rows, then analyzes it. */
+export async function fillRows(database: string, table: string, n: number): Promise<void> {
+  await sql(database, `drop table if exists ${table}`);
+  await sql(database, `create table ${table} (${ROW_COLUMNS})`);
+  await sql(
+    database,
+    `insert into ${table}
+       select i, i % 1000, i::bigint * 1000003, (i % 100000) / 100.0, i / 7.0,
+              'name ' || i, 'user' || i || '@example.com',
+              timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
+              timestamp '2024-01-01 00:00:00' + i * interval '1 minute',
+              i % 2 = 0, case when i % 3 = 0 then null else 'note ' || i end
+         from generate_series(1, $1) i`,
+    [n],
+  );
+  await sql(database, `vacuum analyze ${table}`);
+}
+
 export const createDatabase = (name: string) => sql('postgres', `create database ${name}`);
 export const dropDatabase = (name: string) => sql('postgres', `drop database if exists ${name} with (force)`);
 

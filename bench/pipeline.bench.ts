@@ -41,11 +41,13 @@ import {
   deployCopyPipeline,
   deployPipeline,
   dropDatabase,
+  fillRows,
   limitFile,
   openPlatform,
   type Platform,
   pgDataSource,
   pgServerProcesses,
+  ROW_COLUMNS,
   removeLimitFiles,
   runInWorker,
   shell,
@@ -75,8 +77,7 @@ const SRC = `sluice_bench_src_${id}`;
 const DST = `sluice_bench_dst_${id}`;
 
 // Ten columns: ints, a bigint, numerics, text, timestamps, a boolean and a nullable text.
-const COLUMNS = `id integer primary key, qty integer, big bigint, amount numeric(12,2), ratio numeric,
-  name text, email text, created_at timestamptz, updated_at timestamp, active boolean, note text`;
+const COLUMNS = ROW_COLUMNS;
 const PEOPLE = `id bigint primary key, name text, email text, amount double precision,
   created_at timestamptz, active boolean, country text`;
 
@@ -93,22 +94,7 @@ type Row = {
 const results: Row[] = [];
 const load = () => os.loadavg()[0].toFixed(1);
 
-async function fillSource(n: number) {
-  await sql(SRC, 'drop table if exists src');
-  await sql(SRC, `create table src (${COLUMNS})`);
-  await sql(
-    SRC,
-    `insert into src
-       select i, i % 1000, i::bigint * 1000003, (i % 100000) / 100.0, i / 7.0,
-              'name ' || i, 'user' || i || '@example.com',
-              timestamptz '2024-01-01 00:00:00+00' + i * interval '1 second',
-              timestamp '2024-01-01 00:00:00' + i * interval '1 minute',
-              i % 2 = 0, case when i % 3 = 0 then null else 'note ' || i end
-         from generate_series(1, $1) i`,
-    [n],
-  );
-  await sql(SRC, 'vacuum analyze src');
-}
+const fillSource = (n: number) => fillRows(SRC, 'src', n);
 
 async function resetTarget(db: string, table: string, columns: string) {
   await sql(db, `drop table if exists ${table}`);

@@ -16,6 +16,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { namedPipes } from './duck-csv';
 import { JsonArrayLines } from './json-lines';
 import type { RecordBytes } from './payloads';
+import { readAhead } from './read-ahead';
 
 // The records array of a JSON input streamed into the query instead of loaded into a table
 // first (docs/benchmarks.md, "HTTP JSON → DuckDB → PostgreSQL"). Its first records (DuckDB's own
@@ -47,6 +48,13 @@ const ended = (out: WriteStream) =>
     out.once('error', reject);
     out.end(() => resolve());
   });
+
+/**
+ * Bytes of the records after the sample pulled from the source before they are written
+ * (read-ahead.ts): the source's work goes on while DuckDB detects the columns on the sample,
+ * then while it parses one pipe before the next is written.
+ */
+export const READ_AHEAD_BYTES = 4 * 2 ** 20;
 
 /** The first `sample` records of the array, as NDJSON in `file`; the rest still to be read. */
 export type SampledArray = {
@@ -113,7 +121,12 @@ export async function sampleArray(
       yield lines.push(r.value);
     }
   }
-  return { file, complete, rest: rest(), count: array.count };
+  return {
+    file,
+    complete,
+    rest: complete ? rest() : readAhead(rest(), READ_AHEAD_BYTES),
+    count: array.count,
+  };
 }
 
 /**
@@ -198,7 +211,9 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   let sock: net.Socket | null = null;
   const done = (async () => {
     let written = 0;
-    sock = await openNext();
+    // The first pipe is opened once the first records are there (they are read ahead,
+    // `sampleArray`, while DuckDB still detects the columns and prepares the query).
+    let opened = false;
     const send = async (bytes: Uint8Array) => {
       if (stopped || !sock || bytes.byteLength === 0) return;
       written += bytes.byteLength;
@@ -216,6 +231,10 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
     };
     try {
       for await (const chunk of chunks) {
+        if (!opened) {
+          opened = true;
+          sock = await openNext();
+        }
         let rest = chunk;
         // Whole lines up to the pipe's share, then the next pipe (the last takes the rest).
         while (!stopped && sock && at < fifos.length - 1) {
@@ -242,6 +261,11 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
             await writeFile(f, '');
           }),
         );
+      // No records after the sample: the first pipe still ends, with nothing in it.
+      if (!opened && !stopped) {
+        opened = true;
+        sock = await openNext();
+      }
       const s = sock as net.Socket | null;
       if (s) await ending(s);
     }

@@ -13,7 +13,8 @@ import {
   sqlSource,
 } from '../../../../test/support/mysql-postgres';
 import { postgres } from '../postgres/index';
-import { CopyBinaryRows, copyBinaryPlan } from './copy-binary-rows';
+import { copyBinaryPlan } from './copy-binary-plan';
+import { CopyBinaryRows } from './copy-binary-rows';
 import { copyTextKinds } from './copy-text-rows';
 import { mysql } from './index';
 import type { Field } from './operations';

@@ -4,7 +4,8 @@ import { type CursorTracker, cursorIndex, cursorTracker, rowsOutput } from '../r
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import { type MysqlConnection, queryMysql } from './connect';
-import { type BinaryTarget, type Code, CopyBinaryRows, copyBinaryPlan } from './copy-binary-rows';
+import { type BinaryTarget, type Code, copyBinaryPlan } from './copy-binary-plan';
+import { CopyBinaryRows } from './copy-binary-rows';
 import { CopyTextRows, copyTextKinds } from './copy-text-rows';
 import { type Field, typeName } from './operations';
 import { ResultStream, type RowEncoder } from './result-stream';

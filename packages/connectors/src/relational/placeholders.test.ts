@@ -50,6 +50,7 @@ describe('compileStatement', () => {
     expect(placeholderNames('SELECT 1 # {{a}}\n-- {{b}}\n+ {{d}}', 'mysql')).toEqual(['d']);
     expect(invalid(() => placeholderNames("SELECT '{{a}}'", 'postgres'))).toContain('inside quotes');
     expect(invalid(() => placeholderNames('SELECT "{{a}}"', 'postgres'))).toContain('inside quotes');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: SQL dollar quoting, not a template
     expect(invalid(() => placeholderNames('SELECT $q${{a}}$q$', 'postgres'))).toContain('inside quotes');
     expect(invalid(() => placeholderNames('SELECT `{{a}}`', 'mysql'))).toContain('inside quotes');
   });

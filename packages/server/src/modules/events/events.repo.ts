@@ -5,14 +5,20 @@ import { paginate } from '../../http/pagination';
 import type { ListEventsQuery } from './events.schemas';
 
 export type EventRow = typeof events.$inferSelect;
-/** What a list reads of a record: everything but the internal ids. */
-export type EventListRow = Omit<EventRow, 'id' | 'organizationId'>;
+/**
+ * What a list reads of a record: everything but the internal ids, its two times as ISO text (read
+ * with `isoTimes`, db/client.ts: no Date built per value, the API writes them as they come).
+ */
+export type EventListRow = Omit<EventRow, 'id' | 'organizationId' | 'occurredAt' | 'createdAt'> & {
+  occurredAt: string;
+  createdAt: string;
+};
 export type EventClass = 'activity' | 'security_audit';
 
 // Every events list is raw SQL on a named prepared statement, one per shape of the list (which
 // filters are given, cursor or not, the direction, the time window): no SQL is built by the ORM
 // per request, PostgreSQL may keep a generic plan of a shape, and rows come as the driver parses
-// them. Columns are aliased to the row's field names.
+// them (times as ISO text). Columns are aliased to the row's field names.
 const COLUMNS = `slug, schema_version as "schemaVersion", event_class as "eventClass",
        actor_type as "actorType", actor_slug as "actorSlug", entity_type as "entityType",
        entity_slug as "entitySlug", action, request_id as "requestId", occurred_at as "occurredAt",
@@ -92,7 +98,9 @@ async function read(
  where ${where.join('\n   and ')}
  order by occurred_at ${dir}, slug ${dir}
  limit ${pageLimit(limit)}`;
-  const { rows } = await store.prepared(statementName(text, 'sluice_events'), text, values);
+  const { rows } = await store.prepared(statementName(text, 'sluice_events'), text, values, {
+    isoTimes: true,
+  });
   return rows as EventListRow[];
 }
 

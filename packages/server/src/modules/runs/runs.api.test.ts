@@ -1,121 +1,31 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { pipelineSpecSchema, specHash } from '@sluice/engine';
+import { specHash } from '@sluice/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../../../test/support/app';
-import {
-  pipelineCheckpoints,
-  pipelineDeployments,
-  pipelineRunInputs,
-  pipelineRuns,
-  pipelines,
-  pipelineVersions,
-} from '../../db/schema/index';
-import { startWorker } from '../../jobs/worker';
-import { runInputBinding } from './run-execute.service';
+import type { TestApp } from '../../../../../test/support/app';
+import { type Shop, shopSpec, startShop } from '../../../../../test/support/runs-shop';
+import { pipelineCheckpoints, pipelines } from '../../db/schema/index';
 import { insertLogs } from './run-progress.repo';
 
 // Runs without the engine: execute (validation, idempotency, sealing), lists, cancel of queued
-// runs, logs, checkpoints, and the worker's lease rules (claim, sweep, WORKER_LOST) on runs set
-// up in the states a dead or a live worker leaves them in.
+// runs, logs and checkpoints, in test/support/runs-shop.ts's shop. The worker's lease rules are
+// runs.lease.api.test.ts's.
 
 const CANARY = `CanaryInput-${randomBytes(9).toString('hex')}`;
-const LEASE_SECONDS = 2;
-
-const spec = pipelineSpecSchema.parse({
-  steps: [
-    {
-      slug: 'orders',
-      kind: 'source',
-      data_source_ref: 'shop',
-      operation: { operation_type: 'http', path: '/orders' },
-    },
-    {
-      slug: 'load',
-      kind: 'sink',
-      data_source_ref: 'warehouse',
-      operation: { operation_type: 'sql', write: { table: 'orders' } },
-    },
-  ],
-  edges: [{ from: 'orders', to: 'load' }],
-  inputs: { region: { required: true }, note: { required: false } },
-});
 
 describe('runs', () => {
   let t: TestApp;
   let owner: string;
   let orgId: string;
-  const pe = '/organizations/acme/projects/shop/environments/staging';
-  const prodPe = '/organizations/acme/projects/shop/environments/prod';
-  const ids: Record<string, string> = {};
-
-  const q = async (text: string, values: unknown[] = []) =>
-    (await t.rt.deps.store.executeSql(text, values)).rows;
-  const runRow = async (slug: string) => (await q('select * from pipeline_runs where slug = $1', [slug]))[0];
-  const execute = (pipeline: string, body?: unknown, base = pe) =>
-    t.call('POST', `${base}/pipelines/${pipeline}:execute`, { token: owner, body });
-  const getRun = async (slug: string, base = pe) =>
-    (await t.call('GET', `${base}/runs/${slug}`, { token: owner })).json();
-  async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-    const until = Date.now() + ms;
-    for (;;) {
-      const v = await read();
-      if (ok(v) || Date.now() > until) return v;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
-  /** A pipeline with a deployed version in the given environments (the pipelines API seeds the same rows). */
-  async function deployed(slug: string, envSlugs: string[]) {
-    const db = t.rt.deps.db;
-    const [p] = await db
-      .insert(pipelines)
-      .values({ organizationId: orgId, projectId: ids.project, slug, name: slug })
-      .returning();
-    const hash = specHash(spec);
-    await db
-      .insert(pipelineVersions)
-      .values({ organizationId: orgId, pipelineId: p.id, specHash: hash, spec });
-    for (const env of envSlugs) {
-      await db.insert(pipelineDeployments).values({
-        organizationId: orgId,
-        pipelineId: p.id,
-        environmentId: ids[env],
-        slug: `dep-${slug}-${env}`,
-        specHash: hash,
-      });
-    }
-    ids[`pipeline:${slug}`] = p.id;
-    return { id: p.id, hash };
-  }
+  let ids: Shop['ids'];
+  let pe: string;
+  let prodPe: string;
+  let q: Shop['q'];
+  let runRow: Shop['runRow'];
+  let execute: Shop['execute'];
+  let getRun: Shop['getRun'];
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { SLUICE_RUN_LEASE_SECONDS: String(LEASE_SECONDS) } });
-    owner = (await t.bootstrap('acme')).api_key;
-    orgId = (await q(`select id from organizations where slug = 'acme'`))[0].id;
-    const post = async (url: string, body: unknown) => {
-      const res = await t.call('POST', url, { token: owner, body });
-      expect(res.statusCode, res.body).toBe(201);
-    };
-    await post('/organizations/acme/projects', { name: 'Shop', slug: 'shop' });
-    await post('/organizations/acme/environments', { name: 'Staging', slug: 'staging' });
-    await post('/organizations/acme/environments', { name: 'Prod', slug: 'prod', protected: true });
-    for (const env of ['staging', 'prod']) {
-      const res = await t.call('PUT', `/organizations/acme/projects/shop/environments/${env}`, {
-        token: owner,
-        body: { protected_environment_confirmation: env },
-      });
-      expect(res.statusCode, res.body).toBe(201);
-    }
-    ids.project = (await q(`select id from projects where slug = 'shop'`))[0].id;
-    for (const env of ['staging', 'prod']) {
-      ids[env] = (await q('select id from environments where slug = $1', [env]))[0].id;
-    }
-    await deployed('orders-sync', ['staging', 'prod']);
-    await deployed('other', ['staging']);
-    // Exists, never deployed.
-    await t.rt.deps.db
-      .insert(pipelines)
-      .values({ organizationId: orgId, projectId: ids.project, slug: 'draft', name: 'draft' });
+    ({ t, owner, orgId, ids, pe, prodPe, q, runRow, execute, getRun } = await startShop());
   });
   afterAll(() => t?.close());
 
@@ -170,7 +80,7 @@ describe('runs', () => {
         slug: 'first-run',
         pipeline_slug: 'orders-sync',
         environment_slug: 'staging',
-        spec_hash: specHash(spec),
+        spec_hash: specHash(shopSpec),
         state: 'queued',
         trigger: 'api',
         input_keys: ['note', 'region'],
@@ -452,113 +362,6 @@ describe('runs', () => {
       expect((await t.call('GET', `${pe}/pipelines/nope/checkpoints`, { token: owner })).statusCode).toBe(
         404,
       );
-    });
-  });
-
-  describe('with a worker', () => {
-    /** A run as a worker left it, with its sealed input; no job (the sweep or the test enqueues one). */
-    async function seedRun(slug: string, fields: Record<string, unknown>) {
-      const [run] = await t.rt.deps.db
-        .insert(pipelineRuns)
-        .values({
-          organizationId: orgId,
-          pipelineId: ids['pipeline:orders-sync'],
-          environmentId: ids.staging,
-          slug,
-          specHash: specHash(spec),
-          inputKeys: ['region'],
-          startedAt: new Date(),
-          ...fields,
-        })
-        .returning();
-      const inputId = randomUUID();
-      const sealed = await t.rt.deps.keyring.encrypt(
-        t.rt.deps.db,
-        JSON.stringify({ region: CANARY }),
-        runInputBinding(orgId, inputId),
-      );
-      await t.rt.deps.db
-        .insert(pipelineRunInputs)
-        .values({ id: inputId, organizationId: orgId, runId: run.id, ...sealed });
-      return run;
-    }
-    const past = () => new Date(Date.now() - 1000);
-
-    beforeAll(async () => {
-      // Runs queued so far are not part of these checks.
-      await q(`update pipeline_runs set state = 'canceled' where state = 'queued'`);
-      await startWorker(t.rt.deps);
-    });
-
-    it('recovers a run whose worker died once (attempt 2) and fails it WORKER_LOST the second time', async () => {
-      await seedRun('lost-once', { state: 'running', leaseOwner: 'dead-worker', leaseExpiresAt: past() });
-      await seedRun('lost-twice', {
-        state: 'running',
-        attempt: 2,
-        leaseOwner: 'dead-worker',
-        leaseExpiresAt: past(),
-      });
-
-      const recovered = await waitFor(
-        () => runRow('lost-once'),
-        (r) => r.attempt === 2 && r.lease_owner !== 'dead-worker',
-      );
-      expect(recovered.attempt).toBe(2);
-      const reconcile = (
-        await t.call('GET', '/organizations/acme/events?entity_slug=lost-once&action=reconcile', {
-          token: owner,
-        })
-      ).json().events;
-      expect(reconcile).toHaveLength(1);
-      expect(reconcile[0].metadata).toMatchObject({ attempt: 2, reason: 'worker_lost' });
-      const logs = (await t.call('GET', `${pe}/runs/lost-once/logs?order=asc`, { token: owner })).json().logs;
-      expect(logs[0].message).toMatch(/worker lost; retrying \(attempt 2\)/);
-
-      const failed = await waitFor(
-        () => getRun('lost-twice'),
-        (r) => r.state === 'failed',
-      );
-      expect(failed).toMatchObject({
-        state: 'failed',
-        attempt: 2,
-        error: { code: 'WORKER_LOST', message: expect.any(String) },
-        finished_at: expect.any(String),
-      });
-      const row = await runRow('lost-twice');
-      expect(row.lease_owner).toBeNull();
-      expect(await q('select 1 from pipeline_run_inputs where run_id = $1', [row.id])).toHaveLength(0);
-      const ended = await q(`select metadata from events where entity_slug = 'lost-twice'`);
-      expect(ended.map((e: any) => e.metadata)).toEqual([
-        expect.objectContaining({ state: 'failed', error_code: 'WORKER_LOST' }),
-      ]);
-    });
-
-    it('never takes a run held by a live lease, and ends a canceling run whose worker died', async () => {
-      const held = await seedRun('held', {
-        state: 'running',
-        leaseOwner: 'live-worker',
-        leaseExpiresAt: new Date(Date.now() + 3_600_000),
-      });
-      // A job for it (a duplicate, say): the worker finds it held and leaves it alone.
-      await t.rt.deps.queue.enqueue(null, 'pipelines.run', { runId: held.id });
-      await new Promise((r) => setTimeout(r, (LEASE_SECONDS + 1) * 1000));
-      expect(await runRow('held')).toMatchObject({
-        state: 'running',
-        lease_owner: 'live-worker',
-        attempt: 1,
-      });
-
-      // Canceled while its worker was gone: it just ends canceled.
-      const cancel = await t.call('POST', `${pe}/runs/held:cancel`, { token: owner });
-      expect(cancel.statusCode).toBe(202);
-      expect(cancel.json().state).toBe('canceling');
-      await q(`update pipeline_runs set lease_expires_at = now() - interval '1 second' where slug = 'held'`);
-      const ended = await waitFor(
-        () => getRun('held'),
-        (r) => r.state === 'canceled',
-      );
-      expect(ended).toMatchObject({ state: 'canceled', attempt: 1, error: null });
-      expect(await q('select 1 from pipeline_run_inputs where run_id = $1', [held.id])).toHaveLength(0);
     });
   });
 
