@@ -2,7 +2,6 @@
 // job runs its handler and completes.
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type PgBoss from 'pg-boss';
-import type { JobHandler, JobName, QueueJob } from './queue';
 import type { TrackedExecutor } from './queue-boss';
 import type { Presence } from './queue-presence';
 import { type FetchWith, fetchSql, READY_SQL } from './queue-sql';
@@ -24,11 +23,23 @@ const READY_CHECK_MS = 150;
  * named to other workers) finds a job ready. A worker with nothing to do costs a notification
  * heard per new job, and no statement while jobs find their workers.
  */
+/** What a handler is given beside its payload (queue.ts JobHandler). */
+export type FetchedJobInfo = {
+  id: string;
+  retryCount: number;
+  /** `fetchedWith`: the job's row of the consumer's `fetchWith` (null: none), when it has one. */
+  fetchedWith?: Record<string, unknown> | null;
+};
+
+/** What a consumer needs of its queue's job definition (queue.ts QueueJob). */
+export type ConsumedJob = { payload: { parse(data: unknown): unknown }; policy: { expireInSeconds: number } };
+
 export type Consumer = {
-  name: JobName;
+  /** The queue's name (queue.ts JobName). */
+  name: string;
   /** The queue's partition of pgboss.job (pg-boss 10 gives each queue its own). */
   table: string;
-  handler: JobHandler<any>;
+  handler: (data: any, job: FetchedJobInfo) => Promise<void>;
   fetchWith?: FetchWith;
   capacity: number;
   active: number;
@@ -49,7 +60,7 @@ export type Consumers = ReturnType<typeof queueConsumers>;
 export function queueConsumers(o: {
   tracked: TrackedExecutor;
   boss: PgBoss;
-  jobOf: (name: JobName) => QueueJob;
+  jobOf: (name: string) => ConsumedJob;
   presence: Presence;
   stopping: () => boolean;
   listening: () => boolean;
@@ -102,7 +113,7 @@ export function queueConsumers(o: {
     tracked.db
       .executeSql(READY_SQL, [free.map((c) => c.name)])
       .then(({ rows }) => {
-        for (const { name } of rows as { name: JobName }[]) {
+        for (const { name } of rows as { name: string }[]) {
           const c = consumers.get(name);
           if (!c) continue;
           c.more = true;

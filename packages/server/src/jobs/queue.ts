@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { DbOrTx, SqlExecutor, Store } from '../db/client';
 import { statementName } from '../db/named';
 import { executorFor, luxonWithoutIntl, trackedExecutor } from './queue-boss';
-import { type Consumer, fetchTexts, queueConsumers } from './queue-consumers';
+import { type Consumer, type FetchedJobInfo, fetchTexts, queueConsumers } from './queue-consumers';
 import { workerPresence } from './queue-presence';
 import { type FetchWith, JOBS_CHANNEL, jobInsertSql } from './queue-sql';
 
@@ -42,11 +42,7 @@ export type EnqueueOptions = {
   startAfter?: number | Date;
 };
 
-export type JobHandler<N extends JobName> = (
-  data: JobData<N>,
-  /** `fetchedWith`: the job's row of the consumer's `fetchWith` (null: none), when it has one. */
-  job: { id: string; retryCount: number; fetchedWith?: Record<string, unknown> | null },
-) => Promise<void>;
+export type JobHandler<N extends JobName> = (data: JobData<N>, job: FetchedJobInfo) => Promise<void>;
 
 export type { FetchWith } from './queue-sql';
 export { JOBS_CHANNEL } from './queue-sql';
@@ -136,7 +132,7 @@ export async function openQueue(
     {
       tracked,
       boss,
-      jobOf,
+      jobOf: (name) => jobOf(name as JobName),
       presence,
       stopping: () => stopping,
       listening: () => listening,
