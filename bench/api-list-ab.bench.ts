@@ -34,6 +34,7 @@ import {
   createDatabase,
   dbUrl,
   dropDatabase,
+  loadAverages,
   openPlatform,
   PE,
   setUpTick,
@@ -62,11 +63,7 @@ const STORE = `sluice_bench_apiab_store_${process.pid}`;
 const DST = `sluice_bench_apiab_dst_${process.pid}`;
 const masterKey = crypto.randomBytes(32).toString('base64');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-apiab-'));
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
+const load = loadAverages;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const storeEnv = () => ({
   DATABASE_URL: dbUrl(STORE),

@@ -60,6 +60,7 @@ import {
   dbUrl,
   deployPipeline,
   dropDatabase,
+  loadAverages,
   openPlatform,
   PE,
   type Platform,
@@ -120,11 +121,7 @@ const masterKey = kept?.masterKey ?? crypto.randomBytes(32).toString('base64');
 // Runs this invocation executes, by a prefix of its own (a reused store has an earlier one's).
 const mine = (kind: 'x' | 'f', i: number) => `${kind}${id}n${i}`;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-history-'));
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
+const load = loadAverages;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const n = (x: number) => x.toLocaleString('en-US');
 

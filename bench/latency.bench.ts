@@ -95,6 +95,7 @@ import {
   dbUrl,
   deployCopyPipeline,
   dropDatabase,
+  loadAverages,
   openPlatform,
   PE,
   type Platform,
@@ -150,11 +151,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-latency-'));
 const statsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-latency-stats-'));
 process.env.BENCH_STATS_DIR = statsDir;
 const COUNTER = ['--import', new URL('./statement-counter.mjs', import.meta.url).href];
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
+const load = loadAverages;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A run this much later than its execute to start counts as slow in the phase's timeline. */

@@ -60,6 +60,13 @@ export async function fillRows(database: string, table: string, n: number): Prom
   await sql(database, `vacuum analyze ${table}`);
 }
 
+/** The 1, 5 and 15 minute load averages, as a bench prints them beside its figures. */
+export const loadAverages = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
 export const createDatabase = (name: string) => sql('postgres', `create database ${name}`);
 export const dropDatabase = (name: string) => sql('postgres', `drop database if exists ${name} with (force)`);
 

@@ -16,7 +16,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import './statement-counter.mjs';
-import { createDatabase, dbUrl, dropDatabase, openPlatform, PE, setUpTick, sql } from './pipeline-support';
+import {
+  createDatabase,
+  dbUrl,
+  dropDatabase,
+  loadAverages,
+  openPlatform,
+  PE,
+  setUpTick,
+  sql,
+} from './pipeline-support';
 import { runCost } from './run-cost';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
@@ -25,11 +34,7 @@ const STORE = `sluice_bench_req_store_${process.pid}`;
 const DST = `sluice_bench_req_dst_${process.pid}`;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-requests-'));
 const statsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-requests-stats-'));
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
+const load = loadAverages;
 
 async function main() {
   console.log(
