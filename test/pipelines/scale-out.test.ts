@@ -177,28 +177,39 @@ describe('two API hosts and three workers on one store', () => {
         (n) => n >= RUNS / 3,
         120_000,
       );
-      // A worker that holds a run right now.
-      const held = await waitUntil(
-        () =>
-          s.sql(
+      // A worker in the middle of reading its run's source: the peer is still writing that run's
+      // response, so the run cannot end before the kill. Freezing it after its run was read as
+      // held was not enough: a worker whose run-end statement was already on its way to the
+      // store finished the run on attempt 1 (CI lost that race twice). The peer serves in this
+      // process, so nothing it writes happens between the check and the SIGSTOP.
+      const frozen = await waitUntil(
+        async () => {
+          const rows = await s.sql(
             `select slug, lease_owner as owner from pipeline_runs where state = 'running' and lease_owner is not null`,
-          ),
-        (rows) => rows.some((r) => workers.some((w) => w.child.pid === pidOf(r.owner))),
+          );
+          for (const r of rows) {
+            const proc = workers.find((w) => w.child.pid === pidOf(r.owner));
+            const reading = api.requests.some(
+              (q) => q.path === '/items' && q.query.run === r.slug && !q.completed,
+            );
+            if (!proc || !reading) continue;
+            proc.child.kill('SIGSTOP');
+            return { proc, slug: r.slug as string, owner: r.owner as string };
+          }
+          return null;
+        },
+        (v) => v !== null,
         30_000,
       );
-      const holder = held.find((r) => workers.some((w) => w.child.pid === pidOf(r.owner)))!;
-      const proc = workers.find((w) => w.child.pid === pidOf(holder.owner))!;
-      // Frozen first, then the runs it still holds are read: a run it finished between the read
-      // above and the kill is not a victim (a race the suite lost once on a quiet machine).
-      proc.child.kill('SIGSTOP');
+      const { proc } = frozen!;
       const still = await s.sql(
         `select slug from pipeline_runs where state = 'running' and lease_owner = $1 order by slug`,
-        [holder.owner],
+        [frozen!.owner],
       );
       proc.child.kill('SIGKILL');
       await proc.exited;
-      expect(still.length, 'the frozen worker still holds a run').toBeGreaterThan(0);
-      killed = { pid: proc.child.pid!, slug: still[0].slug, at: Date.now() };
+      expect(still.map((r) => r.slug)).toEqual([frozen!.slug]);
+      killed = { pid: proc.child.pid!, slug: frozen!.slug, at: Date.now() };
     };
     await Promise.all([submit(), killMidway()]);
 
