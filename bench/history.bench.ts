@@ -41,8 +41,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import { historyPaths } from './history-paths';
 import { seed, sizes } from './history-seed';
+import { deployBroken, executeOnce, openStore, type Store } from './history-store';
 import {
   gcSummary,
   gcs,
@@ -55,20 +56,7 @@ import {
   timed,
   within,
 } from './history-tail';
-import {
-  createDatabase,
-  dbUrl,
-  deployPipeline,
-  dropDatabase,
-  loadAverages,
-  openPlatform,
-  PE,
-  type Platform,
-  setUpTick,
-  sql,
-  startWorker,
-  type WorkerProcess,
-} from './pipeline-support';
+import { createDatabase, dropDatabase, loadAverages, sql } from './pipeline-support';
 
 const SEMI_SPACE_MB = Number(process.env.BENCH_HISTORY_SEMI_SPACE_MB ?? 512);
 if (SEMI_SPACE_MB > 0 && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
@@ -122,84 +110,8 @@ const masterKey = kept?.masterKey ?? crypto.randomBytes(32).toString('base64');
 const mine = (kind: 'x' | 'f', i: number) => `${kind}${id}n${i}`;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-history-'));
 const load = loadAverages;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const n = (x: number) => x.toLocaleString('en-US');
-
-type Store = { name: string; p: Platform; worker: WorkerProcess; client: pg.Client; reused: boolean };
-
-/** A new store set up through the API, or (`apiKey`) a kept one as it was left. */
-async function openStore(name: string, apiKey?: string): Promise<Store> {
-  if (!apiKey) await createDatabase(name);
-  const p = await openPlatform(
-    {
-      DATABASE_URL: dbUrl(name),
-      SLUICE_MASTER_KEY: masterKey,
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
-    },
-    apiKey,
-  );
-  if (!apiKey) {
-    await setUpTick(p, DST);
-    for (let i = 1; i < PIPELINES; i++) {
-      await p.call('POST', '/organizations/acme/projects/bench/pipelines', { name: `p${i}`, slug: `p${i}` });
-    }
-  }
-  const worker = await startWorker({
-    DATABASE_URL: dbUrl(name),
-    SLUICE_MASTER_KEY: masterKey,
-    SLUICE_DATA_DIR: dataDir,
-  });
-  const client = new pg.Client({ connectionString: dbUrl(name), application_name: 'sluice-bench' });
-  await client.connect();
-  return { name, p, worker, client, reused: !!apiKey };
-}
-
-/** Runs `tick` to the end; execute request → finished_at (store clock, same host). */
-async function executeOnce(s: Store, slug: string, pipeline = 'tick', state = 'succeeded'): Promise<number> {
-  const t0 = Date.now();
-  await s.p.call('POST', `${PE}/pipelines/${pipeline}:execute`, { run_slug: slug });
-  for (;;) {
-    const { rows } = await s.client.query(
-      // By (organization, slug), the unique index: a slug alone would scan every run.
-      `select state, extract(epoch from finished_at) * 1000 as f from pipeline_runs
-        where organization_id = (select id from organizations where slug = 'acme') and slug = $1`,
-      [slug],
-    );
-    if (rows[0]?.f) {
-      if (rows[0].state !== state) throw new Error(`${s.name} ${slug}: ${rows[0].state}`);
-      return Number(rows[0].f) - t0;
-    }
-    await sleep(5);
-  }
-}
-
-type Path = { label: string; url(store: 'empty' | 'seeded', i: number): string; expect(body: any): void };
-
-const nonEmpty = (key: string) => (b: any) => {
-  if (!Array.isArray(b[key]) || b[key].length === 0) throw new Error(`no ${key} in ${JSON.stringify(b)}`);
-};
-
-/** A pipeline whose source divides by zero on the rows `tick` wrote: it fails when run, not when validated. */
-async function deployBroken(s: Store) {
-  await deployPipeline(s.p, 'broken', {
-    steps: [
-      {
-        slug: 'one',
-        kind: 'source',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', sql: 'SELECT n FROM ticks WHERE 1 / (n - n) = 1' },
-      },
-      {
-        slug: 'load',
-        kind: 'sink',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
-      },
-    ],
-    edges: [{ from: 'one', to: 'load' }],
-  });
-}
+const storeOptions = { masterKey, dataDir, dst: DST, pipelines: PIPELINES };
 
 async function main() {
   console.log(
@@ -213,8 +125,8 @@ async function main() {
   }
   const stores: Store[] = [];
   try {
-    stores.push(await openStore(EMPTY));
-    stores.push(await openStore(SEEDED, kept?.apiKey));
+    stores.push(await openStore(EMPTY, storeOptions));
+    stores.push(await openStore(SEEDED, storeOptions, kept?.apiKey));
     const [empty, seeded] = stores as [Store, Store];
     if (!kept) {
       await seed(seeded, {
@@ -268,83 +180,13 @@ async function main() {
       for (let i = 0; i < 25; i++) await executeOnce(s, mine('f', i), 'broken', 'failed');
     }
 
-    const cursorOf = async (s: Store, url: string) => (await s.p.call('GET', url)).next_cursor as string;
-    const runsPage2 = {
-      empty: await cursorOf(empty, `${PE}/runs?limit=2`),
-      seeded: await cursorOf(seeded, `${PE}/runs?limit=2`),
-    };
-    const eventsPage2 = {
-      empty: await cursorOf(empty, '/organizations/acme/events?limit=2'),
-      seeded: await cursorOf(seeded, '/organizations/acme/events?limit=2'),
-    };
-    // Second pages start after the first two items (the empty store has few).
-    // The empty store's events are about its executed runs; the seeded store's about `h…` runs.
-    const someRun = (store: 'empty' | 'seeded', i: number) =>
-      store === 'empty'
-        ? mine('x', (i * 7919) % Math.max(1, EXECUTES))
-        : `h${1 + (((i + DRAW) * 7_919_993) % RUNS)}`;
-    // Event i is about run `h<i>` and occurred (EVENTS - i) / EVENTS of the 27 days ago: entities
-    // drawn over all the events (not only the runs seeded, fewer than the events at a reduced
-    // size), so about a quarter of them have their event in the last week, as at the full size.
-    const someEntity = (store: 'empty' | 'seeded', i: number) =>
-      store === 'empty' ? someRun(store, i) : `h${1 + (((i + DRAW) * 7_919_993) % EVENTS)}`;
-    const paths: Path[] = [
-      {
-        label: 'events list, first page',
-        url: () => '/organizations/acme/events?limit=20',
-        expect: nonEmpty('events'),
-      },
-      {
-        label: 'events list, second page',
-        url: (s) => `/organizations/acme/events?limit=20&cursor=${eventsPage2[s]}`,
-        expect: nonEmpty('events'),
-      },
-      {
-        label: 'events list, entity_slug filter',
-        url: (s, i) => `/organizations/acme/events?limit=20&entity_slug=${someEntity(s, i)}`,
-        expect: () => {},
-      },
-      {
-        label: 'security-audit events list',
-        url: () => '/organizations/acme/security-audit-events?limit=20',
-        expect: () => {},
-      },
-      { label: 'runs list, first page', url: () => `${PE}/runs?limit=20`, expect: nonEmpty('runs') },
-      {
-        label: 'runs list, second page',
-        url: (s) => `${PE}/runs?limit=20&cursor=${runsPage2[s]}`,
-        expect: nonEmpty('runs'),
-      },
-      {
-        label: 'runs list, state=failed',
-        url: () => `${PE}/runs?limit=20&state=failed`,
-        expect: nonEmpty('runs'),
-      },
-      {
-        label: 'runs list, pipeline_slug=tick',
-        url: () => `${PE}/runs?limit=20&pipeline_slug=tick`,
-        expect: nonEmpty('runs'),
-      },
-      {
-        label: 'runs list, trigger=api',
-        url: () => `${PE}/runs?limit=20&trigger=api`,
-        expect: nonEmpty('runs'),
-      },
-      {
-        // A random run of the last 180 days on the seeded store (its pages rarely in memory: the
-        // store is larger than this machine's), one this invocation ran on the empty one.
-        label: "a run's log tail (last 20 lines)",
-        url: (s, i) => `${PE}/runs/${someRun(s, i)}/logs?limit=20`,
-        expect: nonEmpty('logs'),
-      },
-      {
-        // The same runs on both stores: the ones this invocation ran on each, as recent on both
-        // (what the console's live tail reads); the seeded store has its history beside them.
-        label: 'log tail, the same recent runs',
-        url: (_s, i) => `${PE}/runs/${mine('x', (i * 7919) % Math.max(1, EXECUTES))}/logs?limit=20`,
-        expect: nonEmpty('logs'),
-      },
-    ];
+    const paths = await historyPaths(empty, seeded, {
+      executes: EXECUTES,
+      runs: RUNS,
+      events: EVENTS,
+      draw: DRAW,
+      mine,
+    });
     for (const path of paths) {
       const r = { label: path.label, empty: [] as number[], seeded: [] as number[] };
       // A few unmeasured requests each: plans cached, pages of the indexes read once.
