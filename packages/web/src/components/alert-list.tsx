@@ -3,6 +3,7 @@ import { Link, useNavigate } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
 import { formatTime } from '../lib/format';
 import { AlertsNav } from './alerts-nav';
+import { ConfirmButton } from './confirm';
 import { Badge, Card, CursorPager, Empty, ErrorNote, PageHeader, tableClass, tdClass, thClass } from './ui';
 
 // What the alert destinations and alert policies screens share: a paged table of named,
@@ -126,5 +127,25 @@ export function StatusCells({ enabled, updatedAt }: { enabled: boolean; updatedA
       </td>
       <td className={`${tdClass} whitespace-nowrap text-xs`}>{formatTime(updatedAt)}</td>
     </>
+  );
+}
+
+/** A row's delete button, confirmed first; `children` say what the deletion does. */
+export function DeleteButton(props: {
+  noun: string;
+  name: string;
+  onConfirm: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <ConfirmButton
+      label="Delete"
+      ariaLabel={`Delete ${props.name}`}
+      title={`Delete the ${props.noun} ${props.name}?`}
+      confirmLabel={`Delete ${props.noun}`}
+      onConfirm={props.onConfirm}
+    >
+      {props.children}
+    </ConfirmButton>
   );
 }

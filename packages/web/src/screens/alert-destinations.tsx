@@ -1,8 +1,14 @@
 import { useQuery } from '@tanstack/react-query';
 import { useParams, useSearch } from '@tanstack/react-router';
-import { AlertListPage, NameCell, StatusCells, useRemove, useToList } from '../components/alert-list';
+import {
+  AlertListPage,
+  DeleteButton,
+  NameCell,
+  StatusCells,
+  useRemove,
+  useToList,
+} from '../components/alert-list';
 import { AlertsNav } from '../components/alerts-nav';
-import { ConfirmButton } from '../components/confirm';
 import { DestinationForm } from '../components/destination-form';
 import { DestinationTestResult, SendTestButton, useDestinationTest } from '../components/destination-test';
 import { Button, ErrorNote, PageHeader, tdClass } from '../components/ui';
@@ -40,15 +46,9 @@ export function DestinationsList() {
           <td className={`${tdClass} whitespace-nowrap`}>
             <div className="flex gap-1">
               <SendTestButton name={d.name} slug={d.slug} test={test} />
-              <ConfirmButton
-                label="Delete"
-                ariaLabel={`Delete ${d.name}`}
-                title={`Delete the destination ${d.name}?`}
-                confirmLabel="Delete destination"
-                onConfirm={() => remove.mutate(d.slug)}
-              >
+              <DeleteButton noun="destination" name={d.name} onConfirm={() => remove.mutate(d.slug)}>
                 Policies that still send to it keep it from being deleted (409); remove it from them first.
-              </ConfirmButton>
+              </DeleteButton>
             </div>
           </td>
         </tr>

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams, useSearch } from '@tanstack/react-router';
 import {
   AlertListPage,
+  DeleteButton,
   linkClass,
   NameCell,
   StatusCells,
@@ -9,7 +10,6 @@ import {
   useToList,
 } from '../components/alert-list';
 import { AlertsNav } from '../components/alerts-nav';
-import { ConfirmButton } from '../components/confirm';
 import { PolicyForm } from '../components/policy-form';
 import { Button, ErrorNote, PageHeader, tdClass } from '../components/ui';
 import type { Policy } from '../lib/alerts';
@@ -81,15 +81,9 @@ export function PoliciesList() {
           </td>
           <StatusCells enabled={p.enabled} updatedAt={p.updated_at} />
           <td className={tdClass}>
-            <ConfirmButton
-              label="Delete"
-              ariaLabel={`Delete ${p.name}`}
-              title={`Delete the policy ${p.name}?`}
-              confirmLabel="Delete policy"
-              onConfirm={() => remove.mutate(p.slug)}
-            >
+            <DeleteButton noun="policy" name={p.name} onConfirm={() => remove.mutate(p.slug)}>
               Notifications it matches are no longer sent to its destinations. Past delivery attempts stay.
-            </ConfirmButton>
+            </DeleteButton>
           </td>
         </tr>
       )}
