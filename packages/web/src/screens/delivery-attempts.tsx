@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { AlertsNav } from '../components/alerts-nav';
+import { SelectFilter } from '../components/list-filter';
 import {
   Badge,
   Card,
@@ -8,7 +9,6 @@ import {
   Empty,
   ErrorNote,
   PageHeader,
-  Select,
   tableClass,
   tdClass,
   thClass,
@@ -59,23 +59,14 @@ export function DeliveryAttempts() {
     values: readonly { value: string; label: string }[],
     any = 'Any',
   ) => (
-    <div>
-      <label htmlFor={`af-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
-        {label}
-      </label>
-      <Select
-        id={`af-${id}`}
-        value={search[id] ?? ''}
-        onChange={(e) => set({ [id]: e.target.value || undefined })}
-      >
-        <option value="">{any}</option>
-        {values.map((v) => (
-          <option key={v.value} value={v.value}>
-            {v.label}
-          </option>
-        ))}
-      </Select>
-    </div>
+    <SelectFilter
+      id={`af-${id}`}
+      label={label}
+      value={search[id]}
+      values={values}
+      any={any}
+      onChange={(v) => set({ [id]: v })}
+    />
   );
   const plain = (l: readonly string[]) => l.map((v) => ({ value: v, label: v }));
   const loading = notifications.isLoading || attempts.isLoading;

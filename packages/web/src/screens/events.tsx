@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
+import { FilterField, SelectFilter } from '../components/list-filter';
 import {
   Card,
   CursorPager,
@@ -7,7 +8,6 @@ import {
   ErrorNote,
   Input,
   PageHeader,
-  Select,
   tableClass,
   tdClass,
   thClass,
@@ -74,28 +74,17 @@ function EventList(props: { kind: 'events' | 'audit' }) {
       search: { ...search, cursor: undefined, direction: undefined, ...patch },
     });
   const filter = (id: string, label: string, values: string[]) => (
-    <div>
-      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
-        {label}
-      </label>
-      <Select
-        id={`ev-${id}`}
-        value={search[id] ?? ''}
-        onChange={(e) => set({ [id]: e.target.value || undefined })}
-      >
-        <option value="">Any</option>
-        {values.map((v) => (
-          <option key={v}>{v}</option>
-        ))}
-      </Select>
-    </div>
+    <SelectFilter
+      id={`ev-${id}`}
+      label={label}
+      value={search[id]}
+      values={values}
+      onChange={(v) => set({ [id]: v })}
+    />
   );
   // Free-text filters apply on Enter or when the field loses focus, not on every keystroke.
   const text = (id: string, label: string) => (
-    <div>
-      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
-        {label}
-      </label>
+    <FilterField id={`ev-${id}`} label={label}>
       <Input
         id={`ev-${id}`}
         key={search[id] ?? ''}
@@ -104,13 +93,10 @@ function EventList(props: { kind: 'events' | 'audit' }) {
         onBlur={(e) => e.target.value !== (search[id] ?? '') && set({ [id]: e.target.value || undefined })}
         onKeyDown={(e) => e.key === 'Enter' && set({ [id]: e.currentTarget.value || undefined })}
       />
-    </div>
+    </FilterField>
   );
   const when = (id: string, label: string) => (
-    <div>
-      <label htmlFor={`ev-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
-        {label}
-      </label>
+    <FilterField id={`ev-${id}`} label={label}>
       <Input
         id={`ev-${id}`}
         type="datetime-local"
@@ -118,7 +104,7 @@ function EventList(props: { kind: 'events' | 'audit' }) {
         value={search[id] ? toLocalInput(search[id]) : ''}
         onChange={(e) => set({ [id]: e.target.value ? new Date(e.target.value).toISOString() : undefined })}
       />
-    </div>
+    </FilterField>
   );
   return (
     <div>

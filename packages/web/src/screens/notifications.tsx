@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
 import { AlertsNav } from '../components/alerts-nav';
+import { SelectFilter } from '../components/list-filter';
 import {
   Badge,
   Button,
@@ -10,7 +11,6 @@ import {
   Empty,
   ErrorNote,
   PageHeader,
-  Select,
   tableClass,
   tdClass,
   thClass,
@@ -76,21 +76,13 @@ export function NotificationsList() {
       search: { ...search, cursor: undefined, direction: undefined, ...patch },
     });
   const filter = (id: string, label: string, values: string[]) => (
-    <div>
-      <label htmlFor={`nf-${id}`} className="block text-xs font-medium text-slate-600 dark:text-slate-400">
-        {label}
-      </label>
-      <Select
-        id={`nf-${id}`}
-        value={search[id] ?? ''}
-        onChange={(e) => set({ [id]: e.target.value || undefined })}
-      >
-        <option value="">Any</option>
-        {values.map((v) => (
-          <option key={v}>{v}</option>
-        ))}
-      </Select>
-    </div>
+    <SelectFilter
+      id={`nf-${id}`}
+      label={label}
+      value={search[id]}
+      values={values}
+      onChange={(v) => set({ [id]: v })}
+    />
   );
   return (
     <div>
