@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Destination } from '../lib/alerts';
 import { emailField, nameField, slugField, splitList } from '../lib/form-fields';
 import { alertKeys, createDestination, updateDestination } from '../lib/queries/alerts';
-import { Button, Card, ErrorNote, Field, Input } from './ui';
+import { Button, Card, ErrorNote, Field, InputField } from './ui';
 
 const schema = z.object({
   name: nameField,
@@ -60,26 +60,14 @@ export function DestinationForm(props: { org: string; existing?: Destination; on
   return (
     <Card title={e ? 'Edit destination' : 'Email destination'}>
       <form noValidate onSubmit={form.handleSubmit((v) => save.mutate(v))} className="space-y-4">
-        <Field label="Name" error={err.name?.message}>
-          {({ id, describedBy, invalid }) => (
-            <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...form.register('name')} />
-          )}
-        </Field>
+        <InputField label="Name" error={err.name?.message} input={form.register('name')} />
         {!e && (
-          <Field
+          <InputField
             label="Slug (optional)"
             hint="Made from the name when empty. Policies and the CLI refer to the destination by it."
             error={err.slug?.message}
-          >
-            {({ id, describedBy, invalid }) => (
-              <Input
-                id={id}
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                {...form.register('slug')}
-              />
-            )}
-          </Field>
+            input={form.register('slug')}
+          />
         )}
         <Field
           label="Recipients"

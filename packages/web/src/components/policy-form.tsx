@@ -28,7 +28,7 @@ import {
   updatePolicy,
 } from '../lib/queries/alerts';
 import type { Project } from '../lib/types';
-import { Button, Card, ErrorNote, Field, Input, Select } from './ui';
+import { Button, Card, ErrorNote, Field, InputField, Select } from './ui';
 
 type Props = { org: string; existing?: Policy; onSaved: () => void };
 
@@ -131,27 +131,14 @@ function PolicyFormBody(
     <Card title={p ? 'Edit policy' : 'Alert policy'}>
       <form noValidate onSubmit={form.handleSubmit((v) => save.mutate(v))} className="space-y-5">
         <div className="grid gap-4 sm:grid-cols-2">
-          <Field label="Name" error={err.name?.message}>
-            {({ id, describedBy, invalid }) => (
-              <Input
-                id={id}
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                {...form.register('name')}
-              />
-            )}
-          </Field>
+          <InputField label="Name" error={err.name?.message} input={form.register('name')} />
           {!p && (
-            <Field label="Slug (optional)" hint="Made from the name when empty." error={err.slug?.message}>
-              {({ id, describedBy, invalid }) => (
-                <Input
-                  id={id}
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  {...form.register('slug')}
-                />
-              )}
-            </Field>
+            <InputField
+              label="Slug (optional)"
+              hint="Made from the name when empty."
+              error={err.slug?.message}
+              input={form.register('slug')}
+            />
           )}
         </div>
         <fieldset className="grid gap-4 sm:grid-cols-3">

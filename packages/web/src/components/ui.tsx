@@ -1,4 +1,4 @@
-import type { ButtonHTMLAttributes, InputHTMLAttributes, ReactNode, SelectHTMLAttributes } from 'react';
+import type { ButtonHTMLAttributes, InputHTMLAttributes, ReactNode, Ref, SelectHTMLAttributes } from 'react';
 import { forwardRef, useId } from 'react';
 import { ApiError } from '../lib/api';
 
@@ -79,6 +79,22 @@ export function Field(props: {
         </p>
       )}
     </div>
+  );
+}
+
+/** A Field of one text Input; `input` is the rest of the Input's props, e.g. `form.register('name')`. */
+export function InputField(props: {
+  label: string;
+  hint?: string;
+  error?: string;
+  input: InputHTMLAttributes<HTMLInputElement> & { ref?: Ref<HTMLInputElement> };
+}) {
+  return (
+    <Field label={props.label} hint={props.hint} error={props.error}>
+      {({ id, describedBy, invalid }) => (
+        <Input id={id} aria-describedby={describedBy} aria-invalid={invalid} {...props.input} />
+      )}
+    </Field>
   );
 }
 

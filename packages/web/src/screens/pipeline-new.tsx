@@ -3,7 +3,7 @@ import { useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { lazy, Suspense, useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
-import { Button, Card, ErrorNote, Field, Input, PageHeader, Select } from '../components/ui';
+import { Button, Card, ErrorNote, Field, InputField, PageHeader, Select } from '../components/ui';
 
 import { clearDraft, readDraft, useDraftSaver } from '../lib/draft';
 import { useProjects } from '../lib/hooks';
@@ -144,30 +144,13 @@ export function PipelineNew() {
                 </Select>
               )}
             </Field>
-            <Field label="Name" error={errors.name?.message}>
-              {({ id, describedBy, invalid }) => (
-                <Input
-                  id={id}
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  {...form.register('name')}
-                />
-              )}
-            </Field>
-            <Field
+            <InputField label="Name" error={errors.name?.message} input={form.register('name')} />
+            <InputField
               label="Slug (optional)"
               hint="Generated from the name when empty."
               error={errors.slug?.message}
-            >
-              {({ id, describedBy, invalid }) => (
-                <Input
-                  id={id}
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  {...form.register('slug')}
-                />
-              )}
-            </Field>
+              input={form.register('slug')}
+            />
           </div>
         </Card>
         <Card title="Spec (JSON)">

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
 import { ConfirmButton } from '../components/confirm';
-import { Badge, Button, Card, ErrorNote, Field, Input, tableClass, tdClass, thClass } from '../components/ui';
+import { Badge, Button, Card, ErrorNote, InputField, tableClass, tdClass, thClass } from '../components/ui';
 import type { BodyOf } from '../lib/api';
 
 import { nameField, slugField } from '../lib/form-fields';
@@ -60,43 +60,21 @@ function RoleForm(props: { org: string; existing?: Role; onDone: () => void }) {
     <Card title={r ? `Edit the role ${r.name}` : 'New custom role'}>
       <form noValidate onSubmit={form.handleSubmit((v) => save.mutate(v))} className="space-y-4">
         <div className="grid gap-4 sm:grid-cols-2">
-          <Field label="Role name" error={err.name?.message}>
-            {({ id, describedBy, invalid }) => (
-              <Input
-                id={id}
-                aria-describedby={describedBy}
-                aria-invalid={invalid}
-                {...form.register('name')}
-              />
-            )}
-          </Field>
+          <InputField label="Role name" error={err.name?.message} input={form.register('name')} />
           {!r && (
-            <Field
+            <InputField
               label="Role slug (optional)"
               hint="Made from the name when empty."
               error={err.slug?.message}
-            >
-              {({ id, describedBy, invalid }) => (
-                <Input
-                  id={id}
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  {...form.register('slug')}
-                />
-              )}
-            </Field>
-          )}
-        </div>
-        <Field label="Description (optional)" error={err.description?.message}>
-          {({ id, describedBy, invalid }) => (
-            <Input
-              id={id}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              {...form.register('description')}
+              input={form.register('slug')}
             />
           )}
-        </Field>
+        </div>
+        <InputField
+          label="Description (optional)"
+          error={err.description?.message}
+          input={form.register('description')}
+        />
         <fieldset>
           <legend className="mb-1 text-sm font-semibold">Permissions</legend>
           <p className="mb-2 text-xs text-slate-600 dark:text-slate-400">
