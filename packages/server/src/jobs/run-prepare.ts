@@ -1,5 +1,6 @@
-import { ConnectorError, capabilityOf, optionalCapability } from '@sluice/connectors';
+import { ConnectorError, capabilityOf, connectorFor, optionalCapability } from '@sluice/connectors';
 import {
+  type OpenedSink,
   type PipelineSpec,
   type Plan,
   type Ports,
@@ -115,6 +116,12 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Starts loading the code of a kind that loads on first use; a failure shows when the step runs. */
+function preload(type: string, kind: 'source' | 'sink') {
+  const p = optionalCapability(connectorFor(type), 'preload');
+  p?.load(kind).catch(() => {});
+}
+
 async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
   const key = `${run.pipelineId}:${run.specHash}`;
   const cached = planCache.get(key);
@@ -175,6 +182,8 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
       );
     }
     try {
+      // A kind whose code loads on first use starts loading now, while the store is read below.
+      preload(row.type, step.kind);
       const connection =
         loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row, row.currentCredential));
       loaded.set(row.id, connection);
@@ -213,6 +222,8 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
     writes.set(slug, n + 1);
     return `${run.id}:${slug}:${n}`;
   };
+  // A sink's early session, by step slug: its first write takes it (executor.ts opens them).
+  const openedSinks = new Map<string, Promise<OpenedSink | null>>();
   const ports: Ports = {
     async readSource(ctx) {
       const c = connectionOf(ctx.step.slug);
@@ -249,7 +260,25 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
         signal: ctx.signal,
         sessions: deps.sessions,
         commitKey: commitKeyOf(ctx.step.slug),
+        openedSink: openedSinks.get(ctx.step.slug),
       });
+    },
+    sinkOpener: {
+      async openSink(ctx) {
+        const c = connections.get(ctx.step.slug);
+        const opener = c ? optionalCapability(c.definition, 'sinkSession') : null;
+        if (!c || !opener || !deps.sessions) return null;
+        const opening = opener.open(c.connection, ctx, {
+          ...c.ctx,
+          signal: ctx.signal,
+          sessions: deps.sessions,
+        });
+        openedSinks.set(
+          ctx.step.slug,
+          opening.catch(() => null),
+        );
+        return opening;
+      },
     },
   };
 

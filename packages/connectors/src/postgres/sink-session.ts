@@ -1,0 +1,38 @@
+import type { OpenedSink, StepContext } from '@sluice/engine';
+import { signalOf } from '../relational/pipeline';
+import type { ConnectorContext } from '../types';
+import type { PgConnection } from './connect';
+import { openPgSession, type PgSession } from './session';
+
+// A PostgreSQL sink's session opened at the run's start, beside the source's (SinkSessionCapability):
+// the write takes it through ctx.openedSink; until then it is this module's to release. Under
+// the run's signal as the write's own would be, so a canceled run tears it down.
+
+/** The session behind each opening; deleted when the write takes it or it is released. */
+const opened = new WeakMap<OpenedSink, PgSession>();
+
+export async function openPgSink(
+  conn: PgConnection,
+  step: StepContext,
+  ctx: ConnectorContext,
+): Promise<OpenedSink> {
+  const s = await openPgSession(conn, ctx, signalOf(step, ctx));
+  const handle: OpenedSink = {
+    async release() {
+      if (!opened.delete(handle)) return;
+      await s.close();
+    },
+  };
+  opened.set(handle, s);
+  return handle;
+}
+
+/** The session opened for this write, once; null when there is none (or it was not ours). */
+export async function takeOpenedPg(ctx: ConnectorContext): Promise<PgSession | null> {
+  const handle = await ctx.openedSink?.catch(() => null);
+  if (!handle) return null;
+  const s = opened.get(handle);
+  if (!s) return null;
+  opened.delete(handle);
+  return s;
+}
