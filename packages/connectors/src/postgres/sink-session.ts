@@ -1,8 +1,9 @@
 import type { OpenedSink, StepContext } from '@sluice/engine';
-import { signalOf } from '../relational/pipeline';
+import { signalOf, sinkTableOf } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
 import type { PgConnection } from './connect';
 import { openPgSession, type PgSession } from './session';
+import { warmTarget } from './sink-start';
 
 // A PostgreSQL sink's session opened at the run's start, beside the source's (SinkSessionCapability):
 // the write takes it through ctx.openedSink; until then it is this module's to release. Under
@@ -17,6 +18,14 @@ export async function openPgSink(
   ctx: ConnectorContext,
 ): Promise<OpenedSink> {
   const s = await openPgSession(conn, ctx, signalOf(step, ctx));
+  try {
+    // A new backend's first read of the catalog, while the source starts (sink-start.ts).
+    const table = s.reused ? null : sinkTableOf(step.step, 'postgres');
+    if (table) await warmTarget(s, table);
+  } catch (err) {
+    await s.close(true);
+    throw err;
+  }
   const handle: OpenedSink = {
     async release() {
       if (!opened.delete(handle)) return;
