@@ -138,7 +138,8 @@ export type ConnectorContext = {
   sessions?: SessionPool;
   /**
    * Pipeline sinks: the session SinkSessionCapability.open opened for this step at the run's
-   * start. The write takes it when it is its own kind's, else opens its session as it would.
+   * start. The write takes it when it is its own kind's (failing with the opening's error when
+   * it failed), else opens its session as it would.
    */
   openedSink?: Promise<OpenedSink | null>;
 };

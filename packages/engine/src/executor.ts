@@ -351,7 +351,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
   return { cursors: nextCursors };
 }
 
-/** The early sessions of the sink steps; a failed opening is no session (the write opens its own). */
+/** The early sessions of the sink steps, to release; a failed opening has none (its write reports it). */
 function openSinks(opener: SinkOpener, nodes: { step: Step; ctx: StepContext }[]) {
   return nodes
     .filter((n) => n.step.kind === 'sink')

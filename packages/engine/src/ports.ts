@@ -47,7 +47,8 @@ export type OpenedSink = { release(): Promise<void> };
  * Opens sink steps' sessions at the run's start, beside their sources' (docs/benchmarks.md "The
  * sink's session beside the source's"): the connect, authentication and first statements of
  * the sink overlap the source's own instead of waiting for its first row. Resolves null for a
- * step whose connector opens nothing ahead; a rejection only means the write opens its own.
+ * step whose connector opens nothing ahead. A rejection is the write's to report, as if it had
+ * failed to open its own session; the executor only releases what did open.
  */
 export type SinkOpener = { openSink(ctx: StepContext): Promise<OpenedSink | null> };
 

@@ -14,6 +14,7 @@ import {
 } from '@sluice/engine';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stepContext } from '../../../../test/support/step-context';
 import { egressPolicy } from '../egress';
 import { createSessionPool, type SessionPool } from '../session-pool';
 import { type ConnectorContext, ConnectorError, defaultLimits } from '../types';
@@ -40,15 +41,22 @@ const conn = {
 
 let db: pg.Client;
 const sql = async (text: string, values: unknown[] = []) => (await db.query(text, values)).rows;
-/** The sessions the connector has on the scratch database (not this test's own). */
-const backends = async () =>
+/** The sessions the connector has on the scratch database (not this test's own); `idle`: open and waiting. */
+const backends = async (state?: 'idle') =>
   Number(
     (
-      await sql('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-        DB,
-      ])
+      await sql(
+        `SELECT count(*) AS n FROM pg_stat_activity
+          WHERE datname = $1 AND pid <> pg_backend_pid() AND ($2::text IS NULL OR state = $2)`,
+        [DB, state ?? null],
+      )
     )[0].n,
   );
+/** Until no session of the connector is left on the server (a closed one goes within moments). */
+const noneLeft = async () => {
+  for (let i = 0; i < 200 && (await backends()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  return backends();
+};
 
 beforeAll(async () => {
   const a = new pg.Client({ connectionString: ADMIN_URL });
@@ -144,11 +152,12 @@ async function run(table: string, source: Source, pool: SessionPool, signal = ne
   }
 }
 
-/** A source that answers only once the sink's session is open on the server (or never). */
+/** A source that answers only once the sink's session is open and waiting on the server. */
 const afterSinkOpened =
   (then: () => Promise<SourceOutput>): Source =>
   async () => {
-    for (let i = 0; i < 200 && (await backends()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 300 && (await backends('idle')) === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
     return then();
   };
 
@@ -171,7 +180,7 @@ describe('a sink session opened at the run start', () => {
     await run('ok_rows', async () => rows(2), pool).catch(() => {});
     expect(pool.stats().opened).toBe(1);
     await pool.close();
-    expect(await backends()).toBe(0);
+    expect(await noneLeft()).toBe(0);
   });
 
   it('is closed when the source fails before the sink starts', async () => {
@@ -188,7 +197,7 @@ describe('a sink session opened at the run start', () => {
     expect(pool.stats()).toMatchObject({ opened: 1, idle: 0, closed: 1 });
     expect(await sql(`SELECT to_regclass('never_written') AS t`)).toEqual([{ t: null }]);
     await pool.close();
-    expect(await backends()).toBe(0);
+    expect(await noneLeft()).toBe(0);
   });
 
   it('is closed when the run is canceled before the sink starts', async () => {
@@ -205,12 +214,11 @@ describe('a sink session opened at the run start', () => {
     expect(err.code).toBe('CANCELED');
     // Torn down with the run: closed, never pooled.
     expect(pool.stats()).toMatchObject({ opened: 1, idle: 0, closed: 1 });
-    for (let i = 0; i < 100 && (await backends()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(await backends()).toBe(0);
+    expect(await noneLeft()).toBe(0);
     await pool.close();
   });
 
-  it('is released when the write fails, and a failed opening leaves the write its own session', async () => {
+  it("is released when the write fails; an opening that failed is the write's failure", async () => {
     const pool = createSessionPool({ maxIdle: 4 });
     await sql('CREATE TABLE narrow (id int PRIMARY KEY)');
     // The target lacks a column: the write took the early session and fails on it.
@@ -218,19 +226,35 @@ describe('a sink session opened at the run start', () => {
     expect(err.code).toBe('STEP_FAILED');
     expect(err.message).toMatch(/column "name" is not in table/);
     await pool.close();
-    expect(await backends()).toBe(0);
+    expect(await noneLeft()).toBe(0);
 
-    // Without the data source's database the opening fails; the write opens its own and says why.
-    const gone = createSessionPool({ maxIdle: 4 });
+    // An opening that failed (no such database) fails the write with its error: the write does
+    // not connect again, though its own connection would have worked.
+    const pool2 = createSessionPool({ maxIdle: 4 });
+    const step = stepContext({
+      slug: 'load',
+      kind: 'sink',
+      data_source_ref: 'db',
+      operation: {
+        operation_type: 'sql',
+        write: { table: 'not_written', mode: 'insert', create_table: true },
+      },
+    });
     const bad = { ...conn, config: { ...conn.config, database: `${DB}_missing` } };
-    const early = await postgres.sinkSession
-      .open(bad, { step: { slug: 'load' }, signal: new AbortController().signal } as unknown as StepContext, {
+    const opening = postgres.sinkSession.open(bad, step, { ...ctx, sessions: pool2 });
+    const refused = await opening.catch((e) => e);
+    expect(refused).toBeInstanceOf(ConnectorError);
+    const written = await postgres.sink
+      .write(conn, rows(1).payload, step, {
         ...ctx,
-        sessions: gone,
+        sessions: pool2,
+        commitKey: 'k:load:0',
+        openedSink: opening,
       })
       .catch((e) => e);
-    expect(early).toBeInstanceOf(ConnectorError);
-    await gone.close();
-    expect(gone.stats()).toMatchObject({ idle: 0 });
+    expect(written).toBe(refused);
+    expect(pool2.stats()).toMatchObject({ opened: 0, idle: 0 });
+    expect(await sql(`SELECT to_regclass('not_written') AS t`)).toEqual([{ t: null }]);
+    await pool2.close();
   });
 });

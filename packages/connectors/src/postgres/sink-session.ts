@@ -36,9 +36,13 @@ export async function openPgSink(
   return handle;
 }
 
-/** The session opened for this write, once; null when there is none (or it was not ours). */
+/**
+ * The session opened for this write, once; null when there is none (or it was not ours). An
+ * opening that failed fails the write with its error: the write does not connect a second time
+ * (a refused connection is a retryable failure of the run, docs/runs.md "Retries").
+ */
 export async function takeOpenedPg(ctx: ConnectorContext): Promise<PgSession | null> {
-  const handle = await ctx.openedSink?.catch(() => null);
+  const handle = await ctx.openedSink;
   if (!handle) return null;
   const s = opened.get(handle);
   if (!s) return null;

@@ -273,10 +273,9 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
           signal: ctx.signal,
           sessions: deps.sessions,
         });
-        openedSinks.set(
-          ctx.step.slug,
-          opening.catch(() => null),
-        );
+        // Its failure is the write's to report (when the step gets that far).
+        opening.catch(() => {});
+        openedSinks.set(ctx.step.slug, opening);
         return opening;
       },
     },
