@@ -1,12 +1,4 @@
-import type {
-  CdcOperation,
-  OpenedSink,
-  Payload,
-  SinkResult,
-  SourceOutput,
-  Step,
-  StepContext,
-} from '@sluice/engine';
+import type { CdcOperation, Payload, SinkResult, SourceOutput, Step, StepContext } from '@sluice/engine';
 import type { z } from 'zod';
 import type { EgressPolicy } from './egress';
 import type { SessionPool } from './session-pool';
@@ -136,12 +128,6 @@ export type ConnectorContext = {
    * process's pool (session-pool.ts) instead of being opened and closed per step.
    */
   sessions?: SessionPool;
-  /**
-   * Pipeline sinks: the session SinkSessionCapability.open opened for this step at the run's
-   * start. The write takes it when it is its own kind's (failing with the opening's error when
-   * it failed), else opens its session as it would.
-   */
-  openedSink?: Promise<OpenedSink | null>;
 };
 
 /** A data source as a connector sees it: validated config and decrypted credentials. */
@@ -262,28 +248,6 @@ export type SinkCapability<C = any, K = any> = {
   ): Promise<SinkResult>;
 };
 
-/**
- * Sinks whose session can open before their input exists: at the run's start, beside the
- * source's, so connecting and authenticating overlap the source's own start (docs/benchmarks.md
- * "The sink's session beside the source's").
- */
-export type SinkSessionCapability<C = any, K = any> = {
-  /**
-   * Opens (or takes from `ctx.sessions`) the session a write of this step would, for the write
-   * to take through `ctx.openedSink`. `release` closes or hands it back if no write took it.
-   */
-  open(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<OpenedSink>;
-};
-
-/**
- * Kinds whose code loads on first use (a heavy driver, imported dynamically): loads what a
- * source or sink step of the kind runs, so a run can start it as soon as its plan names the
- * kind, while its other start-up waits on the platform's store.
- */
-export type PreloadCapability = {
-  load(use: 'source' | 'sink'): Promise<void>;
-};
-
 /** Sinks that record each write under its commit key, in the target's own transaction. */
 export type LedgerCapability<C = any, K = any> = {
   /** What earlier attempts committed under commit keys starting with `keyPrefix`, or null. */
@@ -392,8 +356,6 @@ export type Capabilities<C = any, K = any, S = any> = {
   query: QueryCapability<C, K, S>;
   source: SourceCapability<C, K>;
   sink: SinkCapability<C, K>;
-  sinkSession: SinkSessionCapability<C, K>;
-  preload: PreloadCapability;
   ledger: LedgerCapability<C, K>;
   discover: DiscoverCapability<C, K>;
   branches: BranchesCapability<C, K>;
@@ -414,8 +376,6 @@ const capabilityWords: Record<CapabilityName, string> = {
   query: 'saved queries',
   source: 'pipeline sources',
   sink: 'pipeline sinks',
-  sinkSession: 'opening a sink session ahead',
-  preload: 'loading ahead',
   ledger: 'a sink ledger',
   discover: 'schema import',
   branches: 'branch listing',

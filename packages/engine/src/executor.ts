@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Canceled, type Deferred, deferred, type MeteredPayload, meterPayload, raceAbort } from './meter';
 import type { Payload } from './payloads';
 import type { Plan } from './plan';
-import type { LogLevel, Ports, RunObserver, SinkOpener, StepContext, StepReport, StepState } from './ports';
+import type { LogLevel, Ports, RunObserver, StepContext, StepReport, StepState } from './ports';
 import { classifyFailure, isRetryable, masker, RunError } from './run-error';
 import type { PipelineSpec, Step } from './spec';
 import { spoolPayload } from './spool';
@@ -330,9 +330,6 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
     n.dirty = true;
   };
 
-  // Each sink's session opens now, beside its source's; released once every step has settled.
-  const opened = ports.sinkOpener ? openSinks(ports.sinkOpener, [...nodes.values()]) : [];
-
   const progress = setInterval(() => {
     for (const n of nodes.values()) if (n.state === 'running' && n.dirty) report(n);
   }, PROGRESS_MS);
@@ -342,24 +339,12 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
   } finally {
     clearInterval(progress);
     opts.signal.removeEventListener('abort', onCancel);
-    await Promise.all(opened.map((o) => o.then((s) => s?.release())));
     await chain;
   }
   if (failure) throw failure;
   if (canceled) throw new RunError('CANCELED', mask(cancelMessage(opts.signal.reason)));
   if (observerError) throw observerError;
   return { cursors: nextCursors };
-}
-
-/** The early sessions of the sink steps, to release; a failed opening has none (its write reports it). */
-function openSinks(opener: SinkOpener, nodes: { step: Step; ctx: StepContext }[]) {
-  return nodes
-    .filter((n) => n.step.kind === 'sink')
-    .map((n) =>
-      Promise.resolve()
-        .then(() => opener.openSink(n.ctx))
-        .catch(() => null),
-    );
 }
 
 /** The caller's abort reason when it says something (a string, an Error other than AbortError). */

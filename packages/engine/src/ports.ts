@@ -33,24 +33,7 @@ export type StepContext = {
 export type Ports = {
   readSource(ctx: StepContext): Promise<SourceOutput>;
   writeSink(input: Payload, ctx: StepContext): Promise<SinkResult>;
-  /** Ports whose sinks can open their sessions at the run's start (absent: none can). */
-  sinkOpener?: SinkOpener;
 };
-
-/**
- * A sink step's session opened before its input exists. The step's `writeSink` takes it; the
- * executor releases it once the run's steps have settled, on every path (a no-op once taken).
- */
-export type OpenedSink = { release(): Promise<void> };
-
-/**
- * Opens sink steps' sessions at the run's start, beside their sources' (docs/benchmarks.md "The
- * sink's session beside the source's"): the connect, authentication and first statements of
- * the sink overlap the source's own instead of waiting for its first row. Resolves null for a
- * step whose connector opens nothing ahead. A rejection is the write's to report, as if it had
- * failed to open its own session; the executor only releases what did open.
- */
-export type SinkOpener = { openSink(ctx: StepContext): Promise<OpenedSink | null> };
 
 export type StepState = 'pending' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'skipped';
 

@@ -37,12 +37,6 @@ export const mysql = {
     operation: null,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeMysql(conn, input, step, ctx),
   },
-  // A run whose plan names this kind starts the driver's load at once (run-prepare.ts).
-  preload: {
-    load: async (use) => {
-      await (use === 'source' ? import('./source') : import('./sink'));
-    },
-  },
   changes: mysqlChanges,
   ledger: {
     committedWrites: async (conn, step, keyPrefix, ctx) =>

@@ -8,7 +8,6 @@ import type { PgConnection } from './connect';
 import { committedWrites } from './ledger';
 import { executePg, importPgSchema, testPg } from './operations';
 import { writePg } from './sink';
-import { openPgSink } from './sink-session';
 import { readPg } from './source';
 
 // PostgreSQL (docs/connectors/postgres.md). Every call opens one session to the address the
@@ -33,7 +32,6 @@ export const postgres = {
   discover: { importSchema: (conn, ctx) => importPgSchema(conn, ctx) },
   source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx) },
   sink: { operation: null, write: (conn, input, step, ctx) => writePg(conn, input, step, ctx) },
-  sinkSession: { open: (conn, step, ctx) => openPgSink(conn, step, ctx) },
   ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
   // Change data capture (docs/cdc.md).
   changes: {

@@ -8,14 +8,11 @@ import { closePg, connectPg, destroy, type PgConnection, pgError } from './conne
 
 export type PgSession = {
   client: pg.Client;
-  /** Taken from the worker's pool rather than opened for this run. */
-  reused: boolean;
   /** Runs one statement (or COPY) under the deadline. */
   timed<T>(work: Promise<T>): Promise<T>;
   /** The error to throw: canceled, or the driver's error sanitized. */
   error(err: unknown, values?: readonly unknown[]): ConnectorError;
-  /** Ends the session; `abrupt` drops it at once (never reused). */
-  close(abrupt?: boolean): Promise<void>;
+  close(): Promise<void>;
 };
 
 /**
@@ -64,9 +61,8 @@ export async function openPgSession(
   });
   return {
     client: run.session,
-    reused: run.reused,
     timed: run.timed,
     error: (err, values = []) => run.error(err, (e) => pgError(e, conn, values)),
-    close: (abrupt) => run.close(abrupt),
+    close: () => run.close(),
   };
 }

@@ -35,22 +35,6 @@ const columnsOf = (table: string) => `(SELECT coalesce(json_agg(json_build_objec
    FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
   WHERE a.attrelid = to_regclass(${table}) AND a.attnum > 0 AND NOT a.attisdropped)`;
 
-/** What the first message reads about the target and the ledger, one row. */
-const inspectSql = (lit: (v: string) => string, table: TableName, ledger: string) =>
-  `SELECT to_regclass(${lit(table.sql)})::text AS r, to_regclass(${lit(ledger)})::text AS l,
-            ${columnsOf(lit(table.sql))} AS columns`;
-
-/**
- * The first message's read, alone and outside a transaction, on a new session opened ahead of
- * its write (sink-session.ts): a new backend loads its catalog caches on its first statements,
- * and here that happens while the source starts. Nothing it reads is kept: the write reads
- * again inside its transaction.
- */
-export async function warmTarget(s: PgSession, table: TableName): Promise<void> {
-  const lit = (v: string) => s.client.escapeLiteral(v);
-  await s.timed(s.client.query(inspectSql(lit, table, ledgerOf(table))));
-}
-
 type Inspected = {
   r: string | null;
   l: string | null;
@@ -73,7 +57,11 @@ export async function beginWrite(
   const seen = ledgersSeen.get(s.client) ?? new Set<string>();
   ledgersSeen.set(s.client, seen);
   const lookUp = commitKey !== undefined && seen.has(ledger);
-  const statements = ['BEGIN', inspectSql(lit, table, ledger)];
+  const statements = [
+    'BEGIN',
+    `SELECT to_regclass(${lit(table.sql)})::text AS r, to_regclass(${lit(ledger)})::text AS l,
+            ${columnsOf(lit(table.sql))} AS columns`,
+  ];
   if (lookUp) statements.push(`SELECT rows, bytes FROM ${ledger} WHERE commit_key = ${lit(commitKey)}`);
   // A write whose ledger this session saw goes on to its COPY, which runs with statement_timeout
   // lifted: lifted here, last, the COPY needs no round trip of its own for it (copy-in.ts).

@@ -12,7 +12,6 @@ import { copyTextMisfit, csvMisfit, type TargetColumn } from './csv-in';
 import { recordAndCommit } from './ledger';
 import { passThrough } from './pass-through';
 import { openPgSession, type PgSession } from './session';
-import { takeOpenedPg } from './sink-session';
 import { beginWrite } from './sink-start';
 import { RESTORE_SQL } from './statement-limit';
 
@@ -161,7 +160,7 @@ export async function writePg(
 ): Promise<SinkResult> {
   const plan = await sinkPlan(input, step, ctx, 'postgres');
   const { write, table, names } = plan;
-  const s = (await takeOpenedPg(ctx)) ?? (await openPgSession(conn, ctx, signalOf(step, ctx)));
+  const s = await openPgSession(conn, ctx, signalOf(step, ctx));
   let rows = 0;
   let bytes = 0;
   try {

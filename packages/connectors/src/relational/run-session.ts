@@ -10,8 +10,6 @@ import { withDeadline } from './errors';
 
 export type RunSession<T> = {
   session: T;
-  /** Taken from the worker's pool rather than opened for this run. */
-  reused: boolean;
   /** Runs one statement under the deadline. */
   timed<R>(work: Promise<R>): Promise<R>;
   /** The error to throw: canceled, or the driver's error as `driverError` maps it. */
@@ -45,7 +43,6 @@ export async function openRunSession<T>(opts: {
   const seconds = opts.statementTimeoutSeconds;
   return {
     session,
-    reused: lease?.reused === true,
     timed: (work) =>
       withDeadline(
         work,

@@ -1,6 +1,5 @@
-import { ConnectorError, capabilityOf, connectorFor, optionalCapability } from '@sluice/connectors';
+import { ConnectorError, capabilityOf, optionalCapability } from '@sluice/connectors';
 import {
-  type OpenedSink,
   type PipelineSpec,
   type Plan,
   type Ports,
@@ -116,12 +115,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Starts loading the code of a kind that loads on first use; a failure shows when the step runs. */
-function preload(type: string, kind: 'source' | 'sink') {
-  const p = optionalCapability(connectorFor(type), 'preload');
-  p?.load(kind).catch(() => {});
-}
-
 async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
   const key = `${run.pipelineId}:${run.specHash}`;
   const cached = planCache.get(key);
@@ -182,8 +175,6 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
       );
     }
     try {
-      // A kind whose code loads on first use starts loading now, while the store is read below.
-      preload(row.type, step.kind);
       const connection =
         loaded.get(row.id) ?? (await loadConnection(deps.db, deps, row, row.currentCredential));
       loaded.set(row.id, connection);
@@ -222,8 +213,6 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
     writes.set(slug, n + 1);
     return `${run.id}:${slug}:${n}`;
   };
-  // A sink's early session, by step slug: its first write takes it (executor.ts opens them).
-  const openedSinks = new Map<string, Promise<OpenedSink | null>>();
   const ports: Ports = {
     async readSource(ctx) {
       const c = connectionOf(ctx.step.slug);
@@ -260,24 +249,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
         signal: ctx.signal,
         sessions: deps.sessions,
         commitKey: commitKeyOf(ctx.step.slug),
-        openedSink: openedSinks.get(ctx.step.slug),
       });
-    },
-    sinkOpener: {
-      async openSink(ctx) {
-        const c = connections.get(ctx.step.slug);
-        const opener = c ? optionalCapability(c.definition, 'sinkSession') : null;
-        if (!c || !opener || !deps.sessions) return null;
-        const opening = opener.open(c.connection, ctx, {
-          ...c.ctx,
-          signal: ctx.signal,
-          sessions: deps.sessions,
-        });
-        // Its failure is the write's to report (when the step gets that far).
-        opening.catch(() => {});
-        openedSinks.set(ctx.step.slug, opening);
-        return opening;
-      },
     },
   };
 

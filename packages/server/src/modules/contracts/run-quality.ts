@@ -169,7 +169,6 @@ export async function withContractChecks(
       .where(eq(pipelineRuns.id, run.id));
   return {
     readSource: (ctx) => ports.readSource(ctx),
-    ...(ports.sinkOpener ? { sinkOpener: ports.sinkOpener } : {}),
     async writeSink(payload, ctx) {
       const c = contracts.get(ctx.step.slug);
       if (!c || c.revision.quality.length === 0) return ports.writeSink(payload, ctx);
