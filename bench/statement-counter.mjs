@@ -123,6 +123,29 @@ pg.Client.prototype.query = function countedQuery(...args) {
 };
 globalThis.__benchStatements = counts;
 
+// With BENCH_STATEMENT_LOG, every TCP connection this process opens (the port says to whom:
+// the platform's and the target's PostgreSQL, MariaDB) and when it was established: a run's
+// sessions opening, which no statement shows. MariaDB's first connect also marks the moment its
+// driver and source module had loaded.
+if (logFile) {
+  const net = await import('node:net');
+  const connect = net.Socket.prototype.connect;
+  net.Socket.prototype.connect = function loggedConnect(...args) {
+    // net.connect() hands its arguments on normalized, as one array.
+    const a = Array.isArray(args[0]) ? args[0] : args;
+    const o = typeof a[0] === 'object' && a[0] !== null ? a[0] : { port: a[0], host: a[1] };
+    if (o.port !== undefined) {
+      const stamp = () => (performance.timeOrigin + performance.now()).toFixed(1);
+      const to = `${o.host ?? 'localhost'}:${o.port}`;
+      fs.appendFileSync(logFile, `${process.pid}\tsocket\t${stamp()}\t-\tconnect ${to}\n`);
+      this.once('connect', () =>
+        fs.appendFileSync(logFile, `${process.pid}\tsocket\t${stamp()}\t-\t  connected ${to}\n`),
+      );
+    }
+    return connect.apply(this, args);
+  };
+}
+
 const dir = process.env.BENCH_STATS_DIR;
 if (dir) {
   // Written only when a count moved (statements, commits, late loops): an idle worker between
