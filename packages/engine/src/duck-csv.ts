@@ -1,7 +1,9 @@
-import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream, open as openCb } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { promisify } from 'node:util';
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
+import { namedPipes } from './fifos';
 
 // A transform's result written by DuckDB itself as CSV in the dialect PostgreSQL's COPY reads
 // (no header, `,`, NULL an unquoted empty field, text always quoted so an empty string and a
@@ -10,6 +12,8 @@ import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 // text means the same to PostgreSQL as the values the row path writes take this way.
 
 type Duck = typeof import('@duckdb/node-api');
+
+const openFd = promisify(openCb);
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -121,18 +125,6 @@ export async function csvExport(
   }
 }
 
-/**
- * Fresh named pipes at `paths` (anything there is removed first), made by one mkfifo process, or
- * null without mkfifo.
- */
-export async function namedPipes(paths: string[]): Promise<string[] | null> {
-  await Promise.all(paths.map((path) => rm(path, { force: true })));
-  const made = await new Promise<boolean>((resolve) =>
-    execFile('mkfifo', ['-m', '600', ...paths], (err) => resolve(!err)),
-  );
-  return made ? paths : null;
-}
-
 /** The named pipe the result's CSV goes through (`csvOutput`), or null without mkfifo. */
 export const resultPipe = async (path: string) => (await namedPipes([`${path}.pipe`]))?.[0] ?? null;
 
@@ -171,7 +163,8 @@ export async function csvOutput(
     const rows = await track(writeCsv(conn, exp, path, false));
     return { chunks: createReadStream(path), rows: Promise.resolve(rows), piped };
   }
-  const rows = track(writeCsv(conn, exp, pipe, false));
+  const fifo = pipe;
+  const rows = track(writeCsv(conn, exp, fifo, false));
   // DuckDB failing before it opened the pipe would leave our reader waiting for a writer:
   // open and close it as the writer, so the reader sees the end and the failure follows.
   rows.catch(() =>
@@ -179,8 +172,15 @@ export async function csvOutput(
       .then((fd) => fd.close())
       .catch(() => {}),
   );
-  const stream = createReadStream(pipe);
   async function* chunks(): AsyncGenerator<Uint8Array> {
+    // Read as a socket (the event loop polls the pipe), not as a file stream: a file stream's
+    // every 64 KiB read is a turn through the thread pool (docs/benchmarks.md, "a transform's
+    // pipes made ahead"). The open waits for DuckDB to open its end.
+    const stream = new net.Socket({
+      fd: await openFd(fifo, constants.O_RDONLY),
+      readable: true,
+      writable: false,
+    });
     try {
       for await (const chunk of stream) yield chunk as Buffer;
     } finally {

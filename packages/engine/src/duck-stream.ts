@@ -13,7 +13,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { namedPipes } from './duck-csv';
+import { namedPipes } from './fifos';
 import { JsonArrayLines } from './json-lines';
 import type { RecordBytes } from './payloads';
 import { readAhead } from './read-ahead';

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sparePipesIn } from './fifos';
 import { Canceled, type Deferred, deferred, type MeteredPayload, meterPayload, raceAbort } from './meter';
 import type { Payload } from './payloads';
 import type { Plan } from './plan';
@@ -34,6 +35,12 @@ export type ExecuteRunOptions = {
    * time a step needs it: a run of a source into a sink never does. The caller removes it.
    */
   tmpDir: string;
+  /**
+   * A directory of this process that outlives its runs, on the file system of `tmpDir`:
+   * transforms take their named pipes from the spares made there (fifos.ts). The caller
+   * removes it; without it, each transform makes its own.
+   */
+  pipeDir?: string;
   /** DuckDB memory limit of one transform before it spills to tmpDir; default '256MB'. */
   transformMemoryLimit?: string;
   /** Records of a JSON array a transform detects its columns on; default DuckDB's 20,480. */
@@ -90,7 +97,10 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
     madeTmp ??= mkdir(opts.tmpDir, { recursive: true, mode: 0o700 }).then(() => opts.tmpDir);
     return madeTmp;
   };
-  if (opts.spec.steps.some((s) => s.kind === 'transform')) preloadDuck();
+  if (opts.spec.steps.some((s) => s.kind === 'transform')) {
+    preloadDuck();
+    if (opts.pipeDir) sparePipesIn(opts.pipeDir);
+  }
 
   const run = new AbortController();
   const signal = run.signal;

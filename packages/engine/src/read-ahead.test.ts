@@ -50,8 +50,43 @@ describe('readAhead', () => {
     const { seen, source } = counted(100, 10);
     const ahead = readAhead(source, 30);
     for await (const c of ahead) if (c[0] === 1) break;
+    await tick();
     expect(seen.finished).toBe(true);
     expect(seen.pulled).toBeLessThan(10);
+  });
+
+  it("ends early without waiting for the source's read in flight, and ends the source after it", async () => {
+    let release: (() => void) | null = null;
+    let finished = false;
+    async function* stalled() {
+      try {
+        yield new Uint8Array(4).fill(1);
+        // A body that stops arriving: this read returns only when released.
+        await new Promise<void>((r) => {
+          release = r;
+        });
+        yield new Uint8Array(4).fill(2);
+        yield new Uint8Array(4).fill(3);
+      } finally {
+        finished = true;
+      }
+    }
+    const ahead = readAhead(stalled(), 1000);
+    const first = await ahead.next();
+    expect(first.value?.[0]).toBe(1);
+    await tick();
+    expect(release).not.toBeNull();
+    // The early end returns while the source's read is still pending.
+    const ended = await Promise.race([
+      ahead.return(undefined).then(() => 'returned'),
+      tick().then(() => 'waited'),
+    ]);
+    expect(ended).toBe('returned');
+    expect(finished).toBe(false);
+    (release as unknown as () => void)();
+    await tick();
+    // The read returned: the pulling stopped there and ended the source.
+    expect(finished).toBe(true);
   });
 
   it('ends at once on an empty source', async () => {

@@ -9,7 +9,8 @@
  * `source`'s chunks, the same and in the same order, with up to `limit` bytes of them pulled
  * before they are asked for, from the moment this is called. The source's failure comes after
  * the chunks it gave before failing. Ending the iteration early (`return`) stops the pulling
- * and ends the source.
+ * and ends the source, without waiting for a read of the source in flight: the source is ended
+ * once that read returned.
  */
 export function readAhead(source: AsyncIterable<Uint8Array>, limit: number): AsyncGenerator<Uint8Array> {
   const it = source[Symbol.asyncIterator]();
@@ -46,7 +47,10 @@ export function readAhead(source: AsyncIterable<Uint8Array>, limit: number): Asy
       ended = true;
       wake.consumer?.();
     }
+    // Ended early: the source ends here, once the read it had in flight returned.
+    if (closed && !failure) await it.return?.();
   })();
+  pulling.catch(() => {});
   return (async function* () {
     try {
       for (;;) {
@@ -65,11 +69,11 @@ export function readAhead(source: AsyncIterable<Uint8Array>, limit: number): Asy
       }
       if (failure) throw (failure as { err: unknown }).err;
     } finally {
+      // Ending early does not wait for the source's read in flight (a stalled body would hold
+      // the consumer): the pulling stops and ends the source after it.
       if (!ended) {
         closed = true;
         wake.puller?.();
-        await pulling;
-        await it.return?.();
       }
     }
   })();

@@ -113,6 +113,8 @@ export async function harness(spec: unknown, ports: Ports): Promise<Harness> {
         observer: { onStep: (r) => void reports.push(r) },
         log: (level, step, message) => void logs.push({ level, step, message }),
         tmpDir: join(tmpDir, 'run'),
+        // Transforms take their named pipes from spares, as in a worker (fifos.ts).
+        pipeDir: join(tmpDir, 'pipes'),
         ...overrides,
       }),
     cleanup: () => rm(tmpDir, { recursive: true, force: true }),

@@ -7,6 +7,7 @@ import { type LoadInput, literal, stageInput } from './duck-inputs';
 import { readsOnce } from './duck-plan';
 import type { StreamedInput } from './duck-stream';
 import { outputConverter, paramValues } from './duck-values';
+import { restockPipes } from './fifos';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
 import { RunError } from './run-error';
@@ -101,6 +102,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       await busy;
       conn?.closeSync();
       instance?.closeSync();
+      restockPipes();
     })());
   try {
     const d = await duck();

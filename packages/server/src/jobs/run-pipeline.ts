@@ -18,7 +18,7 @@ import { defineJob, type WorkerResources } from './define';
 import type { JobHandler } from './queue';
 import { knownPlanOrders, PrepareError, prepareRun } from './run-prepare';
 import { createRunRecorder } from './run-recorder';
-import { makeRunTmpDir } from './run-tmp';
+import { makeRunTmpDir, runPipeDir } from './run-tmp';
 
 const payload = z.object({ runId: z.string().uuid() });
 
@@ -173,6 +173,7 @@ async function execute(
     observer: recorder.observer,
     log: recorder.log,
     tmpDir: await tmpDir,
+    pipeDir: runPipeDir(),
   });
   return result.cursors;
 }

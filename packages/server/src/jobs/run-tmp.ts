@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,20 @@ const NAME = /^sluice-run-(\d+)-[A-Za-z0-9]+$/;
 /** A fresh directory for one run attempt of this process. */
 export function makeRunTmpDir(): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), `${PREFIX}${process.pid}-`));
+}
+
+let pipeDir: string | null = null;
+
+/**
+ * This process's directory of spare named pipes for its transforms (the engine makes it on
+ * first use): named as a run directory, so a killed worker's is removed as its runs' are.
+ */
+export function runPipeDir(): string {
+  if (pipeDir) return pipeDir;
+  const dir = path.join(os.tmpdir(), `${PREFIX}${process.pid}-pipes`);
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  pipeDir = dir;
+  return dir;
 }
 
 function processExists(pid: number): boolean {

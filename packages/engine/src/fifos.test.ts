@@ -1,0 +1,51 @@
+import { lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { namedPipes, restockPipes, SPARE_PIPES, sparePipesIn } from './fifos';
+
+const isFifo = async (path: string) => (await lstat(path)).isFIFO();
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('named pipes from spares', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  it('makes the spares with the first pipes, hands them out by renaming, and restocks after', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
+    dirs.push(root);
+    const spares = join(root, 'spares');
+    sparePipesIn(spares);
+    // A file already at a path is replaced by the pipe.
+    await writeFile(join(root, 'a.pipe'), 'old');
+    expect(await namedPipes([join(root, 'a.pipe')])).toEqual([join(root, 'a.pipe')]);
+    expect(await isFifo(join(root, 'a.pipe'))).toBe(true);
+    expect((await readdir(spares)).length).toBe(SPARE_PIPES);
+
+    // Taken from the spares: renamed into place, nothing made.
+    const paths = Array.from({ length: 32 }, (_, i) => join(root, `r${i}.pipe`));
+    expect(await namedPipes(paths)).toEqual(paths);
+    for (const p of paths) expect(await isFifo(p)).toBe(true);
+    expect((await readdir(spares)).length).toBe(SPARE_PIPES - 32);
+
+    restockPipes();
+    await wait(900);
+    const left = await readdir(spares);
+    expect(left.length).toBe(SPARE_PIPES);
+    for (const f of left) expect(await isFifo(join(spares, f))).toBe(true);
+  });
+
+  it('makes the pipes on the spot when the spares are gone', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
+    dirs.push(root);
+    const spares = join(root, 'spares');
+    sparePipesIn(spares);
+    expect(await namedPipes([join(root, 'x.pipe')])).not.toBeNull();
+    await rm(spares, { recursive: true, force: true });
+    const paths = [join(root, 'y.pipe'), join(root, 'z.pipe')];
+    expect(await namedPipes(paths)).toEqual(paths);
+    for (const p of paths) expect(await isFifo(p)).toBe(true);
+  });
+});
