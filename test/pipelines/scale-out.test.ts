@@ -256,13 +256,21 @@ describe('two API hosts and three workers on one store', () => {
     expect([...pids].every((p) => workers.some((w) => w.child.pid === p))).toBe(true);
     expect(pids.size).toBe(3);
 
-    // Each attempt started once and read its source once; a run that was not retried read it once.
+    // Each attempt started once and read its source once; a run that was not retried read it
+    // once. A source opened again after a retryable failure within its attempt (a timeout on a
+    // loaded machine; the run log's "…; attempt 2 of 3 in 1000 ms", docs/runs.md) asked once
+    // more, and only then.
     const starts = await s.sql(
       `select r.slug, l.message from pipeline_run_logs l join pipeline_runs r on r.id = l.run_id
         where l.message like 'attempt % started' order by l.id`,
     );
+    const reopened = await s.sql(
+      `select r.slug from pipeline_run_logs l join pipeline_runs r on r.id = l.run_id
+        where l.step_slug = 'items' and l.message ~ '; attempt [0-9]+ of [0-9]+ in [0-9]+ ms$'`,
+    );
     for (const slug of slugs) {
       const mine = starts.filter((x) => x.slug === slug).map((x) => x.message);
+      const again = reopened.filter((x) => x.slug === slug).length;
       const requests = api.requests.filter((r) => r.query.run === slug);
       if (retried.includes(slug)) {
         // The killed attempt may have died before its log line or its request went out.
@@ -272,10 +280,10 @@ describe('two API hosts and three workers on one store', () => {
         ).toHaveLength(1);
         expect(mine.filter((m) => m === 'attempt 1 started').length, slug).toBeLessThanOrEqual(1);
         expect(requests.length, slug).toBeGreaterThanOrEqual(1);
-        expect(requests.length, slug).toBeLessThanOrEqual(2);
+        expect(requests.length, slug).toBeLessThanOrEqual(2 + again);
       } else {
         expect(mine, slug).toEqual(['attempt 1 started']);
-        expect(requests, slug).toHaveLength(1);
+        expect(requests, slug).toHaveLength(1 + again);
       }
       expect(requests.every((r) => r.headers['x-api-token'] === SECRET && r.query.tag === INPUT)).toBe(true);
     }
