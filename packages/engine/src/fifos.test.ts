@@ -2,7 +2,7 @@ import { lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { namedPipes, restockPipes, SPARE_PIPES, sparePipesIn } from './fifos';
+import { namedPipes, restockPipes, SPARE_PIPES, sparePipesIn, stopSparePipes } from './fifos';
 
 const isFifo = async (path: string) => (await lstat(path)).isFIFO();
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,5 +47,22 @@ describe('named pipes from spares', () => {
     const paths = [join(root, 'y.pipe'), join(root, 'z.pipe')];
     expect(await namedPipes(paths)).toEqual(paths);
     for (const p of paths) expect(await isFifo(p)).toBe(true);
+  });
+
+  it('makes no spare once stopped, so the directory can be removed (a restock was due)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
+    dirs.push(root);
+    const spares = join(root, 'spares');
+    sparePipesIn(spares);
+    await namedPipes([join(root, 'first.pipe')]);
+    await namedPipes(Array.from({ length: 32 }, (_, i) => join(root, `s${i}.pipe`)));
+    restockPipes();
+    await stopSparePipes();
+    const before = (await readdir(spares)).length;
+    expect(before).toBe(SPARE_PIPES - 32);
+    // The restock that was due makes nothing there, nor does one asked for after the stop.
+    restockPipes();
+    await wait(900);
+    expect((await readdir(spares)).length).toBe(before);
   });
 });

@@ -109,3 +109,17 @@ export function restockPipes(): void {
   }, RESTOCK_MS);
   spares.timer.unref();
 }
+
+/**
+ * Stops keeping spares: a restock not yet started is dropped, one under way is waited for, and
+ * the directory is forgotten, so its owner can remove it without a spare being made inside it
+ * meanwhile (the test harness between runs; a worker's directory goes at its exit).
+ */
+export async function stopSparePipes(): Promise<void> {
+  if (spares.timer) clearTimeout(spares.timer);
+  spares.timer = null;
+  spares.dir = null;
+  spares.ready = null;
+  spares.free = [];
+  await spares.making;
+}

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecuteRunOptions, executeRun } from './executor';
+import { stopSparePipes } from './fifos';
 import type { Payload, SinkResult, SourceOutput } from './payloads';
 import { planSpec } from './plan';
 import type { Ports, StepContext, StepReport } from './ports';
@@ -117,7 +118,12 @@ export async function harness(spec: unknown, ports: Ports): Promise<Harness> {
         pipeDir: join(tmpDir, 'pipes'),
         ...overrides,
       }),
-    cleanup: () => rm(tmpDir, { recursive: true, force: true }),
+    // The spares' restock (500 ms after a transform closed) must not make pipes in the
+    // directory while it is removed (ENOTEMPTY).
+    cleanup: async () => {
+      await stopSparePipes();
+      await rm(tmpDir, { recursive: true, force: true });
+    },
   };
 }
 
