@@ -9,6 +9,7 @@ import {
   type HistoryTable,
   runLogsHistory,
 } from '../packages/server/src/db/partitions';
+import { LOG_BATCH_LINES } from '../packages/server/src/db/schema/pipelines';
 import { dbUrl, type Platform } from './pipeline-support';
 
 /** The store to seed: its database, its API (for the partitions) and a session on it. */
@@ -160,10 +161,14 @@ export async function seed(s: SeedStore, plan: SeedPlan) {
                     lateral (select now() - interval '1 hour'
                                     - make_interval(secs => ($6::int - i)::float8 * ${plan.runDays * 86400} / $6::int) as t) x
              returning id, slug, created_at)
-           insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
-           select r.id, s, case when s % 2 = 0 then 'load' else 'one' end, 'info',
-                  'seeded line ' || s || ' of run ' || r.slug, r.created_at + s * interval '10 ms'
-             from r, generate_series(1, ${perRun}) s`,
+           insert into pipeline_run_logs (run_id, seq, last_seq, at, lines)
+           select r.id, b.first, b.last, r.created_at + b.first * interval '10 ms',
+                  (select jsonb_agg(jsonb_build_array(case when s % 2 = 0 then 'load' else 'one' end, 'info',
+                                                      'seeded line ' || s || ' of run ' || r.slug, (s - b.first) * 10)
+                                    order by s)
+                     from generate_series(b.first, b.last) s)
+             from r, lateral (select g * ${LOG_BATCH_LINES} + 1 as first, least(${perRun}, (g + 1) * ${LOG_BATCH_LINES}) as last
+                                from generate_series(0, ${Math.ceil(perRun / LOG_BATCH_LINES) - 1}) g) b`,
           [ids.org, ids.env, ids.pipelines, k.lo, k.hi, plan.runs],
         );
         runsIn += k.hi - k.lo + 1;

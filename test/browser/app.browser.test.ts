@@ -337,9 +337,10 @@ describe('browser app', { timeout: 180_000 }, () => {
   it('tails a log of 100,000 lines without keeping the tab busy', async () => {
     const run = await runningRun('long-tail');
     await storeQuery(
-      `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
-       select $1, g, 'extract', (array['debug','info','warn','error'])[1 + g % 4], 'line ' || g || ' of the long log'
-       from generate_series(1, 100000) g`,
+      `insert into pipeline_run_logs (run_id, seq, last_seq, lines)
+       select $1, min(g), max(g), jsonb_agg(jsonb_build_array('extract', (array['debug','info','warn','error'])[1 + g % 4],
+                                                              'line ' || g || ' of the long log', 0) order by g)
+       from generate_series(1, 100000) g group by (g - 1) / 500`,
       [run.id],
     );
     await page.goto(`${base}/o/acme/runs/web/staging/long-tail`);
@@ -355,8 +356,9 @@ describe('browser app', { timeout: 180_000 }, () => {
     const started = Date.now();
     for (let i = 0; i < 20; i++) {
       await storeQuery(
-        `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
-         select $1, 100000 + $2::int * 50 + g, 'load', 'info', 'live ' || ($2::int * 50 + g)
+        `insert into pipeline_run_logs (run_id, seq, last_seq, lines)
+         select $1, 100001 + $2::int * 50, 100050 + $2::int * 50,
+                jsonb_agg(jsonb_build_array('load', 'info', 'live ' || ($2::int * 50 + g), 0) order by g)
          from generate_series(1, 50) g`,
         [run.id, i],
       );
@@ -382,8 +384,9 @@ describe('browser app', { timeout: 180_000 }, () => {
     const run = await runningRun('slow-tab');
     const lines = (from: number, count: number) =>
       storeQuery(
-        `insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
-         select $1, g, 'load', 'info', 'fast ' || g from generate_series($2::int, $3::int) g`,
+        `insert into pipeline_run_logs (run_id, seq, last_seq, lines)
+         select $1, $2::int, $3::int, jsonb_agg(jsonb_build_array('load', 'info', 'fast ' || g, 0) order by g)
+         from generate_series($2::int, $3::int) g`,
         [run.id, from, from + count - 1],
       );
     await lines(1, 200);

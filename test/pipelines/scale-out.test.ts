@@ -261,11 +261,11 @@ describe('two API hosts and three workers on one store', () => {
     // loaded machine; the run log's "…; attempt 2 of 3 in 1000 ms", docs/runs.md) asked once
     // more, and only then.
     const starts = await s.sql(
-      `select r.slug, l.message from pipeline_run_logs l join pipeline_runs r on r.id = l.run_id
-        where l.message like 'attempt % started' order by l.id`,
+      `select r.slug, l.message from pipeline_run_log_lines l join pipeline_runs r on r.id = l.run_id
+        where l.message like 'attempt % started' order by l.run_id, l.seq`,
     );
     const reopened = await s.sql(
-      `select r.slug from pipeline_run_logs l join pipeline_runs r on r.id = l.run_id
+      `select r.slug from pipeline_run_log_lines l join pipeline_runs r on r.id = l.run_id
         where l.step_slug = 'items' and l.message ~ '; attempt [0-9]+ of [0-9]+ in [0-9]+ ms$'`,
     );
     for (const slug of slugs) {

@@ -73,8 +73,9 @@ describe('app host event streams end with their session', { timeout: 60_000 }, (
       from pipelines p join environments e on e.organization_id = p.organization_id
       where p.slug = 'pl' and e.slug = 'dev'`);
     await t.rt.deps.db.execute(sql`
-      insert into pipeline_run_logs (run_id, seq, step_slug, level, message)
-      select r.id, g, 'src', 'info', 'line ' || g from pipeline_runs r, generate_series(1, 3) g where r.slug = 'r1'`);
+      insert into pipeline_run_logs (run_id, seq, last_seq, lines)
+      select r.id, 1, 3, jsonb_agg(jsonb_build_array('src', 'info', 'line ' || g, 0) order by g)
+        from pipeline_runs r, generate_series(1, 3) g where r.slug = 'r1' group by r.id`);
   }, 120_000);
   afterAll(async () => {
     await host?.close();

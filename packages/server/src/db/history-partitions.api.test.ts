@@ -12,6 +12,7 @@ import { runJobNow } from '../../../../test/support/jobs';
 import { ADMIN_URL, storeKind, withDatabase } from '../../../../test/support/stores';
 import { eventsRetentionJob } from '../jobs/events-retention';
 import { listEvents } from '../modules/events/events.repo';
+import { insertLogs } from '../modules/runs/run-progress.repo';
 import { listLogs } from '../modules/runs/runs.repo';
 import { openStore, type Store } from './client';
 import { migrate, migrationsFolder } from './migrate';
@@ -101,8 +102,11 @@ describe('history partitions', () => {
     let runs: { id: string; slug: string; createdAt: Date; finishedAt: Date | null }[];
     const exec = (text: string, values: unknown[] = []) => old.store.executeSql(text, values);
 
-    /** Every page of the activity list and of each run's log, walked with cursors. */
-    async function readLists() {
+    /**
+     * Every page of the activity list and of each run's log, walked with cursors (the log only
+     * once the store has 0018's batches, which listLogs reads).
+     */
+    async function readLists(withLogs = true) {
       const walk = async (
         page: (cursor?: string) => Promise<{ items: any[]; next_cursor: string | null }>,
       ) => {
@@ -119,11 +123,26 @@ describe('history partitions', () => {
       const activity = await walk((cursor) =>
         listEvents(old.store, orgId, 'activity', { ...q, sort_by: 'event_occurred_at', cursor }),
       );
+      if (!withLogs) return { activity };
       const logs = [];
       for (const run of runs) {
         logs.push(await walk((cursor) => listLogs(old.store.db, run, { ...q, sort_by: 'log_seq', cursor })));
       }
       return { activity, logs };
+    }
+
+    /** Each run's lines as the store held them one a row before 0018, newest first. */
+    async function linesBefore() {
+      const out = [];
+      for (const run of runs) {
+        const rows = await exec(
+          `select seq, step_slug as "stepSlug", level, message, at from pipeline_run_logs
+            where run_id = $1 order by seq desc`,
+          [run.id],
+        );
+        out.push(rows.rows.map((r) => ({ ...r, at: new Date(r.at) })));
+      }
+      return out;
     }
 
     beforeAll(async () => {
@@ -133,21 +152,25 @@ describe('history partitions', () => {
       ).rows;
       const { envId, pipelineId } = await insertPipeline(exec, orgId);
       // Three runs 70, 20 and 0 days old, five lines each (the two older ones ended with their
-      // last line, so their log reads are bounded on both sides); 30 events over the last 40 days.
+      // last line, so their log reads are bounded on both sides), and a run of 1,100 lines
+      // numbered 1–599 and 601–1,101 (more than one batch of 0018's, and a gap); 30 events over
+      // the last 40 days.
       runs = (
         await exec(
           `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, created_at,
                                       finished_at)
            select $1, $2, $3, 'r' || d, 'h', t, case when d > 0 then t + interval '5 minutes' end
-             from unnest(array[70, 20, 0]) d, lateral (select now() - make_interval(days => d) as t) x
+             from unnest(array[70, 20, 0, 1]) d, lateral (select now() - make_interval(days => d) as t) x
            returning id, slug, created_at as "createdAt", finished_at as "finishedAt"`,
           [orgId, pipelineId, envId],
         )
       ).rows;
       await exec(
-        `insert into pipeline_run_logs (run_id, seq, level, message, at)
-         select r.id, s, 'info', 'line ' || s, r.created_at + s * interval '1 minute'
-           from pipeline_runs r, generate_series(1, 5) s`,
+        `insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
+         select r.id, s, case when s % 2 = 0 then 'load' end, 'info', 'line ' || s,
+                r.created_at + s * interval '1.5 seconds'
+           from pipeline_runs r, generate_series(1, case when r.slug = 'r1' then 1101 else 5 end) s
+          where s <> 600 or r.slug <> 'r1'`,
       );
       await exec(
         `insert into events (organization_id, slug, event_class, actor_type, entity_type, action, occurred_at)
@@ -165,18 +188,36 @@ describe('history partitions', () => {
       const idsOf = async (table: string) =>
         (await exec(`select id::text from ${table} order by id`)).rows.map((r) => r.id);
       const before = {
-        lists: await readLists(),
+        lists: await readLists(false),
         events: await idsOf('events'),
-        logs: await idsOf('pipeline_run_logs'),
+        logs: await linesBefore(),
       };
       expect(before.lists.activity).toHaveLength(20);
-      expect(before.lists.logs.map((l) => l.length)).toEqual([5, 5, 5]);
+      expect(before.logs.map((l) => l.length)).toEqual([5, 5, 5, 1100]);
 
       await migrate(old.store);
 
       expect(await idsOf('events')).toEqual(before.events);
-      expect(await idsOf('pipeline_run_logs')).toEqual(before.logs);
-      expect(await readLists()).toEqual(before.lists);
+      const after = await readLists();
+      expect(after.activity).toEqual(before.lists.activity);
+      // Every line keeps its number, step, level, text and time, page after page.
+      expect(
+        after.logs!.map((lines) =>
+          lines.map(({ seq, stepSlug, level, message, at }) => ({ seq, stepSlug, level, message, at })),
+        ),
+      ).toEqual(before.logs);
+      // In batches of at most 500 consecutive numbers: the gap at 600 starts a new one.
+      const batches = rowsOf(
+        await exec(`select seq, last_seq from pipeline_run_logs where run_id = $1 order by seq`, [
+          runs[3]!.id,
+        ]),
+      );
+      expect(batches).toEqual([
+        { seq: 1, last_seq: 500 },
+        { seq: 501, last_seq: 599 },
+        { seq: 601, last_seq: 1001 },
+        { seq: 1002, last_seq: 1101 },
+      ]);
       // Pages of two: the first one comes from the last week alone (four of the activity events are from it),
       // the next ones from every partition, and together they are the same list.
       const byTwo = [];
@@ -214,15 +255,19 @@ describe('history partitions', () => {
       expect(logParts.at(-1)!.from.getTime()).toBe(
         addPeriods(periodStart(now, 'month'), 'month', 1).getTime(),
       );
-      // New lines number on from the old ids, under the same sequence.
-      const maxOld = Math.max(...before.logs.map(Number));
-      const [{ id }] = rowsOf(
-        await exec(
-          `insert into pipeline_run_logs (run_id, seq, level, message) values ($1, 6, 'info', 'after') returning id`,
-          [runs[2]!.id],
-        ),
-      );
-      expect(Number(id)).toBeGreaterThan(maxOld);
+      // New lines number on from the migrated ones.
+      await insertLogs(old.store.db, runs[2]!.id, [
+        { stepSlug: null, level: 'info', message: 'after', at: new Date() },
+      ]);
+      const [newest] = (
+        await listLogs(old.store.db, runs[2]!, {
+          limit: 1,
+          order: 'desc',
+          direction: 'next',
+          sort_by: 'log_seq',
+        })
+      ).items;
+      expect(newest).toMatchObject({ seq: 6, message: 'after' });
     });
   });
 
@@ -282,9 +327,11 @@ describe('history partitions', () => {
         await ensurePartitions(t.rt.deps.db, { ...eventsHistory, ahead: 0 }, ago(d));
         await ensurePartitions(t.rt.deps.db, { ...runLogsHistory, ahead: 0 }, ago(d));
       }
+      // A line a day, each its own batch (as a worker that writes once a day would).
       await exec(
-        `insert into pipeline_run_logs (run_id, seq, level, message, at)
-         select $1, d, 'info', 'day ' || d, now() - make_interval(days => d) from generate_series(0, 119) d`,
+        `insert into pipeline_run_logs (run_id, seq, last_seq, at, lines)
+         select $1, d, d, now() - make_interval(days => d), jsonb_build_array(jsonb_build_array(null, 'info', 'day ' || d, 0))
+           from generate_series(0, 119) d`,
         [runId],
       );
       await exec(

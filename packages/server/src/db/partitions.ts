@@ -88,7 +88,9 @@ export async function ensurePartitions(db: Db, h: HistoryTable, now: Date): Prom
     const name = partitionName(h.table, from);
     const range = `${h.column} >= ${literal(from)} and ${h.column} < ${literal(to)}`;
     await db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`create table "${name}" (like "${h.table}" including defaults)`));
+      await tx.execute(
+        sql.raw(`create table "${name}" (like "${h.table}" including defaults including constraints)`),
+      );
       await tx.execute(
         sql.raw(`with moved as (delete from "${h.table}_default" where ${range} returning *)
                  insert into "${name}" select * from moved`),

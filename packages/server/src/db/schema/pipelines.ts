@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
-  bigserial,
   boolean,
+  check,
   index,
   integer,
   jsonb,
@@ -221,26 +221,39 @@ export const pipelineRunSteps = pgTable(
   (t) => [uniqueIndex('pipeline_run_steps_uq').on(t.runId, t.stepSlug)],
 );
 
-// Range-partitioned by `at`, one partition a month (declared by hand in migration 0017; see
-// docs/operations.md#history-partitions): old months are dropped whole by retention. Unique keys
-// include `at`, as a partitioned table requires.
+/**
+ * One element of `pipeline_run_logs.lines`: the step, the level, the message and the line's time
+ * in milliseconds after the batch's `at`.
+ */
+export type StoredLogLine = [stepSlug: string | null, level: string, message: string, afterMs: number];
+
+/** The most lines one row of `pipeline_run_logs` holds (its check constraint says so too). */
+export const LOG_BATCH_LINES = 500;
+
+// A run's log lines, stored in batches: a row holds up to LOG_BATCH_LINES consecutive lines of
+// one run (numbers `seq` to `last_seq`), as one insert wrote them (docs/operations.md#run-logs).
+// Range-partitioned by `at`, the batch's first line's time, one partition a month (declared by
+// hand in migrations 0017 and 0018; docs/operations.md#history-partitions): old months are
+// dropped whole by retention. The primary key includes `at`, as a partitioned table requires.
 export const pipelineRunLogs = pgTable(
   'pipeline_run_logs',
   {
-    id: bigserial('id', { mode: 'number' }).notNull(),
     runId: uuid('run_id')
       .notNull()
       .references(() => pipelineRuns.id, { onDelete: 'cascade' }),
-    /** The line's position in its run (1, 2, …): what the API shows instead of the store's id. */
+    /** The number of the batch's first line in its run (1, 2, …): the API shows line numbers. */
     seq: integer('seq').notNull(),
-    stepSlug: text('step_slug'),
-    level: text('level').notNull(),
-    message: text('message').notNull(),
+    /** The number of its last line. */
+    lastSeq: integer('last_seq').notNull(),
     at: ts('at').notNull().defaultNow(),
+    lines: jsonb('lines').$type<StoredLogLine[]>().notNull(),
   },
   (t) => [
-    primaryKey({ name: 'pipeline_run_logs_pkey', columns: [t.id, t.at] }),
-    uniqueIndex('pipeline_run_logs_run_seq_idx').on(t.runId, t.seq, t.at),
+    primaryKey({ name: 'pipeline_run_logs_pkey', columns: [t.runId, t.seq, t.at] }),
+    check(
+      'pipeline_run_logs_batch',
+      sql`${t.lastSeq} >= ${t.seq} and ${t.lastSeq} - ${t.seq} < 500 and jsonb_array_length(${t.lines}) = ${t.lastSeq} - ${t.seq} + 1`,
+    ),
   ],
 );
 

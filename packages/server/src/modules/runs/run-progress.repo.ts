@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { type ErrorRecord, pipelineCheckpoints, pipelineRunSteps, pipelineRuns } from '../../db/schema/index';
+import {
+  type ErrorRecord,
+  LOG_BATCH_LINES,
+  pipelineCheckpoints,
+  pipelineRunSteps,
+  pipelineRuns,
+  type StoredLogLine,
+} from '../../db/schema/index';
 
 // What a run leaves behind while it works: per-step progress, log lines, and (on success only)
 // the checkpoint cursors.
@@ -195,26 +202,40 @@ const sinceRunStart = (runId: string) =>
   sql`(select created_at - interval '1 day' from pipeline_runs where id = ${runId}::uuid)`;
 
 /**
+ * Lines as the rows that store them: batches of up to LOG_BATCH_LINES consecutive lines, numbered
+ * from 1 within this write, each line's time in milliseconds after its batch's first line
+ * (docs/operations.md#run-logs).
+ */
+export function logBatches(lines: LogLine[]) {
+  const batches: { first: number; last: number; at: string; lines: StoredLogLine[] }[] = [];
+  for (let i = 0; i < lines.length; i += LOG_BATCH_LINES) {
+    const part = lines.slice(i, i + LOG_BATCH_LINES);
+    const t0 = part[0].at.getTime();
+    batches.push({
+      first: i + 1,
+      last: i + part.length,
+      at: part[0].at.toISOString(),
+      lines: part.map((l) => [l.stepSlug, l.level, l.message, l.at.getTime() - t0]),
+    });
+  }
+  return batches;
+}
+
+/**
  * Appending log lines, numbered on from the run's last one: the numbering reads the run's last
- * line in the same statement.
+ * batch in the same statement. One row a batch, so a write of a few lines is one row and one
+ * index entry.
  */
 function logInsert(runId: string, lines: LogLine[], guard: SQL = sql.raw('true')) {
-  const rows = lines.map((l, i) => ({
-    n: i + 1,
-    step_slug: l.stepSlug,
-    level: l.level,
-    message: l.message,
-    at: l.at.toISOString(),
-  }));
   return sql`
-    insert into pipeline_run_logs (run_id, seq, step_slug, level, message, at)
-    select ${runId}::uuid, last.seq + l.n, l.step_slug, l.level, l.message, l.at
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-             as l(n int, step_slug text, level text, message text, at timestamptz),
-           (select coalesce(max(seq), 0) as seq from pipeline_run_logs
-             where run_id = ${runId}::uuid and at >= ${sinceRunStart(runId)}) as last
-     where ${guard}
-     order by l.n`;
+    insert into pipeline_run_logs (run_id, seq, last_seq, at, lines)
+    select ${runId}::uuid, last.seq + b.first, last.seq + b.last, b.at, b.lines
+      from jsonb_to_recordset(${JSON.stringify(logBatches(lines))}::jsonb)
+             as b(first int, last int, at timestamptz, lines jsonb),
+           (select coalesce((select last_seq from pipeline_run_logs
+                              where run_id = ${runId}::uuid and at >= ${sinceRunStart(runId)}
+                              order by seq desc limit 1), 0) as seq) as last
+     where ${guard}`;
 }
 
 export type LogLine = { stepSlug: string | null; level: string; message: string; at: Date };
