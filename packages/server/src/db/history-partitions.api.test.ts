@@ -218,7 +218,7 @@ describe('history partitions', () => {
         { seq: 601, last_seq: 1001 },
         { seq: 1002, last_seq: 1101 },
       ]);
-      // Pages of two: the first one comes from the last week alone (four of the activity events are from it),
+      // Pages of two: the first one comes from the window alone (back to the start of the week seven days ago),
       // the next ones from every partition, and together they are the same list.
       const byTwo = [];
       let cursor: string | undefined;

@@ -9,7 +9,7 @@ import {
   pipelines,
 } from '../../db/schema/index';
 import { isoOfTimestamptz } from '../../db/timestamptz';
-import { type ListQuery, paginate } from '../../http/pagination';
+import { type ListQuery, literalLimit, paginate } from '../../http/pagination';
 
 export type RunRecord = typeof pipelineRuns.$inferSelect;
 export type RunRow = RunRecord & { pipelineSlug: string; environmentSlug: string };
@@ -100,7 +100,7 @@ export async function lockRunById(tx: Tx, id: string): Promise<RunRecord | null>
 /**
  * A listed run's steps, read in the page's own statement (one round trip for the page instead of
  * two; docs/scaling.md), in plan order as stepsOfRuns reads them. Raw text on "pipeline_runs":
- * the ORM's page and FIRST_PAGE_SQL share it. Only what a step resource shows (toStep): the two
+ * the ORM's page and firstPageSql share it. Only what a step resource shows (toStep): the two
  * ids were a third of the JSON every page request parses.
  */
 const STEPS_OF_RUN_SQL = `(
@@ -133,8 +133,10 @@ const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'time
 // found by their environment alone (`pe` is the organization's): with the organization too, a
 // planner with stale statistics (a young store, 1,500 runs since the last ANALYZE) combined
 // both indexes and sorted every run of the environment for each page (10 ms at 1,000 runs,
-// docs/benchmarks.md), where the environment's index gives the newest in order.
-const FIRST_PAGE_SQL = `with pe as (
+// docs/benchmarks.md), where the environment's index gives the newest in order. The page's size
+// is in the text (literalLimit), one statement name per size: bound, the statement was planned
+// on every execution on a store of 10M runs (+0.3 ms a page, docs/benchmarks.md "History").
+const firstPageSql = (limit: number) => `with pe as (
   select p.id as project_id, e.id as environment_id, e.slug as environment_slug
     from projects p
     join environments e on e.organization_id = $1 and e.slug = $3 and e.deleted_at is null
@@ -154,7 +156,7 @@ select pe.environment_slug as "environmentSlug", page.*
       join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
      where "pipeline_runs".environment_id = pe.environment_id
      order by "pipeline_runs".created_at desc, "pipeline_runs".slug desc
-     limit $4) page on true`;
+     limit ${literalLimit(limit)}) page on true`;
 
 /**
  * What a runs list reads of a run: the fields of a run resource (toRun). Its times are Dates as
@@ -187,7 +189,7 @@ export type RunsListQuery = ListQuery & {
   trigger_slug?: string;
 };
 
-/** Whether a runs list asks for the first page, newest first, unfiltered: FIRST_PAGE_SQL's. */
+/** Whether a runs list asks for the first page, newest first, unfiltered: firstPageSql's. */
 export const isPlainFirstPage = (q: RunsListQuery) =>
   !q.cursor &&
   q.order === 'desc' &&
@@ -216,9 +218,9 @@ export async function listRunsFirstPage(
     tiebreak: pipelineRuns.slug,
     fetch: async ({ limit }) => {
       const { rows } = await store.prepared(
-        'sluice_runs_first_page',
-        FIRST_PAGE_SQL,
-        [organizationId, slugs.project, slugs.environment, limit],
+        `sluice_runs_first_page_${limit}`,
+        firstPageSql(limit),
+        [organizationId, slugs.project, slugs.environment],
         { isoTimes: true },
       );
       found = rows.length > 0;
