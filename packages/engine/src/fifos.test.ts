@@ -65,4 +65,25 @@ describe('named pipes from spares', () => {
     await wait(900);
     expect((await readdir(spares)).length).toBe(before);
   });
+
+  it('waits for a making under way when stopped (a failed run’s transform still asking)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
+    dirs.push(root);
+    const spares = join(root, 'spares');
+    sparePipesIn(spares);
+    const asked = namedPipes([join(root, 'late.pipe')]);
+    // Stopped once the spares' directory is there, while their mkfifo runs.
+    while (
+      !(await readdir(spares).then(
+        () => true,
+        () => false,
+      ))
+    )
+      await new Promise((r) => setImmediate(r));
+    await stopSparePipes();
+    const atStop = (await readdir(spares)).length;
+    await asked;
+    await wait(100);
+    expect((await readdir(spares)).length).toBe(atStop);
+  });
 });

@@ -55,8 +55,17 @@ async function wanted(): Promise<string[]> {
   );
 }
 
+/** The makings under way (a transform's on the spot, a restock's): stopSparePipes waits for them. */
+const underWay = new Set<Promise<boolean>>();
+
 /** Makes the spares (`extra` with them): one mkfifo process. */
-async function makeSpares(extra: string[]): Promise<boolean> {
+function makeSpares(extra: string[]): Promise<boolean> {
+  const making = makeSparesNow(extra).finally(() => underWay.delete(making));
+  underWay.add(making);
+  return making;
+}
+
+async function makeSparesNow(extra: string[]): Promise<boolean> {
   const more = await wanted();
   if (extra.length === 0 && more.length === 0) return true;
   if (await mkfifo([...extra, ...more])) {
@@ -111,9 +120,10 @@ export function restockPipes(): void {
 }
 
 /**
- * Stops keeping spares: a restock not yet started is dropped, one under way is waited for, and
- * the directory is forgotten, so its owner can remove it without a spare being made inside it
- * meanwhile (the test harness between runs; a worker's directory goes at its exit).
+ * Stops keeping spares: a restock not yet started is dropped, every making under way (a
+ * restock's, or a transform's on the spot, which may still be running when its run has failed)
+ * is waited for, and the directory is forgotten, so its owner can remove it without a spare being
+ * made inside it meanwhile (the test harness between runs; a worker's directory goes at its exit).
  */
 export async function stopSparePipes(): Promise<void> {
   if (spares.timer) clearTimeout(spares.timer);
@@ -121,5 +131,5 @@ export async function stopSparePipes(): Promise<void> {
   spares.dir = null;
   spares.ready = null;
   spares.free = [];
-  await spares.making;
+  await Promise.allSettled([spares.making, ...underWay]);
 }
