@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../../test/support/app';
 import { runJobNow } from '../../../../../test/support/jobs';
-import { ensurePartitions, eventsHistory } from '../../db/partitions';
+import { ensurePartitions, eventsHistory, periodStart } from '../../db/partitions';
 import { apiKeys, events, organizations } from '../../db/schema/index';
 import { randomSlug } from '../../http/fields';
 import { forgetCachedKeys } from '../../http/key-cache';
@@ -318,8 +318,13 @@ describe('events', () => {
         entityType: i % 2 ? 'pipeline' : 'project',
         action: i % 3 ? 'update' : 'delete',
       });
-    // Around the edge of the week, both sides and on it, and one ahead of the clock.
-    for (const off of [-1, 0, 1, -3600_000, 3600_000]) add(now - 7 * DAY + off, { entityType: 'role' });
+    // Seven days back, and around the first window's edge (the start of the week seven days
+    // back), both sides and on it, and one ahead of the clock.
+    const edge = periodStart(new Date(now - 7 * DAY), 'week').getTime();
+    for (const off of [-1, 0, 1, -3600_000, 3600_000]) {
+      add(now - 7 * DAY + off, { entityType: 'role' });
+      add(edge + off, { entityType: 'role' });
+    }
     add(now + 3600_000, { entityType: 'role' });
     // A sparse entity (one event a week), an entity all of whose events are older than a week,
     // an entity with events all over, and a request seen twice ten days apart.
@@ -458,6 +463,29 @@ describe('events', () => {
         .sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime())
         .map((r) => r.slug),
     );
+  });
+
+  it('keeps a few statements per list shape, whatever times a client pages from', async () => {
+    // A window's edge is written into the statement while recent and bound further back
+    // (events.repo.ts edge): twenty old weeks give the same two statements (the window and
+    // what lies beyond it), not two a week.
+    const names = new Set<string>();
+    const store = {
+      prepared: ((name, ...rest) => {
+        names.add(name);
+        return t.rt.deps.store.prepared(name, ...rest);
+      }) as typeof t.rt.deps.store.prepared,
+    };
+    const q = { limit: 5, order: 'desc', direction: 'next', sort_by: 'event_occurred_at' } as const;
+    for (let w = 0; w < 20; w++) {
+      const before = new Date(Date.UTC(2020, 0, 1) + w * 7 * 86400_000).toISOString();
+      await listEvents(store, acmeId, 'activity', { ...q, occurred_before: before });
+    }
+    expect(names.size).toBe(2);
+    names.clear();
+    await listEvents(store, acmeId, 'activity', q);
+    await listEvents(store, acmeId, 'activity', q);
+    expect(names.size).toBeLessThanOrEqual(2);
   });
 
   it('prunes records older than each organization its own retention', async () => {

@@ -76,9 +76,8 @@ async function read(
     where.push(
       `(occurred_at, slug) ${ascending ? '>' : '<'} (${param(cursor.value)}::timestamptz, ${param(cursor.id)}::text)`,
     );
-  // The window's edge is a week's start written into the text (windowOf).
-  if (split.from) where.push(`occurred_at >= '${split.from.toISOString()}'::timestamptz`);
-  if (split.before) where.push(`occurred_at < '${split.before.toISOString()}'::timestamptz`);
+  if (split.from) where.push(`occurred_at >= ${edge(split.from, param)}`);
+  if (split.before) where.push(`occurred_at < ${edge(split.before, param)}`);
   const dir = ascending ? 'asc' : 'desc';
   const text = `select ${COLUMNS}
   from events
@@ -91,6 +90,20 @@ async function read(
   return rows as EventListRow[];
 }
 
+/** How far back a window's edge is written into a statement's text (edge). */
+const LITERAL_EDGE_MS = 8 * WINDOW_MS;
+
+/**
+ * A window's edge in a statement: a week's start (windowOf) written into the text while it is
+ * recent, so the statement's generic plan prunes the other weeks when it is made; bound as a
+ * parameter further back (a cursor or occurred_before of any age), so the statements a
+ * connection keeps stay a few per shape whatever times clients send.
+ */
+function edge(at: Date, param: (v: unknown) => string): string {
+  if (at.getTime() >= Date.now() - LITERAL_EDGE_MS) return `'${at.toISOString()}'::timestamptz`;
+  return `${param(at)}::timestamptz`;
+}
+
 /**
  * Where a list's window ends, as the split between the window and the rest, or null when the
  * list reads everything at once: walking newest first, the window reaches back from the newest
@@ -98,9 +111,9 @@ async function read(
  * partition's first moment, Monday 00:00 UTC) seven days before it; walking oldest first, from
  * the oldest (the cursor or occurred_from; without one, the oldest partition comes first and
  * there is no window) to the start of the week after the one seven days later. So the edge is
- * always a partition boundary, written into the statement's text: a statement per shape and
- * week, and its generic plan leaves the weeks outside the window out when it is made. As a
- * parameter the edge could only be pruned at execution, the generic plan was costed for every
+ * always a partition boundary, written into the statement's text while recent (edge): a
+ * statement per shape and week, and its generic plan leaves the weeks outside the window out
+ * when it is made. As a parameter the edge could only be pruned at execution, the generic plan was costed for every
  * week, and PostgreSQL planned each cursor page for its parameters instead (0.23 ms a page
  * against 0.05 ms executing it, on the 10M-event store; docs/benchmarks.md "History").
  */
