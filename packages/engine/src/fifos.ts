@@ -131,5 +131,5 @@ export async function stopSparePipes(): Promise<void> {
   spares.dir = null;
   spares.ready = null;
   spares.free = [];
-  await Promise.allSettled([spares.making, ...underWay]);
+  await Promise.allSettled(underWay);
 }

@@ -206,7 +206,7 @@ const sinceRunStart = (runId: string) =>
  * from 1 within this write, each line's time in milliseconds after its batch's first line
  * (docs/operations.md#run-logs).
  */
-export function logBatches(lines: LogLine[]) {
+function logBatches(lines: LogLine[]) {
   const batches: { first: number; last: number; at: string; lines: StoredLogLine[] }[] = [];
   for (let i = 0; i < lines.length; i += LOG_BATCH_LINES) {
     const part = lines.slice(i, i + LOG_BATCH_LINES);
