@@ -12,8 +12,8 @@ import { runJobNow } from '../../../../test/support/jobs';
 import { ADMIN_URL, storeKind, withDatabase } from '../../../../test/support/stores';
 import { eventsRetentionJob } from '../jobs/events-retention';
 import { listEvents } from '../modules/events/events.repo';
+import { listLogs } from '../modules/runs/run-logs.repo';
 import { insertLogs } from '../modules/runs/run-progress.repo';
-import { listLogs } from '../modules/runs/runs.repo';
 import { openStore, type Store } from './client';
 import { migrate, migrationsFolder } from './migrate';
 import {

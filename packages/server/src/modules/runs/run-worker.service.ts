@@ -1,4 +1,5 @@
 import * as lease from './run-lease.repo';
+import * as runLogs from './run-logs.repo';
 import * as progress from './run-progress.repo';
 import * as sources from './run-sources.repo';
 import * as runs from './runs.repo';
@@ -24,4 +25,4 @@ export const boundDataSources: typeof sources.boundDataSources = (...args) =>
   sources.boundDataSources(...args);
 export const findRunInput: typeof runs.findRunInput = (...args) => runs.findRunInput(...args);
 /** The log page cursor that follows a given sequence number. */
-export const logCursorAfter: typeof runs.logCursorAfter = (...args) => runs.logCursorAfter(...args);
+export const logCursorAfter: typeof runLogs.logCursorAfter = (...args) => runLogs.logCursorAfter(...args);

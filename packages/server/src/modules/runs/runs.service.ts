@@ -6,6 +6,7 @@ import type { ListQuery } from '../../http/pagination';
 import { eventSource } from '../environments/index';
 import { recordEvent } from '../events/index';
 import { findProjectEnvironment } from '../projects/index';
+import * as logs from './run-logs.repo';
 import { closeOpenSteps, insertLogs } from './run-progress.repo';
 import * as repo from './runs.repo';
 import type { ListRunsQuery, RunState } from './runs.schemas';
@@ -144,6 +145,6 @@ export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string
   const { place } = await resolvePlace(ctx.deps.db, scope, pe.project, pe.environment);
   const run = await repo.findRunSpan(ctx.deps.db, place, slug);
   if (!run) throw notFound('run');
-  const page = await repo.listLogs(ctx.deps.db, run, query);
+  const page = await logs.listLogs(ctx.deps.db, run, query);
   return { ...page, items: page.items.map(toLog) };
 }
