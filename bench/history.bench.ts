@@ -29,6 +29,8 @@
 //                                      process id, so a reused store's pages are not the ones
 //                                      an earlier invocation read)
 //   BENCH_HISTORY_SEMI_SPACE_MB=512    V8's young generation of this process (0: V8's default)
+//   BENCH_HISTORY_WAL_RUNS=100         runs per store whose WAL is measured (history-wal.ts; 0: none)
+//   BENCH_HISTORY_LISTS=0              skip the list and log paths (the executes and the WAL only)
 //
 // The young generation: both APIs and the bench share this process, and with V8's default (16 MB
 // semi-spaces) a scavenge came every 15–70 requests, 4–55 ms each, so the p99 of 1,000 requests
@@ -56,6 +58,7 @@ import {
   timed,
   within,
 } from './history-tail';
+import { walPerRun } from './history-wal';
 import { createDatabase, dropDatabase, loadAverages, sql } from './pipeline-support';
 
 const SEMI_SPACE_MB = Number(process.env.BENCH_HISTORY_SEMI_SPACE_MB ?? 512);
@@ -98,6 +101,8 @@ const DRAW = Number(process.env.BENCH_HISTORY_DRAW ?? process.pid);
 // empty store's from one invocation to the next (docs/benchmarks.md "History at 10M runs").
 const REQUESTS = Number(process.env.BENCH_HISTORY_REQUESTS ?? 5000);
 const EXECUTES = Number(process.env.BENCH_HISTORY_EXECUTES ?? 300);
+const WAL_RUNS = Number(process.env.BENCH_HISTORY_WAL_RUNS ?? 100);
+const LISTS = process.env.BENCH_HISTORY_LISTS !== '0';
 const PIPELINES = 10;
 const SEED_CONNECTIONS = Number(process.env.BENCH_HISTORY_SEED_CONNECTIONS ?? 2);
 
@@ -107,7 +112,7 @@ const SEEDED = kept?.seeded ?? `sluice_bench_hist_seeded_${id}`;
 const DST = kept?.dst ?? `sluice_bench_hist_dst_${id}`;
 const masterKey = kept?.masterKey ?? crypto.randomBytes(32).toString('base64');
 // Runs this invocation executes, by a prefix of its own (a reused store has an earlier one's).
-const mine = (kind: 'x' | 'f', i: number) => `${kind}${id}n${i}`;
+const mine = (kind: 'x' | 'f' | 'w', i: number) => `${kind}${id}n${i}`;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-history-'));
 const load = loadAverages;
 const n = (x: number) => x.toLocaleString('en-US');
@@ -180,13 +185,22 @@ async function main() {
       for (let i = 0; i < 25; i++) await executeOnce(s, mine('f', i), 'broken', 'failed');
     }
 
-    const paths = await historyPaths(empty, seeded, {
-      executes: EXECUTES,
-      runs: RUNS,
-      events: EVENTS,
-      draw: DRAW,
-      mine,
-    });
+    const wal = WAL_RUNS > 0 ? await walPerRun(stores, WAL_RUNS, (i) => mine('w', i)) : [];
+    for (const w of wal)
+      console.log(
+        `  WAL per run, ${w.store === EMPTY ? 'empty ' : 'seeded'} store (${n(WAL_RUNS)} runs after a checkpoint): ` +
+          `${n(Math.round(w.bytes))} bytes, ${w.fpi.toFixed(1)} full-page images (WAL ${w.from}–${w.to})`,
+      );
+
+    const paths = !LISTS
+      ? []
+      : await historyPaths(empty, seeded, {
+          executes: EXECUTES,
+          runs: RUNS,
+          events: EVENTS,
+          draw: DRAW,
+          mine,
+        });
     for (const path of paths) {
       const r = { label: path.label, empty: [] as number[], seeded: [] as number[] };
       // A few unmeasured requests each: plans cached, pages of the indexes read once.
