@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from './context';
+import { timeOrderedId } from './db/ids';
 import { type AuthPorts, installAuth } from './http/auth';
 import { frameworkErrorOptions, installErrorHandling } from './http/error-handler';
 import { notFound } from './http/errors';
@@ -50,7 +50,7 @@ export async function buildApp(deps: Deps): Promise<App> {
       const forwarded = forwardedOf(req);
       if (forwarded) return forwarded.id;
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : randomUUID();
+      return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : timeOrderedId();
     },
     logController: new OneLinePerRequest(
       requestLineLogger(deps.log).child({ host: 'api' }),

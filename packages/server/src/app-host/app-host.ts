@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { buildApp } from '../app';
 import type { Deps } from '../context';
+import { timeOrderedId } from '../db/ids';
 import { frameworkErrorOptions, installErrorHandling } from '../http/error-handler';
 import { AppError, errorBody } from '../http/errors';
 import { installJsonBody } from '../http/json-body';
@@ -40,7 +40,7 @@ export async function buildAppHost(
   const app = Fastify({
     loggerInstance: deps.log.child({ host: 'app' }, { serializers: { req: requestSerializer as any } }),
     logController: new OneLinePerRequest(requestLineLogger(deps.log).child({ host: 'app' })),
-    genReqId: () => randomUUID(),
+    genReqId: () => timeOrderedId(),
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: false,
     ...frameworkErrorOptions(),

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { timeOrderedId } from '../db/ids';
 import { AppError, errorBody, type ValidationIssue } from './errors';
 
 const CONNECTION_CODES = new Set([
@@ -216,7 +216,7 @@ export function frameworkErrorOptions() {
             { path: '(request)', code: 'malformed_http', message: 'the request is not valid HTTP' },
           ],
         });
-      const id = randomUUID();
+      const id = timeOrderedId();
       const body = JSON.stringify(errorBody(appErr, id));
       if (socket.writable) {
         socket.write(

@@ -61,6 +61,16 @@ export function randomSlug(prefix: string, length = 16): string {
   return `${prefix}-${randomSuffix(length)}`;
 }
 
+/**
+ * A slug for the records every run adds (runs, events): `length` characters after the prefix, the
+ * first nine the time (Unix milliseconds in base 36, sorting as the number does), the rest random.
+ * Slugs made later sort later, so the unique index over them takes new rows at its right edge
+ * however many came before (docs/operations.md#row-ids).
+ */
+export function timeOrderedSlug(prefix: string, length = 16, now = Date.now()): string {
+  return `${prefix}-${now.toString(36).padStart(9, '0')}${randomSuffix(length - 9)}`;
+}
+
 /** The `{organization}` path value: any 1–100 characters (docs/api-conventions.md#slugs). */
 export const orgSlugParam = z.string().min(1).max(100).describe('Organization slug.');
 export const orgParams = z.object({ organization: orgSlugParam }).strict();

@@ -1,9 +1,10 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Actor, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
+import { timeOrderedId } from '../../db/ids';
 import { events } from '../../db/schema/index';
 import type { PermissionDenial } from '../../http/auth';
-import { randomSlug } from '../../http/fields';
+import { timeOrderedSlug } from '../../http/fields';
 
 export const entityTypes = [
   'unknown',
@@ -107,8 +108,9 @@ export async function recordEvent(tx: DbOrTx, src: EventSource, e: EventInput): 
   const occurredAt = new Date();
   await tx.insert(events).values(
     classes.map((eventClass) => ({
+      id: timeOrderedId(),
       organizationId: src.organizationId,
-      slug: randomSlug('ev', 20),
+      slug: timeOrderedSlug('ev', 20),
       eventClass,
       actorType: src.actor.type,
       actorSlug: src.actor.slug,
@@ -153,9 +155,9 @@ export function eventFromRowSql(
   from: SQL,
 ): SQL {
   return sql`
-    insert into events (organization_id, slug, event_class, actor_type, actor_slug, entity_type,
+    insert into events (id, organization_id, slug, event_class, actor_type, actor_slug, entity_type,
                         entity_slug, action, request_id, occurred_at, metadata)
-    select ${src.organizationId}, ${randomSlug('ev', 20)}, 'activity', ${src.actor.type},
+    select ${timeOrderedId()}::uuid, ${src.organizationId}, ${timeOrderedSlug('ev', 20)}, 'activity', ${src.actor.type},
            ${src.actor.slug}, ${e.entityType}, ${e.entitySlug}, ${e.action}, ${src.requestId},
            now(), ${e.metadata}
       from ${from}`;

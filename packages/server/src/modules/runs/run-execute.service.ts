@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { PipelineSpec } from '@sluice/engine';
 import { sql } from 'drizzle-orm';
 import type { Ctx, Scope } from '../../context';
 import type { Keyring } from '../../crypto/keyring';
 import type { DbOrTx, Tx } from '../../db/client';
+import { timeOrderedId } from '../../db/ids';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors';
-import { randomSlug } from '../../http/fields';
+import { timeOrderedSlug } from '../../http/fields';
 import { assertProtectedConfirmation, eventSource } from '../environments/index';
 
 import { eventFromRowSql } from '../events/index';
@@ -63,8 +63,8 @@ export async function executePipeline(
   const db = deps.db;
   const input = body.input ?? {};
   const inputKeys = Object.keys(input).sort();
-  const runId = randomUUID();
-  const slug = body.run_slug ?? randomSlug('run');
+  const runId = timeOrderedId();
+  const slug = body.run_slug ?? timeOrderedSlug('run');
   const confirmation = body.protected_environment_confirmation ?? null;
   // Values only: a run without input has nothing to seal (its input_keys are empty, and the
   // worker reads no input row for it). Sealed before the statement, which writes it only when
@@ -155,7 +155,7 @@ export async function executePipeline(
 
 /** Seals an input for the run about to be inserted, under a fresh input record id. */
 async function sealInput(db: DbOrTx, keyring: Keyring, organizationId: string, input: unknown) {
-  const id = randomUUID();
+  const id = timeOrderedId();
   const sealedInput = await keyring.encrypt(db, JSON.stringify(input), runInputBinding(organizationId, id));
   return { id, kid: sealedInput.kid, ciphertext: sealedInput.ciphertext };
 }
@@ -184,7 +184,7 @@ export async function sealRunInput(
   runId: string,
   input: unknown,
 ) {
-  const inputId = randomUUID();
+  const inputId = timeOrderedId();
   const sealed = await keyring.encrypt(tx, JSON.stringify(input), runInputBinding(organizationId, inputId));
   await repo.insertRunInput(tx, {
     id: inputId,

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
+import { planOrderedId } from '../../db/ids';
 import {
   type ErrorRecord,
   LOG_BATCH_LINES,
@@ -14,21 +14,14 @@ import {
 // the checkpoint cursors.
 
 /**
- * A fresh id whose first 32 bits are the step's position in the plan, so ordering step rows by
- * id lists them in plan order; the remaining 96 random bits keep it unique.
- */
-function planOrderedId(index: number): string {
-  return `${index.toString(16).padStart(8, '0')}${randomUUID().slice(8)}`;
-}
-
-/**
  * Every step of the plan as `pending`: the start of an attempt (a recovered or handed-back run
  * starts over). Two CTE bodies for the statement that reads what the attempt needs
  * (run-sources.repo.ts): an upsert (a first attempt has no rows yet), and a delete of steps
  * outside the plan, which only ever finds rows of another plan.
  */
 export function resetStepsSql(runId: string, order: string[]): { gone: SQL; reset: SQL } {
-  const ids = order.map((_, i) => planOrderedId(i));
+  const now = Date.now();
+  const ids = order.map((_, i) => planOrderedId(i, now));
   return {
     gone: sql`
       delete from pipeline_run_steps
@@ -46,7 +39,8 @@ export function resetStepsSql(runId: string, order: string[]): { gone: SQL; rese
 /**
  * resetStepsSql for the runs of `claimed` (CTE rows with id, "pipelineId", "specHash") whose plan
  * order `plans` holds by `pipelineId:specHash`: two CTEs for the statement that claims them.
- * Step ids are plan-ordered as planOrderedId makes them.
+ * Step ids are plan-ordered as planOrderedId makes them: the position, the statement's time in
+ * milliseconds, 48 random bits.
  */
 export function resetClaimedStepsSql(claimed: SQL, plans: Record<string, string[]>): SQL {
   const order = sql`jsonb_array_elements_text(${JSON.stringify(plans)}::jsonb -> (w."pipelineId"::text || ':' || w."specHash"))
@@ -59,7 +53,9 @@ export function resetClaimedStepsSql(claimed: SQL, plans: Record<string, string[
     ),
     reset as (
       insert into pipeline_run_steps (id, run_id, step_slug, state)
-      select (lpad(to_hex(o.n - 1), 8, '0') || substr(gen_random_uuid()::text, 9))::uuid, w.id, o.slug, 'pending'
+      select (lpad(to_hex(o.n - 1), 8, '0')
+              || lpad(to_hex((extract(epoch from statement_timestamp()) * 1000)::bigint), 12, '0')
+              || right(gen_random_uuid()::text, 12))::uuid, w.id, o.slug, 'pending'
         from ${claimed} w, ${order}
        where w."stepsReset"
       on conflict (run_id, step_slug) do update

@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { Actor, Deps } from '../../context';
 import type { Tx } from '../../db/client';
+import { timeOrderedId } from '../../db/ids';
 import { environments, pipelineRuns } from '../../db/schema/index';
-import { randomSlug } from '../../http/fields';
+import { timeOrderedSlug } from '../../http/fields';
 import { recordEvent } from '../events/index';
 import { findActiveDeployment } from '../pipelines/index';
 import { type RunRecord, sealRunInput } from '../runs/index';
@@ -64,10 +65,11 @@ export async function startTriggeredRun(tx: Tx, deps: Deps, a: StartArgs): Promi
   const problem = inputProblem(deployment.spec.inputs ?? {}, a.input);
   if (problem) return { ok: false, code: 'INPUT_INVALID', reason: problem };
 
-  const slug = randomSlug('run');
+  const slug = timeOrderedSlug('run');
   const [run] = await tx
     .insert(pipelineRuns)
     .values({
+      id: timeOrderedId(),
       organizationId: t.organizationId,
       pipelineId: t.pipelineId,
       environmentId: t.environmentId,
