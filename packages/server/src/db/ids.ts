@@ -23,3 +23,6 @@ export function planOrderedId(index: number, now = Date.now()): string {
   const time = now.toString(16).padStart(12, '0');
   return `${head}-${time.slice(0, 4)}-${time.slice(4, 8)}-${time.slice(8, 12)}-${randomUUID().slice(24)}`;
 }
+
+/** timeOrderedId in SQL: the milliseconds of the call, version 7, then a random UUID's last 19 digits. */
+export const TIME_ORDERED_ID_SQL = `(lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || right(replace(gen_random_uuid()::text, '-', ''), 19))::uuid`;

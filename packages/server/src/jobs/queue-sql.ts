@@ -1,6 +1,7 @@
 // The queue's statements on pg-boss's tables (jobs/queue.ts consumes and announces with them):
 // the fetch of a consumer, a job's insert inside a caller's statement, the ready check.
 import { type SQL, sql } from 'drizzle-orm';
+import { TIME_ORDERED_ID_SQL } from '../db/ids';
 
 /**
  * CTEs run by the fetch itself, over `taken` (the jobs it took: id, data), one of them named
@@ -73,13 +74,14 @@ export function fetchSql(
 /**
  * pg-boss 10's insert of one job (its `insertJob`, without singletons, priority or delay: what
  * `send` writes for a plain job of a queue created by openQueue), one per row of `from`, with the
- * announcement `notify` for each job inserted (none when null).
+ * announcement `notify` for each job inserted (none when null). The job's id grows with time
+ * (docs/operations.md#row-ids).
  */
 export function jobInsertSql(name: string, data: unknown, from: SQL, notify: string | null): SQL {
   return sql`
     insert into pgboss.job (id, name, data, priority, start_after, dead_letter, expire_in, keep_until,
                             retry_limit, retry_delay, retry_backoff, policy)
-    select gen_random_uuid(), q.name, ${JSON.stringify(data)}::jsonb, 0, now(), q.dead_letter,
+    select ${sql.raw(TIME_ORDERED_ID_SQL)}, q.name, ${JSON.stringify(data)}::jsonb, 0, now(), q.dead_letter,
            coalesce(q.expire_seconds, 900) * interval '1s',
            now() + coalesce((q.retention_minutes * 60)::text, '14 days')::interval,
            coalesce(q.retry_limit, 2),

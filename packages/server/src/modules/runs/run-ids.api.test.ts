@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shop } from '../../../../../test/support/runs-shop';
 import { startShop } from '../../../../../test/support/runs-shop';
+import { TIME_ORDERED_ID_SQL } from '../../db/ids';
 import { resetClaimedStepsSql, resetStepsSql } from './run-progress.repo';
 
 // The rows a run adds get ids (and generated slugs) that grow with time
@@ -58,6 +59,19 @@ describe('time-ordered run ids', () => {
       expect(e.slug).toMatch(/^ev-[a-z0-9]{20}$/);
     }
     expect([...events].sort((a: any, b: any) => (a.slug < b.slug ? -1 : 1))).toEqual(events);
+  });
+
+  it('gives the runs queue jobs ids of the same kind, made in SQL', async () => {
+    const jobs = await shop.q(
+      `select j.id::text from pgboss.job j join pipeline_runs r on r.id::text = j.data->>'runId'
+        where r.slug = any($1::text[]) order by j.id`,
+      [slugs],
+    );
+    expect(jobs).toHaveLength(3);
+    const [made] = await shop.q(`select ${TIME_ORDERED_ID_SQL}::text as id`);
+    for (const j of [...jobs, made] as { id: string }[]) expect(j.id).toMatch(V7);
+    const ms = Number.parseInt(made.id.replace(/-/g, '').slice(0, 12), 16);
+    expect(Math.abs(ms - Date.now())).toBeLessThan(60_000);
   });
 
   it('lists steps in plan order by id, whichever statement made them', async () => {
