@@ -63,12 +63,13 @@ export function randomSlug(prefix: string, length = 16): string {
 
 /**
  * A slug for the records every run adds (runs, events): `length` characters after the prefix, the
- * first nine the time (Unix milliseconds in base 36, sorting as the number does), the rest random.
- * Slugs made later sort later, so the unique index over them takes new rows at its right edge
- * however many came before (docs/operations.md#row-ids).
+ * first seven the time (Unix seconds in base 36, sorting as the number does, until the year 4453),
+ * the rest random (nine for a run's 16: two slugs of one second collide once in 10^14 pairs).
+ * Slugs made later sort later, so the unique index over them takes new rows within the last
+ * second's few entries, however many came before (docs/operations.md#row-ids).
  */
 export function timeOrderedSlug(prefix: string, length = 16, now = Date.now()): string {
-  return `${prefix}-${now.toString(36).padStart(9, '0')}${randomSuffix(length - 9)}`;
+  return `${prefix}-${Math.floor(now / 1000).toString(36).padStart(7, '0')}${randomSuffix(length - 7)}`;
 }
 
 /** The `{organization}` path value: any 1–100 characters (docs/api-conventions.md#slugs). */

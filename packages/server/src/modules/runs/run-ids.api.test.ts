@@ -43,13 +43,21 @@ describe('time-ordered run ids', () => {
 
     const generated = [slugs[0], slugs[2]];
     for (const s of generated) expect(s).toMatch(/^run-[a-z0-9]{16}$/);
-    const bySlug = await shop.q('select slug from pipeline_runs where slug = any($1::text[]) order by slug', [
-      generated,
-    ]);
-    expect(bySlug.map((r: any) => r.slug)).toEqual(generated);
+    // A generated slug starts with its second (base 36), so later slugs sort later: the second
+    // it was made in, just before the statement that stored it at `created_at`.
+    const second = (slug: string, at: number) => {
+      const s = Number.parseInt(slug, 36);
+      expect(s).toBeGreaterThanOrEqual(Math.floor(at) - 1);
+      expect(s).toBeLessThanOrEqual(Math.floor(at));
+    };
+    const made = await shop.q(
+      'select slug, extract(epoch from created_at)::float8 as at from pipeline_runs where slug = any($1::text[])',
+      [generated],
+    );
+    for (const r of made as any[]) second(r.slug.slice(4, 11), r.at);
 
     const events = await shop.q(
-      `select id::text, slug, entity_slug from events
+      `select id::text, slug, entity_slug, extract(epoch from occurred_at)::float8 as at from events
         where entity_type = 'pipeline_run' and entity_slug = any($1::text[]) order by id`,
       [slugs],
     );
@@ -57,8 +65,8 @@ describe('time-ordered run ids', () => {
     for (const e of events as any[]) {
       expect(e.id).toMatch(V7);
       expect(e.slug).toMatch(/^ev-[a-z0-9]{20}$/);
+      second(e.slug.slice(3, 10), e.at);
     }
-    expect([...events].sort((a: any, b: any) => (a.slug < b.slug ? -1 : 1))).toEqual(events);
   });
 
   it('gives the runs queue jobs ids of the same kind, made in SQL', async () => {
