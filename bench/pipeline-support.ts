@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
 import { type App, buildApp } from '../packages/server/src/app';
 import { parseConfig } from '../packages/server/src/env';
 import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
@@ -470,6 +471,12 @@ export async function startSluice(opts: {
     if (key.startsWith('SLUICE_') || key === 'DATABASE_URL') delete childEnv[key];
   }
   const { dist } = opts;
+  // A stale build makes `sluice` run its sources through tsx (slower to start, ~100 MB more):
+  // the figures would measure the TypeScript loader (bench:memory refuses the same way).
+  if (!dist && !compiledBuildIsFresh(new URL('../packages/cli/', import.meta.url)))
+    throw new Error(
+      'packages/cli/dist is not built from the sources as they are: run `npm run build -w @sluice/cli` first',
+    );
   const child: ChildProcess = spawn(
     process.execPath,
     [
