@@ -69,7 +69,9 @@ export function randomSlug(prefix: string, length = 16): string {
  * second's few entries, however many came before (docs/operations.md#row-ids).
  */
 export function timeOrderedSlug(prefix: string, length = 16, now = Date.now()): string {
-  return `${prefix}-${Math.floor(now / 1000).toString(36).padStart(7, '0')}${randomSuffix(length - 7)}`;
+  return `${prefix}-${Math.floor(now / 1000)
+    .toString(36)
+    .padStart(7, '0')}${randomSuffix(length - 7)}`;
 }
 
 /** The `{organization}` path value: any 1–100 characters (docs/api-conventions.md#slugs). */
