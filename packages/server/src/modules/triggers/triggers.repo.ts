@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, desc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
+import { timeOrderedId } from '../../db/ids';
 import {
   environments,
   pipelineRuns,
@@ -232,8 +233,13 @@ export async function findDelivery(db: DbOrTx, triggerId: string, deliveryId: st
   return r ? { ...r.d, runSlug: r.runSlug, runState: r.runState } : null;
 }
 
+/** Records a delivery, its id time-ordered as a run's (docs/operations.md#row-ids). */
 export async function insertDelivery(tx: Tx, values: typeof webhookDeliveries.$inferInsert) {
-  const rows = await tx.insert(webhookDeliveries).values(values).onConflictDoNothing().returning();
+  const rows = await tx
+    .insert(webhookDeliveries)
+    .values({ id: timeOrderedId(), ...values })
+    .onConflictDoNothing()
+    .returning();
   return rows[0] ?? null;
 }
 

@@ -136,6 +136,8 @@ describe('webhook triggers', () => {
       String(r.id).replaceAll('-', ''),
     );
     for (const id of ids) expect(first.next_cursor).not.toContain(id.slice(0, 16));
+    // Delivery ids are time-ordered like a run's (docs/operations.md#row-ids): version 7.
+    for (const id of ids) expect(id[12]).toBe('7');
     const next = (
       await call('GET', `${list}?limit=1&cursor=${encodeURIComponent(first.next_cursor)}`)
     ).json();
