@@ -6,9 +6,13 @@ import { randomUUID } from 'node:crypto';
 // writes the whole 8 kB page to the WAL. Ids that grow with time keep new rows on the few leaves
 // at the index's right edge, however many rows came before.
 
+/** 48 bits of Unix milliseconds as 12 hex digits, in JavaScript and in SQL (of `at`). */
+const msHex = (now: number) => now.toString(16).padStart(12, '0');
+const msHexSql = (at: string) => `lpad(to_hex((extract(epoch from ${at}) * 1000)::bigint), 12, '0')`;
+
 /** A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version, 74 random bits. */
 export function timeOrderedId(now = Date.now()): string {
-  const time = now.toString(16).padStart(12, '0');
+  const time = msHex(now);
   // randomUUID's version digit is at 14: the rest (random, with the RFC's variant bits) is kept.
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${randomUUID().slice(15)}`;
 }
@@ -20,9 +24,13 @@ export function timeOrderedId(now = Date.now()): string {
  */
 export function planOrderedId(index: number, now = Date.now()): string {
   const head = index.toString(16).padStart(8, '0');
-  const time = now.toString(16).padStart(12, '0');
+  const time = msHex(now);
   return `${head}-${time.slice(0, 4)}-${time.slice(4, 8)}-${time.slice(8, 12)}-${randomUUID().slice(24)}`;
 }
 
 /** timeOrderedId in SQL: the milliseconds of the call, version 7, then a random UUID's last 19 digits. */
-export const TIME_ORDERED_ID_SQL = `(lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || right(replace(gen_random_uuid()::text, '-', ''), 19))::uuid`;
+export const TIME_ORDERED_ID_SQL = `(${msHexSql('clock_timestamp()')} || '7' || right(replace(gen_random_uuid()::text, '-', ''), 19))::uuid`;
+
+/** planOrderedId in SQL, for the position `index` (SQL): the statement's milliseconds, so one statement's steps share them. */
+export const planOrderedIdSql = (index: string) =>
+  `(lpad(to_hex(${index}), 8, '0') || ${msHexSql('statement_timestamp()')} || right(gen_random_uuid()::text, 12))::uuid`;

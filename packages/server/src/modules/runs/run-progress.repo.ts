@@ -1,6 +1,6 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { planOrderedId } from '../../db/ids';
+import { planOrderedId, planOrderedIdSql } from '../../db/ids';
 import {
   type ErrorRecord,
   LOG_BATCH_LINES,
@@ -53,9 +53,7 @@ export function resetClaimedStepsSql(claimed: SQL, plans: Record<string, string[
     ),
     reset as (
       insert into pipeline_run_steps (id, run_id, step_slug, state)
-      select (lpad(to_hex(o.n - 1), 8, '0')
-              || lpad(to_hex((extract(epoch from statement_timestamp()) * 1000)::bigint), 12, '0')
-              || right(gen_random_uuid()::text, 12))::uuid, w.id, o.slug, 'pending'
+      select ${sql.raw(planOrderedIdSql('o.n - 1'))}, w.id, o.slug, 'pending'
         from ${claimed} w, ${order}
        where w."stepsReset"
       on conflict (run_id, step_slug) do update
