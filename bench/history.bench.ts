@@ -229,7 +229,7 @@ async function main() {
 
     // Whether the events lists' statements kept one plan: a session's prepared statements and
     // how often each was planned for its parameters (custom) or ran its generic plan.
-    for (const s of stores) {
+    for (const s of LISTS ? stores : []) {
       const { rows } = await s.p.rt.deps.store.executeSql(
         `select count(*)::int as n, coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
            from pg_prepared_statements where name like 'sluice_events_%'`,
@@ -258,8 +258,10 @@ async function main() {
     // The same requests less the pauses of this process's garbage collector that overlap each
     // one: the pauses come from both APIs' (and the bench's) allocations together and fall on
     // whichever store's request is in flight, so the ratio above also measures where they fell.
-    console.log(`\n  the lists again, each request less this process's collections overlapping it`);
-    for (const r of results) if (r.net) row(r.label, r.net.empty, r.net.seeded);
+    if (LISTS) {
+      console.log(`\n  the lists again, each request less this process's collections overlapping it`);
+      for (const r of results) if (r.net) row(r.label, r.net.empty, r.net.seeded);
+    }
   } finally {
     for (const s of stores) {
       await s.worker.stop();
