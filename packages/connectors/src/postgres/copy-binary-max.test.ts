@@ -6,6 +6,8 @@ import { CopyFramesOut } from './copy-frames-out';
 
 // The greatest value read from a real binary COPY stream, split into chunks of every awkward
 // size, must be what PostgreSQL's own max() answers, printed the same way.
+// One text value is longer than the largest chunk; the others are short, so the stream stays
+// under a megabyte (split a byte at a time for each column).
 
 const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -16,7 +18,7 @@ const QUERY = `SELECT g AS id,
   date '2000-01-01' + (g % 20000 - 10000) AS d,
   CASE WHEN g = 1500 THEN timestamp 'infinity' ELSE timestamp '1999-12-31 23:59:59' + (g % 1000 - 500) * interval '1 day 1 second' END AS ts,
   timestamptz '1960-06-01 12:00:00+02' + g * interval '1 minute 1.5 second' AS tz,
-  CASE WHEN g % 3 = 0 THEN NULL ELSE repeat('x', g % 70000) END AS t,
+  CASE WHEN g % 3 = 0 THEN NULL WHEN g = 2000 THEN repeat('x', 70000) ELSE repeat('x', g % 50) END AS t,
   NULL::int8 AS nothing,
   CASE WHEN g % 11 = 0 THEN NULL ELSE ((g * 7919 % 20001) - 10000)::numeric / 7 END AS n,
   g::numeric * 10::numeric ^ 30 + g::numeric / 1000 AS nbig,
