@@ -19,10 +19,9 @@ import { stripVTControlCharacters } from 'node:util';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const vitest = path.join(root, 'node_modules/vitest/vitest.mjs');
 
-// Balanced by the time each project's files take (test/support/file-durations.json): the
-// embedded store's suites run PostgreSQL as WebAssembly inside the test process, the browser
-// suites drive Chromium, and the CLI suites join the lane that has less without them.
-const DEFAULT_LANES = 'unit,api-postgres;api-pglite,browser,cli';
+// Balanced by the CPU each project spends (measured per file): the embedded store's suites run
+// PostgreSQL as WebAssembly inside the test process, the browser suites drive Chromium.
+const DEFAULT_LANES = 'unit,api-postgres;api-pglite,browser';
 // How many lines of a failing lane's failures block the summary repeats.
 const FAILURE_LINES = 60;
 

@@ -8,10 +8,11 @@ import { CopyOutStream } from './copy-out-stream';
 // recorded byte for byte from the server (with notices between the rows, and one that fails
 // halfway) replayed in socket chunks of every awkward size, so message headers fall across
 // chunk boundaries. The rows must be pg-copy-streams' rows byte for byte, and what follows the
-// copy must reach pg's reader intact.
+// copy must reach pg's reader intact. Rows are short (tens of bytes): the replay writes a chunk a
+// turn of the event loop, so a byte at a time costs a turn per byte.
 
 const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const ROWS = `SELECT g, repeat('x', g % 300) AS t, CASE WHEN g % 3 = 0 THEN NULL ELSE g::numeric / 7 END AS n,
+const ROWS = `SELECT g, repeat('x', g % 40) AS t, CASE WHEN g % 3 = 0 THEN NULL ELSE g::numeric / 7 END AS n,
   pg_temp.noisy(g) AS q FROM generate_series(1, 2000) g`;
 const FAILING = 'SELECT g, 1 / (g - 1500) AS boom FROM generate_series(1, 2000) g';
 
