@@ -124,3 +124,28 @@ export function documentOperations(doc: any): DocOperation[] {
   }
   return ops;
 }
+
+// Generated requests (the fuzz and conformance suites) stay valid but small: strings up to LONGEST
+// characters (json-schema-faker builds them a character at a time; the fuzz's hostile values
+// bring 70,000) and arrays up to MOST_ITEMS items (a list that takes 10,000 nested objects cost
+// seconds of CPU a value).
+const LONGEST = 2048;
+const MOST_ITEMS = 8;
+const capped = new WeakMap<object, unknown>();
+/**
+ * `schema` with its lengths capped for json-schema-faker: the same values are valid, the generated
+ * ones stay small (a copy, made once per schema object).
+ */
+export function generatable(schema: any): any {
+  if (Array.isArray(schema)) return schema.map(generatable);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const known = capped.get(schema);
+  if (known) return known;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = generatable(v);
+  if (typeof out.maxLength === 'number' && out.maxLength > LONGEST) out.maxLength = LONGEST;
+  if (typeof out.maxItems === 'number' && out.maxItems > MOST_ITEMS)
+    out.maxItems = Math.max(MOST_ITEMS, typeof out.minItems === 'number' ? out.minItems : 0);
+  capped.set(schema, out);
+  return out;
+}
