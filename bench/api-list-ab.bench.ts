@@ -30,7 +30,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { startApiLoad } from './latency-probes';
 import {
-  cpuSeconds,
   createDatabase,
   dbUrl,
   dropDatabase,
@@ -42,6 +41,7 @@ import {
   startSluice,
   startWorker,
 } from './pipeline-support';
+import { cpuSeconds } from './proc-cpu';
 
 const BASELINE = process.env.BENCH_BASELINE ?? 'packages/cli/.dist-main';
 const CANDIDATE = process.env.BENCH_CANDIDATE ?? 'packages/cli/dist';

@@ -24,9 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  backendsOf,
   copyFileLimit,
-  coreBound,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
@@ -35,13 +33,13 @@ import {
   openPlatform,
   type Platform,
   pgDataSource,
-  pgServerProcesses,
   removeLimitFiles,
   runInWorker,
   shell,
   sql,
   writeLimitFile,
 } from './pipeline-support';
+import { backendsOf, coreBound, pgServerProcesses } from './proc-cpu';
 
 const ROWS = (process.env.BENCH_ROWS ?? '1000000').split(',').map(Number);
 const MY = new URL(process.env.SLUICE_BENCH_MYSQL ?? 'mysql://root@127.0.0.1:3306');

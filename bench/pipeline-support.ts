@@ -1,10 +1,9 @@
-// Helpers of `npm run bench:pipeline`: scratch PostgreSQL databases, the Sluice API in this
-// process (in-process requests on a scratch platform database), `sluice worker` as a child
-// process with its resident memory sampled, and a local HTTP server streaming a large JSON array.
+// Helpers of `npm run bench:pipeline` and the other benches: scratch PostgreSQL databases, the
+// Sluice API in this process (in-process requests on a scratch platform database), and `sluice
+// worker` as a child process with its resident memory sampled (proc-cpu.ts reads /proc;
+// people-source.ts serves the HTTP JSON benches' records).
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -15,6 +14,7 @@ import { type App, buildApp } from '../packages/server/src/app';
 import { parseConfig } from '../packages/server/src/env';
 import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
 import { openRuntime, type Runtime } from '../packages/server/src/runtime';
+import { type CpuGroups, cpuReport, cpuSeconds, sampleCpu, statusKb } from './proc-cpu';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ADMIN_URL =
@@ -287,164 +287,6 @@ export async function setUpTick(p: Platform, database: string): Promise<void> {
   });
 }
 
-/** CPU seconds (user + system, every thread) a process used so far. */
-export function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
-
-/** CPU seconds of the backends connected to `database` besides the bench's own (same host). */
-async function sessionsCpu(database: string): Promise<number> {
-  const pids = await sql<{ pid: number }>(
-    database,
-    "select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()",
-  );
-  let total = 0;
-  for (const { pid } of pids) {
-    try {
-      total += cpuSeconds(pid);
-    } catch {} // ended meanwhile
-  }
-  return total;
-}
-
-/** The processes a run's CPU is read from: its worker, and others by their command line. */
-export type CpuGroups = Record<string, (cmdline: string) => boolean>;
-
-/** PostgreSQL backends of `database` (their process title names it), not the bench's own. */
-export const backendsOf = (database: string) => (cmd: string) =>
-  cmd.startsWith('postgres: ') && cmd.includes(` ${database} `);
-
-/** The server's own processes that work for every session: WAL writer, checkpointer, bgwriter. */
-export const pgServerProcesses = (cmd: string) =>
-  /^postgres: .*(walwriter|checkpointer|background writer)/.test(cmd);
-
-/**
- * CPU seconds of each group of processes, sampled every `everyMs` from now on (the process
- * list re-read at each sample, so backends that connect later are found): totals, and a
- * timeline of per-bucket CPU (BENCH_TIMELINE), from which a run's first and last busy bucket
- * of the target show when its bytes started and stopped (issue 26 item 8's fixed costs).
- */
-export function sampleCpu(groups: CpuGroups, pids: Record<string, number> = {}, everyMs = 25) {
-  const names = [...Object.keys(pids), ...Object.keys(groups)];
-  /** pid → group, and the CPU it had when first seen (a backend's connection setup counts). */
-  const members = new Map<number, { group: string; last: number }>(
-    Object.entries(pids).map(([group, pid]) => [pid, { group, last: cpuSeconds(pid) }]),
-  );
-  /**
-   * Processes that belong to no group: anything whose title is set and matches none, and any
-   * other process still unmatched a second after it was first seen (the postmaster, say).
-   */
-  const others = new Set<number>();
-  const unsure = new Map<number, number>();
-  const scan = (initial: boolean) => {
-    for (const entry of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const pid = Number(entry);
-      if (members.has(pid) || others.has(pid)) continue;
-      let cmd: string;
-      try {
-        cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      } catch {
-        continue;
-      }
-      const group = Object.keys(groups).find((g) => groups[g](cmd));
-      if (!group) {
-        // A new PostgreSQL backend has the postmaster's command line until it sets its title.
-        const first = unsure.get(pid) ?? performance.now();
-        unsure.set(pid, first);
-        if (!cmd.includes('postgres') || cmd.startsWith('postgres: ') || performance.now() - first > 1000) {
-          others.add(pid);
-          unsure.delete(pid);
-        }
-        continue;
-      }
-      try {
-        // Found at the start: counted from now; found later: its whole life is this run's.
-        members.set(pid, { group, last: initial ? cpuSeconds(pid) : 0 });
-      } catch {}
-    }
-  };
-  scan(true);
-  const t0 = performance.now();
-  const buckets: { at: number; cpu: Record<string, number> }[] = [];
-  const totals: Record<string, number> = Object.fromEntries(names.map((g) => [g, 0]));
-  const sample = () => {
-    scan(false);
-    const cpu: Record<string, number> = Object.fromEntries(names.map((g) => [g, 0]));
-    for (const [pid, m] of members) {
-      let now: number;
-      try {
-        now = cpuSeconds(pid);
-      } catch {
-        members.delete(pid); // ended; its last slice is lost (< one sample)
-        continue;
-      }
-      cpu[m.group] += now - m.last;
-      totals[m.group] += now - m.last;
-      m.last = now;
-    }
-    buckets.push({ at: performance.now() - t0, cpu });
-  };
-  const timer = setInterval(sample, everyMs);
-  return {
-    stop() {
-      clearInterval(timer);
-      sample();
-      return { totals, buckets };
-    },
-  };
-}
-
-/** The sampled CPU as lines: totals, and (with `timelineMs`) one line per that many ms. */
-export function cpuReport(r: ReturnType<ReturnType<typeof sampleCpu>['stop']>, timelineMs: number): string[] {
-  const names = Object.keys(r.totals);
-  const lines = [`CPU: ${names.map((g) => `${g} ${r.totals[g].toFixed(2)} s`).join(', ')}`];
-  // The first and last sample in which the target's backends were busy (> 5 ms).
-  const busy = r.buckets.filter((b) => (b.cpu.target ?? 0) > 0.005);
-  const every = r.buckets.length > 1 ? r.buckets[1].at - r.buckets[0].at : 0;
-  if (busy.length > 0)
-    lines.push(
-      `target busy from ${busy[0].at.toFixed(0)} ms to ${busy[busy.length - 1].at.toFixed(0)} ms after execute (~${every.toFixed(0)} ms samples)`,
-    );
-  if (timelineMs > 0) {
-    const per = Math.max(1, Math.round(timelineMs / Math.max(every, 1)));
-    lines.push(`timeline (ms: CPU ms per group in ${timelineMs} ms): ${names.join(' / ')}`);
-    for (let i = 0; i < r.buckets.length; i += per) {
-      const slice = r.buckets.slice(i, i + per);
-      const sum = names.map((g) => (slice.reduce((a, b) => a + b.cpu[g], 0) * 1000).toFixed(0).padStart(4));
-      lines.push(`  ${slice[0].at.toFixed(0).padStart(5)} ${sum.join(' ')}`);
-    }
-  }
-  return lines;
-}
-
-/**
- * What two (or `cores`) cores allow at best, from a run's CPU: the target's backend is one
- * process, so the run is at least its CPU long, and at least the CPU of every group together
- * spread over the cores; against the limit's seconds, the best ratio those leave.
- */
-export function coreBound(
-  cpu: Record<string, number>,
-  limitSeconds: number,
-  cores = os.cpus().length,
-): string {
-  const all = Object.values(cpu).reduce((a, b) => a + b, 0);
-  const bound = Math.max(cpu.target ?? 0, all / cores);
-  return (
-    `on ${cores} cores the copy takes at least max(target ${(cpu.target ?? 0).toFixed(2)} s, ` +
-    `all ${all.toFixed(2)} s / ${cores}) = ${bound.toFixed(2)} s: at best ${(limitSeconds / bound).toFixed(2)} of the limit`
-  );
-}
-
-/** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */
-function statusKb(pid: number, field: string): number {
-  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
-  return m ? Number(m[1]) : 0;
-}
-
 export type WorkerProcess = {
   pid: number;
   /** Starts sampling VmRSS every 100 ms (from now on). */
@@ -566,81 +408,19 @@ export async function startWorker(
   };
 }
 
-/** One generated person: the same values for the HTTP server and the CSV baseline. */
-export function person(i: number) {
-  return {
-    id: i,
-    name: `Person ${i}`,
-    email: `User.${i}@Example.COM`,
-    amount: ((i * 7919) % 1_000_000) / 100,
-    created_at: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
-    active: i % 3 !== 0,
-    country: ['DE', 'FR', 'US', 'JP', null][i % 5],
-  };
-}
-
-/**
- * `GET /people` → `{"data": [...]}` with `count` records. The body is rendered once before the
- * server listens (as an API with its data at hand would answer), so a run measures Sluice
- * reading it, not the bench process generating it; it is sent in 64 KiB writes.
- */
-export async function startJsonServer(count: number): Promise<{ url: string; close(): Promise<void> }> {
-  const parts: Buffer[] = [Buffer.from('{"data":[')];
-  for (let i = 1; i <= count; i += 1000) {
-    const texts: string[] = [];
-    for (let j = i; j <= Math.min(count, i + 999); j++) texts.push(JSON.stringify(person(j)));
-    parts.push(Buffer.from((i === 1 ? '' : ',') + texts.join(',')));
+/** CPU seconds of the backends connected to `database` besides the bench's own (same host). */
+async function sessionsCpu(database: string): Promise<number> {
+  const pids = await sql<{ pid: number }>(
+    database,
+    "select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()",
+  );
+  let total = 0;
+  for (const { pid } of pids) {
+    try {
+      total += cpuSeconds(pid);
+    } catch {} // ended meanwhile
   }
-  parts.push(Buffer.from(']}'));
-  const body = Buffer.concat(parts);
-  const server = http.createServer((req, res) => {
-    if (req.url !== '/people') {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-    let at = 0;
-    const pump = () => {
-      while (at < body.length) {
-        const piece = body.subarray(at, at + 65536);
-        at += piece.length;
-        if (!res.write(piece)) {
-          res.once('drain', pump);
-          return;
-        }
-      }
-      res.end();
-    };
-    pump();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
-/** The same records as CSV (lower-cased email, as the transform writes them) for `\copy`. */
-export async function writePeopleCsv(file: string, count: number) {
-  const out = fs.createWriteStream(file);
-  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-  for (let i = 1; i <= count; i += 1000) {
-    let text = '';
-    for (let j = i; j < Math.min(count + 1, i + 1000); j++) {
-      const p = person(j);
-      text += `${p.id},${q(p.name)},${q(p.email.toLowerCase())},${p.amount},${p.created_at},${p.active},${p.country ?? ''}\n`;
-    }
-    if (!out.write(text)) await new Promise<void>((r) => out.once('drain', () => r()));
-  }
-  await new Promise<void>((resolve, reject) => {
-    out.on('error', reject);
-    out.end(() => resolve());
-  });
+  return total;
 }
 
 /**

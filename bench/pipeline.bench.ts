@@ -32,10 +32,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startJsonServer, writePeopleCsv } from './people-source';
 import {
-  backendsOf,
   copyFileLimit,
-  coreBound,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
@@ -46,16 +45,14 @@ import {
   openPlatform,
   type Platform,
   pgDataSource,
-  pgServerProcesses,
   ROW_COLUMNS,
   removeLimitFiles,
   runInWorker,
   shell,
   sql,
-  startJsonServer,
   writeLimitFile,
-  writePeopleCsv,
 } from './pipeline-support';
+import { backendsOf, coreBound, pgServerProcesses } from './proc-cpu';
 
 const ROWS = (process.env.BENCH_ROWS ?? '1000000,5000000').split(',').map(Number);
 const HTTP_ROWS = Number(process.env.BENCH_HTTP_ROWS ?? 300_000);
