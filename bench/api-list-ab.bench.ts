@@ -38,10 +38,9 @@ import {
   PE,
   setUpTick,
   sql,
-  startSluice,
-  startWorker,
 } from './pipeline-support';
 import { cpuSeconds } from './proc-cpu';
+import { startSluice, startWorker } from './worker-process';
 
 const BASELINE = process.env.BENCH_BASELINE ?? 'packages/cli/.dist-main';
 const CANDIDATE = process.env.BENCH_CANDIDATE ?? 'packages/cli/dist';

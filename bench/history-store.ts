@@ -9,9 +9,8 @@ import {
   PE,
   type Platform,
   setUpTick,
-  startWorker,
-  type WorkerProcess,
 } from './pipeline-support';
+import { startWorker, type WorkerProcess } from './worker-process';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,8 +1,9 @@
 // bench:latency's runs (latency.bench.ts): executing trivial runs through the API and reading
 // their latencies back from pipeline_runs, and the bare insert + NOTIFY baseline beside them.
 import pg from 'pg';
-import { dbUrl, PE, type Platform, sql, type WorkerProcess } from './pipeline-support';
+import { dbUrl, PE, type Platform, sql } from './pipeline-support';
 import type { runCost } from './run-cost';
+import type { WorkerProcess } from './worker-process';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

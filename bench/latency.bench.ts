@@ -102,10 +102,9 @@ import {
   type Platform,
   setUpTick,
   sql,
-  startWorker,
-  type WorkerProcess,
 } from './pipeline-support';
 import { runCost } from './run-cost';
+import { startWorker, type WorkerProcess } from './worker-process';
 
 const SCALE_ONLY = process.argv.includes('--scale-out');
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);

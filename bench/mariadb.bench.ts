@@ -34,12 +34,12 @@ import {
   type Platform,
   pgDataSource,
   removeLimitFiles,
-  runInWorker,
   shell,
   sql,
   writeLimitFile,
 } from './pipeline-support';
 import { backendsOf, coreBound, pgServerProcesses } from './proc-cpu';
+import { runInWorker } from './worker-process';
 
 const ROWS = (process.env.BENCH_ROWS ?? '1000000').split(',').map(Number);
 const MY = new URL(process.env.SLUICE_BENCH_MYSQL ?? 'mysql://root@127.0.0.1:3306');

@@ -33,8 +33,8 @@ import {
   ROW_COLUMNS,
   repoRoot,
   sql,
-  startWorker,
 } from './pipeline-support';
+import { startWorker } from './worker-process';
 
 const IDLE = process.env.BENCH_MEMORY_IDLE !== '0';
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_SECONDS ?? 5) * 1000;

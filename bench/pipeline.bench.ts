@@ -47,12 +47,12 @@ import {
   pgDataSource,
   ROW_COLUMNS,
   removeLimitFiles,
-  runInWorker,
   shell,
   sql,
   writeLimitFile,
 } from './pipeline-support';
 import { backendsOf, coreBound, pgServerProcesses } from './proc-cpu';
+import { runInWorker } from './worker-process';
 
 const ROWS = (process.env.BENCH_ROWS ?? '1000000,5000000').split(',').map(Number);
 const HTTP_ROWS = Number(process.env.BENCH_HTTP_ROWS ?? 300_000);

@@ -14,7 +14,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { dbUrl, sql, type WorkerProcess } from './pipeline-support';
+import { dbUrl, sql } from './pipeline-support';
+import type { WorkerProcess } from './worker-process';
 
 type Counters = {
   statements: number;
