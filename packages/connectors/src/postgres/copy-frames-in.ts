@@ -7,10 +7,11 @@ import type pg from 'pg';
 // closing CopyDone, or a CopyFail when the input fails (the server then ends the COPY with an
 // error and nothing of it stays). The chunks must hold whole messages only (the reader
 // guarantees it), so a CopyFail never lands inside one. The row count is the server's command
-// tag. Chunks of COPY's bytes without the framing (any other source of COPY input: the MySQL
-// encoders, CSV) go the same way, each as one CopyData message, its header written with it (one
-// writev: the socket is corked to the next tick). See docs/benchmarks.md, "The data path toward
-// its limit".
+// tag. A chunk of several messages leaves as one (`oneCopyData`): the server does a little work
+// per message, and a PostgreSQL source sends one a row. Chunks of COPY's bytes without the
+// framing (any other source of COPY input: the MySQL encoders, CSV) go the same way, each as one
+// CopyData message, its header written with it (one writev: the socket is corked to the next
+// tick). See docs/benchmarks.md, "The data path toward its limit".
 
 const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
 
@@ -30,6 +31,45 @@ function copyDataHeader(n: number): Buffer {
   header[0] = 0x64;
   header.writeUInt32BE(n + 4, 1);
   return header;
+}
+
+/** A message's length field (big-endian, unsigned) at `at`. */
+const lengthAt = (b: Uint8Array, at: number) =>
+  b[at] * 0x1000000 + ((b[at + 1] << 16) | (b[at + 2] << 8) | b[at + 3]);
+
+/**
+ * The CopyData messages of `chunk` as one message, made in the chunk's own bytes: a COPY's input
+ * is a byte stream whose message boundaries mean nothing to the server, and each message costs it
+ * a read of its own (a PostgreSQL source sends one a row). Each body moves left over the headers
+ * before it; nothing outside the chunk is touched and nothing is allocated. The caller gives the
+ * chunk up: the framed chunks are slices of the source's socket reads that nothing reads after
+ * they are handed on (copy-frames-out.ts). A chunk of one message, or of anything but whole
+ * CopyData messages, is returned as it is (docs/benchmarks.md, "CopyData messages joined").
+ */
+export function oneCopyData(chunk: Uint8Array): Uint8Array {
+  const n = chunk.byteLength;
+  let r = 0;
+  let messages = 0;
+  while (r + 5 <= n && chunk[r] === 0x64 && lengthAt(chunk, r + 1) >= 4) {
+    r += 1 + lengthAt(chunk, r + 1);
+    messages++;
+  }
+  if (messages < 2 || r !== n) return chunk;
+  // The first header stays where it is; the bodies close up behind it.
+  let w = 5;
+  r = 0;
+  while (r < n) {
+    const length = lengthAt(chunk, r + 1) - 4;
+    if (w !== r + 5) chunk.copyWithin(w, r + 5, r + 5 + length);
+    w += length;
+    r += 5 + length;
+  }
+  const total = w - 1;
+  chunk[1] = total >>> 24;
+  chunk[2] = (total >>> 16) & 0xff;
+  chunk[3] = (total >>> 8) & 0xff;
+  chunk[4] = total & 0xff;
+  return chunk.subarray(0, w);
 }
 
 /** The part of pg's connection used here: its socket. */
@@ -158,7 +198,7 @@ export async function copyFramesIn(
       }
       // Unframed, the message's header goes first, in the same write (the socket is corked).
       if (frame) socket.write(copyDataHeader(chunk.byteLength));
-      if (!socket.write(chunk)) {
+      if (!socket.write(frame ? chunk : oneCopyData(chunk))) {
         let wake: (() => void) | undefined;
         try {
           await unlessFailed(

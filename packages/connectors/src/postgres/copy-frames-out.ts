@@ -12,8 +12,8 @@ import {
 // `COPY … TO STDOUT` read straight off the connection's socket as the server framed it: the
 // CopyData messages themselves, headers and all. A server's CopyData out and a client's
 // CopyData into `COPY … FROM STDIN` are the same message, so the PostgreSQL sink writes these
-// chunks to the target's socket unchanged (copy-frames-in.ts); nothing per row runs here but
-// reading its header (docs/benchmarks.md, "The data path toward its limit").
+// chunks to the target's socket, each chunk's messages joined into one (copy-frames-in.ts);
+// nothing per row runs here but reading its header (docs/benchmarks.md, "The data path toward its limit").
 //
 // Every chunk handed on holds whole CopyData messages only: the run of whole messages inside
 // one socket chunk as a slice of it, and a message cut by a chunk boundary completed in a

@@ -270,7 +270,7 @@ export async function writePg(
     } else if (format) {
       // COPY's bytes from a PostgreSQL source, untouched.
       step.log('info', `pass-through: the source's COPY output goes in unchanged (${format})`);
-      // Asked framed: the source's CopyData messages go onto this socket unchanged.
+      // Asked framed: the source's CopyData messages go onto this socket, each chunk's as one message.
       const native = plan.rows.native!.open(format, { framed: true });
       done = await copyAll(format, native.chunks, native.framed === true);
     } else if (csv && misfit === null && textual) {
