@@ -60,6 +60,18 @@ export async function fillRows(database: string, table: string, n: number): Prom
   await sql(database, `vacuum analyze ${table}`);
 }
 
+/** Drops and creates `table (columns)` in `database`, then checkpoints (each load starts alike). */
+export async function resetTarget(database: string, table: string, columns: string) {
+  await sql(database, `drop table if exists ${table}`);
+  await sql(database, `create table ${table} (${columns})`);
+  await sql('postgres', 'checkpoint');
+}
+
+/** The rows of `table` in `database`. */
+export async function count(database: string, table: string): Promise<number> {
+  return Number((await sql(database, `select count(*)::bigint as n from ${table}`))[0].n);
+}
+
 /** The 1, 5 and 15 minute load averages, as a bench prints them beside its figures. */
 export const loadAverages = () =>
   os

@@ -32,13 +32,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startJsonServer, writePeopleCsv } from './people-source';
+import { httpToPg } from './pipeline-http';
 import {
   copyFileLimit,
+  count,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
-  deployPipeline,
   dropDatabase,
   fillRows,
   limitFile,
@@ -47,6 +47,7 @@ import {
   pgDataSource,
   ROW_COLUMNS,
   removeLimitFiles,
+  resetTarget,
   shell,
   sql,
   writeLimitFile,
@@ -56,7 +57,6 @@ import { runInWorker } from './worker-process';
 
 const ROWS = (process.env.BENCH_ROWS ?? '1000000,5000000').split(',').map(Number);
 const HTTP_ROWS = Number(process.env.BENCH_HTTP_ROWS ?? 300_000);
-const WARM = process.env.BENCH_HTTP_WARM === '1';
 const PROF_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 const BASELINE = process.env.BENCH_BASELINE ?? '';
 const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? (BASELINE ? 4 : 0));
@@ -75,8 +75,6 @@ const DST = `sluice_bench_dst_${id}`;
 
 // Ten columns: ints, a bigint, numerics, text, timestamps, a boolean and a nullable text.
 const COLUMNS = ROW_COLUMNS;
-const PEOPLE = `id bigint primary key, name text, email text, amount double precision,
-  created_at timestamptz, active boolean, country text`;
 
 type Row = {
   label: string;
@@ -92,16 +90,6 @@ const results: Row[] = [];
 const load = () => os.loadavg()[0].toFixed(1);
 
 const fillSource = (n: number) => fillRows(SRC, 'src', n);
-
-async function resetTarget(db: string, table: string, columns: string) {
-  await sql(db, `drop table if exists ${table}`);
-  await sql(db, `create table ${table} (${columns})`);
-  await sql('postgres', 'checkpoint');
-}
-
-async function count(db: string, table: string) {
-  return Number((await sql(db, `select count(*)::bigint as n from ${table}`))[0].n);
-}
 
 /** Count and an order-free checksum of every row's text. */
 async function checksum(db: string, table: string) {
@@ -294,164 +282,6 @@ async function abPairs(p: Platform, n: number, limit: () => Promise<number>, wan
   }
 }
 
-async function httpToPg(p: Platform) {
-  const n = HTTP_ROWS;
-  console.log(
-    `\nHTTP JSON → DuckDB transform → PostgreSQL, ${n.toLocaleString('en')} records (load average ${load()})`,
-  );
-  const server = await startJsonServer(n);
-  const csv = path.join(dataDir, 'people.csv');
-  try {
-    // pgToPg creates the target data source; without PostgreSQL rows (BENCH_ROWS=0) it is ours.
-    if (!ROWS.some((r) => r > 0))
-      await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', DST));
-    await p.call('POST', '/organizations/acme/data-sources', {
-      type: 'http',
-      name: 'people-api',
-      slug: 'people-api',
-      config: { base_url: server.url, allow_private_hosts: true },
-      credentials: {},
-    });
-    await deployPipeline(p, 'http-to-pg', {
-      steps: [
-        {
-          slug: 'people',
-          kind: 'source',
-          data_source_ref: 'people-api',
-          operation: { operation_type: 'http', method: 'GET', path: '/people' },
-          response: { records_path: 'data' },
-        },
-        {
-          slug: 'clean',
-          kind: 'transform',
-          operation: {
-            operation_type: 'sql',
-            sql: 'SELECT id, name, lower(email) AS email, amount, created_at, active, country FROM people',
-          },
-        },
-        {
-          slug: 'load',
-          kind: 'sink',
-          data_source_ref: 'target-db',
-          operation: { operation_type: 'sql', write: { table: 'people', mode: 'insert' } },
-        },
-      ],
-      edges: [
-        { from: 'people', to: 'clean' },
-        { from: 'clean', to: 'load' },
-      ],
-    });
-    await writePeopleCsv(csv, n);
-    const copyCsv = async () => {
-      await resetTarget(DST, 'people', PEOPLE);
-      const ms = await shell(`psql -X -q "${dbUrl(DST)}" -c "\\copy people FROM '${csv}' WITH (FORMAT csv)"`);
-      if ((await count(DST, 'people')) !== n) throw new Error('\\copy baseline loaded a different row count');
-      const rps = n / (ms / 1000);
-      console.log(
-        `  psql \\copy from CSV         ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(1)} s)`,
-      );
-      return rps;
-    };
-    // Every row, not only their number: the table's text after the run must be the baseline's.
-    const fingerprint = async () =>
-      (await sql(DST, `select md5(string_agg(t::text, '|' order by id)) as h from people t`))[0].h as string;
-    const before = await copyCsv();
-    const expected = await fingerprint();
-    await resetTarget(DST, 'people', PEOPLE);
-    const s = await sluiceRun(p, 'http-to-pg', n, [DST, 'people'], `http-to-pg-${n}`);
-    if ((await fingerprint()) !== expected) throw new Error('the run loaded different rows than \\copy');
-    console.log('  rows checked: the loaded table is the same as the one \\copy loads');
-    const after = await copyCsv();
-    const baseline = (before + after) / 2;
-    const ratio = s.wallRps / baseline;
-    console.log(
-      `  ratio to \\copy (mean of before/after): execute→finished ${ratio.toFixed(2)}, ` +
-        `run clock ${(s.rps / baseline).toFixed(2)} — target ≥ 0.8 (issue 26): ${ratio >= 0.8 ? 'met' : 'MISSED'}`,
-    );
-    if (WARM) {
-      await resetTarget(DST, 'people', PEOPLE);
-      const w = await sluiceRun(p, 'http-to-pg', n, [DST, 'people'], `http-to-pg-warm-${n}`, () =>
-        resetTarget(DST, 'people', PEOPLE),
-      );
-      if ((await fingerprint()) !== expected)
-        throw new Error('the warm run loaded different rows than \\copy');
-      const last = await copyCsv();
-      const warmBaseline = (after + last) / 2;
-      console.log(
-        `  in a worker that ran it before (DuckDB loaded): ratio ${(w.wallRps / warmBaseline).toFixed(2)} ` +
-          `(execute→finished, against the mean of the \\copy runs around it)`,
-      );
-    }
-    if (BASELINE) {
-      // Pairs of the other build's workers and this one's, the order alternating, each a fresh
-      // worker and one that ran the pipeline before; every load checked against \copy's table.
-      const seen: Record<string, { fresh: number[]; warm: number[]; cpu: number[] }> = {
-        baseline: { fresh: [], warm: [], cpu: [] },
-        this: { fresh: [], warm: [], cpu: [] },
-      };
-      for (let i = 0; i < AB_PAIRS; i++) {
-        const order = i % 2 === 0 ? ['baseline', 'this'] : ['this', 'baseline'];
-        console.log(`  A/B pair ${i + 1} (${order.join(' first, ')}; load average ${load()})`);
-        const copyBefore = await copyCsv();
-        const got: Record<string, { fresh: number; warm: number; cpu: number }> = {};
-        for (const build of order) {
-          const dist = build === 'baseline' ? BASELINE : undefined;
-          await resetTarget(DST, 'people', PEOPLE);
-          const f = await sluiceRun(p, 'http-to-pg', n, [DST, 'people'], `ab-${build}-${i}`, undefined, dist);
-          if ((await fingerprint()) !== expected) throw new Error(`the ${build} run loaded different rows`);
-          await resetTarget(DST, 'people', PEOPLE);
-          const w = await sluiceRun(
-            p,
-            'http-to-pg',
-            n,
-            [DST, 'people'],
-            `ab-${build}-warm-${i}`,
-            () => resetTarget(DST, 'people', PEOPLE),
-            dist,
-          );
-          if ((await fingerprint()) !== expected)
-            throw new Error(`the ${build} warm run loaded different rows`);
-          got[build] = { fresh: f.wallRps, warm: w.wallRps, cpu: w.workerCpuMs / 1000 };
-        }
-        const copyRps = (copyBefore + (await copyCsv())) / 2;
-        for (const b of order) {
-          seen[b].fresh.push(got[b].fresh / copyRps);
-          seen[b].warm.push(got[b].warm / copyRps);
-          seen[b].cpu.push(got[b].cpu);
-        }
-        console.log(
-          `  pair ${i + 1}: ` +
-            order
-              .map(
-                (b) =>
-                  `${b} fresh ${(got[b].fresh / copyRps).toFixed(2)}, warm ${(got[b].warm / copyRps).toFixed(2)} ` +
-                  `(warm worker CPU ${got[b].cpu.toFixed(2)} s)`,
-              )
-              .join('; '),
-        );
-      }
-      const mean = (xs: number[]) => (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2);
-      for (const b of ['baseline', 'this'])
-        console.log(
-          `  A/B ${b}: ratio to \\copy fresh ${seen[b].fresh.map((x) => x.toFixed(2)).join(' / ')} (mean ${mean(seen[b].fresh)}), ` +
-            `warm ${seen[b].warm.map((x) => x.toFixed(2)).join(' / ')} (mean ${mean(seen[b].warm)}); ` +
-            `warm worker CPU mean ${mean(seen[b].cpu)} s`,
-        );
-    }
-    results.push({
-      label: 'HTTP JSON → DuckDB → PostgreSQL',
-      rows: n,
-      rps: s.wallRps,
-      baseline,
-      baselineLabel: 'psql \\copy from CSV',
-      rss: `${s.peakMB.toFixed(0)} MB`,
-    });
-  } finally {
-    await server.close();
-    fs.rmSync(csv, { force: true });
-  }
-}
-
 const masterKey = crypto.randomBytes(32).toString('base64');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-pipeline-'));
 
@@ -477,7 +307,29 @@ async function main() {
     await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
     await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
     if (ROWS.some((n) => n > 0)) await pgToPg(p);
-    if (HTTP_ROWS > 0) await httpToPg(p);
+    if (HTTP_ROWS > 0) {
+      const platform = p;
+      const h = await httpToPg({
+        p: platform,
+        n: HTTP_ROWS,
+        dst: DST,
+        dataDir,
+        createTarget: !ROWS.some((r) => r > 0),
+        warm: process.env.BENCH_HTTP_WARM === '1',
+        baseline: BASELINE,
+        abPairs: AB_PAIRS,
+        load,
+        run: (...a) => sluiceRun(platform, ...a),
+      });
+      results.push({
+        label: 'HTTP JSON → DuckDB → PostgreSQL',
+        rows: HTTP_ROWS,
+        rps: h.rps,
+        baseline: h.baseline,
+        baselineLabel: 'psql \\copy from CSV',
+        rss: `${h.peakMB.toFixed(0)} MB`,
+      });
+    }
   } finally {
     await p?.close().catch(() => {});
     for (const db of [STORE, SRC, DST]) await dropDatabase(db).catch(() => {});
