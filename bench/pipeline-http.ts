@@ -36,15 +36,18 @@ export type HttpCase = {
   abPairs: number;
   load: () => string;
   /** One run in a fresh worker (pipeline.bench.ts `sluiceRun`, its platform given). */
-  run: (
-    pipeline: string,
-    n: number,
-    target: [string, string],
-    tag: string,
-    warm?: () => Promise<void>,
-    dist?: string,
-  ) => ReturnType<typeof runInWorker>;
+  run: RunInFreshWorker;
 };
+
+/** A run of `pipeline` in a fresh worker, `target` (database, table) counted after it. */
+export type RunInFreshWorker = (
+  pipeline: string,
+  n: number,
+  target: [string, string],
+  tag: string,
+  warm?: () => Promise<void>,
+  dist?: string,
+) => ReturnType<typeof runInWorker>;
 
 export type HttpResult = { rps: number; baseline: number; peakMB: number };
 

@@ -32,7 +32,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { httpToPg } from './pipeline-http';
+import { httpToPg, type RunInFreshWorker } from './pipeline-http';
 import {
   copyFileLimit,
   count,
@@ -114,15 +114,7 @@ async function copyBaseline(n: number): Promise<number> {
   return rps;
 }
 
-const sluiceRun = (
-  p: Platform,
-  pipeline: string,
-  n: number,
-  target: [string, string],
-  tag: string,
-  warm?: () => Promise<void>,
-  dist?: string,
-) =>
+const sluiceRun = (p: Platform, ...[pipeline, n, target, tag, warm, dist]: Parameters<RunInFreshWorker>) =>
   runInWorker(p, pipeline, n, () => count(target[0], target[1]), {
     env: { DATABASE_URL: dbUrl(STORE), SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: dataDir },
     profDir: PROF_DIR ? path.join(PROF_DIR, tag) : null,
