@@ -97,7 +97,7 @@ function storeCpu() {
 
 async function startServe(dist: string, port: number): Promise<{ pid: number; stop(): Promise<void> }> {
   const sources = dist === 'sources';
-  const { child, exited } = await startSluice({
+  const p = await startSluice({
     command: [
       'serve',
       '--no-worker',
@@ -111,13 +111,7 @@ async function startServe(dist: string, port: number): Promise<{ pid: number; st
     nodeArgs: PROF,
     dist: sources ? undefined : dist,
   });
-  return {
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return { pid: p.pid, stop: p.stop };
 }
 
 type Figures = {

@@ -1,10 +1,10 @@
 // `sluice worker` (and other `sluice` commands) as child processes of the benches, exactly as a
 // user starts them, with their resident memory sampled; and a pipeline run measured in a fresh
 // worker (runInWorker: execute → finished, the worker's and the databases' CPU, every row counted).
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
+import { type Started, startProcess } from './memory-support';
 import { PE, type Platform, repoRoot, sql } from './pipeline-support';
 import { type CpuGroups, cpuReport, cpuSeconds, sampleCpu, statusKb } from './proc-cpu';
 
@@ -28,11 +28,7 @@ export async function startSluice(opts: {
   ready: string;
   nodeArgs?: string[];
   dist?: string;
-}): Promise<{ child: ChildProcess; exited: Promise<void>; output(): string }> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(childEnv)) {
-    if (key.startsWith('SLUICE_') || key === 'DATABASE_URL') delete childEnv[key];
-  }
+}): Promise<Started> {
   const { dist } = opts;
   // A stale build makes `sluice` run its sources through tsx (slower to start, ~100 MB more):
   // the figures would measure the TypeScript loader (bench:memory refuses the same way).
@@ -40,46 +36,14 @@ export async function startSluice(opts: {
     throw new Error(
       'packages/cli/dist is not built from the sources as they are: run `npm run build -w @sluice/cli` first',
     );
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      ...(opts.nodeArgs ?? []),
-      dist
-        ? path.join(repoRoot, 'bench/dist-worker.mjs')
-        : path.join(repoRoot, 'packages/cli/bin/sluice.mjs'),
-      ...opts.command,
-    ],
-    {
-      cwd: repoRoot,
-      env: {
-        ...childEnv,
-        SLUICE_LOG_LEVEL: 'warn',
-        ...opts.env,
-        ...(dist ? { BENCH_WORKER_DIST: path.resolve(repoRoot, dist) } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+  const script = dist
+    ? path.join(repoRoot, 'bench/dist-worker.mjs')
+    : path.join(repoRoot, 'packages/cli/bin/sluice.mjs');
+  return startProcess(
+    [...(opts.nodeArgs ?? []), script, ...opts.command],
+    { ...opts.env, ...(dist ? { BENCH_WORKER_DIST: path.resolve(repoRoot, dist) } : {}) },
+    opts.ready,
   );
-  let out = '';
-  child.stdout?.on('data', (c) => {
-    out += c;
-  });
-  child.stderr?.on('data', (c) => {
-    out += c;
-  });
-  const exited = new Promise<void>((r) => child.on('close', () => r()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes(opts.ready)) {
-        clearInterval(timer);
-        resolve();
-      } else if (child.exitCode !== null) {
-        clearInterval(timer);
-        reject(new Error(`sluice ${opts.command[0]} exited:\n${out}`));
-      }
-    }, 50);
-  });
-  return { child, exited, output: () => out };
 }
 
 /**
@@ -93,14 +57,14 @@ export async function startWorker(
   /** Another compiled CLI build to run (bench/dist-worker.mjs), instead of this checkout's `sluice`. */
   dist?: string,
 ): Promise<WorkerProcess> {
-  const { child, exited, output } = await startSluice({
+  const p = await startSluice({
     command: ['worker', ...workerArgs],
     env,
     ready: 'Sluice worker is running',
     nodeArgs,
     dist,
   });
-  const pid = child.pid!;
+  const { pid } = p;
   const idle = statusKb(pid, 'VmRSS');
   let peak = 0;
   let sampler: NodeJS.Timeout | null = null;
@@ -122,9 +86,9 @@ export async function startWorker(
     },
     async stop() {
       if (sampler) clearInterval(sampler);
-      child.kill('SIGTERM');
-      await exited;
-      if (child.exitCode !== 0 && output().trim()) process.stderr.write(`worker output:\n${output()}\n`);
+      await p.stop();
+      if ((await p.exited) !== 0 && p.output().trim())
+        process.stderr.write(`worker output:\n${p.output()}\n`);
     },
   };
 }
