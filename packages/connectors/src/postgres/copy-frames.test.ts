@@ -1,12 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oneCopyData } from './copy-frames-in';
 import { CopyFramesOut } from './copy-frames-out';
 import { copyIn } from './copy-in';
 
 // The framed pass-through against real PostgreSQL: the source's CopyData messages read off its
 // socket (copy-frames-out.ts) and written into the target's COPY, a chunk's messages joined into one
-// (copy-frames-in.ts).
+// (copy-frames-in.ts; the joining alone in copy-frames-in.test.ts).
 // The reader is also replayed over a COPY response recorded byte for byte from the server (a
 // notice between the rows, a row larger than a socket chunk, one that fails halfway), cut at
 // every byte: each chunk it hands on must hold whole CopyData messages only, all of them the
@@ -369,40 +368,4 @@ describe('CopyFramesOut over recorded server bytes', () => {
       expect(rest.includes(Buffer.from('division by zero'))).toBe(true);
     }
   }, 120_000);
-});
-
-describe('oneCopyData', () => {
-  const message = (body: string) => {
-    const b = Buffer.from(body);
-    return Buffer.concat([Buffer.from([0x64, 0, 0, 0, b.length + 4]), b]);
-  };
-
-  it("joins whole CopyData messages into one in the chunk's own bytes, nothing outside it", () => {
-    const messages = Buffer.concat([
-      message('PGCOPY header'),
-      message(''),
-      message('row one'),
-      message('r2'),
-    ]);
-    // The chunk is a slice of a larger read, as the framed chunks are.
-    const read = Buffer.concat([Buffer.from('before'), messages, Buffer.from('after')]);
-    const chunk = read.subarray(6, 6 + messages.length);
-    const one = oneCopyData(chunk);
-    expect(Buffer.from(one)).toEqual(message('PGCOPY headerrow oner2'));
-    expect(one.buffer).toBe(read.buffer);
-    expect(read.subarray(0, 6).toString()).toBe('before');
-    expect(read.subarray(read.length - 5).toString()).toBe('after');
-  });
-
-  it('returns a single message, and anything but whole CopyData messages, unchanged', () => {
-    const single = message('only');
-    expect(oneCopyData(single)).toBe(single);
-    const cut = Buffer.concat([message('a'), message('b')]).subarray(0, 9);
-    expect(oneCopyData(cut)).toBe(cut);
-    const other = Buffer.concat([message('a'), Buffer.from([0x63, 0, 0, 0, 4])]);
-    expect(oneCopyData(other)).toBe(other);
-    const huge = Buffer.concat([message('a'), Buffer.from([0x64, 0x80, 0, 0, 4])]);
-    expect(oneCopyData(huge)).toBe(huge);
-    expect(oneCopyData(Buffer.alloc(0)).byteLength).toBe(0);
-  });
 });
