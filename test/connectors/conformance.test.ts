@@ -62,6 +62,17 @@ describe('every registered kind has a conformance fixture', () => {
   });
 });
 
+describe("a worker's warm start loads each kind's source and sink code", () => {
+  // SourceCapability.load and SinkCapability.load import what `read` and `write` import on
+  // their first call: every module path and driver they name must resolve.
+  const roles = connectors.flatMap((def) =>
+    (['source', 'sink'] as const).filter((r) => offers(def, r)).map((r) => [def.type, r, def] as const),
+  );
+  it.each(roles)('%s %s', async (_, role, def) => {
+    await expect(capabilityOf(def, role).load()).resolves.toBeUndefined();
+  });
+});
+
 describe.concurrent('test connection: the network fails the same way everywhere', () => {
   // Each kind loads its client library on its first connection, synchronously and for seconds
   // on a busy machine; with the cases running side by side, a refused connection's error would

@@ -58,6 +58,7 @@ describe('two API hosts and three workers on one store', () => {
   const samples: Sample[] = [];
   let sampler: NodeJS.Timeout | null = null;
   const pidOf = (owner: string) => Number(owner.split(':')[1]);
+  let env: Record<string, string> = {};
 
   beforeAll(async () => {
     sink = await createSinkDatabase(SINK_DB);
@@ -68,7 +69,7 @@ describe('two API hosts and three workers on one store', () => {
     api = await startPagesApi({ itemsPerRun: ITEMS, delayMs: 60 });
     api.set({ token: SECRET });
     s = await scratchRuntime(STORE_DB, { env: { SLUICE_RUN_LEASE_SECONDS: '2' } });
-    const env = {
+    env = {
       ...s.env,
       SLUICE_LOG_LEVEL: 'info',
       SLUICE_RATE_LIMIT_PER_TOKEN: '1000000',
@@ -331,4 +332,12 @@ describe('two API hosts and three workers on one store', () => {
       `${RUNS} runs on 2 API hosts and 3 workers (one killed) in ${seconds.toFixed(1)} s; retried: ${retried.join(', ')}`,
     );
   }, 240_000);
+
+  it('a worker started after the deploy loads the deployed connectors before its first job', async () => {
+    const proc = startCli(['worker'], { env });
+    workers.push(proc);
+    const [, loaded] = await proc.waitForStdout(/^  warm start: +(.*)$/m, 90_000);
+    // docs/operations.md#a-workers-warm-start: the kinds bound where the pipeline is deployed.
+    expect(loaded).toMatch(/^http and postgres loaded \(\d+\.\d\d s\)$/);
+  }, 120_000);
 });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import type { Config, Runtime } from '@sluice/server';
+import type { Config, Runtime, WarmStart } from '@sluice/server';
 import { CliError, ExitCode } from './exit';
 
 // Server code is imported lazily so `--help` and the HTTP commands start fast.
@@ -22,6 +22,18 @@ export function describeStore(config: Config): string {
   return config.databaseUrl
     ? 'PostgreSQL server (DATABASE_URL)'
     : `embedded, data directory ${path.resolve(config.dataDir)}`;
+}
+
+/**
+ * What a worker's warm start loaded (docs/operations.md#a-workers-warm-start), for its ready
+ * lines: `http, postgres and transforms (0.18 s)`, or that nothing is deployed.
+ */
+export function describeWarmStart(w: WarmStart): string {
+  const what = [...w.types, ...(w.transforms ? ['transforms'] : [])];
+  if (what.length === 0) return 'nothing deployed to load';
+  const list = what.length === 1 ? what[0] : `${what.slice(0, -1).join(', ')} and ${what[what.length - 1]}`;
+  const failed = w.failed.length > 0 ? `; could not load ${w.failed.join(', ')} (see the log)` : '';
+  return `${list} loaded (${(w.ms / 1000).toFixed(2)} s)${failed}`;
 }
 
 /** The embedded store is held by another process (a running `sluice serve`): exit 3. */

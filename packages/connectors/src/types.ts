@@ -233,6 +233,12 @@ export type SourceCapability<C = any, K = any> = {
   operation: z.ZodType | null;
   /** Streams what the operation reads; never buffers a whole dataset. */
   read(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
+  /**
+   * Loads the code `read` runs, its driver included, without connecting anywhere: what `read`
+   * would otherwise load on its first call. A worker calls it before its first job for the
+   * kinds the deployed pipelines use (docs/operations.md#a-workers-warm-start).
+   */
+  load(): Promise<void>;
 };
 
 /** Pipeline sink steps. */
@@ -246,7 +252,12 @@ export type SinkCapability<C = any, K = any> = {
     step: StepContext,
     ctx: ConnectorContext,
   ): Promise<SinkResult>;
+  /** As SourceCapability.load, for `write`. */
+  load(): Promise<void>;
 };
+
+/** `load` of a capability whose code is loaded with its connector and that loads nothing later. */
+export const loadedWithConnector = async (): Promise<void> => {};
 
 /** Sinks that record each write under its commit key, in the target's own transaction. */
 export type LedgerCapability<C = any, K = any> = {

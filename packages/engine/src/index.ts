@@ -7,4 +7,4 @@ export { csvRecords, rowsOf } from './rows-of';
 export { masker } from './run-error';
 export * from './spec';
 export * from './templates';
-export { duckType } from './transform';
+export { duckType, loadTransforms } from './transform';

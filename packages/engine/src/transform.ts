@@ -29,14 +29,26 @@ const requireCjs = createRequire(import.meta.url);
 const duck = () => (duckModule ??= Promise.resolve().then(() => requireCjs('@duckdb/node-api') as Duck));
 
 /**
+ * Loads DuckDB's native module and its JavaScript; a failed load is tried again on the next
+ * call. A worker awaits it before its first job when a deployed pipeline has a transform
+ * (docs/operations.md#a-workers-warm-start).
+ */
+export async function loadTransforms(): Promise<void> {
+  try {
+    await duck();
+  } catch (err) {
+    duckModule = null;
+    throw err;
+  }
+}
+
+/**
  * Starts loading DuckDB's native module: a run with a transform calls it when it starts, so
  * the load (it holds the event loop for ~0.1–0.4 s) overlaps the sources' requests instead of
  * following them (docs/benchmarks.md).
  */
 export function preloadDuck(): void {
-  duck().catch(() => {
-    duckModule = null;
-  });
+  loadTransforms().catch(() => {});
 }
 
 export type TransformOptions = {

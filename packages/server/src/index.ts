@@ -20,6 +20,7 @@ export { migrate } from './db/migrate';
 export { DataDirVersionError } from './db/pglite';
 export { type Config, ConfigError, loadConfig, parseConfig } from './env';
 export { emailSchema, slugSchema } from './http/fields';
+export type { WarmStart } from './jobs/warm-start';
 export { startWorker } from './jobs/worker';
 export { setUserPassword, UnknownUserError } from './modules/identity/index';
 export { rotateSigningKey } from './modules/proof/index';

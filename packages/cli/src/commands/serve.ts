@@ -1,9 +1,17 @@
+import type { WarmStart } from '@sluice/server';
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError, ExitCode } from '../exit';
 import { printLines } from '../io';
 import { untilStopped } from '../shutdown';
 import { startupDone } from '../startup';
-import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoesToLog } from '../store';
+import {
+  configFrom,
+  describeStore,
+  describeWarmStart,
+  loadServer,
+  openStoreRuntime,
+  warnIfMailGoesToLog,
+} from '../store';
 
 type ServeOptions = { apiAddr?: string; appAddr?: string; workers: number; worker: boolean };
 
@@ -42,11 +50,16 @@ export function serveCommand(program: Command) {
 
       let apiUrl: string;
       let appUrl: string;
+      let warm: WarmStart | null = null;
       try {
         const api = await listening(config.api, () => server.startApi(rt, { worker: false }));
         closers.push(() => api.close());
         apiUrl = api.apiUrl;
-        if (workers > 0) await server.startWorker(rt.deps, { concurrency: workers });
+        if (workers > 0)
+          ({ warmStart: warm } = await server.startWorker(rt.deps, {
+            concurrency: workers,
+            warmStart: !!config.databaseUrl,
+          }));
         // The app host's /api is answered by this API host's routes: one route table for both.
         const appHost = await server.buildAppHost(rt.deps, { api: api.api });
         closers.push(() => appHost.close());
@@ -67,6 +80,7 @@ export function serveCommand(program: Command) {
         `  app host: ${appUrl}`,
         `  store:    ${describeStore(config)}`,
         `  workers:  ${workers > 0 ? `${workers} in this process` : 'none in this process'}`,
+        ...(warm ? [`  warm start: ${describeWarmStart(warm)}`] : []),
         ...(setupCode
           ? [
               '',

@@ -2,7 +2,14 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { printLines } from '../io';
 import { untilStopped } from '../shutdown';
 import { startupDone } from '../startup';
-import { configFrom, describeStore, loadServer, openStoreRuntime, warnIfMailGoesToLog } from '../store';
+import {
+  configFrom,
+  describeStore,
+  describeWarmStart,
+  loadServer,
+  openStoreRuntime,
+  warnIfMailGoesToLog,
+} from '../store';
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
@@ -43,8 +50,12 @@ export function workerCommand(program: Command) {
         dbPoolSize: Math.min(configured.dbPoolSize, workerPoolSize(opts.concurrency)),
       };
       const rt = await openStoreRuntime(config, { warmPool: true });
+      let started: Awaited<ReturnType<typeof server.startWorker>>;
       try {
-        await server.startWorker(rt.deps, { concurrency: opts.concurrency });
+        started = await server.startWorker(rt.deps, {
+          concurrency: opts.concurrency,
+          warmStart: !!config.databaseUrl,
+        });
       } catch (err) {
         await rt.close().catch(() => {});
         throw err;
@@ -53,6 +64,7 @@ export function workerCommand(program: Command) {
         'Sluice worker is running',
         `  store:       ${describeStore(config)}`,
         `  concurrency: ${opts.concurrency} per queue`,
+        ...(started.warmStart ? [`  warm start:  ${describeWarmStart(started.warmStart)}`] : []),
       ]);
 
       warnIfMailGoesToLog(config, rt.deps.log);

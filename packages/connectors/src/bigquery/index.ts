@@ -6,6 +6,11 @@ import { type BigQueryStatement, executeBigQuery, importBigQuerySchema, testBigQ
 import { writeBigQuery } from './sink';
 import { readBigQuery } from './source';
 
+/** What the client loads on its first call (types.ts SourceCapability.load). */
+const loadClient = async () => {
+  await Promise.all([import('@google-cloud/bigquery'), import('google-auth-library'), import('gaxios')]);
+};
+
 export * from './config';
 
 // The cloud-warehouse connector whose config names a project (docs/connectors/bigquery.md).
@@ -25,9 +30,14 @@ export const bigqueryConnector = {
       executeBigQuery(conn as BigQueryConnection, statement as BigQueryStatement, parameters, ctx),
   },
   discover: { importSchema: (conn, ctx) => importBigQuerySchema(conn as BigQueryConnection, ctx) },
-  source: { operation: null, read: (conn, step, ctx) => readBigQuery(conn as BigQueryConnection, step, ctx) },
+  source: {
+    operation: null,
+    read: (conn, step, ctx) => readBigQuery(conn as BigQueryConnection, step, ctx),
+    load: loadClient,
+  },
   sink: {
     operation: sqlSinkOperation('BigQuery', ['insert']),
     write: (conn, input, step, ctx) => writeBigQuery(conn as BigQueryConnection, input, step, ctx),
+    load: loadClient,
   },
 } satisfies ConnectorDefinition;

@@ -34,9 +34,15 @@ export const ftpConnector = {
   source: {
     operation: ftpOperationSchema,
     read: async (conn, step, ctx) => (await import('./source')).readFtp(conn, step, ctx),
+    load: async () => {
+      await import('./source');
+    },
   },
   sink: {
     operation: ftpOperationSchema,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeFtp(conn, input, step, ctx),
+    load: async () => {
+      await import('./sink');
+    },
   },
 } satisfies ConnectorDefinition<FtpConfig, FtpCredentials, FtpStatement>;

@@ -1,4 +1,4 @@
-import type { ConnectorDefinition } from '../types';
+import { type ConnectorDefinition, loadedWithConnector } from '../types';
 import {
   type GitConfig,
   type GitCredentials,
@@ -32,8 +32,8 @@ export const gitConnector = {
   query: { statementSchema: gitStatementSchema, resultType: 'git', execute: executeGit },
   discover: { importSchema },
   branches: { listBranches },
-  source: { operation: gitOperationSchema, read: readGit },
-  sink: { operation: gitOperationSchema, write: writeGit },
+  source: { operation: gitOperationSchema, read: readGit, load: loadedWithConnector },
+  sink: { operation: gitOperationSchema, write: writeGit, load: loadedWithConnector },
   proof: {
     repositoryId: gitRepositoryId,
     snapshot: (conn, ctx, at) => gitSnapshot(conn, ctx, at, sampleFields),

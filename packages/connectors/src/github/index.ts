@@ -14,6 +14,11 @@ import { readGithub } from './source';
 // GitHub (docs/connectors/github.md): the shared hosted-forge code (gitforge/) on GitHub's own SDK
 // client (client.ts). The SDK is loaded on first use.
 
+/** What the client loads on its first call (types.ts SourceCapability.load). */
+const loadClient = async () => {
+  await Promise.all([import('@octokit/rest'), import('undici')]);
+};
+
 export * from './config';
 
 export const githubConnector = {
@@ -25,8 +30,8 @@ export const githubConnector = {
   query: { statementSchema: githubStatementSchema, resultType: 'git', execute: executeGithub },
   discover: { importSchema: importGithubSchema },
   branches: { listBranches: listGithubBranches },
-  source: { operation: githubSourceOperation, read: readGithub },
-  sink: { operation: githubSinkOperation, write: writeGithub },
+  source: { operation: githubSourceOperation, read: readGithub, load: loadClient },
+  sink: { operation: githubSinkOperation, write: writeGithub, load: loadClient },
   proof: { repositoryId: githubProof.repositoryId, snapshot: githubProof.snapshot },
   checks: { publish: githubProof.publish },
 } satisfies ConnectorDefinition;

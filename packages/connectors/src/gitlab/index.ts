@@ -14,6 +14,11 @@ import { readGitlab } from './source';
 // GitLab (docs/connectors/gitlab.md): the shared hosted-forge code (gitforge/) on GitLab's own SDK
 // client (client.ts). The SDK is loaded on first use.
 
+/** What the client loads on its first call (types.ts SourceCapability.load). */
+const loadClient = async () => {
+  await Promise.all([import('@gitbeaker/rest'), import('@gitbeaker/requester-utils'), import('undici')]);
+};
+
 export * from './config';
 
 export const gitlabConnector = {
@@ -25,8 +30,8 @@ export const gitlabConnector = {
   query: { statementSchema: gitlabStatementSchema, resultType: 'git', execute: executeGitlab },
   discover: { importSchema: importGitlabSchema },
   branches: { listBranches: listGitlabBranches },
-  source: { operation: gitlabSourceOperation, read: readGitlab },
-  sink: { operation: gitlabSinkOperation, write: writeGitlab },
+  source: { operation: gitlabSourceOperation, read: readGitlab, load: loadClient },
+  sink: { operation: gitlabSinkOperation, write: writeGitlab, load: loadClient },
   proof: { repositoryId: gitlabProof.repositoryId, snapshot: gitlabProof.snapshot },
   checks: { publish: gitlabProof.publish },
 } satisfies ConnectorDefinition;

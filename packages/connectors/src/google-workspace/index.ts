@@ -11,6 +11,16 @@ import { executeWorkspace, importWorkspaceSchema, testWorkspace } from './operat
 import { writeWorkspace } from './sink';
 import { readWorkspace } from './source';
 
+/** What the client loads on its first call (types.ts SourceCapability.load). */
+const loadClient = async () => {
+  await Promise.all([
+    import('@googleapis/sheets'),
+    import('@googleapis/drive'),
+    import('google-auth-library'),
+    import('gaxios'),
+  ]);
+};
+
 export * from './config';
 export const googleWorkspaceConnector = {
   type: 'google_workspace',
@@ -31,9 +41,11 @@ export const googleWorkspaceConnector = {
   source: {
     operation: workspaceStepSchema,
     read: (conn, step, ctx) => readWorkspace(conn as WorkspaceConnection, step, ctx),
+    load: loadClient,
   },
   sink: {
     operation: workspaceStepSchema,
     write: (conn, input, step, ctx) => writeWorkspace(conn as WorkspaceConnection, input, step, ctx),
+    load: loadClient,
   },
 } satisfies ConnectorDefinition;

@@ -1,3 +1,4 @@
+import { undici } from '../egress';
 import type { ConnectorDefinition } from '../types';
 import {
   type HttpConfig,
@@ -34,9 +35,15 @@ export const httpConnector = {
   source: {
     operation: null,
     read: async (conn, step, ctx) => (await import('./source')).readHttp(conn, step, ctx),
+    load: async () => {
+      await Promise.all([import('./source'), undici()]);
+    },
   },
   sink: {
     operation: null,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeHttp(conn, input, step, ctx),
+    load: async () => {
+      await Promise.all([import('./sink'), undici()]);
+    },
   },
 } satisfies ConnectorDefinition<HttpConfig, HttpCredentials, HttpStatement>;

@@ -35,9 +35,15 @@ export const mongodbConnector = {
   source: {
     operation: mongodbOperationSchema,
     read: async (conn, step, ctx) => (await import('./source')).readMongo(conn, step, ctx),
+    load: async () => {
+      await Promise.all([import('./source'), (await import('./connect')).loadDriver()]);
+    },
   },
   sink: {
     operation: mongodbOperationSchema,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeMongo(conn, input, step, ctx),
+    load: async () => {
+      await Promise.all([import('./sink'), (await import('./connect')).loadDriver()]);
+    },
   },
 } satisfies ConnectorDefinition<MongoConfig, MongoCredentials, MongoStatement>;

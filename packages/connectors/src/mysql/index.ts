@@ -32,10 +32,16 @@ export const mysql = {
   source: {
     operation: null,
     read: async (conn, step, ctx) => (await import('./source')).readMysql(conn, step, ctx),
+    load: async () => {
+      await import('./source');
+    },
   },
   sink: {
     operation: null,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeMysql(conn, input, step, ctx),
+    load: async () => {
+      await import('./sink');
+    },
   },
   changes: mysqlChanges,
   ledger: {

@@ -1,5 +1,5 @@
 import type { SqlStatement } from '../relational/config';
-import type { ConnectorDefinition } from '../types';
+import { type ConnectorDefinition, loadedWithConnector } from '../types';
 import { pgCaptures, pgRelease } from './changes/admin';
 import { checkPgChanges } from './changes/check';
 import { readPgChanges } from './changes/read';
@@ -30,8 +30,12 @@ export const postgres = {
     execute: (conn, statement, parameters, ctx) => executePg(conn, statement, parameters, ctx),
   },
   discover: { importSchema: (conn, ctx) => importPgSchema(conn, ctx) },
-  source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx) },
-  sink: { operation: null, write: (conn, input, step, ctx) => writePg(conn, input, step, ctx) },
+  source: { operation: null, read: (conn, step, ctx) => readPg(conn, step, ctx), load: loadedWithConnector },
+  sink: {
+    operation: null,
+    write: (conn, input, step, ctx) => writePg(conn, input, step, ctx),
+    load: loadedWithConnector,
+  },
   ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
   // Change data capture (docs/cdc.md).
   changes: {

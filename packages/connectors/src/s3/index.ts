@@ -34,9 +34,15 @@ export const s3Connector = {
   source: {
     operation: s3OperationSchema,
     read: async (conn, step, ctx) => (await import('./source')).readS3(conn, step, ctx),
+    load: async () => {
+      await Promise.all([import('./source'), import('@aws-sdk/client-s3')]);
+    },
   },
   sink: {
     operation: s3OperationSchema,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeS3(conn, input, step, ctx),
+    load: async () => {
+      await Promise.all([import('./sink'), import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
+    },
   },
 } satisfies ConnectorDefinition<S3Config, S3Credentials, S3Statement>;

@@ -1,3 +1,4 @@
+import { undici } from '../egress';
 import type { ConnectorDefinition } from '../types';
 import type { SalesforceConfig, SalesforceCredentials } from './config';
 import {
@@ -36,9 +37,15 @@ export const salesforceConnector = {
   source: {
     operation: salesforceSourceOperation,
     read: async (conn, step, ctx) => (await import('./source')).readSalesforce(conn, step, ctx),
+    load: async () => {
+      await Promise.all([import('./source'), undici()]);
+    },
   },
   sink: {
     operation: salesforceSinkOperation,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeSalesforce(conn, input, step, ctx),
+    load: async () => {
+      await Promise.all([import('./sink'), undici()]);
+    },
   },
 } satisfies ConnectorDefinition<SalesforceConfig, SalesforceCredentials, SoqlStatement>;

@@ -35,7 +35,7 @@ export type SfConnection = {
 
 let sdk: Promise<any> | undefined;
 
-async function loadSdk(): Promise<any> {
+export async function loadSdk(): Promise<any> {
   sdk ??= import('snowflake-sdk').then((m) => {
     const s = m.default ?? m;
     // The SDK logs to a file and the console by default; we keep no driver logs.

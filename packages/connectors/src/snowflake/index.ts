@@ -30,9 +30,15 @@ export const snowflakeConnector = {
   source: {
     operation: null,
     read: async (conn, step, ctx) => (await import('./source')).readSnowflake(conn, step, ctx),
+    load: async () => {
+      await Promise.all([import('./source'), (await import('./connect')).loadSdk()]);
+    },
   },
   sink: {
     operation: sqlSinkOperation('Snowflake', ['insert', 'upsert', 'replace']),
     write: async (conn, input, step, ctx) => (await import('./sink')).writeSnowflake(conn, input, step, ctx),
+    load: async () => {
+      await Promise.all([import('./sink'), (await import('./connect')).loadSdk()]);
+    },
   },
 } satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;

@@ -6,9 +6,17 @@ import type { AnyJobDefinition, JobDefinition, WorkerResources } from './define'
 import type { JobName } from './queue';
 import { startRunSweeper } from './run-sweep';
 import { startTriggerTicker } from './trigger-ticker';
+import { type WarmStart, warmStart } from './warm-start';
 
-/** Starts consuming every queue of the catalog in this process. */
-export async function startWorker(deps: Deps, opts: { concurrency?: number } = {}) {
+/**
+ * Starts consuming every queue of the catalog in this process. `warmStart`: first load the
+ * deployed pipelines' code (warm-start.ts; what was loaded is returned); off for the embedded
+ * store, whose `serve` keeps its memory bound (docs/operations.md#a-workers-warm-start).
+ */
+export async function startWorker(
+  deps: Deps,
+  opts: { concurrency?: number; warmStart?: boolean } = {},
+): Promise<{ warmStart: WarmStart | null }> {
   const concurrency = opts.concurrency ?? 1;
   // Data sessions of pipeline runs outlive a run (session-pool.ts); enough idle ones for every
   // run slot's source and sink, closed when the queue stops (those still in use as they return).
@@ -21,6 +29,7 @@ export async function startWorker(deps: Deps, opts: { concurrency?: number } = {
       .flatMap((job) => job.statements?.(deps) ?? [])
       .map(namedText),
   );
+  const warm = opts.warmStart ? await warmStart(deps) : null;
   for (const job of jobDefinitions as readonly AnyJobDefinition[]) {
     await work(deps, worker, job, concurrency);
     // pg-boss keeps one schedule per name across all workers.
@@ -29,6 +38,7 @@ export async function startWorker(deps: Deps, opts: { concurrency?: number } = {
   // Runs whose worker died: by the cron of pipelines.sweep, and by each worker on its own.
   await startRunSweeper(deps);
   startTriggerTicker(deps);
+  return { warmStart: warm };
 }
 
 function work<N extends JobName>(

@@ -1,4 +1,4 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { pipelineDeployments, pipelines, pipelineValidations, pipelineVersions } from '../../db/schema/index';
 import { type ListQuery, paginate } from '../../http/pagination';
@@ -33,6 +33,26 @@ export async function activeDeployment(db: DbOrTx, pipelineId: string, environme
     .orderBy(desc(pipelineDeployments.createdAt))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * Across every organization (a worker runs them all): the kinds of the data sources bound where
+ * a pipeline is deployed, and whether an active deployment's spec has a transform step.
+ */
+export async function deployedRunPath(db: DbOrTx): Promise<{ types: string[]; transforms: boolean }> {
+  const res: any = await db.execute(sql`
+    select coalesce((select array_agg(distinct s.type order by s.type)
+                       from pipeline_deployments d
+                       join data_source_bindings b
+                         on b.pipeline_id = d.pipeline_id and b.environment_id = d.environment_id
+                       join data_sources s on s.id = b.data_source_id
+                      where d.active), '{}'::text[]) as types,
+           exists (select 1
+                     from pipeline_deployments d
+                     join pipeline_versions v on v.pipeline_id = d.pipeline_id and v.spec_hash = d.spec_hash
+                    where d.active and v.spec @? '$.steps[*] ? (@.kind == "transform")') as transforms`);
+  const row = (res.rows ?? res)[0];
+  return { types: row.types as string[], transforms: row.transforms === true };
 }
 
 const columns = {

@@ -28,6 +28,11 @@ export async function findActiveDeployment(
   return row ? { id: row.id, slug: row.slug, specHash: row.specHash, spec: row.spec as PipelineSpec } : null;
 }
 
+/** What the active deployments' runs load: their data sources' kinds, and transforms (DuckDB). */
+export function deployedRunPath(db: DbOrTx) {
+  return repo.deployedRunPath(db);
+}
+
 export function toDeployment(environmentSlug: string, r: repo.DeploymentView) {
   return {
     slug: r.slug,

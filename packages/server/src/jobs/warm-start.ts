@@ -1,0 +1,43 @@
+import { capabilityOf, connectorFor, dataSourceTypes } from '@sluice/connectors';
+import { loadTransforms } from '@sluice/engine';
+import type { Deps } from '../context';
+import { deployedRunPath } from '../modules/pipelines/index';
+
+// A worker's warm start (docs/operations.md#a-workers-warm-start): before it takes its first
+// job, it loads the code the deployed pipelines' runs will need (their connectors' source and
+// sink modules with their drivers, DuckDB when a pipeline has a transform), which each would
+// otherwise load on its first call, inside a run. Nothing connects; a load that fails is only
+// logged: the run that needs the code loads it again and reports its own error.
+
+export type WarmStart = { types: string[]; transforms: boolean; failed: string[]; ms: number };
+
+export async function warmStart(deps: Deps): Promise<WarmStart> {
+  const started = performance.now();
+  const path = await deployedRunPath(deps.db);
+  const known = new Set<string>(dataSourceTypes);
+  const types = path.types.filter((t) => known.has(t));
+  const loads: { what: string; load: () => Promise<void> }[] = [];
+  for (const type of types) {
+    const def = connectorFor(type);
+    for (const role of ['source', 'sink'] as const) {
+      if (def[role]) loads.push({ what: `${type} ${role}`, load: () => capabilityOf(def, role).load() });
+    }
+  }
+  if (path.transforms) loads.push({ what: 'transforms', load: loadTransforms });
+  const failed: string[] = [];
+  // One after another: each load is mostly synchronous module evaluation on this thread.
+  for (const { what, load } of loads) {
+    try {
+      await load();
+    } catch (err) {
+      failed.push(what);
+      deps.log.warn(
+        { what, err: err instanceof Error ? err.message : String(err) },
+        'warm start: could not load the code a deployed pipeline needs',
+      );
+    }
+  }
+  const result = { types, transforms: path.transforms, failed, ms: Math.round(performance.now() - started) };
+  deps.log.info(result, 'warm start: loaded the code of the deployed pipelines');
+  return result;
+}
