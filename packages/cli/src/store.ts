@@ -26,7 +26,7 @@ export function describeStore(config: Config): string {
 
 /**
  * What a worker's warm start loaded (docs/operations.md#a-workers-warm-start), for its ready
- * lines: `http, postgres and transforms (0.18 s)`, or that nothing is deployed.
+ * lines: `http, postgres and transforms loaded (0.18 s)`, or that nothing is deployed.
  */
 export function describeWarmStart(w: WarmStart): string {
   const what = [...w.types, ...(w.transforms ? ['transforms'] : [])];

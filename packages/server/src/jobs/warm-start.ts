@@ -13,7 +13,14 @@ export type WarmStart = { types: string[]; transforms: boolean; failed: string[]
 
 export async function warmStart(deps: Deps): Promise<WarmStart> {
   const started = performance.now();
-  const path = await deployedRunPath(deps.db);
+  // A warm start that cannot read the deployments loads nothing: the worker starts all the same.
+  const path = await deployedRunPath(deps.db).catch((err: unknown) => {
+    deps.log.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      'warm start: could not read the deployed pipelines; nothing loaded',
+    );
+    return { types: [] as string[], transforms: false };
+  });
   const known = new Set<string>(dataSourceTypes);
   const types = path.types.filter((t) => known.has(t));
   const loads: { what: string; load: () => Promise<void> }[] = [];
