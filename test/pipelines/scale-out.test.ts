@@ -336,7 +336,7 @@ describe('two API hosts and three workers on one store', () => {
   it('a worker started after the deploy loads the deployed connectors before its first job', async () => {
     const proc = startCli(['worker'], { env });
     workers.push(proc);
-    const [, loaded] = await proc.waitForStdout(/^  warm start: +(.*)$/m, 90_000);
+    const [, loaded] = await proc.waitForStdout(/^ {2}warm start: +(.*)$/m, 90_000);
     // docs/operations.md#a-workers-warm-start: the kinds bound where the pipeline is deployed.
     expect(loaded).toMatch(/^http and postgres loaded \(\d+\.\d\d s\)$/);
   }, 120_000);
