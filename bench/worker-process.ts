@@ -14,6 +14,8 @@ export type WorkerProcess = {
   sample(): void;
   /** Peak VmRSS sampled since `sample()`, the kernel's high-water mark VmHWM, idle VmRSS; in MB (10⁶ bytes). */
   peaks(): { sampledMB: number; hwmMB: number; idleMB: number };
+  /** What its warm start loaded, as its ready lines say (docs/operations.md#a-workers-warm-start). */
+  warmStart: string | null;
   stop(): Promise<void>;
 };
 
@@ -66,10 +68,12 @@ export async function startWorker(
   });
   const { pid } = p;
   const idle = statusKb(pid, 'VmRSS');
+  const warmStart = /^ {2}warm start: +(.*)$/m.exec(p.output())?.[1] ?? null;
   let peak = 0;
   let sampler: NodeJS.Timeout | null = null;
   return {
     pid,
+    warmStart,
     sample() {
       peak = statusKb(pid, 'VmRSS');
       sampler = setInterval(() => {
@@ -215,7 +219,7 @@ export async function runInWorker(
       `  execute→finished ${wallRps.toFixed(0).padStart(8)} rows/s; rows out per step (run record): ${counted}`,
     );
     console.log(
-      `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
+      `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB${worker.warmStart ? ` (warm start: ${worker.warmStart})` : ''}, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
         `VmHWM ${peaks.hwmMB.toFixed(0)} MB; worker CPU ${cpu.toFixed(2)} s (every thread, execute→seen)` +
         (targetCpu === null ? '' : `; target backend CPU ${targetCpu.toFixed(2)} s (the worker's sessions)`),
     );
