@@ -139,10 +139,3 @@ export function coreBound(
     `all ${all.toFixed(2)} s / ${cores}) = ${bound.toFixed(2)} s: at best ${(limitSeconds / bound).toFixed(2)} of the limit`
   );
 }
-
-/** Kibibytes of a `/proc/<pid>/status` field (VmRSS, VmHWM). */
-export function statusKb(pid: number, field: string): number {
-  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
-  return m ? Number(m[1]) : 0;
-}

@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
-import { type Started, startProcess } from './memory-support';
+import { type Started, startProcess, statusMB } from './memory-support';
 import { PE, type Platform, repoRoot, sql } from './pipeline-support';
-import { type CpuGroups, cpuReport, cpuSeconds, sampleCpu, statusKb } from './proc-cpu';
+import { type CpuGroups, cpuReport, cpuSeconds, sampleCpu } from './proc-cpu';
 
 export type WorkerProcess = {
   pid: number;
@@ -67,7 +67,7 @@ export async function startWorker(
     dist,
   });
   const { pid } = p;
-  const idle = statusKb(pid, 'VmRSS');
+  const idle = statusMB(pid, 'VmRSS');
   const warmStart = /^ {2}warm start: +(.*)$/m.exec(p.output())?.[1] ?? null;
   let peak = 0;
   let sampler: NodeJS.Timeout | null = null;
@@ -75,18 +75,17 @@ export async function startWorker(
     pid,
     warmStart,
     sample() {
-      peak = statusKb(pid, 'VmRSS');
+      peak = statusMB(pid, 'VmRSS');
       sampler = setInterval(() => {
         try {
-          peak = Math.max(peak, statusKb(pid, 'VmRSS'));
+          peak = Math.max(peak, statusMB(pid, 'VmRSS'));
         } catch {
           // the process has ended
         }
       }, 100);
     },
     peaks() {
-      const mb = (kb: number) => (kb * 1024) / 1e6;
-      return { sampledMB: mb(peak), hwmMB: mb(statusKb(pid, 'VmHWM')), idleMB: mb(idle) };
+      return { sampledMB: peak, hwmMB: statusMB(pid, 'VmHWM'), idleMB: idle };
     },
     async stop() {
       if (sampler) clearInterval(sampler);
