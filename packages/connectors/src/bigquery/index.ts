@@ -1,3 +1,4 @@
+import { googleAuthModules } from '../google/auth';
 import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
 import type { BigQueryConnection } from './client';
@@ -8,7 +9,7 @@ import { readBigQuery } from './source';
 
 /** What the client loads on its first call (types.ts SourceCapability.load). */
 const loadClient = async () => {
-  await Promise.all([import('@google-cloud/bigquery'), import('google-auth-library'), import('gaxios')]);
+  await Promise.all([import('@google-cloud/bigquery'), googleAuthModules()]);
 };
 
 export * from './config';

@@ -1,3 +1,4 @@
+import { googleAuthModules } from '../google/auth';
 import type { ConnectorDefinition } from '../types';
 import type { WorkspaceConnection } from './client';
 import {
@@ -13,12 +14,7 @@ import { readWorkspace } from './source';
 
 /** What the client loads on its first call (types.ts SourceCapability.load). */
 const loadClient = async () => {
-  await Promise.all([
-    import('@googleapis/sheets'),
-    import('@googleapis/drive'),
-    import('google-auth-library'),
-    import('gaxios'),
-  ]);
+  await Promise.all([import('@googleapis/sheets'), import('@googleapis/drive'), googleAuthModules()]);
 };
 
 export * from './config';

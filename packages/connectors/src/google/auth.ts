@@ -74,6 +74,9 @@ export type GoogleClient = {
   close(): void;
 };
 
+/** The client libraries `googleClient` loads on its first call (a worker's warm start loads them ahead). */
+export const googleAuthModules = () => Promise.all([import('google-auth-library'), import('gaxios')]);
+
 /**
  * A JWT client whose every request (token exchange and API calls made through it) goes
  * through guarded agents and only to the allowed origins.
@@ -101,7 +104,7 @@ export async function googleClient(
     'http:': new http.Agent({ keepAlive: true, lookup }),
     'https:': new https.Agent({ keepAlive: true, lookup }),
   };
-  const [{ JWT }, { Gaxios }] = await Promise.all([import('google-auth-library'), import('gaxios')]);
+  const [{ JWT }, { Gaxios }] = await googleAuthModules();
   const transporter = new Gaxios({
     timeout: opts.timeoutMs,
     agent: (u: URL) => agents[u.protocol as 'http:' | 'https:'],
