@@ -29,6 +29,9 @@ export type OpenBigQuery = {
   close(): void;
 };
 
+/** The SDK `openBigQuery` loads on its first call (a worker's warm start loads it ahead). */
+export const bigqueryModule = () => import('@google-cloud/bigquery');
+
 export async function openBigQuery(
   conn: BigQueryConnection,
   ctx: ConnectorContext,
@@ -40,7 +43,7 @@ export async function openBigQuery(
   const root = apiRoot(ctx, BIGQUERY_ROOT);
   const timeoutMs = timeoutSeconds * 1000;
   const google = await googleClient(sa, ctx, { scopes: SCOPES, roots: [root], timeoutMs });
-  const { BigQuery } = await import('@google-cloud/bigquery');
+  const { BigQuery } = await bigqueryModule();
   const bq = new BigQuery({
     projectId: conn.config.project_id,
     apiEndpoint: root,

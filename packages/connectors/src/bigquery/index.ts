@@ -1,7 +1,7 @@
 import { googleAuthModules } from '../google/auth';
 import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
-import type { BigQueryConnection } from './client';
+import { type BigQueryConnection, bigqueryModule } from './client';
 import { bigqueryConfigSchema, bigqueryCredentialsSchema, bigqueryStatementSchema } from './config';
 import { type BigQueryStatement, executeBigQuery, importBigQuerySchema, testBigQuery } from './operations';
 import { writeBigQuery } from './sink';
@@ -9,7 +9,7 @@ import { readBigQuery } from './source';
 
 /** What the client loads on its first call (types.ts SourceCapability.load). */
 const loadClient = async () => {
-  await Promise.all([import('@google-cloud/bigquery'), googleAuthModules()]);
+  await Promise.all([bigqueryModule(), googleAuthModules()]);
 };
 
 export * from './config';

@@ -18,6 +18,9 @@ export type ForgeAuth = {
 /** Waits longer than this are reported as RATE_LIMITED rather than slept through. */
 const MAX_RATE_LIMIT_WAIT_S = 5;
 
+/** The HTTP client `forgeFetch` loads on its first request (a worker's warm start loads it ahead). */
+export const forgeFetchModule = () => import('undici');
+
 /** How long one request waits for the answer's headers, and between body chunks. */
 export const FORGE_TIMEOUT_MS = 30_000;
 
@@ -43,7 +46,7 @@ export function forgeFetch(ctx: ConnectorContext, auth: ForgeAuth): typeof fetch
   auth.timeoutMs = ctx.limits.answerTimeoutMs ?? FORGE_TIMEOUT_MS;
   const dispatcher = guardedDispatcher(ctx.policy, { answerTimeoutMs: auth.timeoutMs });
   const send = async (url: string | URL | Request, init: RequestInit | undefined) => {
-    const { fetch: undiciFetch } = await import('undici');
+    const { fetch: undiciFetch } = await forgeFetchModule();
     const headers = new Headers(init?.headers as ConstructorParameters<typeof Headers>[0]);
     headers.delete('private-token');
     if (auth.token) headers.set('authorization', `Bearer ${auth.token}`);

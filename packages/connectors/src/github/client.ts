@@ -41,12 +41,15 @@ const pullRow = (p: Row) => [
   p.html_url ?? null,
 ];
 
+/** The SDK `githubClient` loads on its first call (a worker's warm start loads it ahead). */
+export const githubModule = () => import('@octokit/rest');
+
 export async function githubClient(
   config: Record<string, unknown>,
   auth: ForgeAuth,
   ctx: ConnectorContext,
 ): Promise<ForgeClient> {
-  const { Octokit } = await import('@octokit/rest');
+  const { Octokit } = await githubModule();
   const octokit = new Octokit({
     baseUrl: String(config.base_url ?? 'https://api.github.com').replace(/\/+$/, ''),
     userAgent: 'sluice',

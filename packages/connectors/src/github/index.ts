@@ -1,5 +1,7 @@
 import { forgeCore } from '../gitforge/kind';
+import { forgeFetchModule } from '../gitforge/transport';
 import type { ConnectorDefinition } from '../types';
+import { githubModule } from './client';
 import {
   githubConfigSchema,
   githubSinkOperation,
@@ -16,7 +18,7 @@ import { readGithub } from './source';
 
 /** What the client loads on its first call (types.ts SourceCapability.load). */
 const loadClient = async () => {
-  await Promise.all([import('@octokit/rest'), import('undici')]);
+  await Promise.all([githubModule(), forgeFetchModule()]);
 };
 
 export * from './config';

@@ -41,15 +41,16 @@ const mergeRequestRow = (m: Row) => [
 
 const gitlabState = (s: 'open' | 'closed' | 'all') => (s === 'open' ? 'opened' : s);
 
+/** The SDK `gitlabClient` loads on its first call (a worker's warm start loads it ahead). */
+export const gitlabModules = () =>
+  Promise.all([import('@gitbeaker/rest'), import('@gitbeaker/requester-utils')]);
+
 export async function gitlabClient(
   config: Record<string, unknown>,
   auth: ForgeAuth,
   ctx: ConnectorContext,
 ): Promise<ForgeClient> {
-  const [{ Gitlab, GitbeakerRequestError }, { createRequesterFn }] = await Promise.all([
-    import('@gitbeaker/rest'),
-    import('@gitbeaker/requester-utils'),
-  ]);
+  const [{ Gitlab, GitbeakerRequestError }, { createRequesterFn }] = await gitlabModules();
   const send = forgeFetch(ctx, auth);
   const requesterFn = createRequesterFn(
     async (_service: unknown, options: Record<string, any>) => options,

@@ -1,5 +1,7 @@
 import { forgeCore } from '../gitforge/kind';
+import { forgeFetchModule } from '../gitforge/transport';
 import type { ConnectorDefinition } from '../types';
+import { gitlabModules } from './client';
 import {
   gitlabConfigSchema,
   gitlabSinkOperation,
@@ -16,7 +18,7 @@ import { readGitlab } from './source';
 
 /** What the client loads on its first call (types.ts SourceCapability.load). */
 const loadClient = async () => {
-  await Promise.all([import('@gitbeaker/rest'), import('@gitbeaker/requester-utils'), import('undici')]);
+  await Promise.all([gitlabModules(), forgeFetchModule()]);
 };
 
 export * from './config';

@@ -37,6 +37,9 @@ export function normalisedPrefix(prefix: string | undefined): string {
   return p === '' || p.endsWith('/') ? p : `${p}/`;
 }
 
+/** The SDK `openS3` loads on its first call (a worker's warm start loads it ahead). */
+export const s3Module = () => import('@aws-sdk/client-s3');
+
 export async function openS3(conn: S3Conn, ctx: ConnectorContext): Promise<S3Session> {
   const { config } = conn;
   if (!conn.credentials)
@@ -51,7 +54,7 @@ export async function openS3(conn: S3Conn, ctx: ConnectorContext): Promise<S3Ses
   } catch (err) {
     throw mapError(err, 'connect');
   }
-  const sdk = await import('@aws-sdk/client-s3');
+  const sdk = await s3Module();
   const lookup = guardedLookup(ctx.policy) as any;
   const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 16, lookup });
   const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 16, lookup });

@@ -35,14 +35,18 @@ export const s3Connector = {
     operation: s3OperationSchema,
     read: async (conn, step, ctx) => (await import('./source')).readS3(conn, step, ctx),
     load: async () => {
-      await Promise.all([import('./source'), import('@aws-sdk/client-s3')]);
+      await Promise.all([import('./source'), (await import('./client')).s3Module()]);
     },
   },
   sink: {
     operation: s3OperationSchema,
     write: async (conn, input, step, ctx) => (await import('./sink')).writeS3(conn, input, step, ctx),
     load: async () => {
-      await Promise.all([import('./sink'), import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
+      await Promise.all([
+        import('./sink'),
+        (await import('./client')).s3Module(),
+        (await import('./objects')).uploadModule(),
+      ]);
     },
   },
 } satisfies ConnectorDefinition<S3Config, S3Credentials, S3Statement>;

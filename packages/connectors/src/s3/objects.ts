@@ -139,6 +139,9 @@ export async function objectExists(s: S3Session, key: string, signal?: AbortSign
 
 export type Uploaded = { bytes: number; digest: string; parts: number };
 
+/** The multipart upload helper loaded on the first upload (a worker's warm start loads it ahead). */
+export const uploadModule = () => import('@aws-sdk/lib-storage');
+
 /**
  * Streams `chunks` into one object: a single PUT when it fits one part, a multipart upload
  * otherwise (lib-storage, two parts in flight). A failed multipart upload is aborted so no
@@ -150,7 +153,7 @@ export async function putObject(
   chunks: AsyncIterable<Uint8Array>,
   o: { contentType: string; partSizeBytes: number; signal?: AbortSignal },
 ): Promise<Uploaded> {
-  const { Upload } = await import('@aws-sdk/lib-storage');
+  const { Upload } = await uploadModule();
   const hash = createHash('sha256');
   let bytes = 0;
   let sourceError: unknown = null;
