@@ -339,5 +339,10 @@ describe('two API hosts and three workers on one store', () => {
     const [, loaded] = await proc.waitForStdout(/^ {2}warm start: +(.*)$/m, 90_000);
     // docs/operations.md#a-workers-warm-start: the kinds bound where the pipeline is deployed.
     expect(loaded).toMatch(/^http and postgres loaded \(\d+\.\d\d s\)$/);
+    // Turned off, the worker takes jobs at once and its ready lines say nothing of it.
+    const off = startCli(['worker'], { env: { ...env, SLUICE_WORKER_WARM_START: 'off' } });
+    workers.push(off);
+    await off.waitForStdout(/^ {2}concurrency: .*$/m, 90_000);
+    expect(off.stdout()).not.toContain('warm start');
   }, 120_000);
 });

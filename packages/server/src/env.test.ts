@@ -7,6 +7,12 @@ describe('configuration', () => {
     expect(parseConfig({ SLUICE_DB_POOL_SIZE: '2' }).dbPoolSize).toBe(2);
   });
 
+  it("turns a worker's warm start off only when asked, and refuses another value", () => {
+    expect(parseConfig({}).workerWarmStart).toBe(true);
+    expect(parseConfig({ SLUICE_WORKER_WARM_START: 'off' }).workerWarmStart).toBe(false);
+    expect(() => parseConfig({ SLUICE_WORKER_WARM_START: 'no' })).toThrow(/SLUICE_WORKER_WARM_START/);
+  });
+
   it('refuses a pool of one, which the startup migration would deadlock on', () => {
     expect(() => parseConfig({ SLUICE_DB_POOL_SIZE: '1' })).toThrow(ConfigError);
     expect(() => parseConfig({ SLUICE_DB_POOL_SIZE: '1' })).toThrow(

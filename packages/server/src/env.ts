@@ -40,6 +40,9 @@ export const configSchema = z.object({
   // Every response also validated with zod and its fast serialization compared with
   // JSON.stringify's (a difference answers 500): on in the test harness, off in production.
   SLUICE_CHECK_RESPONSES: z.enum(['0', '1', 'false', 'true']).default('0'),
+  // A worker on PostgreSQL loads the deployed pipelines' code before its first job
+  // (docs/operations.md "A worker's warm start"); off: each run loads what it needs on first use.
+  SLUICE_WORKER_WARM_START: z.enum(['on', 'off']).default('on'),
   SLUICE_INVITATION_TTL_HOURS: intFrom(24 * 7),
   SLUICE_VERIFICATION_TTL_HOURS: intFrom(48),
   // At least two: the startup migration holds one connection (its advisory lock) and migrates
@@ -140,6 +143,8 @@ export type Config = {
   streams: { perSession: number; perUser: number; recheckMs: number };
   /** SLUICE_CHECK_RESPONSES: zod-validate every response and compare the serializers' bytes. */
   checkResponses: boolean;
+  /** SLUICE_WORKER_WARM_START: a worker on PostgreSQL loads the deployed pipelines' code first. */
+  workerWarmStart: boolean;
   invitationTtlHours: number;
   verificationTtlHours: number;
   dbPoolSize: number;
@@ -234,6 +239,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       recheckMs: Math.round(e.SLUICE_STREAM_RECHECK_SECONDS * 1000),
     },
     checkResponses: e.SLUICE_CHECK_RESPONSES === '1' || e.SLUICE_CHECK_RESPONSES === 'true',
+    workerWarmStart: e.SLUICE_WORKER_WARM_START === 'on',
     invitationTtlHours: e.SLUICE_INVITATION_TTL_HOURS,
     verificationTtlHours: e.SLUICE_VERIFICATION_TTL_HOURS,
     dbPoolSize: e.SLUICE_DB_POOL_SIZE,

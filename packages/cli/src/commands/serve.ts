@@ -58,7 +58,7 @@ export function serveCommand(program: Command) {
         if (workers > 0)
           ({ warmStart: warm } = await server.startWorker(rt.deps, {
             concurrency: workers,
-            warmStart: !!config.databaseUrl,
+            warmStart: !!config.databaseUrl && config.workerWarmStart,
           }));
         // The app host's /api is answered by this API host's routes: one route table for both.
         const appHost = await server.buildAppHost(rt.deps, { api: api.api });

@@ -54,7 +54,7 @@ export function workerCommand(program: Command) {
       try {
         started = await server.startWorker(rt.deps, {
           concurrency: opts.concurrency,
-          warmStart: !!config.databaseUrl,
+          warmStart: !!config.databaseUrl && config.workerWarmStart,
         });
       } catch (err) {
         await rt.close().catch(() => {});
