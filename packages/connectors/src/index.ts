@@ -1,3 +1,4 @@
+export * from './capabilities';
 export * from './egress';
 export * from './registry';
 export * from './session-pool';

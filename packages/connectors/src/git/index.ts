@@ -1,4 +1,5 @@
-import { type ConnectorDefinition, loadedWithConnector } from '../types';
+import { loadedWithConnector } from '../capabilities';
+import type { ConnectorDefinition } from '../types';
 import {
   type GitConfig,
   type GitCredentials,

@@ -1,5 +1,6 @@
+import { loadedWithConnector } from '../capabilities';
 import type { SqlStatement } from '../relational/config';
-import { type ConnectorDefinition, loadedWithConnector } from '../types';
+import type { ConnectorDefinition } from '../types';
 import { pgCaptures, pgRelease } from './changes/admin';
 import { checkPgChanges } from './changes/check';
 import { readPgChanges } from './changes/read';
