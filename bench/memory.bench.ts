@@ -10,6 +10,8 @@
 // /proc/<pid>/status (VmRSS now, VmHWM the high-water mark since start).
 //
 //   BENCH_SETTLE_SECONDS=5          rest before reading an idle process
+//   BENCH_USED_REST_SECONDS=20      the embedded `serve` after use is read again this long after
+//                                   its last request (V8 shrinks its young generation once idle)
 //   BENCH_MEMORY_IDLE=0             skip the idle processes (peaks only)
 //   BENCH_MEMORY_ROWS=1000000       PostgreSQL → PostgreSQL runs whose worker peak is sampled
 //                                   (e.g. 1000000,10000000 for the flatness target; 0 = none)
@@ -38,6 +40,8 @@ import { startWorker } from './worker-process';
 
 const IDLE = process.env.BENCH_MEMORY_IDLE !== '0';
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_SECONDS ?? 5) * 1000;
+/** How long the embedded `serve` rests after use before its second reading (BENCH_USED_REST_SECONDS). */
+const USED_REST_MS = Number(process.env.BENCH_USED_REST_SECONDS ?? 20) * 1000;
 const ROWS = (process.env.BENCH_MEMORY_ROWS ?? '1000000')
   .split(',')
   .map(Number)
@@ -192,7 +196,8 @@ async function idleFigures() {
   );
   for (const [label, m] of [
     ['after start', serve],
-    ['after requests and runs', used],
+    ['after requests and runs', used.soon],
+    [`after requests and runs, ${USED_REST_MS / 1000} s later`, used.rested],
   ] as const) {
     console.log(
       `    embedded serve idle ${label} ${mb(m.rssMB)} < ${TARGET.serveIdle} MB: ${m.rssMB < TARGET.serveIdle ? 'met' : 'MISSED'}`,
@@ -242,7 +247,13 @@ async function usedServe(dataDir: string, addrs: string[]) {
     console.log(
       `  ${'sluice serve, embedded, after 3 runs + 50 requests'.padEnd(44)} VmRSS ${mb(m.rssMB)}  VmHWM ${mb(m.hwmMB)}  (load ${load()})`,
     );
-    return m;
+    // V8 shrinks its young generation (grown to 16 MB by the runs) only once the process has
+    // allocated little for ~8 s (its memory reducer): what an idle `serve` keeps after use.
+    const rested = await settledMemory(p, Math.max(0, USED_REST_MS - SETTLE_MS));
+    console.log(
+      `  ${`  the same, ${USED_REST_MS / 1000} s after its last request`.padEnd(44)} VmRSS ${mb(rested.rssMB)}`,
+    );
+    return { soon: m, rested };
   } finally {
     await p.stop();
   }
