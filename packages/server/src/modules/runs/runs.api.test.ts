@@ -262,7 +262,24 @@ describe('runs', () => {
         const { request_id: _a, ...plainError } = plainRes.json().error;
         const { request_id: _b, ...filteredError } = filtered.json().error;
         expect(plainError).toEqual(filteredError);
+        // A run's own read (one statement too) answers the same for its project environment.
+        const one = await t.call('GET', `${base}/runs/list-b`, { token: owner });
+        expect(one.statusCode, base).toBe(404);
+        const { request_id: _c, ...oneError } = one.json().error;
+        expect(oneError).toEqual(plainError);
       }
+      // The project environment is there, the run is not: a 404 that names the run.
+      const missing = await t.call('GET', `${pe}/runs/no-such-run`, { token: owner });
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json().error.code).toBe('NOT_FOUND');
+      expect(missing.json().error.message).toMatch(/run/);
+      expect(missing.json().error.message).not.toEqual(
+        (
+          await t.call('GET', '/organizations/acme/projects/nope/environments/staging/runs/list-b', {
+            token: owner,
+          })
+        ).json().error.message,
+      );
     });
 
     it('cancels a queued run at once and refuses to cancel an ended one', async () => {
@@ -402,5 +419,9 @@ describe('runs', () => {
     }
     expect(await slugs(`${pe}/runs?pipeline_slug=ledger`)).toEqual([]);
     expect(await slugs(`${booksPe}/runs?pipeline_slug=ledger`)).toEqual(['books-run']);
+    // A run is read only through its own project's URL.
+    expect((await t.call('GET', `${booksPe}/runs/books-run`, { token: owner })).statusCode).toBe(200);
+    const other = await t.call('GET', `${pe}/runs/books-run`, { token: owner });
+    expect(other.statusCode, other.body).toBe(404);
   });
 });

@@ -135,27 +135,43 @@ const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'time
 // docs/benchmarks.md), where the environment's index gives the newest in order. The page's size
 // is in the text (literalLimit), one statement name per size: bound, the statement was planned
 // on every execution on a store of 10M runs (+0.3 ms a page, docs/benchmarks.md "History").
-const firstPageSql = (limit: number) => `with pe as (
+const PE_SQL = `pe as (
   select p.id as project_id, e.id as environment_id, e.slug as environment_slug
     from projects p
     join environments e on e.organization_id = $1 and e.slug = $3 and e.deleted_at is null
     join project_environments l on l.project_id = p.id and l.environment_id = e.id
    where p.organization_id = $1 and p.slug = $2
-   limit 1)
-select pe.environment_slug as "environmentSlug", page.*
-  from pe
-  left join lateral (
-    select "pipeline_runs".slug, pl.slug as "pipelineSlug", "pipeline_runs".spec_hash as "specHash",
+   limit 1)`;
+/** A run's fields as a run resource shows them (toRun), aliased to RunRow's names, its steps too. */
+const RUN_FIELDS_SQL = `"pipeline_runs".slug, pl.slug as "pipelineSlug", "pipeline_runs".spec_hash as "specHash",
            "pipeline_runs".state, "pipeline_runs".trigger, "pipeline_runs".trigger_slug as "triggerSlug",
            "pipeline_runs".input_keys as "inputKeys", "pipeline_runs".attempt,
            "pipeline_runs".created_at as "createdAt", "pipeline_runs".started_at as "startedAt",
            "pipeline_runs".finished_at as "finishedAt", "pipeline_runs".error,
-           "pipeline_runs".contract_checks as "contractChecks", ${STEPS_OF_RUN_SQL} as steps
+           "pipeline_runs".contract_checks as "contractChecks", ${STEPS_OF_RUN_SQL} as steps`;
+const firstPageSql = (limit: number) => `with ${PE_SQL}
+select pe.environment_slug as "environmentSlug", page.*
+  from pe
+  left join lateral (
+    select ${RUN_FIELDS_SQL}
       from pipeline_runs "pipeline_runs"
       join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
      where "pipeline_runs".environment_id = pe.environment_id
      order by "pipeline_runs".created_at desc, "pipeline_runs".slug desc
      limit ${literalLimit(limit)}) page on true`;
+
+// One run of the project environment given by its slugs (GET …/runs/{run_slug}, which
+// `execute --wait` and the app's live run page poll): the project environment, the run by its
+// slug (unique in the organization) and its steps in one statement, as the first page reads them.
+const RUN_BY_SLUG_SQL = `with ${PE_SQL}
+select pe.environment_slug as "environmentSlug", run.*
+  from pe
+  left join lateral (
+    select ${RUN_FIELDS_SQL}
+      from pipeline_runs "pipeline_runs"
+      join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
+     where "pipeline_runs".organization_id = $1 and "pipeline_runs".slug = $4
+       and "pipeline_runs".environment_id = pe.environment_id) run on true`;
 
 /**
  * What a runs list reads of a run: the fields of a run resource (toRun). Its times are Dates as
@@ -230,6 +246,29 @@ export async function listRunsFirstPage(
     keyOf: (r) => ({ value: r.createdAt, id: r.slug }),
   });
   return found ? page : null;
+}
+
+/**
+ * The run `runSlug` of the project environment given by its slugs, with its steps, in one
+ * statement (RUN_BY_SLUG_SQL): null when the organization has no such project, live environment
+ * or link between them; `{ run: null }` when it has, without that run.
+ */
+export async function findRunBySlugs(
+  store: Pick<Store, 'prepared'>,
+  organizationId: string,
+  slugs: { project: string; environment: string },
+  runSlug: string,
+): Promise<{ run: RunListRow | null } | null> {
+  const { rows } = await store.prepared(
+    'sluice_run_by_slug',
+    RUN_BY_SLUG_SQL,
+    [organizationId, slugs.project, slugs.environment, runSlug],
+    { isoTimes: true },
+  );
+  const [row] = rows;
+  if (!row) return null;
+  if (row.slug === null) return { run: null };
+  return { run: { ...row, steps: (row.steps as StepJson[]).map(stepFromJson) } as RunListRow };
 }
 
 /**

@@ -87,8 +87,12 @@ async function requireRun(db: DbOrTx, scope: Scope, pe: PeSlugs, slug: string) {
   return run;
 }
 
-export async function getRun(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string) {
-  return runResource(ctx.deps.db, await requireRun(ctx.deps.db, scope, pe, slug));
+/** One statement: the project environment, the run and its steps (runs.repo.ts findRunBySlugs). */
+export async function getRun(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string): Promise<RunResource> {
+  const found = await repo.findRunBySlugs(ctx.deps.store, scope.org.id, pe, slug);
+  if (!found) throw notFound('project environment');
+  if (!found.run) throw notFound('run');
+  return toRun(found.run, found.run.steps);
 }
 
 /**
