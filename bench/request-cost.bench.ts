@@ -52,11 +52,21 @@ async function main() {
     await setUpTick(p, DST);
     for (let i = 0; i < RUNS; i++)
       await p.call('POST', `${PE}/pipelines/tick:execute`, { run_slug: `r${i}` });
+    // r7's log: 200 lines in one batch, as a worker writes them (docs/operations.md#run-logs).
+    await sql(
+      STORE,
+      `insert into pipeline_run_logs (run_id, seq, last_seq, at, lines)
+       select r.id, 1, 200, now(),
+              (select jsonb_agg(jsonb_build_array('tick', 'info', 'line ' || g, g) order by g)
+                 from generate_series(1, 200) g)
+         from pipeline_runs r where r.slug = 'r7'`,
+    );
     const paths: [string, string][] = [
       ['events list (20, first page)', '/organizations/acme/events?limit=20'],
       ['runs list (20 with steps)', `${PE}/runs?limit=20`],
       ['runs list, state=queued', `${PE}/runs?limit=20&state=queued`],
       ['a run', `${PE}/runs/r7`],
+      ["a run's log tail (20 of 200 lines)", `${PE}/runs/r7/logs?limit=20`],
       ['events list again (drift check)', '/organizations/acme/events?limit=20'],
     ];
     console.log('path                              statements  commits  API CPU   store CPU   bytes');

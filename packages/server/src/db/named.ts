@@ -44,7 +44,14 @@ export function namedText(query: SQL): NamedText {
  */
 export async function executeNamed(db: DbOrTx, query: SQL): Promise<any[]> {
   const built = dialect.sqlToQuery(query);
+  return executeNamedText(db, built.sql, built.params);
+}
+
+/** `executeNamed` of a statement already written out, its values for `$1`, `$2`, …: nothing built. */
+export async function executeNamedText(db: DbOrTx, text: string, values: unknown[]): Promise<any[]> {
   const session = (db as unknown as { session: PgSession }).session;
-  const res: any = await session.prepareQuery(built, undefined, statementName(built.sql), false).execute();
+  const res: any = await session
+    .prepareQuery({ sql: text, params: values }, undefined, statementName(text), false)
+    .execute();
   return Array.isArray(res) ? res : (res.rows ?? []);
 }

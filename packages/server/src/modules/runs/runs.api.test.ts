@@ -262,17 +262,34 @@ describe('runs', () => {
         const { request_id: _a, ...plainError } = plainRes.json().error;
         const { request_id: _b, ...filteredError } = filtered.json().error;
         expect(plainError).toEqual(filteredError);
-        // A run's own read (one statement too) answers the same for its project environment.
-        const one = await t.call('GET', `${base}/runs/list-b`, { token: owner });
-        expect(one.statusCode, base).toBe(404);
-        const { request_id: _c, ...oneError } = one.json().error;
-        expect(oneError).toEqual(plainError);
+        // A run's own read and its log (one statement each for the project environment and the
+        // run) answer the same for their project environment.
+        for (const path of ['runs/list-b', 'runs/list-b/logs']) {
+          const one = await t.call('GET', `${base}/${path}`, { token: owner });
+          expect(one.statusCode, `${base}/${path}`).toBe(404);
+          const { request_id: _c, ...oneError } = one.json().error;
+          expect(oneError).toEqual(plainError);
+        }
       }
+      // So do checkpoints and a cancel, which find the project environment the same way.
+      const pipelinePath =
+        '/organizations/acme/projects/nope/environments/staging/pipelines/orders/checkpoints';
+      expect((await t.call('GET', pipelinePath, { token: owner })).statusCode).toBe(404);
+      expect(
+        (
+          await t.call('POST', '/organizations/acme/projects/nope/environments/staging/runs/list-b:cancel', {
+            token: owner,
+          })
+        ).statusCode,
+      ).toBe(404);
       // The project environment is there, the run is not: a 404 that names the run.
       const missing = await t.call('GET', `${pe}/runs/no-such-run`, { token: owner });
       expect(missing.statusCode).toBe(404);
       expect(missing.json().error.code).toBe('NOT_FOUND');
       expect(missing.json().error.message).toMatch(/run/);
+      const missingLog = await t.call('GET', `${pe}/runs/no-such-run/logs`, { token: owner });
+      expect(missingLog.statusCode).toBe(404);
+      expect(missingLog.json().error.message).toEqual(missing.json().error.message);
       expect(missing.json().error.message).not.toEqual(
         (
           await t.call('GET', '/organizations/acme/projects/nope/environments/staging/runs/list-b', {
@@ -421,7 +438,10 @@ describe('runs', () => {
     expect(await slugs(`${booksPe}/runs?pipeline_slug=ledger`)).toEqual(['books-run']);
     // A run is read only through its own project's URL.
     expect((await t.call('GET', `${booksPe}/runs/books-run`, { token: owner })).statusCode).toBe(200);
-    const other = await t.call('GET', `${pe}/runs/books-run`, { token: owner });
-    expect(other.statusCode, other.body).toBe(404);
+    expect((await t.call('GET', `${booksPe}/runs/books-run/logs`, { token: owner })).statusCode).toBe(200);
+    for (const path of ['runs/books-run', 'runs/books-run/logs']) {
+      const other = await t.call('GET', `${pe}/${path}`, { token: owner });
+      expect(other.statusCode, other.body).toBe(404);
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx, Store, Tx } from '../../db/client';
+import { executeNamedText } from '../../db/named';
 import {
   environments,
   pipelineRunInputs,
@@ -56,24 +57,6 @@ export async function findRun(db: DbOrTx, place: RunPlace, slug: string): Promis
   return row ? flatten(row) : null;
 }
 
-/**
- * What a run's log read needs of the run (its id and time bounds), by its slug in its place: the
- * runs and their pipeline only, not every column of `findRun` and its environment.
- */
-export async function findRunSpan(
-  db: DbOrTx,
-  place: RunPlace,
-  slug: string,
-): Promise<{ id: string; createdAt: Date; finishedAt: Date | null } | null> {
-  const [row] = await db
-    .select({ id: pipelineRuns.id, createdAt: pipelineRuns.createdAt, finishedAt: pipelineRuns.finishedAt })
-    .from(pipelineRuns)
-    .innerJoin(pipelines, eq(pipelines.id, pipelineRuns.pipelineId))
-    .where(and(inPlace(place), eq(pipelineRuns.slug, slug)))
-    .limit(1);
-  return row ?? null;
-}
-
 /** Any run of the organization with that slug (slugs are unique per organization). */
 export async function findRunInOrganization(
   db: DbOrTx,
@@ -125,16 +108,9 @@ const stepFromJson = (s: StepJson): ListedStep => {
 
 const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } } as const;
 
-// The first page, newest first, without filters (what a console polls): the project
-// environment of the URL and the page in one raw statement on a named prepared statement, with no
-// SQL built per request and no ORM row mapping. No row: the project environment is not there;
-// one row with a null slug: it is, with no runs. Aliased to RunRow's field names. The runs are
-// found by their environment alone (`pe` is the organization's): with the organization too, a
-// planner with stale statistics (a young store, 1,500 runs since the last ANALYZE) combined
-// both indexes and sorted every run of the environment for each page (10 ms at 1,000 runs,
-// docs/benchmarks.md), where the environment's index gives the newest in order. The page's size
-// is in the text (literalLimit), one statement name per size: bound, the statement was planned
-// on every execution on a store of 10M runs (+0.3 ms a page, docs/benchmarks.md "History").
+// The project environment of a URL by its slugs ($1 the organization, $2 the project, $3 the
+// environment): the project, a live environment and the link between them, as
+// findProjectEnvironment reads them.
 const PE_SQL = `pe as (
   select p.id as project_id, e.id as environment_id, e.slug as environment_slug
     from projects p
@@ -149,29 +125,91 @@ const RUN_FIELDS_SQL = `"pipeline_runs".slug, pl.slug as "pipelineSlug", "pipeli
            "pipeline_runs".created_at as "createdAt", "pipeline_runs".started_at as "startedAt",
            "pipeline_runs".finished_at as "finishedAt", "pipeline_runs".error,
            "pipeline_runs".contract_checks as "contractChecks", ${STEPS_OF_RUN_SQL} as steps`;
-const firstPageSql = (limit: number) => `with ${PE_SQL}
-select pe.environment_slug as "environmentSlug", page.*
+/**
+ * Runs of the project environment (PE_SQL) and of its project's pipelines, `where` them: no row
+ * without the project environment, one row of nulls beside `head` with it but no such run.
+ */
+const runsInPeSql = (head: string, fields: string, where: string, tail = '') => `with ${PE_SQL}
+select ${head}, run.*
   from pe
   left join lateral (
-    select ${RUN_FIELDS_SQL}
+    select ${fields}
       from pipeline_runs "pipeline_runs"
       join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
-     where "pipeline_runs".environment_id = pe.environment_id
+     where ${where}${tail}) run on true`;
+const ENVIRONMENT_SLUG = 'pe.environment_slug as "environmentSlug"';
+// The first page, newest first, without filters (what a console polls): the project
+// environment of the URL and the page in one raw statement on a named prepared statement, with no
+// SQL built per request and no ORM row mapping. No row: the project environment is not there;
+// one row with a null slug: it is, with no runs. Aliased to RunRow's field names. The runs are
+// found by their environment alone (`pe` is the organization's): with the organization too, a
+// planner with stale statistics (a young store, 1,500 runs since the last ANALYZE) combined
+// both indexes and sorted every run of the environment for each page (10 ms at 1,000 runs,
+// docs/benchmarks.md), where the environment's index gives the newest in order. The page's size
+// is in the text (literalLimit), one statement name per size: bound, the statement was planned
+// on every execution on a store of 10M runs (+0.3 ms a page, docs/benchmarks.md "History").
+const firstPageSql = (limit: number) =>
+  runsInPeSql(
+    ENVIRONMENT_SLUG,
+    RUN_FIELDS_SQL,
+    '"pipeline_runs".environment_id = pe.environment_id',
+    `
      order by "pipeline_runs".created_at desc, "pipeline_runs".slug desc
-     limit ${literalLimit(limit)}) page on true`;
+     limit ${literalLimit(limit)}`,
+  );
+/** The run `$4` (slugs are unique in the organization) of the project environment. */
+const BY_SLUG =
+  '"pipeline_runs".organization_id = $1 and "pipeline_runs".slug = $4 and "pipeline_runs".environment_id = pe.environment_id';
+
+// The project environment of a URL, its ids only (every `{pe}` route of runs, checkpoints and
+// logs, inside a transaction too): written out, nothing built per request.
+const PLACE_SQL = `with ${PE_SQL}
+select project_id as "projectId", environment_id as "environmentId" from pe`;
+
+/** The ids of the project environment given by its slugs, or null (PE_SQL). */
+export async function findPlace(
+  db: DbOrTx,
+  organizationId: string,
+  slugs: { project: string; environment: string },
+): Promise<RunPlace | null> {
+  const [row] = await executeNamedText(db, PLACE_SQL, [organizationId, slugs.project, slugs.environment]);
+  return row ? { organizationId, projectId: row.projectId, environmentId: row.environmentId } : null;
+}
+
+// What a run's log read needs of the run (its id and time bounds), with its project environment,
+// in one statement: the runs and their pipeline only.
+const RUN_SPAN_BY_SLUG_SQL = runsInPeSql(
+  'pe.project_id as "projectId"',
+  '"pipeline_runs".id, "pipeline_runs".created_at as "createdAt", "pipeline_runs".finished_at as "finishedAt"',
+  BY_SLUG,
+);
+
+/**
+ * The id and time bounds of the run `runSlug` of the project environment given by its slugs:
+ * null when there is no such project environment, `{ run: null }` when it has no such run.
+ */
+export async function findRunSpanBySlugs(
+  store: Pick<Store, 'prepared'>,
+  organizationId: string,
+  slugs: { project: string; environment: string },
+  runSlug: string,
+): Promise<{ run: { id: string; createdAt: Date; finishedAt: Date | null } | null } | null> {
+  const { rows } = await store.prepared('sluice_run_span_by_slug', RUN_SPAN_BY_SLUG_SQL, [
+    organizationId,
+    slugs.project,
+    slugs.environment,
+    runSlug,
+  ]);
+  const [row] = rows;
+  if (!row) return null;
+  if (row.id === null) return { run: null };
+  return { run: { id: row.id, createdAt: row.createdAt, finishedAt: row.finishedAt } };
+}
 
 // One run of the project environment given by its slugs (GET …/runs/{run_slug}, which
 // `execute --wait` and the app's live run page poll): the project environment, the run by its
 // slug (unique in the organization) and its steps in one statement, as the first page reads them.
-const RUN_BY_SLUG_SQL = `with ${PE_SQL}
-select pe.environment_slug as "environmentSlug", run.*
-  from pe
-  left join lateral (
-    select ${RUN_FIELDS_SQL}
-      from pipeline_runs "pipeline_runs"
-      join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
-     where "pipeline_runs".organization_id = $1 and "pipeline_runs".slug = $4
-       and "pipeline_runs".environment_id = pe.environment_id) run on true`;
+const RUN_BY_SLUG_SQL = runsInPeSql(ENVIRONMENT_SLUG, RUN_FIELDS_SQL, BY_SLUG);
 
 /**
  * What a runs list reads of a run: the fields of a run resource (toRun). Its times are Dates as

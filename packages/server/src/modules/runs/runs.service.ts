@@ -5,7 +5,6 @@ import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
 import { eventSource } from '../environments/index';
 import { recordEvent } from '../events/index';
-import { findProjectEnvironment } from '../projects/index';
 import * as logs from './run-logs.repo';
 import { closeOpenSteps, insertLogs } from './run-progress.repo';
 import * as repo from './runs.repo';
@@ -50,14 +49,12 @@ export type RunResource = ReturnType<typeof toRun>;
 
 /** `{pe}` of the URL: the project and a live environment enabled for it, else 404. */
 export async function resolvePlace(db: DbOrTx, scope: Scope, projectSlug: string, environmentSlug: string) {
-  const pe = await findProjectEnvironment(db, scope, projectSlug, environmentSlug);
-  if (!pe) throw notFound('project environment');
-  const place: repo.RunPlace = {
-    organizationId: scope.org.id,
-    projectId: pe.project.id,
-    environmentId: pe.environment.id,
-  };
-  return { ...pe, place };
+  const place = await repo.findPlace(db, scope.org.id, {
+    project: projectSlug,
+    environment: environmentSlug,
+  });
+  if (!place) throw notFound('project environment');
+  return { place };
 }
 
 export async function runResource(db: DbOrTx, run: repo.RunRow): Promise<RunResource> {
@@ -146,9 +143,10 @@ export function toLog(l: { seq: number; stepSlug: string | null; level: string; 
 }
 
 export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string, query: ListQuery) {
-  const { place } = await resolvePlace(ctx.deps.db, scope, pe.project, pe.environment);
-  const run = await repo.findRunSpan(ctx.deps.db, place, slug);
-  if (!run) throw notFound('run');
-  const page = await logs.listLogs(ctx.deps.db, run, query);
+  // The project environment and the run in one statement, then the page.
+  const found = await repo.findRunSpanBySlugs(ctx.deps.store, scope.org.id, pe, slug);
+  if (!found) throw notFound('project environment');
+  if (!found.run) throw notFound('run');
+  const page = await logs.listLogs(ctx.deps.db, found.run, query);
   return { ...page, items: page.items.map(toLog) };
 }
