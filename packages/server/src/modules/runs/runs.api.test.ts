@@ -414,6 +414,17 @@ describe('runs', () => {
       (await t.call('PUT', '/organizations/acme/projects/books/environments/staging', { token: owner }))
         .statusCode,
     ).toBe(201);
+    // A project without pipelines: an empty page on every path.
+    for (const query of ['', '?state=queued', '?trigger=api']) {
+      const res = await t.call(
+        'GET',
+        `/organizations/acme/projects/books/environments/staging/runs${query}`,
+        {
+          token: owner,
+        },
+      );
+      expect(res.json(), query).toEqual({ runs: [], has_more: false, next_cursor: null, prev_cursor: null });
+    }
     const books = (await q(`select id from projects where slug = 'books'`))[0].id;
     const [p] = await t.rt.deps.db
       .insert(pipelines)

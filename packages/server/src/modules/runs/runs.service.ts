@@ -72,7 +72,12 @@ export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListR
     if (!page) throw notFound('project environment');
     return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
   }
-  const { place } = await resolvePlace(db, scope, pe.project, pe.environment);
+  // Without a pipeline filter, the page reads the runs by the project's pipelines: found with
+  // the project environment.
+  const place = query.pipeline_slug
+    ? (await resolvePlace(db, scope, pe.project, pe.environment)).place
+    : await repo.findPlaceWithPipelines(db, scope.org.id, pe);
+  if (!place) throw notFound('project environment');
   const page = await repo.listRuns(db, place, query);
   return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
 }
