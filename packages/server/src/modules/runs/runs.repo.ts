@@ -1,6 +1,5 @@
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx, Store, Tx } from '../../db/client';
-import { executeNamedText } from '../../db/named';
+import type { DbOrTx, Tx } from '../../db/client';
 import {
   environments,
   pipelineRunInputs,
@@ -9,7 +8,7 @@ import {
   pipelines,
 } from '../../db/schema/index';
 import { isoOfTimestamptz } from '../../db/timestamptz';
-import { type ListQuery, literalLimit, paginate } from '../../http/pagination';
+import { type ListQuery, paginate } from '../../http/pagination';
 
 export type RunRecord = typeof pipelineRuns.$inferSelect;
 export type RunRow = RunRecord & { pipelineSlug: string; environmentSlug: string };
@@ -18,6 +17,8 @@ export type PipelineRow = typeof pipelines.$inferSelect;
 
 /** Where a run is addressed: `{pe}` of the URL, resolved to ids. */
 export type RunPlace = { organizationId: string; projectId: string; environmentId: string };
+/** A runs list's place: with `pipelineIds`, the project's pipelines are not read again. */
+export type PlaceOfRuns = RunPlace & { pipelineIds?: string[] };
 
 const columns = { run: pipelineRuns, pipelineSlug: pipelines.slug, environmentSlug: environments.slug };
 const flatten = (r: { run: RunRecord; pipelineSlug: string; environmentSlug: string }): RunRow => ({
@@ -85,7 +86,7 @@ export async function lockRunById(tx: Tx, id: string): Promise<RunRecord | null>
  * the ORM's page and firstPageSql share it. Only what a step resource shows (toStep): the two
  * ids were a third of the JSON every page request parses.
  */
-const STEPS_OF_RUN_SQL = `(
+export const STEPS_OF_RUN_SQL = `(
   select coalesce(json_agg(json_build_object(
            'stepSlug', s.step_slug, 'state', s.state,
            'rowsIn', s.rows_in, 'rowsOut', s.rows_out, 'bytesIn', s.bytes_in, 'bytesOut', s.bytes_out,
@@ -98,148 +99,15 @@ export type ListedStep = Omit<RunStepRow, 'id' | 'runId' | 'startedAt' | 'finish
   startedAt: string | null;
   finishedAt: string | null;
 };
-type StepJson = ListedStep;
+export type StepJson = ListedStep;
 /** The JSON's times (json_build_object's text) in place, in ISO: a list page makes no Date. */
-const stepFromJson = (s: StepJson): ListedStep => {
+export const stepFromJson = (s: StepJson): ListedStep => {
   if (s.startedAt !== null) s.startedAt = isoOfTimestamptz(s.startedAt);
   if (s.finishedAt !== null) s.finishedAt = isoOfTimestamptz(s.finishedAt);
   return s;
 };
 
-const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } } as const;
-
-// The project environment of a URL by its slugs ($1 the organization, $2 the project, $3 the
-// environment): the project, a live environment and the link between them, as
-// findProjectEnvironment reads them.
-const PE_SQL = `pe as (
-  select p.id as project_id, e.id as environment_id, e.slug as environment_slug
-    from projects p
-    join environments e on e.organization_id = $1 and e.slug = $3 and e.deleted_at is null
-    join project_environments l on l.project_id = p.id and l.environment_id = e.id
-   where p.organization_id = $1 and p.slug = $2
-   limit 1)`;
-/** A run's fields as a run resource shows them (toRun), aliased to RunRow's names, its steps too. */
-const RUN_FIELDS_SQL = `"pipeline_runs".slug, pl.slug as "pipelineSlug", "pipeline_runs".spec_hash as "specHash",
-           "pipeline_runs".state, "pipeline_runs".trigger, "pipeline_runs".trigger_slug as "triggerSlug",
-           "pipeline_runs".input_keys as "inputKeys", "pipeline_runs".attempt,
-           "pipeline_runs".created_at as "createdAt", "pipeline_runs".started_at as "startedAt",
-           "pipeline_runs".finished_at as "finishedAt", "pipeline_runs".error,
-           "pipeline_runs".contract_checks as "contractChecks", ${STEPS_OF_RUN_SQL} as steps`;
-/**
- * Runs of the project environment (PE_SQL) and of its project's pipelines, `where` them: no row
- * without the project environment, one row of nulls beside `head` with it but no such run.
- */
-const runsInPeSql = (head: string, fields: string, where: string, tail = '') => `with ${PE_SQL}
-select ${head}, run.*
-  from pe
-  left join lateral (
-    select ${fields}
-      from pipeline_runs "pipeline_runs"
-      join pipelines pl on pl.id = "pipeline_runs".pipeline_id and pl.project_id = pe.project_id
-     where ${where}${tail}) run on true`;
-const ENVIRONMENT_SLUG = 'pe.environment_slug as "environmentSlug"';
-// The first page, newest first, without filters (what a console polls): the project
-// environment of the URL and the page in one raw statement on a named prepared statement, with no
-// SQL built per request and no ORM row mapping. No row: the project environment is not there;
-// one row with a null slug: it is, with no runs. Aliased to RunRow's field names. The runs are
-// found by their environment alone (`pe` is the organization's): with the organization too, a
-// planner with stale statistics (a young store, 1,500 runs since the last ANALYZE) combined
-// both indexes and sorted every run of the environment for each page (10 ms at 1,000 runs,
-// docs/benchmarks.md), where the environment's index gives the newest in order. The page's size
-// is in the text (literalLimit), one statement name per size: bound, the statement was planned
-// on every execution on a store of 10M runs (+0.3 ms a page, docs/benchmarks.md "History").
-const firstPageSql = (limit: number) =>
-  runsInPeSql(
-    ENVIRONMENT_SLUG,
-    RUN_FIELDS_SQL,
-    '"pipeline_runs".environment_id = pe.environment_id',
-    `
-     order by "pipeline_runs".created_at desc, "pipeline_runs".slug desc
-     limit ${literalLimit(limit)}`,
-  );
-/** The run `$4` (slugs are unique in the organization) of the project environment. */
-const BY_SLUG =
-  '"pipeline_runs".organization_id = $1 and "pipeline_runs".slug = $4 and "pipeline_runs".environment_id = pe.environment_id';
-
-// The project environment of a URL, its ids only (every `{pe}` route of runs, checkpoints and
-// logs, inside a transaction too): written out, nothing built per request.
-const PLACE_SQL = `with ${PE_SQL}
-select project_id as "projectId", environment_id as "environmentId" from pe`;
-
-// The same with the ids of the project's pipelines, which a runs list without a pipeline filter
-// reads its runs by (listRuns): one statement instead of two.
-const PLACE_WITH_PIPELINES_SQL = `with ${PE_SQL}
-select project_id as "projectId", environment_id as "environmentId",
-       array(select pl.id::text from pipelines pl where pl.project_id = pe.project_id) as "pipelineIds"
-  from pe`;
-
-/** A runs list's place: with `pipelineIds`, the project's pipelines are not read again. */
-export type PlaceOfRuns = RunPlace & { pipelineIds?: string[] };
-
-/** findPlace, and the ids of the project's pipelines. */
-export async function findPlaceWithPipelines(
-  db: DbOrTx,
-  organizationId: string,
-  slugs: { project: string; environment: string },
-): Promise<Required<PlaceOfRuns> | null> {
-  const [row] = await executeNamedText(db, PLACE_WITH_PIPELINES_SQL, [
-    organizationId,
-    slugs.project,
-    slugs.environment,
-  ]);
-  if (!row) return null;
-  return {
-    organizationId,
-    projectId: row.projectId,
-    environmentId: row.environmentId,
-    pipelineIds: row.pipelineIds,
-  };
-}
-
-/** The ids of the project environment given by its slugs, or null (PE_SQL). */
-export async function findPlace(
-  db: DbOrTx,
-  organizationId: string,
-  slugs: { project: string; environment: string },
-): Promise<RunPlace | null> {
-  const [row] = await executeNamedText(db, PLACE_SQL, [organizationId, slugs.project, slugs.environment]);
-  return row ? { organizationId, projectId: row.projectId, environmentId: row.environmentId } : null;
-}
-
-// What a run's log read needs of the run (its id and time bounds), with its project environment,
-// in one statement: the runs and their pipeline only.
-const RUN_SPAN_BY_SLUG_SQL = runsInPeSql(
-  'pe.project_id as "projectId"',
-  '"pipeline_runs".id, "pipeline_runs".created_at as "createdAt", "pipeline_runs".finished_at as "finishedAt"',
-  BY_SLUG,
-);
-
-/**
- * The id and time bounds of the run `runSlug` of the project environment given by its slugs:
- * null when there is no such project environment, `{ run: null }` when it has no such run.
- */
-export async function findRunSpanBySlugs(
-  store: Pick<Store, 'prepared'>,
-  organizationId: string,
-  slugs: { project: string; environment: string },
-  runSlug: string,
-): Promise<{ run: { id: string; createdAt: Date; finishedAt: Date | null } | null } | null> {
-  const { rows } = await store.prepared('sluice_run_span_by_slug', RUN_SPAN_BY_SLUG_SQL, [
-    organizationId,
-    slugs.project,
-    slugs.environment,
-    runSlug,
-  ]);
-  const [row] = rows;
-  if (!row) return null;
-  if (row.id === null) return { run: null };
-  return { run: { id: row.id, createdAt: row.createdAt, finishedAt: row.finishedAt } };
-}
-
-// One run of the project environment given by its slugs (GET …/runs/{run_slug}, which
-// `execute --wait` and the app's live run page poll): the project environment, the run by its
-// slug (unique in the organization) and its steps in one statement, as the first page reads them.
-const RUN_BY_SLUG_SQL = runsInPeSql(ENVIRONMENT_SLUG, RUN_FIELDS_SQL, BY_SLUG);
+export const runSorts = { run_created_at: { column: pipelineRuns.createdAt, kind: 'timestamp' } } as const;
 
 /**
  * What a runs list reads of a run: the fields of a run resource (toRun). Its times are Dates as
@@ -282,62 +150,6 @@ export const isPlainFirstPage = (q: RunsListQuery) =>
   !q.state &&
   !q.trigger &&
   !q.trigger_slug;
-
-/**
- * The plain first page of the runs of a project environment given by its slugs, with the project
- * environment looked up in the same statement; null when the organization has no such project,
- * live environment or link between them.
- */
-export async function listRunsFirstPage(
-  store: Pick<Store, 'prepared'>,
-  organizationId: string,
-  slugs: { project: string; environment: string },
-  query: RunsListQuery,
-) {
-  let found = false;
-  const page = await paginate<RunListRow>({
-    query,
-    sorts: runSorts,
-    tiebreak: pipelineRuns.slug,
-    fetch: async ({ limit }) => {
-      const { rows } = await store.prepared(
-        `sluice_runs_first_page_${limit}`,
-        firstPageSql(limit),
-        [organizationId, slugs.project, slugs.environment],
-        { isoTimes: true },
-      );
-      found = rows.length > 0;
-      return rows
-        .filter((r) => r.slug !== null)
-        .map((r) => ({ ...r, steps: (r.steps as StepJson[]).map(stepFromJson) }) as RunListRow);
-    },
-    keyOf: (r) => ({ value: r.createdAt, id: r.slug }),
-  });
-  return found ? page : null;
-}
-
-/**
- * The run `runSlug` of the project environment given by its slugs, with its steps, in one
- * statement (RUN_BY_SLUG_SQL): null when the organization has no such project, live environment
- * or link between them; `{ run: null }` when it has, without that run.
- */
-export async function findRunBySlugs(
-  store: Pick<Store, 'prepared'>,
-  organizationId: string,
-  slugs: { project: string; environment: string },
-  runSlug: string,
-): Promise<{ run: RunListRow | null } | null> {
-  const { rows } = await store.prepared(
-    'sluice_run_by_slug',
-    RUN_BY_SLUG_SQL,
-    [organizationId, slugs.project, slugs.environment, runSlug],
-    { isoTimes: true },
-  );
-  const [row] = rows;
-  if (!row) return null;
-  if (row.slug === null) return { run: null };
-  return { run: { ...row, steps: (row.steps as StepJson[]).map(stepFromJson) } as RunListRow };
-}
 
 /**
  * The other pages and the filtered lists. Without a pipeline filter, the project's pipelines are

@@ -10,6 +10,7 @@ import { closeOpenSteps, insertLogs } from './run-progress.repo';
 import * as repo from './runs.repo';
 import type { ListRunsQuery, RunState } from './runs.schemas';
 import { terminalRunStates } from './runs.schemas';
+import * as bySlug from './runs-by-slug.repo';
 
 export function toStep(s: repo.RunStepRow | repo.ListedStep) {
   return {
@@ -49,7 +50,7 @@ export type RunResource = ReturnType<typeof toRun>;
 
 /** `{pe}` of the URL: the project and a live environment enabled for it, else 404. */
 export async function resolvePlace(db: DbOrTx, scope: Scope, projectSlug: string, environmentSlug: string) {
-  const place = await repo.findPlace(db, scope.org.id, {
+  const place = await bySlug.findPlace(db, scope.org.id, {
     project: projectSlug,
     environment: environmentSlug,
   });
@@ -67,8 +68,8 @@ export type PeSlugs = { project: string; environment: string };
 export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListRunsQuery) {
   const db = ctx.deps.db;
   if (repo.isPlainFirstPage(query)) {
-    // One statement finds the project environment and reads the page (runs.repo.ts).
-    const page = await repo.listRunsFirstPage(ctx.deps.store, scope.org.id, pe, query);
+    // One statement finds the project environment and reads the page (runs-by-slug.repo.ts).
+    const page = await bySlug.listRunsFirstPage(ctx.deps.store, scope.org.id, pe, query);
     if (!page) throw notFound('project environment');
     return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
   }
@@ -76,7 +77,7 @@ export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListR
   // the project environment.
   const place = query.pipeline_slug
     ? (await resolvePlace(db, scope, pe.project, pe.environment)).place
-    : await repo.findPlaceWithPipelines(db, scope.org.id, pe);
+    : await bySlug.findPlaceWithPipelines(db, scope.org.id, pe);
   if (!place) throw notFound('project environment');
   const page = await repo.listRuns(db, place, query);
   return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
@@ -89,9 +90,9 @@ async function requireRun(db: DbOrTx, scope: Scope, pe: PeSlugs, slug: string) {
   return run;
 }
 
-/** One statement: the project environment, the run and its steps (runs.repo.ts findRunBySlugs). */
+/** One statement: the project environment, the run and its steps (runs-by-slug.repo.ts findRunBySlugs). */
 export async function getRun(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string): Promise<RunResource> {
-  const found = await repo.findRunBySlugs(ctx.deps.store, scope.org.id, pe, slug);
+  const found = await bySlug.findRunBySlugs(ctx.deps.store, scope.org.id, pe, slug);
   if (!found) throw notFound('project environment');
   if (!found.run) throw notFound('run');
   return toRun(found.run, found.run.steps);
@@ -149,7 +150,7 @@ export function toLog(l: { seq: number; stepSlug: string | null; level: string; 
 
 export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string, query: ListQuery) {
   // The project environment and the run in one statement, then the page.
-  const found = await repo.findRunSpanBySlugs(ctx.deps.store, scope.org.id, pe, slug);
+  const found = await bySlug.findRunSpanBySlugs(ctx.deps.store, scope.org.id, pe, slug);
   if (!found) throw notFound('project environment');
   if (!found.run) throw notFound('run');
   const page = await logs.listLogs(ctx.deps.db, found.run, query);
