@@ -151,6 +151,25 @@ export const isPlainFirstPage = (q: RunsListQuery) =>
   !q.trigger &&
   !q.trigger_slug;
 
+/** What a listed run shows (RunListRow), not every column of the run: less for the ORM to build and map. */
+const listedColumns = {
+  slug: pipelineRuns.slug,
+  pipelineSlug: pipelines.slug,
+  environmentSlug: environments.slug,
+  specHash: pipelineRuns.specHash,
+  state: pipelineRuns.state,
+  trigger: pipelineRuns.trigger,
+  triggerSlug: pipelineRuns.triggerSlug,
+  inputKeys: pipelineRuns.inputKeys,
+  attempt: pipelineRuns.attempt,
+  createdAt: pipelineRuns.createdAt,
+  startedAt: pipelineRuns.startedAt,
+  finishedAt: pipelineRuns.finishedAt,
+  error: pipelineRuns.error,
+  contractChecks: pipelineRuns.contractChecks,
+  steps: stepsOfRun,
+};
+
 /**
  * The other pages and the filtered lists. Without a pipeline filter, the project's pipelines are
  * read first and the runs found by `pipeline_id = any(those ids)` in the environment: with the
@@ -186,14 +205,14 @@ export async function listRuns(db: DbOrTx, place: PlaceOfRuns, query: RunsListQu
     fetch: async ({ where, orderBy, limit }) =>
       (
         await db
-          .select({ ...columns, steps: stepsOfRun })
+          .select(listedColumns)
           .from(pipelineRuns)
           .innerJoin(pipelines, eq(pipelines.id, pipelineRuns.pipelineId))
           .innerJoin(environments, eq(environments.id, pipelineRuns.environmentId))
           .where(and(...filters, where))
           .orderBy(...orderBy)
           .limit(limit)
-      ).map((r) => ({ ...flatten(r), steps: r.steps.map(stepFromJson) })),
+      ).map((r): RunListRow => ({ ...r, steps: r.steps.map(stepFromJson) })),
     keyOf: (r) => ({ value: r.createdAt, id: r.slug }),
   });
 }
