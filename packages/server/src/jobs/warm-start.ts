@@ -1,4 +1,4 @@
-import { capabilityOf, connectorFor, dataSourceTypes } from '@sluice/connectors';
+import { connectorFor, dataSourceTypes, optionalCapability } from '@sluice/connectors';
 import { loadTransforms } from '@sluice/engine';
 import type { Deps } from '../context';
 import { deployedRunPath } from '../modules/pipelines/index';
@@ -27,7 +27,8 @@ export async function warmStart(deps: Deps): Promise<WarmStart> {
   for (const type of types) {
     const def = connectorFor(type);
     for (const role of ['source', 'sink'] as const) {
-      if (def[role]) loads.push({ what: `${type} ${role}`, load: () => capabilityOf(def, role).load() });
+      const capability = optionalCapability(def, role);
+      if (capability) loads.push({ what: `${type} ${role}`, load: () => capability.load() });
     }
   }
   if (path.transforms) loads.push({ what: 'transforms', load: loadTransforms });
