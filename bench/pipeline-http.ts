@@ -142,15 +142,15 @@ export async function httpToPg(c: HttpCase): Promise<HttpResult> {
     if (c.baseline) {
       // Pairs of the other build's workers and this one's, the order alternating, each a fresh
       // worker and one that ran the pipeline before; every load checked against \copy's table.
-      const seen: Record<string, { fresh: number[]; warm: number[]; cpu: number[] }> = {
-        baseline: { fresh: [], warm: [], cpu: [] },
-        this: { fresh: [], warm: [], cpu: [] },
+      const seen: Record<string, { fresh: number[]; warm: number[]; freshCpu: number[]; cpu: number[] }> = {
+        baseline: { fresh: [], warm: [], freshCpu: [], cpu: [] },
+        this: { fresh: [], warm: [], freshCpu: [], cpu: [] },
       };
       for (let i = 0; i < c.abPairs; i++) {
         const order = i % 2 === 0 ? ['baseline', 'this'] : ['this', 'baseline'];
         console.log(`  A/B pair ${i + 1} (${order.join(' first, ')}; load average ${load()})`);
         const copyBefore = await copyCsv();
-        const got: Record<string, { fresh: number; warm: number; cpu: number }> = {};
+        const got: Record<string, { fresh: number; warm: number; freshCpu: number; cpu: number }> = {};
         for (const build of order) {
           const dist = build === 'baseline' ? c.baseline : undefined;
           await resetTarget(DST, 'people', PEOPLE);
@@ -167,12 +167,18 @@ export async function httpToPg(c: HttpCase): Promise<HttpResult> {
           );
           if ((await fingerprint()) !== expected)
             throw new Error(`the ${build} warm run loaded different rows`);
-          got[build] = { fresh: f.wallRps, warm: w.wallRps, cpu: w.workerCpuMs / 1000 };
+          got[build] = {
+            fresh: f.wallRps,
+            warm: w.wallRps,
+            freshCpu: f.workerCpuMs / 1000,
+            cpu: w.workerCpuMs / 1000,
+          };
         }
         const copyRps = (copyBefore + (await copyCsv())) / 2;
         for (const b of order) {
           seen[b].fresh.push(got[b].fresh / copyRps);
           seen[b].warm.push(got[b].warm / copyRps);
+          seen[b].freshCpu.push(got[b].freshCpu);
           seen[b].cpu.push(got[b].cpu);
         }
         console.log(
@@ -181,7 +187,7 @@ export async function httpToPg(c: HttpCase): Promise<HttpResult> {
               .map(
                 (b) =>
                   `${b} fresh ${(got[b].fresh / copyRps).toFixed(2)}, warm ${(got[b].warm / copyRps).toFixed(2)} ` +
-                  `(warm worker CPU ${got[b].cpu.toFixed(2)} s)`,
+                  `(worker CPU fresh ${got[b].freshCpu.toFixed(2)} s, warm ${got[b].cpu.toFixed(2)} s)`,
               )
               .join('; '),
         );
@@ -191,7 +197,7 @@ export async function httpToPg(c: HttpCase): Promise<HttpResult> {
         console.log(
           `  A/B ${b}: ratio to \\copy fresh ${seen[b].fresh.map((x) => x.toFixed(2)).join(' / ')} (mean ${mean(seen[b].fresh)}), ` +
             `warm ${seen[b].warm.map((x) => x.toFixed(2)).join(' / ')} (mean ${mean(seen[b].warm)}); ` +
-            `warm worker CPU mean ${mean(seen[b].cpu)} s`,
+            `worker CPU mean fresh ${mean(seen[b].freshCpu)} s, warm ${mean(seen[b].cpu)} s`,
         );
     }
     return { rps: s.wallRps, baseline, peakMB: s.peakMB };

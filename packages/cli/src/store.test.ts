@@ -5,22 +5,29 @@ import { describeWarmStart } from './store';
 
 describe('describeWarmStart', () => {
   it('lists the kinds and transforms with the time it took', () => {
-    expect(describeWarmStart({ types: ['http', 'postgres'], transforms: true, failed: [], ms: 63 })).toBe(
-      'http, postgres and transforms loaded (0.06 s)',
-    );
-    expect(describeWarmStart({ types: ['postgres'], transforms: false, failed: [], ms: 2 })).toBe(
-      'postgres loaded (0.00 s)',
-    );
+    expect(
+      describeWarmStart({
+        types: ['http', 'postgres'],
+        transforms: true,
+        exercised: 6000,
+        failed: [],
+        ms: 263,
+      }),
+    ).toBe('http, postgres and transforms loaded, a transform run on made-up records (0.26 s)');
+    expect(
+      describeWarmStart({ types: ['postgres'], transforms: false, exercised: null, failed: [], ms: 2 }),
+    ).toBe('postgres loaded (0.00 s)');
   });
 
   it('says when nothing is deployed, and names what failed to load', () => {
-    expect(describeWarmStart({ types: [], transforms: false, failed: [], ms: 1 })).toBe(
+    expect(describeWarmStart({ types: [], transforms: false, exercised: null, failed: [], ms: 1 })).toBe(
       'nothing deployed to load',
     );
     expect(
       describeWarmStart({
         types: ['mysql', 'snowflake'],
         transforms: false,
+        exercised: null,
         failed: ['snowflake source'],
         ms: 410,
       }),

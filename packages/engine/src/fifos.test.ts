@@ -2,7 +2,7 @@ import { lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { namedPipes, restockPipes, SPARE_PIPES, sparePipesIn, stopSparePipes } from './fifos';
+import { namedPipes, restockPipes, SPARE_PIPES, sparePipesIn, stockPipes, stopSparePipes } from './fifos';
 
 const isFifo = async (path: string) => (await lstat(path)).isFIFO();
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,6 +35,25 @@ describe('named pipes from spares', () => {
     const left = await readdir(spares);
     expect(left.length).toBe(SPARE_PIPES);
     for (const f of left) expect(await isFifo(join(spares, f))).toBe(true);
+  });
+
+  it('stocks the spares at once when asked, a restock on its timer included', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
+    dirs.push(root);
+    const spares = join(root, 'spares');
+    sparePipesIn(spares);
+    await stockPipes();
+    expect((await readdir(spares)).length).toBe(SPARE_PIPES);
+    const paths = Array.from({ length: 5 }, (_, i) => join(root, `s${i}.pipe`));
+    expect(await namedPipes(paths)).toEqual(paths);
+    restockPipes();
+    // Not the restock's 500 ms: made now, and a second call finds nothing to make.
+    await stockPipes();
+    await stockPipes();
+    const left = await readdir(spares);
+    expect(left.length).toBe(SPARE_PIPES);
+    for (const f of left) expect(await isFifo(join(spares, f))).toBe(true);
+    await stopSparePipes();
   });
 
   it('makes the pipes on the spot when the spares are gone', async () => {

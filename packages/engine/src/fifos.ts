@@ -120,6 +120,18 @@ export function restockPipes(): void {
 }
 
 /**
+ * Makes the spares now, a restock waiting on its timer included, and resolves once they are
+ * made (a worker's warm start, before its first run takes them).
+ */
+export async function stockPipes(): Promise<void> {
+  if (spares.timer) clearTimeout(spares.timer);
+  spares.timer = null;
+  if (!spares.dir) return;
+  await spares.making;
+  if (spares.free.length < SPARE_PIPES) await makeSpares([]);
+}
+
+/**
  * Stops keeping spares: a restock not yet started is dropped, every making under way (a
  * restock's, or a transform's on the spot, which may still be running when its run has failed)
  * is waited for, and the directory is forgotten, so its owner can remove it without a spare being

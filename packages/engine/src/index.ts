@@ -8,3 +8,4 @@ export { masker } from './run-error';
 export * from './spec';
 export * from './templates';
 export { duckType, loadTransforms } from './transform';
+export { exerciseTransforms } from './transform-exercise';

@@ -124,7 +124,12 @@ describe('a worker warm start', () => {
 
   it('loads nothing while no pipeline is deployed', async () => {
     await save('acme', 'orders', 'http', true);
-    expect(await warmStart(t.rt.deps)).toMatchObject({ types: [], transforms: false, failed: [] });
+    expect(await warmStart(t.rt.deps)).toMatchObject({
+      types: [],
+      transforms: false,
+      exercised: null,
+      failed: [],
+    });
   });
 
   it("loads the deployed pipelines' kinds of every organization, and transforms when one has a step", async () => {
@@ -133,6 +138,7 @@ describe('a worker warm start', () => {
     expect(await warmStart(t.rt.deps)).toMatchObject({
       types: ['mysql', 'postgres'],
       transforms: false,
+      exercised: null,
       failed: [],
     });
     const [version] = (await ok('acme', 'GET', '/projects/shop/pipelines/orders/versions')).versions;
@@ -140,6 +146,8 @@ describe('a worker warm start', () => {
     expect(await warmStart(t.rt.deps)).toMatchObject({
       types: ['http', 'mysql', 'postgres'],
       transforms: true,
+      // A transform of made-up records ran to its end, every row through DuckDB's CSV.
+      exercised: 6000,
       failed: [],
     });
   });

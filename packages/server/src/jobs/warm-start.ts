@@ -1,15 +1,36 @@
+import { rm } from 'node:fs/promises';
 import { connectorFor, dataSourceTypes, optionalCapability } from '@sluice/connectors';
-import { loadTransforms } from '@sluice/engine';
+import { exerciseTransforms, loadTransforms } from '@sluice/engine';
 import type { Deps } from '../context';
 import { deployedRunPath } from '../modules/pipelines/index';
+import { makeRunTmpDir, runPipeDir } from './run-tmp';
 
 // A worker's warm start (docs/operations.md#a-workers-warm-start): before it takes its first
 // job, it loads the code the deployed pipelines' runs will need (their connectors' source and
 // sink modules with their drivers, DuckDB when a pipeline has a transform), which each would
-// otherwise load on its first call, inside a run. Nothing connects; a load that fails is only
-// logged: the run that needs the code loads it again and reports its own error.
+// otherwise load on its first call, inside a run. With a transform deployed, it then runs one
+// transform on made-up records in a run directory of its own (transform-exercise.ts in the
+// engine), so a first run does not pay for DuckDB's and the records' path's first use. Nothing
+// connects; a load or an exercise that fails is only logged: the run that needs the code loads
+// it again and reports its own error.
 
-export type WarmStart = { types: string[]; transforms: boolean; failed: string[]; ms: number };
+export type WarmStart = {
+  types: string[];
+  transforms: boolean;
+  /** Rows of the transform exercised (null: none was). */
+  exercised: number | null;
+  failed: string[];
+  ms: number;
+};
+
+async function exercise(): Promise<number> {
+  const dir = await makeRunTmpDir();
+  try {
+    return await exerciseTransforms({ dir, pipeDir: runPipeDir() });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 export async function warmStart(deps: Deps): Promise<WarmStart> {
   const started = performance.now();
@@ -33,6 +54,7 @@ export async function warmStart(deps: Deps): Promise<WarmStart> {
   }
   if (path.transforms) loads.push({ what: 'transforms', load: loadTransforms });
   const failed: string[] = [];
+  let exercised: number | null = null;
   // One after another: each load is mostly synchronous module evaluation on this thread.
   for (const { what, load } of loads) {
     try {
@@ -45,7 +67,24 @@ export async function warmStart(deps: Deps): Promise<WarmStart> {
       );
     }
   }
-  const result = { types, transforms: path.transforms, failed, ms: Math.round(performance.now() - started) };
+  if (path.transforms && !failed.includes('transforms')) {
+    try {
+      exercised = await exercise();
+    } catch (err) {
+      failed.push('transform exercise');
+      deps.log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'warm start: the transform exercise failed',
+      );
+    }
+  }
+  const result = {
+    types,
+    transforms: path.transforms,
+    exercised,
+    failed,
+    ms: Math.round(performance.now() - started),
+  };
   deps.log.info(result, 'warm start: loaded the code of the deployed pipelines');
   return result;
 }
