@@ -1,7 +1,6 @@
-import { constants, createReadStream, open as openCb } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { closeSync, constants, createReadStream, openSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import net from 'node:net';
-import { promisify } from 'node:util';
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import { namedPipes } from './fifos';
 
@@ -12,8 +11,6 @@ import { namedPipes } from './fifos';
 // text means the same to PostgreSQL as the values the row path writes take this way.
 
 type Duck = typeof import('@duckdb/node-api');
-
-const openFd = promisify(openCb);
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -163,24 +160,26 @@ export async function csvOutput(
     const rows = await track(writeCsv(conn, exp, path, false));
     return { chunks: createReadStream(path), rows: Promise.resolve(rows), piped };
   }
-  const fifo = pipe;
-  const rows = track(writeCsv(conn, exp, fifo, false));
+  // Read as a socket (the event loop polls the pipe), not as a file stream: a file stream's
+  // every 64 KiB read is a turn through the thread pool (docs/benchmarks.md, "a transform's
+  // pipes made ahead"). Opened without blocking, before DuckDB opens its end: a blocking open
+  // would wait in one of libuv's four pool threads, which DuckDB's own calls need too
+  // (`fifo-opens.test.ts`). Until a writer has come and gone, the pipe reads as empty, not ended.
+  const stream = new net.Socket({
+    fd: openSync(pipe, constants.O_RDONLY | constants.O_NONBLOCK),
+    readable: true,
+    writable: false,
+  });
+  const rows = track(writeCsv(conn, exp, pipe, false));
   // DuckDB failing before it opened the pipe would leave our reader waiting for a writer:
-  // open and close it as the writer, so the reader sees the end and the failure follows.
-  rows.catch(() =>
-    open(pipe, 'w')
-      .then((fd) => fd.close())
-      .catch(() => {}),
-  );
+  // open and close it as the writer, so the reader sees the end and the failure follows
+  // (nothing to do once the reader has gone: ENXIO).
+  rows.catch(() => {
+    try {
+      closeSync(openSync(pipe, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {}
+  });
   async function* chunks(): AsyncGenerator<Uint8Array> {
-    // Read as a socket (the event loop polls the pipe), not as a file stream: a file stream's
-    // every 64 KiB read is a turn through the thread pool (docs/benchmarks.md, "a transform's
-    // pipes made ahead"). The open waits for DuckDB to open its end.
-    const stream = new net.Socket({
-      fd: await openFd(fifo, constants.O_RDONLY),
-      readable: true,
-      writable: false,
-    });
     try {
       for await (const chunk of stream) yield chunk as Buffer;
     } finally {

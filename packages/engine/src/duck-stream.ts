@@ -7,8 +7,8 @@ import {
   openSync,
   rmSync,
   type WriteStream,
+  writeFileSync,
 } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -37,8 +37,6 @@ export const JSON_SAMPLE_RECORDS = 20_480;
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
-const openFd = promisify(openCb);
-const closeQuietly = (fd: number) => closeFd(fd, () => {});
 
 async function write(out: WriteStream, chunk: Uint8Array) {
   if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
@@ -140,11 +138,11 @@ const pipeBytes = (i: number) => 2 ** 20 * 2 ** Math.floor(i / 8);
 
 /**
  * Removes the named pipe `fifo` without leaving its reader waiting. Opened on both ends without
- * blocking (the read end first, so the write end's open succeeds, and a writer waiting in its
- * open is released), it wakes a reader waiting in its open; a reader that opens it before it is
- * removed finds a writer and reads to the end once the writers closed, one that comes later
- * finds no file (the query fails: writing stopped). Without this, a reader that reached the pipe
- * just after the writer had given up on it waited in its open for good.
+ * blocking (the read end first, so the write end's open succeeds), it wakes a reader waiting in
+ * its open; a reader that opens it before it is removed finds a writer and reads to the end once
+ * the writers closed, one that comes later finds no file (the query fails: writing stopped).
+ * Without this, a reader that reached the pipe just after the writer had given up on it waited
+ * in its open for good.
  */
 function release(fifo: string) {
   const fds: number[] = [];
@@ -157,6 +155,23 @@ function release(fifo: string) {
   }
   rmSync(fifo, { force: true });
   for (const fd of fds.reverse()) closeSync(fd);
+}
+
+/** How often a record pipe's write end is tried while its reader has not opened it. */
+const OPEN_RETRY_MS = 1;
+/** A record pipe of this process is being opened by a blocking open (`pump`'s `openNext`). */
+let blockingOpen = false;
+const openFd = promisify(openCb);
+const closeQuietly = (fd: number) => closeFd(fd, () => {});
+
+/** `fifo`'s write end opened without blocking, or null while it has no reader. */
+function openWriter(fifo: string): number | null {
+  try {
+    return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENXIO') return null;
+    throw err;
+  }
 }
 
 /**
@@ -185,24 +200,47 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
   const stopping = new Promise<void>((r) => {
     wake = r;
   });
-  /** The pipe `at` opened for writing once its reader came, or null once stopped. */
+  /**
+   * The pipe `at` opened for writing once its reader came, or null once stopped. A blocking
+   * open waits in one of libuv's four pool threads, which DuckDB's own calls run in too: when
+   * every transform of the process opened so, three at once (each with its query running and a
+   * record pipe opening) waited on each other for good (`fifo-opens.test.ts`). So one open at a
+   * time in the process blocks (it returns the moment the reader comes); any other is tried
+   * without blocking (ENXIO while the pipe has no reader) every millisecond.
+   */
   const openNext = async (): Promise<net.Socket | null> => {
-    if (stopped) return null;
     const fifo = fifos[at];
-    // Opening for writing waits for the reader; `stop` releases it by opening as a reader.
-    const opening = openFd(fifo, constants.O_WRONLY);
-    opening.catch(() => {});
-    await Promise.race([opening, stopping]);
-    if (stopped) {
+    const fd = blockingOpen ? await pollOpen(fifo) : await waitOpen(fifo);
+    if (fd === null) return null;
+    const s = new net.Socket({ fd, readable: false, writable: true });
+    // The reader leaving early (EPIPE) is no failure of the input: writing stops.
+    s.on('error', stop);
+    return s;
+  };
+  const pollOpen = async (fifo: string): Promise<number | null> => {
+    for (;;) {
+      if (stopped) return null;
+      const fd = openWriter(fifo);
+      if (fd !== null) return fd;
+      await Promise.race([new Promise((r) => setTimeout(r, OPEN_RETRY_MS)), stopping]);
+    }
+  };
+  const waitOpen = async (fifo: string): Promise<number | null> => {
+    if (stopped) return null;
+    blockingOpen = true;
+    try {
+      // `stop` releases it by opening the pipe as a reader (`release`).
+      const opening = openFd(fifo, constants.O_WRONLY);
+      opening.catch(() => {});
+      await Promise.race([opening, stopping]);
+      if (!stopped) return await opening;
       const fd = await openFd(fifo, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => null);
       await opening.then(closeQuietly, () => {});
       if (fd !== null) closeQuietly(fd);
       return null;
+    } finally {
+      blockingOpen = false;
     }
-    const s = new net.Socket({ fd: await opening, readable: false, writable: true });
-    // The reader leaving early (EPIPE) is no failure of the input: writing stops.
-    s.on('error', stop);
-    return s;
   };
   const ending = (s: net.Socket) => {
     if (stopped) s.destroy();
@@ -254,13 +292,13 @@ function pump(chunks: AsyncGenerator<Uint8Array>, fifos: string[]) {
       // The pipes the records did not reach (or a failed input left) become empty files
       // before the current one ends, while the reader is still in it: it reads them without
       // waiting for a writer, instead of a turn with this loop for each.
+      // Synchronously: the pool's threads may all be taken by DuckDB's queries, this one's included,
+      // which waits for the current pipe to end (`openNext`).
       if (!stopped)
-        await Promise.all(
-          fifos.slice(at + 1).map(async (f) => {
-            await rm(f, { force: true });
-            await writeFile(f, '');
-          }),
-        );
+        for (const f of fifos.slice(at + 1)) {
+          rmSync(f, { force: true });
+          writeFileSync(f, '');
+        }
       // No records after the sample: the first pipe still ends, with nothing in it.
       if (!opened && !stopped) {
         opened = true;

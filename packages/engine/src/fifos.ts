@@ -85,6 +85,10 @@ async function makeSparesNow(extra: string[]): Promise<boolean> {
  * Resolves with the paths, or null where pipes cannot be made (no mkfifo).
  */
 export async function namedPipes(paths: string[]): Promise<string[] | null> {
+  // The pipes' readers and writers rely on Linux's FIFO semantics (a read end opened without
+  // blocking reads as empty, not ended, until a writer has come and gone: duck-csv.ts): elsewhere
+  // a transform's inputs and result go through files.
+  if (process.platform !== 'linux') return null;
   await Promise.all(paths.map((path) => rm(path, { force: true })));
   await spares.making;
   if (spares.free.length >= paths.length) {
