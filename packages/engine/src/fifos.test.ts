@@ -56,6 +56,19 @@ describe('named pipes from spares', () => {
     await stopSparePipes();
   });
 
+  it('makes one stock of spares when two transforms ask for pipes at once', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
+    dirs.push(root);
+    const spares = join(root, 'spares');
+    sparePipesIn(spares);
+    const a = [join(root, 'result.pipe')];
+    const b = Array.from({ length: 32 }, (_, i) => join(root, `in${i}.pipe`));
+    expect(await Promise.all([namedPipes(a), namedPipes(b)])).toEqual([a, b]);
+    await stockPipes();
+    expect((await readdir(spares)).length).toBe(SPARE_PIPES);
+    await stopSparePipes();
+  });
+
   it('makes the pipes on the spot when the spares are gone', async () => {
     const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
     dirs.push(root);

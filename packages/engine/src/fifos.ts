@@ -13,7 +13,7 @@ import { join } from 'node:path';
 // directory, or once the spares ran out, pipes are made on the spot, the spares in the same
 // process.
 
-/** Spares kept: the result's pipe and one JSON input's 32 (duck-stream.ts, RECORD_PIPES). */
+/** Spares kept: the result's pipe and one JSON input's 32 (record-pipes.ts, RECORD_PIPES). */
 export const SPARE_PIPES = 33;
 /** After a transform closed, the wait before its spares are replaced (its run still ends). */
 const RESTOCK_MS = 500;
@@ -22,6 +22,8 @@ const spares = {
   dir: null as string | null,
   ready: null as Promise<boolean> | null,
   free: [] as string[],
+  /** Spares being made now (counted so that two makings at once do not both fill the stock). */
+  coming: 0,
   made: 0,
   making: null as Promise<void> | null,
   timer: null as NodeJS.Timeout | null,
@@ -33,6 +35,7 @@ export function sparePipesIn(dir: string): void {
   spares.dir = dir;
   spares.ready = null;
   spares.free = [];
+  spares.coming = 0;
 }
 
 const mkfifo = (paths: string[]) =>
@@ -50,9 +53,11 @@ async function wanted(): Promise<string[]> {
       () => false,
     );
   if (!(await spares.ready) || spares.dir !== dir) return [];
-  return Array.from({ length: Math.max(0, SPARE_PIPES - spares.free.length) }, () =>
+  const paths = Array.from({ length: Math.max(0, SPARE_PIPES - spares.free.length - spares.coming) }, () =>
     join(dir, `${spares.made++}.pipe`),
   );
+  spares.coming += paths.length;
+  return paths;
 }
 
 /** The makings under way (a transform's on the spot, a restock's): stopSparePipes waits for them. */
@@ -68,7 +73,9 @@ function makeSpares(extra: string[]): Promise<boolean> {
 async function makeSparesNow(extra: string[]): Promise<boolean> {
   const more = await wanted();
   if (extra.length === 0 && more.length === 0) return true;
-  if (await mkfifo([...extra, ...more])) {
+  const made = await mkfifo([...extra, ...more]);
+  spares.coming = Math.max(0, spares.coming - more.length);
+  if (made) {
     spares.free.push(...more);
     return true;
   }
@@ -147,5 +154,6 @@ export async function stopSparePipes(): Promise<void> {
   spares.dir = null;
   spares.ready = null;
   spares.free = [];
+  spares.coming = 0;
   await Promise.allSettled(underWay);
 }
