@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,9 @@ import { exerciseTransforms } from './transform-exercise';
 // pipe, which waits there until the other end opens. A transform used to hold three at once (its
 // query, a record pipe's write end and its result's read end opening): three transforms in one
 // process waited on each other for good, and a consumer that left a result halfway left a thread
-// waiting in an open that nothing would ever answer. The pipes are now opened without blocking.
+// waiting in an open that nothing would ever answer. The pipes are now opened without blocking,
+// and a process runs at most two queries fewer than the pool has threads (query-slots.ts): four
+// transforms whose records were read from files (through the pool) also waited for good.
 
 const dirs: string[] = [];
 const dir = async () => {
@@ -44,6 +47,42 @@ describe("a transform's named pipes and libuv's pool", () => {
       Array.from({ length: 6 }, async () => exerciseTransforms({ dir: await dir() })),
     );
     expect(rows).toEqual(Array(6).fill(6000));
+  }, 60_000);
+
+  it('runs six transforms at once whose records are read from a file through the pool', async () => {
+    const file = join(await dir(), 'records.json');
+    // More than the records read ahead of DuckDB (4 MiB): the file is still being read while
+    // the queries run.
+    const n = 100_000;
+    await writeFile(
+      file,
+      `[${Array.from({ length: n }, (_, i) => JSON.stringify({ id: i, name: `name ${i} ${'x'.repeat(60)}` })).join(',')}]`,
+    );
+    const one = async () => {
+      const out = await openTransform({
+        slug: 'spooled',
+        sql: 'SELECT * FROM people',
+        inputs: [
+          {
+            slug: 'people',
+            payload: {
+              kind: 'json',
+              batches: (async function* () {})(),
+              array: { chunks: createReadStream(file, { highWaterMark: 64 * 1024 }), count: () => n },
+            },
+          },
+        ],
+        dir: await dir(),
+        signal: new AbortController().signal,
+        jsonSampleRecords: 1000,
+      });
+      let lines = 0;
+      for await (const chunk of out.payload.csv?.chunks ?? [])
+        for (const byte of chunk as Uint8Array) if (byte === 0x0a) lines++;
+      await out.close();
+      return lines;
+    };
+    expect(await Promise.all(Array.from({ length: 6 }, one))).toEqual(Array(6).fill(n));
   }, 60_000);
 
   it('leaves no thread waiting when the consumer leaves a result halfway, four times over', async () => {

@@ -10,6 +10,7 @@ import { outputConverter, paramValues } from './duck-values';
 import { restockPipes } from './fifos';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
+import { querySlot } from './query-slots';
 import { RunError } from './run-error';
 
 // A transform step runs its SQL in an in-process DuckDB of its own: every upstream payload
@@ -103,6 +104,8 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     return p;
   };
   let closing: Promise<void> | null = null;
+  // Held from the query's first read until the database is closed (query-slots.ts).
+  let releaseSlot: (() => void) | null = null;
   // Inputs the query reads while they arrive (duck-stream.ts).
   const streams: StreamedInput[] = [];
   const onAbort = () => conn?.interrupt();
@@ -114,6 +117,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       await busy;
       conn?.closeSync();
       instance?.closeSync();
+      releaseSlot?.();
       restockPipes();
     })());
   try {
@@ -143,6 +147,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       if (loaded.columnless) columnless++;
       if (loaded.stream) streams.push(loaded.stream);
     }
+    releaseSlot = await querySlot(o.signal);
     // The inputs load with every thread; the query runs on one (a streamed JSON input is read
     // on one thread either way: its records arrive through one pipe). Its consumer (a COPY into the
     // target, or rows converted here) needs a core of its own, and DuckDB keeps the result's
