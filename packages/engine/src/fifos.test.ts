@@ -12,12 +12,17 @@ describe('named pipes from spares', () => {
   afterAll(async () => {
     for (const d of dirs) await rm(d, { recursive: true, force: true });
   });
-
-  it('makes the spares with the first pipes, hands them out by renaming, and restocks after', async () => {
+  /** A directory of its own, with spares kept in `spares` inside it. */
+  const keepSpares = async () => {
     const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
     dirs.push(root);
     const spares = join(root, 'spares');
     sparePipesIn(spares);
+    return { root, spares };
+  };
+
+  it('makes the spares with the first pipes, hands them out by renaming, and restocks after', async () => {
+    const { root, spares } = await keepSpares();
     // A file already at a path is replaced by the pipe.
     await writeFile(join(root, 'a.pipe'), 'old');
     expect(await namedPipes([join(root, 'a.pipe')])).toEqual([join(root, 'a.pipe')]);
@@ -38,10 +43,7 @@ describe('named pipes from spares', () => {
   });
 
   it('stocks the spares at once when asked, a restock on its timer included', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
-    dirs.push(root);
-    const spares = join(root, 'spares');
-    sparePipesIn(spares);
+    const { root, spares } = await keepSpares();
     await stockPipes();
     expect((await readdir(spares)).length).toBe(SPARE_PIPES);
     const paths = Array.from({ length: 5 }, (_, i) => join(root, `s${i}.pipe`));
@@ -57,10 +59,7 @@ describe('named pipes from spares', () => {
   });
 
   it('makes one stock of spares when two transforms ask for pipes at once', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
-    dirs.push(root);
-    const spares = join(root, 'spares');
-    sparePipesIn(spares);
+    const { root, spares } = await keepSpares();
     const a = [join(root, 'result.pipe')];
     const b = Array.from({ length: 32 }, (_, i) => join(root, `in${i}.pipe`));
     expect(await Promise.all([namedPipes(a), namedPipes(b)])).toEqual([a, b]);
@@ -70,10 +69,7 @@ describe('named pipes from spares', () => {
   });
 
   it('makes the pipes on the spot when the spares are gone', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
-    dirs.push(root);
-    const spares = join(root, 'spares');
-    sparePipesIn(spares);
+    const { root, spares } = await keepSpares();
     expect(await namedPipes([join(root, 'x.pipe')])).not.toBeNull();
     await rm(spares, { recursive: true, force: true });
     const paths = [join(root, 'y.pipe'), join(root, 'z.pipe')];
@@ -82,10 +78,7 @@ describe('named pipes from spares', () => {
   });
 
   it('makes no spare once stopped, so the directory can be removed (a restock was due)', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
-    dirs.push(root);
-    const spares = join(root, 'spares');
-    sparePipesIn(spares);
+    const { root, spares } = await keepSpares();
     await namedPipes([join(root, 'first.pipe')]);
     await namedPipes(Array.from({ length: 32 }, (_, i) => join(root, `s${i}.pipe`)));
     restockPipes();
@@ -99,10 +92,7 @@ describe('named pipes from spares', () => {
   });
 
   it('waits for a making under way when stopped (a failed run’s transform still asking)', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'sluice-fifos-'));
-    dirs.push(root);
-    const spares = join(root, 'spares');
-    sparePipesIn(spares);
+    const { root, spares } = await keepSpares();
     const asked = namedPipes([join(root, 'late.pipe')]);
     // Stopped once the spares' directory is there, while their mkfifo runs.
     while (
