@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonPayload } from './payloads';
+import { QUERY_SLOTS } from './query-slots';
 import { openTransform } from './transform';
 import { exerciseTransforms } from './transform-exercise';
 
@@ -58,8 +59,10 @@ describe("a transform's named pipes and libuv's pool", () => {
       file,
       `[${Array.from({ length: n }, (_, i) => JSON.stringify({ id: i, name: `name ${i} ${'x'.repeat(60)}` })).join(',')}]`,
     );
+    const logged: string[] = [];
     const one = async () => {
       const out = await openTransform({
+        log: (_, message) => logged.push(message),
         slug: 'spooled',
         sql: 'SELECT * FROM people',
         inputs: [
@@ -83,6 +86,10 @@ describe("a transform's named pipes and libuv's pool", () => {
       return lines;
     };
     expect(await Promise.all(Array.from({ length: 6 }, one))).toEqual(Array(6).fill(n));
+    // The step log says why a transform waited.
+    expect(logged).toContain(
+      `waiting for one of the ${QUERY_SLOTS} transform queries this process runs at once to end`,
+    );
   }, 60_000);
 
   it('leaves no thread waiting when the consumer leaves a result halfway, four times over', async () => {

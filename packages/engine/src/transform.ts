@@ -10,7 +10,7 @@ import { outputConverter, paramValues } from './duck-values';
 import { restockPipes } from './fifos';
 import { Canceled, raceAbort } from './meter';
 import type { Column, Payload, RowsPayload } from './payloads';
-import { querySlot } from './query-slots';
+import { QUERY_SLOTS, querySlot, querySlots } from './query-slots';
 import { RunError } from './run-error';
 
 // A transform step runs its SQL in an in-process DuckDB of its own: every upstream payload
@@ -147,6 +147,8 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       if (loaded.columnless) columnless++;
       if (loaded.stream) streams.push(loaded.stream);
     }
+    if (querySlots().free === 0)
+      log('info', `waiting for one of the ${QUERY_SLOTS} transform queries this process runs at once to end`);
     releaseSlot = await querySlot(o.signal);
     // The inputs load with every thread; the query runs on one (a streamed JSON input is read
     // on one thread either way: its records arrive through one pipe). Its consumer (a COPY into the
