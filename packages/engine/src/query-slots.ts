@@ -9,8 +9,16 @@ import { Canceled } from './meter';
 // (docs/benchmarks.md). So a process runs at most two queries fewer than its pool has threads:
 // one thread stays for a record pipe's blocking open (record-pipes.ts), one for everything else.
 
+/** libuv's pool size for a value of `UV_THREADPOOL_SIZE`, as libuv reads it (C's atoi, 1–1024). */
+export function poolSize(raw: string | undefined): number {
+  if (raw === undefined) return 4;
+  const n = Number.parseInt(raw.trim(), 10);
+  if (!Number.isFinite(n) || n === 0) return 1;
+  return n < 0 || n > 1024 ? 1024 : n;
+}
+
 /** Transform queries one process runs at once. */
-export const QUERY_SLOTS = Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 2);
+export const QUERY_SLOTS = Math.max(1, poolSize(process.env.UV_THREADPOOL_SIZE) - 2);
 
 let free = QUERY_SLOTS;
 const waiting: (() => void)[] = [];
