@@ -18,6 +18,9 @@ import {
 // log, and the runs list's plain first page. Each is a named prepared statement with nothing built
 // per request; the ORM's reads of runs are runs.repo.ts's.
 
+/** `{pe}` of a URL: the project's and the environment's slugs. */
+export type PeSlugs = { project: string; environment: string };
+
 // The project environment of a URL by its slugs ($1 the organization, $2 the project, $3 the
 // environment): the project, a live environment and the link between them, as
 // findProjectEnvironment reads them.
@@ -87,7 +90,7 @@ select project_id as "projectId", environment_id as "environmentId",
 export async function findPlaceWithPipelines(
   db: DbOrTx,
   organizationId: string,
-  slugs: { project: string; environment: string },
+  slugs: PeSlugs,
 ): Promise<Required<PlaceOfRuns> | null> {
   const [row] = await executeNamedText(db, PLACE_WITH_PIPELINES_SQL, [
     organizationId,
@@ -107,7 +110,7 @@ export async function findPlaceWithPipelines(
 export async function findPlace(
   db: DbOrTx,
   organizationId: string,
-  slugs: { project: string; environment: string },
+  slugs: PeSlugs,
 ): Promise<RunPlace | null> {
   const [row] = await executeNamedText(db, PLACE_SQL, [organizationId, slugs.project, slugs.environment]);
   return row ? { organizationId, projectId: row.projectId, environmentId: row.environmentId } : null;
@@ -128,7 +131,7 @@ const RUN_SPAN_BY_SLUG_SQL = runsInPeSql(
 export async function findRunSpanBySlugs(
   store: Pick<Store, 'prepared'>,
   organizationId: string,
-  slugs: { project: string; environment: string },
+  slugs: PeSlugs,
   runSlug: string,
 ): Promise<{ run: { id: string; createdAt: Date; finishedAt: Date | null } | null } | null> {
   const { rows } = await store.prepared('sluice_run_span_by_slug', RUN_SPAN_BY_SLUG_SQL, [
@@ -156,7 +159,7 @@ const RUN_BY_SLUG_SQL = runsInPeSql(ENVIRONMENT_SLUG, RUN_FIELDS_SQL, BY_SLUG);
 export async function listRunsFirstPage(
   store: Pick<Store, 'prepared'>,
   organizationId: string,
-  slugs: { project: string; environment: string },
+  slugs: PeSlugs,
   query: RunsListQuery,
 ) {
   let found = false;
@@ -189,7 +192,7 @@ export async function listRunsFirstPage(
 export async function findRunBySlugs(
   store: Pick<Store, 'prepared'>,
   organizationId: string,
-  slugs: { project: string; environment: string },
+  slugs: PeSlugs,
   runSlug: string,
 ): Promise<{ run: RunListRow | null } | null> {
   const { rows } = await store.prepared(

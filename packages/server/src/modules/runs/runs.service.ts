@@ -10,6 +10,7 @@ import { closeOpenSteps, insertLogs } from './run-progress.repo';
 import * as repo from './runs.repo';
 import type { ListRunsQuery, RunState } from './runs.schemas';
 import { terminalRunStates } from './runs.schemas';
+import type { PeSlugs } from './runs-by-slug.repo';
 import * as bySlug from './runs-by-slug.repo';
 
 export function toStep(s: repo.RunStepRow | repo.ListedStep) {
@@ -63,7 +64,7 @@ export async function runResource(db: DbOrTx, run: repo.RunRow): Promise<RunReso
   return toRun(run, steps.get(run.id) ?? []);
 }
 
-export type PeSlugs = { project: string; environment: string };
+export type { PeSlugs };
 
 export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListRunsQuery) {
   const db = ctx.deps.db;
