@@ -46,3 +46,13 @@ export function capabilitiesOf(def: ConnectorDefinition): CapabilityName[] {
 
 /** `load` of a capability whose code is loaded with its connector and that loads nothing later. */
 export const loadedWithConnector = async (): Promise<void> => {};
+
+/**
+ * `load` of a capability whose code loads on first use: the same imports its calls make (and
+ * the libraries they need), all at once, so a worker holds them before its first run.
+ */
+export const loadedBy =
+  (...loads: (() => unknown)[]) =>
+  async (): Promise<void> => {
+    await Promise.all(loads.map((load) => load()));
+  };

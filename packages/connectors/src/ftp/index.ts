@@ -1,3 +1,4 @@
+import { loadedBy } from '../capabilities';
 import type { ConnectorDefinition } from '../types';
 import {
   type FtpConfig,
@@ -13,6 +14,10 @@ import {
 // CSV, JSON, spreadsheets or raw bytes, in saved queries and pipeline steps.
 
 export { ftpConfigSchema, ftpCredentialsSchema, ftpStatementSchema } from './config';
+
+// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
+const sourceCode = () => import('./source');
+const sinkCode = () => import('./sink');
 
 export const ftpConnector = {
   type: 'ftp',
@@ -33,16 +38,12 @@ export const ftpConnector = {
   discover: { importSchema: async (conn, ctx) => (await import('./operations')).importFtpSchema(conn, ctx) },
   source: {
     operation: ftpOperationSchema,
-    read: async (conn, step, ctx) => (await import('./source')).readFtp(conn, step, ctx),
-    load: async () => {
-      await import('./source');
-    },
+    read: async (conn, step, ctx) => (await sourceCode()).readFtp(conn, step, ctx),
+    load: loadedBy(sourceCode),
   },
   sink: {
     operation: ftpOperationSchema,
-    write: async (conn, input, step, ctx) => (await import('./sink')).writeFtp(conn, input, step, ctx),
-    load: async () => {
-      await import('./sink');
-    },
+    write: async (conn, input, step, ctx) => (await sinkCode()).writeFtp(conn, input, step, ctx),
+    load: loadedBy(sinkCode),
   },
 } satisfies ConnectorDefinition<FtpConfig, FtpCredentials, FtpStatement>;

@@ -1,3 +1,4 @@
+import { loadedBy } from '../capabilities';
 import { undici } from '../egress';
 import type { ConnectorDefinition } from '../types';
 import {
@@ -12,6 +13,10 @@ import {
 // The HTTP connector (docs/connectors/http.md): a health check, OpenAPI schema import and
 // one request per statement. One attempt only: a POST to a remote system is not safe to replay.
 // The code below loads on first use, so a process that never talks to this kind never holds it.
+
+// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
+const sourceCode = () => import('./source');
+const sinkCode = () => import('./sink');
 
 export const httpConnector = {
   type: 'http',
@@ -34,16 +39,12 @@ export const httpConnector = {
   },
   source: {
     operation: null,
-    read: async (conn, step, ctx) => (await import('./source')).readHttp(conn, step, ctx),
-    load: async () => {
-      await Promise.all([import('./source'), undici()]);
-    },
+    read: async (conn, step, ctx) => (await sourceCode()).readHttp(conn, step, ctx),
+    load: loadedBy(sourceCode, undici),
   },
   sink: {
     operation: null,
-    write: async (conn, input, step, ctx) => (await import('./sink')).writeHttp(conn, input, step, ctx),
-    load: async () => {
-      await Promise.all([import('./sink'), undici()]);
-    },
+    write: async (conn, input, step, ctx) => (await sinkCode()).writeHttp(conn, input, step, ctx),
+    load: loadedBy(sinkCode, undici),
   },
 } satisfies ConnectorDefinition<HttpConfig, HttpCredentials, HttpStatement>;

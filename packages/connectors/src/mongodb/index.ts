@@ -1,3 +1,4 @@
+import { loadedBy } from '../capabilities';
 import type { ConnectorDefinition } from '../types';
 import {
   type MongoConfig,
@@ -13,6 +14,12 @@ export * from './config';
 
 // MongoDB (docs/connectors/mongodb.md). Every call opens one client through the egress guard
 // and closes it before returning (a pipeline step keeps its client until its stream ends).
+// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
+const sourceCode = () => import('./source');
+const sinkCode = () => import('./sink');
+/** The MongoDB driver, loaded with the code that uses it. */
+const driver = async () => (await import('./connect')).loadDriver();
+
 export const mongodbConnector = {
   type: 'mongodb',
   label: 'MongoDB',
@@ -34,16 +41,12 @@ export const mongodbConnector = {
   },
   source: {
     operation: mongodbOperationSchema,
-    read: async (conn, step, ctx) => (await import('./source')).readMongo(conn, step, ctx),
-    load: async () => {
-      await Promise.all([import('./source'), (await import('./connect')).loadDriver()]);
-    },
+    read: async (conn, step, ctx) => (await sourceCode()).readMongo(conn, step, ctx),
+    load: loadedBy(sourceCode, driver),
   },
   sink: {
     operation: mongodbOperationSchema,
-    write: async (conn, input, step, ctx) => (await import('./sink')).writeMongo(conn, input, step, ctx),
-    load: async () => {
-      await Promise.all([import('./sink'), (await import('./connect')).loadDriver()]);
-    },
+    write: async (conn, input, step, ctx) => (await sinkCode()).writeMongo(conn, input, step, ctx),
+    load: loadedBy(sinkCode, driver),
   },
 } satisfies ConnectorDefinition<MongoConfig, MongoCredentials, MongoStatement>;

@@ -1,3 +1,4 @@
+import { loadedBy } from '../capabilities';
 import type { SqlStatement } from '../relational/config';
 import type { ConnectorDefinition } from '../types';
 import { mysqlChanges } from './changes';
@@ -9,6 +10,10 @@ import type { MysqlConnection } from './connect';
 
 export { mysqlLag } from './changes';
 export * from './config';
+
+// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
+const sourceCode = () => import('./source');
+const sinkCode = () => import('./sink');
 
 export const mysql = {
   type: 'mysql',
@@ -31,17 +36,13 @@ export const mysql = {
   },
   source: {
     operation: null,
-    read: async (conn, step, ctx) => (await import('./source')).readMysql(conn, step, ctx),
-    load: async () => {
-      await import('./source');
-    },
+    read: async (conn, step, ctx) => (await sourceCode()).readMysql(conn, step, ctx),
+    load: loadedBy(sourceCode),
   },
   sink: {
     operation: null,
-    write: async (conn, input, step, ctx) => (await import('./sink')).writeMysql(conn, input, step, ctx),
-    load: async () => {
-      await import('./sink');
-    },
+    write: async (conn, input, step, ctx) => (await sinkCode()).writeMysql(conn, input, step, ctx),
+    load: loadedBy(sinkCode),
   },
   changes: mysqlChanges,
   ledger: {

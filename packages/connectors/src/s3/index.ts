@@ -1,3 +1,4 @@
+import { loadedBy } from '../capabilities';
 import type { ConnectorDefinition } from '../types';
 import {
   type S3Config,
@@ -14,6 +15,12 @@ import {
 // returning.
 
 export { s3ConfigSchema, s3CredentialsSchema, s3StatementSchema };
+
+// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
+const sourceCode = () => import('./source');
+const sinkCode = () => import('./sink');
+const s3Module = async () => (await import('./client')).s3Module();
+const uploadModule = async () => (await import('./objects')).uploadModule();
 
 export const s3Connector = {
   type: 's3',
@@ -33,20 +40,12 @@ export const s3Connector = {
   discover: { importSchema: async (conn, ctx) => (await import('./operations')).importS3Schema(conn, ctx) },
   source: {
     operation: s3OperationSchema,
-    read: async (conn, step, ctx) => (await import('./source')).readS3(conn, step, ctx),
-    load: async () => {
-      await Promise.all([import('./source'), (await import('./client')).s3Module()]);
-    },
+    read: async (conn, step, ctx) => (await sourceCode()).readS3(conn, step, ctx),
+    load: loadedBy(sourceCode, s3Module),
   },
   sink: {
     operation: s3OperationSchema,
-    write: async (conn, input, step, ctx) => (await import('./sink')).writeS3(conn, input, step, ctx),
-    load: async () => {
-      await Promise.all([
-        import('./sink'),
-        (await import('./client')).s3Module(),
-        (await import('./objects')).uploadModule(),
-      ]);
-    },
+    write: async (conn, input, step, ctx) => (await sinkCode()).writeS3(conn, input, step, ctx),
+    load: loadedBy(sinkCode, s3Module, uploadModule),
   },
 } satisfies ConnectorDefinition<S3Config, S3Credentials, S3Statement>;

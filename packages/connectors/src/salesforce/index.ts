@@ -1,3 +1,4 @@
+import { loadedBy } from '../capabilities';
 import { undici } from '../egress';
 import type { ConnectorDefinition } from '../types';
 import type { SalesforceConfig, SalesforceCredentials } from './config';
@@ -15,6 +16,10 @@ export * from './config';
 // Salesforce through jsforce (docs/connectors/salesforce.md): the client-credentials flow of a
 // connected app against the instance's own token endpoint, then REST. Read-only by default.
 // jsforce and the code below load on first use.
+// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
+const sourceCode = () => import('./source');
+const sinkCode = () => import('./sink');
+
 export const salesforceConnector = {
   type: 'salesforce',
   label: 'Salesforce',
@@ -36,16 +41,12 @@ export const salesforceConnector = {
   },
   source: {
     operation: salesforceSourceOperation,
-    read: async (conn, step, ctx) => (await import('./source')).readSalesforce(conn, step, ctx),
-    load: async () => {
-      await Promise.all([import('./source'), undici()]);
-    },
+    read: async (conn, step, ctx) => (await sourceCode()).readSalesforce(conn, step, ctx),
+    load: loadedBy(sourceCode, undici),
   },
   sink: {
     operation: salesforceSinkOperation,
-    write: async (conn, input, step, ctx) => (await import('./sink')).writeSalesforce(conn, input, step, ctx),
-    load: async () => {
-      await Promise.all([import('./sink'), undici()]);
-    },
+    write: async (conn, input, step, ctx) => (await sinkCode()).writeSalesforce(conn, input, step, ctx),
+    load: loadedBy(sinkCode, undici),
   },
 } satisfies ConnectorDefinition<SalesforceConfig, SalesforceCredentials, SoqlStatement>;

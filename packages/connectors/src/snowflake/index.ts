@@ -1,3 +1,4 @@
+import { loadedBy } from '../capabilities';
 import { type SqlStatement, sqlStatementSchema } from '../relational/config';
 import { sqlSinkOperation } from '../relational/pipeline';
 import type { ConnectorDefinition } from '../types';
@@ -8,6 +9,12 @@ export * from './config';
 
 // Snowflake through snowflake-sdk (docs/connectors/snowflake.md). Every call signs in, works
 // and signs out; the SDK is loaded on first use.
+// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
+const sourceCode = () => import('./source');
+const sinkCode = () => import('./sink');
+/** Snowflake's SDK, loaded with the code that uses it. */
+const sdk = async () => (await import('./connect')).loadSdk();
+
 export const snowflakeConnector = {
   type: 'snowflake',
   label: 'Snowflake',
@@ -29,16 +36,12 @@ export const snowflakeConnector = {
   },
   source: {
     operation: null,
-    read: async (conn, step, ctx) => (await import('./source')).readSnowflake(conn, step, ctx),
-    load: async () => {
-      await Promise.all([import('./source'), (await import('./connect')).loadSdk()]);
-    },
+    read: async (conn, step, ctx) => (await sourceCode()).readSnowflake(conn, step, ctx),
+    load: loadedBy(sourceCode, sdk),
   },
   sink: {
     operation: sqlSinkOperation('Snowflake', ['insert', 'upsert', 'replace']),
-    write: async (conn, input, step, ctx) => (await import('./sink')).writeSnowflake(conn, input, step, ctx),
-    load: async () => {
-      await Promise.all([import('./sink'), (await import('./connect')).loadSdk()]);
-    },
+    write: async (conn, input, step, ctx) => (await sinkCode()).writeSnowflake(conn, input, step, ctx),
+    load: loadedBy(sinkCode, sdk),
   },
 } satisfies ConnectorDefinition<SnowflakeConfig, SnowflakeCredentials, SqlStatement>;
