@@ -17,7 +17,7 @@ describe('loadedBy', () => {
     });
     expect(started).toEqual(['code', 'library']);
     release[0]();
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setImmediate(r));
     expect(done).toBe(false);
     release[1]();
     await all;

@@ -12,9 +12,9 @@ import {
 
 // The HTTP connector (docs/connectors/http.md): a health check, OpenAPI schema import and
 // one request per statement. One attempt only: a POST to a remote system is not safe to replay.
-// The code below loads on first use, so a process that never talks to this kind never holds it.
+// The code below loads on first use, so a process that never talks to this kind never holds it;
+// a pipeline step's `load` loads the same (capabilities.ts).
 
-// The pipeline code loads on first use; `load` loads the same (capabilities.ts).
 const sourceCode = () => import('./source');
 const sinkCode = () => import('./sink');
 
