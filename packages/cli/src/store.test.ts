@@ -10,24 +10,52 @@ describe('describeWarmStart', () => {
         types: ['http', 'postgres'],
         transforms: true,
         exercised: 6000,
+        exercisedThrough: 'http',
         failed: [],
         ms: 263,
       }),
-    ).toBe('http, postgres and transforms loaded, a transform run on made-up records (0.26 s)');
+    ).toBe(
+      'http, postgres and transforms loaded, a transform run on made-up records read through the http source (0.26 s)',
+    );
     expect(
-      describeWarmStart({ types: ['postgres'], transforms: false, exercised: null, failed: [], ms: 2 }),
+      describeWarmStart({
+        types: ['postgres'],
+        transforms: true,
+        exercised: 6000,
+        exercisedThrough: null,
+        failed: [],
+        ms: 231,
+      }),
+    ).toBe('postgres and transforms loaded, a transform run on made-up records (0.23 s)');
+    expect(
+      describeWarmStart({
+        types: ['postgres'],
+        transforms: false,
+        exercised: null,
+        exercisedThrough: null,
+        failed: [],
+        ms: 2,
+      }),
     ).toBe('postgres loaded (0.00 s)');
   });
 
   it('says when nothing is deployed, and names what failed to load', () => {
-    expect(describeWarmStart({ types: [], transforms: false, exercised: null, failed: [], ms: 1 })).toBe(
-      'nothing deployed to load',
-    );
+    expect(
+      describeWarmStart({
+        types: [],
+        transforms: false,
+        exercised: null,
+        exercisedThrough: null,
+        failed: [],
+        ms: 1,
+      }),
+    ).toBe('nothing deployed to load');
     expect(
       describeWarmStart({
         types: ['mysql', 'snowflake'],
         transforms: false,
         exercised: null,
+        exercisedThrough: null,
         failed: ['snowflake source'],
         ms: 410,
       }),

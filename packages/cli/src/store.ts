@@ -32,7 +32,8 @@ export function describeWarmStart(w: WarmStart): string {
   const what = [...w.types, ...(w.transforms ? ['transforms'] : [])];
   if (what.length === 0) return 'nothing deployed to load';
   const list = what.length === 1 ? what[0] : `${what.slice(0, -1).join(', ')} and ${what[what.length - 1]}`;
-  const exercised = w.exercised != null ? ', a transform run on made-up records' : '';
+  const through = w.exercisedThrough ? ` read through the ${w.exercisedThrough} source` : '';
+  const exercised = w.exercised != null ? `, a transform run on made-up records${through}` : '';
   const failed = w.failed.length > 0 ? `; could not load ${w.failed.join(', ')} (see the log)` : '';
   return `${list} loaded${exercised} (${(w.ms / 1000).toFixed(2)} s)${failed}`;
 }

@@ -42,6 +42,16 @@ async function* arrayChunks(): AsyncGenerator<Uint8Array> {
   yield enc.encode(`${text}]`);
 }
 
+/** The made-up records as they are: a JSON array's bytes, the records' payload as they come. */
+async function asTheyAre(body: () => AsyncIterable<Uint8Array>) {
+  const payload: JsonPayload = {
+    kind: 'json',
+    batches: (async function* () {})(),
+    array: { chunks: body(), count: () => RECORDS },
+  };
+  return { payload, close: async () => {} };
+}
+
 /**
  * Runs a transform of made-up JSON records to COPY CSV in `dir` (the caller's, which it
  * removes), with `pipeDir` the process's directory of spare pipes (the one its runs use), and
@@ -50,15 +60,30 @@ async function* arrayChunks(): AsyncGenerator<Uint8Array> {
 export async function exerciseTransforms(opts: {
   dir: string;
   pipeDir?: string;
+  /**
+   * The way the records come in: given the JSON array's bytes, the records' payload as a
+   * source step hands them on (e.g. an HTTP source reading them from a server of the process's
+   * own), and `close` once they were read. Default: the array's bytes as they are.
+   */
+  input?: (
+    body: () => AsyncIterable<Uint8Array>,
+  ) => Promise<{ payload: JsonPayload; close(): Promise<void> }>;
   /** The transform's own log lines (which way the records and the result took). */
   log?(level: 'info' | 'warn', message: string): void;
 }): Promise<number> {
   if (opts.pipeDir) sparePipesIn(opts.pipeDir);
-  const payload: JsonPayload = {
-    kind: 'json',
-    batches: (async function* () {})(),
-    array: { chunks: arrayChunks(), count: () => RECORDS },
-  };
+  const input = await (opts.input ?? asTheyAre)(arrayChunks);
+  try {
+    return await transformed(input.payload, opts);
+  } finally {
+    await input.close();
+  }
+}
+
+async function transformed(
+  payload: JsonPayload,
+  opts: { dir: string; log?(level: 'info' | 'warn', message: string): void },
+): Promise<number> {
   const out = await openTransform({
     slug: 'exercise',
     sql: 'SELECT * FROM records',

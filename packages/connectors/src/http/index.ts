@@ -18,6 +18,10 @@ import {
 const sourceCode = () => import('./source');
 const sinkCode = () => import('./sink');
 
+/** A worker's warm start reads its made-up records through the HTTP source (exercise.ts). */
+export const readServedJson = async (...args: Parameters<typeof import('./exercise').readServedJson>) =>
+  (await import('./exercise')).readServedJson(...args);
+
 export const httpConnector = {
   type: 'http',
   label: 'HTTP',

@@ -128,6 +128,7 @@ describe('a worker warm start', () => {
       types: [],
       transforms: false,
       exercised: null,
+      exercisedThrough: null,
       failed: [],
     });
   });
@@ -139,6 +140,7 @@ describe('a worker warm start', () => {
       types: ['mysql', 'postgres'],
       transforms: false,
       exercised: null,
+      exercisedThrough: null,
       failed: [],
     });
     const [version] = (await ok('acme', 'GET', '/projects/shop/pipelines/orders/versions')).versions;
@@ -146,8 +148,10 @@ describe('a worker warm start', () => {
     expect(await warmStart(t.rt.deps)).toMatchObject({
       types: ['http', 'mysql', 'postgres'],
       transforms: true,
-      // A transform of made-up records ran to its end, every row through DuckDB's CSV.
+      // A transform of made-up records ran to its end, every row through DuckDB's CSV, the
+      // records read through the HTTP source from the worker's own server.
       exercised: 6000,
+      exercisedThrough: 'http',
       failed: [],
     });
   });

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { connectorFor, dataSourceTypes, optionalCapability } from '@sluice/connectors';
+import { connectorFor, dataSourceTypes, optionalCapability, readServedJson } from '@sluice/connectors';
 import { exerciseTransforms, loadTransforms } from '@sluice/engine';
 import type { Deps } from '../context';
 import { deployedRunPath } from '../modules/pipelines/index';
@@ -10,23 +10,27 @@ import { makeRunTmpDir, runPipeDir } from './run-tmp';
 // sink modules with their drivers, DuckDB when a pipeline has a transform), which each would
 // otherwise load on its first call, inside a run. With a transform deployed, it then runs one
 // transform on made-up records in a run directory of its own (transform-exercise.ts in the
-// engine), so a first run does not pay for DuckDB's and the records' path's first use. Nothing
-// connects; a load or an exercise that fails is only logged: the run that needs the code loads
-// it again and reports its own error.
+// engine), so a first run does not pay for DuckDB's and the records' path's first use; with an
+// HTTP data source deployed too, its records come through the HTTP source from a server of the
+// worker's own on 127.0.0.1 (http/exercise.ts in the connectors), as a JSON API's do. Nothing
+// else connects; a load or an exercise that fails is only logged: the run that needs the code
+// loads it again and reports its own error.
 
 export type WarmStart = {
   types: string[];
   transforms: boolean;
   /** Rows of the transform exercised (null: none was). */
   exercised: number | null;
+  /** The source kind the exercise's records came through (null: none, or as they are). */
+  exercisedThrough: 'http' | null;
   failed: string[];
   ms: number;
 };
 
-async function exercise(): Promise<number> {
+async function exercise(http: boolean): Promise<number> {
   const dir = await makeRunTmpDir();
   try {
-    return await exerciseTransforms({ dir, pipeDir: runPipeDir() });
+    return await exerciseTransforms({ dir, pipeDir: runPipeDir(), input: http ? readServedJson : undefined });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -55,6 +59,7 @@ export async function warmStart(deps: Deps): Promise<WarmStart> {
   if (path.transforms) loads.push({ what: 'transforms', load: loadTransforms });
   const failed: string[] = [];
   let exercised: number | null = null;
+  let exercisedThrough: WarmStart['exercisedThrough'] = null;
   // One after another: each load is mostly synchronous module evaluation on this thread.
   for (const { what, load } of loads) {
     try {
@@ -69,7 +74,9 @@ export async function warmStart(deps: Deps): Promise<WarmStart> {
   }
   if (path.transforms && !failed.includes('transforms')) {
     try {
-      exercised = await exercise();
+      const http = types.includes('http') && !failed.includes('http source');
+      exercised = await exercise(http);
+      if (http) exercisedThrough = 'http';
     } catch (err) {
       failed.push('transform exercise');
       deps.log.warn(
@@ -82,6 +89,7 @@ export async function warmStart(deps: Deps): Promise<WarmStart> {
     types,
     transforms: path.transforms,
     exercised,
+    exercisedThrough,
     failed,
     ms: Math.round(performance.now() - started),
   };
