@@ -235,7 +235,8 @@ export type SourceCapability<C = any, K = any> = {
   read(conn: Connection<C, K>, step: StepContext, ctx: ConnectorContext): Promise<SourceOutput>;
   /**
    * Loads the code `read` runs, its driver included, without connecting anywhere: what `read`
-   * would otherwise load on its first call. A worker calls it before its first job for the
+   * would otherwise load on its first call; a kind may also run its hottest code once on
+   * made-up values (MySQL's COPY encoders). A worker calls it before its first job for the
    * kinds the deployed pipelines use (docs/operations.md#a-workers-warm-start).
    */
   load(): Promise<void>;

@@ -37,7 +37,8 @@ export const mysql = {
   source: {
     operation: null,
     read: async (conn, step, ctx) => (await sourceCode()).readMysql(conn, step, ctx),
-    load: loadedBy(sourceCode),
+    // With its COPY encoders run once on made-up rows (exercise.ts).
+    load: loadedBy(sourceCode, async () => (await import('./exercise')).exerciseMysqlEncoders()),
   },
   sink: {
     operation: null,
