@@ -19,8 +19,8 @@ const sourceCode = () => import('./source');
 const sinkCode = () => import('./sink');
 
 /** A worker's warm start reads its made-up records through the HTTP source (exercise.ts). */
-export const readServedJson = async (...args: Parameters<typeof import('./exercise').readServedJson>) =>
-  (await import('./exercise')).readServedJson(...args);
+export const readServedJson = async (body: () => AsyncIterable<Uint8Array>) =>
+  (await import('./exercise')).readServedJson(body);
 
 export const httpConnector = {
   type: 'http',

@@ -73,18 +73,21 @@ function packets(): { buf: Buffer; ends: number[] } {
   let at = 0;
   for (let i = 0; i < ROWS; i++) {
     for (const c of columns) {
+      // Length-encoded strings: NULL is 0xFB; one length byte below 251, else 0xFC and two bytes.
       const v = c.value(i);
       const n = v === null ? 0 : Buffer.byteLength(v);
-      if (at + n + 3 > buf.length) buf = Buffer.concat([buf.subarray(0, at), Buffer.allocUnsafe(buf.length)]);
-      // Length-encoded strings: one length byte below 251, 0xFC and two bytes above; NULL 0xFB.
-      if (v === null) buf[at++] = 0xfb;
-      else if (n < 251) buf[at++] = n;
+      if (at + 3 + n > buf.length) buf = Buffer.concat([buf.subarray(0, at), Buffer.allocUnsafe(buf.length)]);
+      if (v === null) {
+        buf[at++] = 0xfb;
+        continue;
+      }
+      if (n < 251) buf[at++] = n;
       else {
         buf[at++] = 0xfc;
         buf[at++] = n & 0xff;
         buf[at++] = n >> 8;
       }
-      if (v !== null) at += buf.write(v, at);
+      at += buf.write(v, at);
     }
     ends.push(at);
   }
