@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonPayload } from './payloads';
-import { QUERY_SLOTS } from './query-slots';
+import { QUERY_SLOTS, querySlots } from './query-slots';
 import { openTransform } from './transform';
 import { exerciseTransforms } from './transform-exercise';
 
@@ -90,6 +90,28 @@ describe("a transform's named pipes and libuv's pool", () => {
     expect(logged).toContain(
       `waiting for one of the ${QUERY_SLOTS} transform queries this process runs at once to end`,
     );
+  }, 60_000);
+
+  // Closing the database holds the event loop for a while (transform.ts): the result's end
+  // reaches its consumer first, so a sink ends its COPY while the database closes.
+  it("hands the result's end to its consumer before the database closes, then frees its query slot", async () => {
+    const out = await openTransform({
+      slug: 'ends',
+      sql: 'SELECT * FROM people',
+      inputs: [{ slug: 'people', payload: records(20_000) }],
+      dir: await dir(),
+      signal: new AbortController().signal,
+      jsonSampleRecords: 1000,
+    });
+    const held = querySlots().free;
+    expect(held).toBeLessThan(QUERY_SLOTS);
+    let lines = 0;
+    for await (const chunk of out.payload.csv?.chunks ?? [])
+      for (const byte of chunk as Uint8Array) if (byte === 0x0a) lines++;
+    expect(lines).toBe(20_000);
+    expect(querySlots().free).toBe(held);
+    await out.close();
+    expect(querySlots().free).toBe(held + 1);
   }, 60_000);
 
   it('leaves no thread waiting when the consumer leaves a result halfway, four times over', async () => {
