@@ -1,12 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { mkfifo, startPipeMaker } from './mkfifo';
 
 // The named pipes between DuckDB and the worker (the result's CSV, duck-csv.ts; a JSON input's
-// records, duck-stream.ts). Node has no mkfifo, so pipes take an mkfifo process, and starting a
-// process from a worker that holds DuckDB (200–300 MB resident) holds the event loop for
-// 30–100 ms while the kernel copies the worker's memory map: time the records' arrival waited
-// for, twice a run (docs/benchmarks.md, "a transform's pipes made ahead"). With a directory for
+// records, duck-stream.ts). Node has no mkfifo, so pipes take an mkfifo process: one a shell of
+// ours starts (mkfifo.ts), since starting it from a worker that holds DuckDB (200–300 MB
+// resident) would hold the event loop for 17–100 ms while the kernel copies the worker's memory
+// map. Even so a making is a round trip through two processes that the records' arrival would
+// wait for, twice a run (docs/benchmarks.md, "a transform's pipes made ahead"). With a directory for
 // spare pipes (`sparePipesIn`, the process's own, on the file system of its runs' directories),
 // a transform takes pipes made earlier by renaming them into its own directory, and the next
 // transform's spares are made a moment after this one closed, off the run's way. Without a
@@ -31,15 +32,13 @@ const spares = {
 
 /** Keeps spare pipes in `dir` (made when first needed; the caller removes it at exit). */
 export function sparePipesIn(dir: string): void {
+  startPipeMaker();
   if (spares.dir === dir) return;
   spares.dir = dir;
   spares.ready = null;
   spares.free = [];
   spares.coming = 0;
 }
-
-const mkfifo = (paths: string[]) =>
-  new Promise<boolean>((resolve) => execFile('mkfifo', ['-m', '600', ...paths], (err) => resolve(!err)));
 
 /** New spare paths up to SPARE_PIPES, or none without a usable directory. */
 async function wanted(): Promise<string[]> {
