@@ -42,6 +42,17 @@ function records(n: number): JsonPayload {
   return { kind: 'json', batches: (async function* () {})(), array: { chunks: chunks(), count: () => n } };
 }
 
+/** `SELECT * FROM people` over `n` records, its records cut into a sample of 1,000 and pipes. */
+const selectAll = async (slug: string, n: number) =>
+  openTransform({
+    slug,
+    sql: 'SELECT * FROM people',
+    inputs: [{ slug: 'people', payload: records(n) }],
+    dir: await dir(),
+    signal: new AbortController().signal,
+    jsonSampleRecords: 1000,
+  });
+
 describe("a transform's named pipes and libuv's pool", () => {
   it('runs six transforms at once in one process, more than the pool has threads', async () => {
     const rows = await Promise.all(
@@ -95,14 +106,7 @@ describe("a transform's named pipes and libuv's pool", () => {
   // Closing the database holds the event loop for a while (transform.ts): the result's end
   // reaches its consumer first, so a sink ends its COPY while the database closes.
   it("hands the result's end to its consumer before the database closes, then frees its query slot", async () => {
-    const out = await openTransform({
-      slug: 'ends',
-      sql: 'SELECT * FROM people',
-      inputs: [{ slug: 'people', payload: records(20_000) }],
-      dir: await dir(),
-      signal: new AbortController().signal,
-      jsonSampleRecords: 1000,
-    });
+    const out = await selectAll('ends', 20_000);
     const held = querySlots().free;
     expect(held).toBeLessThan(QUERY_SLOTS);
     let lines = 0;
@@ -116,14 +120,7 @@ describe("a transform's named pipes and libuv's pool", () => {
 
   it('leaves no thread waiting when the consumer leaves a result halfway, four times over', async () => {
     for (let round = 0; round < 4; round++) {
-      const out = await openTransform({
-        slug: 'half',
-        sql: 'SELECT * FROM people',
-        inputs: [{ slug: 'people', payload: records(60_000) }],
-        dir: await dir(),
-        signal: new AbortController().signal,
-        jsonSampleRecords: 1000,
-      });
+      const out = await selectAll('half', 60_000);
       const csv = out.payload.csv;
       expect(csv).toBeDefined();
       for await (const chunk of csv?.chunks ?? []) {
