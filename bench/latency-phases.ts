@@ -25,6 +25,11 @@ export async function onePhase(b: LatencyBench, runs: number) {
   }
   b.expected += runs;
   report('Sluice', seqRuns);
+  // Fresh workers' first runs (each worker takes one of the first few): what a warm start is for.
+  console.log(
+    `  the first ${Math.min(4, runs)} runs, execute→finished: ${seqRuns.done.slice(0, 4).map(fmt).join(', ')}; ` +
+      `the last ${Math.min(runs, 10)}: p50 ${fmt(pct(seqRuns.done.slice(-10), 50))}`,
+  );
   const seqCost = await perRun(seqBefore, b.workers, runs);
   const seqMs = performance.now() - seqFrom;
   console.log(costLine(seqCost));

@@ -11,6 +11,7 @@ describe('describeWarmStart', () => {
         transforms: true,
         exercised: 6000,
         exercisedThrough: 'http',
+        planned: 0,
         failed: [],
         ms: 263,
       }),
@@ -23,6 +24,7 @@ describe('describeWarmStart', () => {
         transforms: true,
         exercised: 6000,
         exercisedThrough: null,
+        planned: 0,
         failed: [],
         ms: 231,
       }),
@@ -33,10 +35,21 @@ describe('describeWarmStart', () => {
         transforms: false,
         exercised: null,
         exercisedThrough: null,
+        planned: 0,
         failed: [],
         ms: 2,
       }),
     ).toBe('postgres loaded (0.00 s)');
+  });
+
+  it('counts the deployed specs planned ahead', () => {
+    const w = { types: ['postgres'], transforms: false, exercised: null, exercisedThrough: null, failed: [] };
+    expect(describeWarmStart({ ...w, planned: 1, ms: 4 })).toBe(
+      'postgres loaded, 1 deployed spec planned (0.00 s)',
+    );
+    expect(describeWarmStart({ ...w, planned: 12, ms: 16 })).toBe(
+      'postgres loaded, 12 deployed specs planned (0.02 s)',
+    );
   });
 
   it('says when nothing is deployed, and names what failed to load', () => {
@@ -46,6 +59,7 @@ describe('describeWarmStart', () => {
         transforms: false,
         exercised: null,
         exercisedThrough: null,
+        planned: 0,
         failed: [],
         ms: 1,
       }),
@@ -56,6 +70,7 @@ describe('describeWarmStart', () => {
         transforms: false,
         exercised: null,
         exercisedThrough: null,
+        planned: 0,
         failed: ['snowflake source'],
         ms: 410,
       }),

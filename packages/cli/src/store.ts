@@ -34,8 +34,9 @@ export function describeWarmStart(w: WarmStart): string {
   const list = what.length === 1 ? what[0] : `${what.slice(0, -1).join(', ')} and ${what[what.length - 1]}`;
   const through = w.exercisedThrough ? ` read through the ${w.exercisedThrough} source` : '';
   const exercised = w.exercised != null ? `, a transform run on made-up records${through}` : '';
+  const planned = w.planned > 0 ? `, ${w.planned} deployed spec${w.planned === 1 ? '' : 's'} planned` : '';
   const failed = w.failed.length > 0 ? `; could not load ${w.failed.join(', ')} (see the log)` : '';
-  return `${list} loaded${exercised} (${(w.ms / 1000).toFixed(2)} s)${failed}`;
+  return `${list} loaded${exercised}${planned} (${(w.ms / 1000).toFixed(2)} s)${failed}`;
 }
 
 /** The embedded store is held by another process (a running `sluice serve`): exit 3. */

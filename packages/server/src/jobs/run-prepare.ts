@@ -115,12 +115,8 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
-  const key = `${run.pipelineId}:${run.specHash}`;
-  const cached = planCache.get(key);
-  if (cached) return cached;
-  const stored = await versionSpec(deps.db, run.pipelineId, run.specHash);
-  if (!stored) throw new PrepareError('SPEC_NOT_FOUND', `pipeline version ${run.specHash} no longer exists`);
+/** A stored spec parsed and planned, kept under `key`; a spec that no longer plans throws. */
+function planStored(key: string, stored: unknown): Planned {
   const parsed = pipelineSpecSchema.safeParse(stored);
   if (!parsed.success) throw new PrepareError('INVALID_SPEC', 'the stored spec no longer parses');
   const spec = parsed.data;
@@ -133,9 +129,42 @@ async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
     );
   }
   const entry = deepFreeze({ spec, plan, uses: usesOf(spec) });
+  planCache.delete(key);
   if (planCache.size >= PLAN_CACHE_SIZE) planCache.delete(planCache.keys().next().value!);
   planCache.set(key, entry);
   return entry;
+}
+
+async function specAndPlan(deps: Deps, run: ClaimedRun): Promise<Planned> {
+  const key = `${run.pipelineId}:${run.specHash}`;
+  const cached = planCache.get(key);
+  if (cached) return cached;
+  const stored = await versionSpec(deps.db, run.pipelineId, run.specHash);
+  if (!stored) throw new PrepareError('SPEC_NOT_FOUND', `pipeline version ${run.specHash} no longer exists`);
+  return planStored(key, stored);
+}
+
+/** How many deployed specs a worker's warm start plans at most: as many as it keeps. */
+export const WARM_PLANS = PLAN_CACHE_SIZE;
+
+/**
+ * Plans stored specs before any run needs them (a worker's warm start, with the active
+ * deployments' specs, the most recent last): a first run of one of them then neither reads its
+ * spec nor parses and plans it, and the fetch that claims it resets its steps too
+ * (knownPlanOrders). A spec that no longer plans is skipped: its run fails with its own error.
+ * Returns how many were planned.
+ */
+export function planAhead(specs: { pipelineId: string; specHash: string; spec: unknown }[]): number {
+  let planned = 0;
+  for (const { pipelineId, specHash, spec } of specs.slice(-WARM_PLANS)) {
+    try {
+      planStored(`${pipelineId}:${specHash}`, spec);
+      planned++;
+    } catch (err) {
+      if (!(err instanceof PrepareError)) throw err;
+    }
+  }
+  return planned;
 }
 
 export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Promise<PreparedRun> {

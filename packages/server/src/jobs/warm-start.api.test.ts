@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../test/support/app';
+import { knownPlanOrders } from './run-prepare';
 import { warmStart } from './warm-start';
 
 // A worker's warm start loads what the active deployments' runs need, across organizations,
@@ -129,6 +130,7 @@ describe('a worker warm start', () => {
       transforms: false,
       exercised: null,
       exercisedThrough: null,
+      planned: 0,
       failed: [],
     });
   });
@@ -141,8 +143,13 @@ describe('a worker warm start', () => {
       transforms: false,
       exercised: null,
       exercisedThrough: null,
+      planned: 1,
       failed: [],
     });
+    // Planned ahead of its first run: the fetch that claims it resets its steps too.
+    expect(Object.entries(knownPlanOrders()).filter(([k]) => k.endsWith(`:${plain}`))).toEqual([
+      [expect.any(String), ['orders', 'load']],
+    ]);
     const [version] = (await ok('acme', 'GET', '/projects/shop/pipelines/orders/versions')).versions;
     await deploy('acme', 'orders', version.spec_hash);
     expect(await warmStart(t.rt.deps)).toMatchObject({
@@ -152,12 +159,22 @@ describe('a worker warm start', () => {
       // records read through the HTTP source from the worker's own server.
       exercised: 6000,
       exercisedThrough: 'http',
+      planned: 2,
       failed: [],
     });
+    // The most recently deployed last.
+    expect(Object.entries(knownPlanOrders()).at(-1)).toEqual([
+      expect.stringMatching(new RegExp(`:${version.spec_hash}$`)),
+      ['orders', 'clean', 'load'],
+    ]);
   });
 
   it('forgets a pipeline once it is undeployed', async () => {
     await ok('acme', 'POST', '/projects/shop/environments/dev/pipelines/orders:undeploy', {});
-    expect(await warmStart(t.rt.deps)).toMatchObject({ types: ['mysql', 'postgres'], transforms: false });
+    expect(await warmStart(t.rt.deps)).toMatchObject({
+      types: ['mysql', 'postgres'],
+      transforms: false,
+      planned: 1,
+    });
   });
 });

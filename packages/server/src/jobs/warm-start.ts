@@ -2,7 +2,8 @@ import { rm } from 'node:fs/promises';
 import { connectorFor, dataSourceTypes, optionalCapability, readServedJson } from '@sluice/connectors';
 import { exerciseTransforms, loadTransforms } from '@sluice/engine';
 import type { Deps } from '../context';
-import { deployedRunPath } from '../modules/pipelines/index';
+import { deployedRunPath, deployedSpecs } from '../modules/pipelines/index';
+import { planAhead, WARM_PLANS } from './run-prepare';
 import { makeRunTmpDir, runPipeDir } from './run-tmp';
 
 // A worker's warm start (docs/operations.md#a-workers-warm-start): before it takes its first
@@ -14,7 +15,8 @@ import { makeRunTmpDir, runPipeDir } from './run-tmp';
 // HTTP data source deployed too, its records come through the HTTP source from a server of the
 // worker's own on 127.0.0.1 (http/exercise.ts in the connectors), as a JSON API's do. Nothing
 // else connects; a load or an exercise that fails is only logged: the run that needs the code
-// loads it again and reports its own error.
+// loads it again and reports its own error. It also parses and plans the active deployments'
+// specs (run-prepare.ts planAhead), as their first runs would.
 
 export type WarmStart = {
   types: string[];
@@ -23,6 +25,8 @@ export type WarmStart = {
   exercised: number | null;
   /** The source kind the exercise's records came through (null: none, or as they are). */
   exercisedThrough: 'http' | null;
+  /** Deployed specs parsed and planned ahead of their first runs. */
+  planned: number;
   failed: string[];
   ms: number;
 };
@@ -85,11 +89,21 @@ export async function warmStart(deps: Deps): Promise<WarmStart> {
       );
     }
   }
+  const planned = await deployedSpecs(deps.db, WARM_PLANS)
+    .then(planAhead)
+    .catch((err: unknown) => {
+      deps.log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'warm start: could not plan the deployed specs',
+      );
+      return 0;
+    });
   const result = {
     types,
     transforms: path.transforms,
     exercised,
     exercisedThrough,
+    planned,
     failed,
     ms: Math.round(performance.now() - started),
   };

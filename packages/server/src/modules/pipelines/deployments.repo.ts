@@ -55,6 +55,28 @@ export async function deployedRunPath(db: DbOrTx): Promise<{ types: string[]; tr
   return { types: row.types as string[], transforms: row.transforms === true };
 }
 
+/**
+ * Across every organization: the specs of the active deployments, at most `limit` of them, the
+ * most recently deployed last (a worker's warm start plans them, jobs/warm-start.ts). One row per
+ * pipeline and spec hash: a version deployed to several environments is planned once.
+ */
+export async function deployedSpecs(
+  db: DbOrTx,
+  limit: number,
+): Promise<{ pipelineId: string; specHash: string; spec: unknown }[]> {
+  const res: any = await db.execute(sql`
+    select pipeline_id, spec_hash, spec from (
+      select distinct on (d.pipeline_id, d.spec_hash) d.pipeline_id, d.spec_hash, v.spec, d.created_at
+        from pipeline_deployments d
+        join pipeline_versions v on v.pipeline_id = d.pipeline_id and v.spec_hash = d.spec_hash
+       where d.active
+       order by d.pipeline_id, d.spec_hash, d.created_at desc) latest
+    order by created_at desc
+    limit ${limit}`);
+  const rows = (res.rows ?? res) as { pipeline_id: string; spec_hash: string; spec: unknown }[];
+  return rows.reverse().map((r) => ({ pipelineId: r.pipeline_id, specHash: r.spec_hash, spec: r.spec }));
+}
+
 const columns = {
   deployment: pipelineDeployments,
   pipelineSlug: pipelines.slug,

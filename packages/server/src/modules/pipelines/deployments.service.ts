@@ -33,6 +33,10 @@ export function deployedRunPath(db: DbOrTx) {
   return repo.deployedRunPath(db);
 }
 
+export function deployedSpecs(db: DbOrTx, limit: number) {
+  return repo.deployedSpecs(db, limit);
+}
+
 export function toDeployment(environmentSlug: string, r: repo.DeploymentView) {
   return {
     slug: r.slug,

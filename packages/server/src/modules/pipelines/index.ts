@@ -3,7 +3,7 @@
 
 export { bindingsRoutes } from './bindings.routes';
 export { deploymentsRoutes } from './deployments.routes';
-export { deployedRunPath, findActiveDeployment } from './deployments.service';
+export { deployedRunPath, deployedSpecs, findActiveDeployment } from './deployments.service';
 export { pipelinesRoutes } from './pipelines.routes';
 export { pipelineParams } from './pipelines.schemas';
 export {
