@@ -337,8 +337,9 @@ describe('two API hosts and three workers on one store', () => {
     const proc = startCli(['worker'], { env });
     workers.push(proc);
     const [, loaded] = await proc.waitForStdout(/^ {2}warm start: +(.*)$/m, 90_000);
-    // docs/operations.md#a-workers-warm-start: the kinds bound where the pipeline is deployed.
-    expect(loaded).toMatch(/^http and postgres loaded \(\d+\.\d\d s\)$/);
+    // docs/operations.md#a-workers-warm-start: the kinds bound where the pipeline is deployed,
+    // and its spec planned ahead of its first run.
+    expect(loaded).toMatch(/^http and postgres loaded, 1 deployed spec planned \(\d+\.\d\d s\)$/);
     // Turned off, the worker takes jobs at once and its ready lines say nothing of it.
     const off = startCli(['worker'], { env: { ...env, SLUICE_WORKER_WARM_START: 'off' } });
     workers.push(off);
