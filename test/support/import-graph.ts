@@ -14,7 +14,7 @@ export type Violation = { rule: 'module-face' | 'plumbing' | 'circle'; message: 
 const SOURCE = /\.(ts|mts|mjs)$/;
 const TEST = /\.test\.ts$/;
 /** Plumbing knows no domain: it may not import these. */
-const PLUMBING = ['http/', 'db/', 'crypto/'];
+const PLUMBING = ['http/', 'db/', 'crypto/', 'duck-host/'];
 const DOMAIN = ['modules/', 'jobs/', 'app-host/', 'app.ts', 'runtime.ts'];
 
 export function readSourceTree(root: string): SourceTree {

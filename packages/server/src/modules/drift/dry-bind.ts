@@ -1,18 +1,16 @@
 import { duckType } from '@sluice/engine';
+import { DuckHostError, duckHost } from '../../duck-host/client';
 import { withoutTemplates } from '../pipelines/index';
 
 // Dry-binding over empty DuckDB tables (the engine runs transforms in DuckDB): `DESCRIBE` of a
 // query names its output columns and types, and a query that no longer binds fails with the
 // binder's own message. Column references come from DuckDB's parser (json_serialize_sql), never
-// from regexes. Each binder is a private in-memory database with no external access.
+// from regexes. Each binder is a private in-memory database with no external access, in the
+// server's DuckDB process (duck-host/client.ts).
 
 export type Col = { name: string; type: string };
 export type BindResult = { ok: true; columns: Col[] } | { ok: false; message: string };
 export type SqlRefs = { columns: string[]; tables: string[]; star: boolean };
-
-type Duck = typeof import('@duckdb/node-api');
-let duckModule: Promise<Duck> | null = null;
-const duck = () => (duckModule ??= import('@duckdb/node-api'));
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -34,14 +32,7 @@ export const stubType = (type: string) => {
 };
 
 export async function openBinder(): Promise<Binder> {
-  const d = await duck();
-  const instance = await d.DuckDBInstance.create(':memory:', {
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-    threads: '1',
-  });
-  const conn = await instance.connect();
-  await conn.run('SET enable_external_access = false');
+  const conn = await duckHost().open();
   const schemas = new Set<string>();
   return {
     async table(name, columns, schema) {
@@ -64,40 +55,23 @@ export async function openBinder(): Promise<Binder> {
     },
     async describe(sql) {
       try {
-        const reader = await conn.runAndReadAll(`DESCRIBE ${withoutTemplates(sql)}`);
-        return {
-          ok: true,
-          columns: reader.getRows().map((r) => ({ name: String(r[0]), type: String(r[1]) })),
-        };
+        const rows = await conn.run(`DESCRIBE ${withoutTemplates(sql)}`);
+        return { ok: true, columns: rows.map((r) => ({ name: String(r[0]), type: String(r[1]) })) };
       } catch (err) {
-        return { ok: false, message: (err as Error).message.split('\n')[0].slice(0, 500) };
+        if (!(err instanceof DuckHostError) || err.code !== 'FAILED') throw err;
+        return { ok: false, message: err.message.split('\n')[0].slice(0, 500) };
       }
     },
     close() {
-      conn.closeSync();
-      instance.closeSync();
+      conn.close();
     },
   };
 }
 
-let parserInstance: Promise<import('@duckdb/node-api').DuckDBConnection> | null = null;
-
 /** Column and table references of a SELECT, from DuckDB's own parser; null when it does not parse. */
 export async function sqlRefs(sql: string): Promise<SqlRefs | null> {
-  parserInstance ??= duck().then(async (d) =>
-    (
-      await d.DuckDBInstance.create(':memory:', {
-        autoinstall_known_extensions: 'false',
-        autoload_known_extensions: 'false',
-        threads: '1',
-      })
-    ).connect(),
-  );
-  const conn = await parserInstance;
-  const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS j', [
-    withoutTemplates(sql),
-  ]);
-  const tree = JSON.parse(String(reader.getRows()[0][0])) as { error?: boolean };
+  const text = await duckHost().serialize(withoutTemplates(sql));
+  const tree = JSON.parse(text) as { error?: boolean };
   if (tree.error) return null;
   const out: SqlRefs = { columns: [], tables: [], star: false };
   const walk = (node: unknown) => {

@@ -14,7 +14,7 @@ import { resolveVariables } from '../variables/index';
 import { type BindingView, bindingsOfPipeline } from './bindings.repo';
 import { type CdcDeps, cdcFindings } from './cdc-check';
 import { typesForOperations } from './refs.service';
-import { sqlParser, withoutTemplates } from './sql-check';
+import { checkSql, withoutTemplates } from './sql-check';
 
 // The checks of docs/pipeline-spec.md#validation. The engine checks the spec alone (graph, steps,
 // templates, refs); these add what depends on the environment: bindings, data sources, connectors,
@@ -170,21 +170,27 @@ async function sqlFindings(spec: PipelineSpec): Promise<Finding[]> {
     .map((s, i) => ({ s, i }))
     .filter(({ s }) => s.kind === 'transform' && s.operation.operation_type === 'sql' && s.operation.sql);
   if (transforms.length === 0) return [];
-  const parse = await sqlParser();
-  if (!parse)
-    return [
-      {
-        code: 'SQL_NOT_CHECKED',
-        message: 'the SQL parser is not available on this server; transform SQL was not checked',
-        path: 'steps',
-        severity: 'warning',
-      },
-    ];
   const out: Finding[] = [];
   for (const { s, i } of transforms) {
     const sql = s.operation.operation_type === 'sql' ? (s.operation.sql ?? '') : '';
-    const result = await parse(withoutTemplates(sql));
-    if (!result.ok) out.push(error('SQL_INVALID', result.message, `steps[${i}].operation.sql`));
+    const result = await checkSql(withoutTemplates(sql));
+    if (result.ok === null && result.unavailable)
+      return [
+        {
+          code: 'SQL_NOT_CHECKED',
+          message: 'the SQL parser is not available on this server; transform SQL was not checked',
+          path: 'steps',
+          severity: 'warning',
+        },
+      ];
+    if (result.ok === null)
+      out.push({
+        code: 'SQL_NOT_CHECKED',
+        message: `the SQL parser stopped while it checked this SQL; it was not checked`,
+        path: `steps[${i}].operation.sql`,
+        severity: 'warning',
+      });
+    else if (!result.ok) out.push(error('SQL_INVALID', result.message, `steps[${i}].operation.sql`));
   }
   return out;
 }
