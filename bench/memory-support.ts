@@ -12,6 +12,26 @@ export function statusMB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return (Number(m[1]) * 1024) / 1e6;
 }
 
+/** VmRSS (MB) of each process `pid` started that still runs (a `serve`'s DuckDB child). */
+export function childrenMB(pid: number): number[] {
+  let list = '';
+  try {
+    list = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
+  } catch {
+    return [];
+  }
+  return list
+    .split(/\s+/)
+    .filter(Boolean)
+    .flatMap((c) => {
+      try {
+        return [statusMB(Number(c), 'VmRSS')];
+      } catch {
+        return [];
+      }
+    });
+}
+
 export type Started = {
   pid: number;
   /** Milliseconds from spawn to the ready line. */

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
 import { startParams } from '../packages/server/src/db/pglite';
-import { settledMemory, startProcess } from './memory-support';
+import { childrenMB, settledMemory, startProcess } from './memory-support';
 import {
   createDatabase,
   dbUrl,
@@ -234,6 +234,14 @@ async function usedServe(dataDir: string, addrs: string[]) {
     );
     const auth = { SLUICE_TOKEN: setup.api_key, SLUICE_ORG: 'acme' };
     await cli(['apply', '-f', path.join(repoRoot, 'examples/first-pipeline')], auth);
+    // The apply checked the transform's SQL: in the server's DuckDB child (docs/operations.md),
+    // which stops once idle, so its memory is printed beside the process's, not in it.
+    const applied = await settledMemory(p, SETTLE_MS);
+    const kids = childrenMB(p.pid);
+    console.log(
+      `  ${'sluice serve, embedded, after setup + apply'.padEnd(44)} VmRSS ${mb(applied.rssMB)}  VmHWM ${mb(applied.hwmMB)}  ` +
+        `(child processes: ${kids.length === 0 ? 'none' : kids.map(mb).join(', ')}; load ${load()})`,
+    );
     const execute = 'pipelines execute --project first --env dev --pipeline org-activity --wait';
     for (let i = 0; i < 3; i++) await cli(execute.split(' '), auth);
     for (let i = 0; i < 50; i++) {
@@ -250,8 +258,10 @@ async function usedServe(dataDir: string, addrs: string[]) {
     // V8 shrinks its young generation (grown to 16 MB by the runs) only once the process has
     // allocated little for ~8 s (its memory reducer): what an idle `serve` keeps after use.
     const rested = await settledMemory(p, Math.max(0, USED_REST_MS - SETTLE_MS));
+    const left = childrenMB(p.pid);
     console.log(
-      `  ${`  the same, ${USED_REST_MS / 1000} s after its last request`.padEnd(44)} VmRSS ${mb(rested.rssMB)}`,
+      `  ${`  the same, ${USED_REST_MS / 1000} s after its last request`.padEnd(44)} VmRSS ${mb(rested.rssMB)}  ` +
+        `(child processes: ${left.length === 0 ? 'none' : left.map(mb).join(', ')})`,
     );
     return { soon: m, rested };
   } finally {
