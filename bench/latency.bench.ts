@@ -62,6 +62,7 @@
 //                                 this checkout's, in alternating order; both tables and their
 //                                 ratio are printed
 //   BENCH_CPU_PROF=dir            write V8 CPU profiles of the workers into dir
+//   BENCH_KEEP_STORE=1            keep the platform store (its name is printed) to look at its plans after
 //   BENCH_WORKER_POOL=n           the workers' SLUICE_DB_POOL_SIZE (their pool is at most that and
 //                                 max(3, ⌈C / 2⌉ + 1), packages/cli/src/commands/worker.ts)
 //   BENCH_NODE_ARGS='--flag …'    more node options for the workers (e.g. `--perf-basic-prof`
@@ -297,7 +298,8 @@ async function main() {
     for (const w of b?.workers ?? []) await w.stop().catch(() => {});
     await p?.close().catch(() => {});
     await bouncer?.close().catch(() => {});
-    for (const db of [STORE, DST]) await dropDatabase(db).catch(() => {});
+    if (process.env.BENCH_KEEP_STORE === '1') console.log(`kept the platform store ${STORE}`);
+    else for (const db of [STORE, DST]) await dropDatabase(db).catch(() => {});
     fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(statsDir, { recursive: true, force: true });
   }
