@@ -1,7 +1,9 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../../../test/support/app';
 import { type Shop, startShop } from '../../../../../test/support/runs-shop';
 import { pipelines } from '../../db/schema/index';
+import { firstPageSql } from './runs-by-slug.repo';
 
 // The reads of a `{pe}` URL by its slugs (runs-by-slug.repo.ts): the runs list's plain first page
 // as the ORM's paths read it, the same 404 from every read for a missing project environment,
@@ -196,5 +198,40 @@ describe('runs read by their URL', () => {
       const other = await t.call('GET', `${pe}/${path}`, { token: owner });
       expect(other.statusCode, other.body).toBe(404);
     }
+  });
+
+  it("walks the environment's runs newest first, whatever the statistics of `pipelines` say", async () => {
+    // A store of a few pipelines: autovacuum analyzes a table once 50 of its rows changed, so
+    // `pipelines` is never analyzed while its runs and steps are. Its generic plan (what a
+    // prepared statement settles on) then still reads the page off pipeline_runs_env_idx and
+    // stops after it, instead of reading and sorting every run of the environment.
+    await q(
+      `insert into pipeline_runs (organization_id, pipeline_id, environment_id, slug, spec_hash, state, trigger, created_at)
+       select r.organization_id, r.pipeline_id, r.environment_id, 'bulk-' || g, r.spec_hash, 'succeeded', 'api',
+              r.created_at - g * interval '1 second'
+         from pipeline_runs r, generate_series(1, 3000) g
+        where r.slug = 'first-run'`,
+    );
+    await q('analyze pipeline_runs');
+    await q('analyze pipeline_run_steps');
+    const plan = await t.rt.deps.db.transaction(async (tx) => {
+      await tx.execute(sql.raw('set local plan_cache_mode = force_generic_plan'));
+      await tx.execute(sql.raw(`prepare sluice_first_page_plan (uuid, text, text) as ${firstPageSql(20)}`));
+      const res: any = await tx.execute(
+        sql.raw(`explain execute sluice_first_page_plan('${orgId}', 'shop', 'staging')`),
+      );
+      await tx.execute(sql.raw('deallocate sluice_first_page_plan'));
+      return ((res.rows ?? res) as Record<string, string>[]).map((r) => r['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toMatch(/Index Scan Backward using pipeline_runs_env_idx on pipeline_runs/);
+    expect(plan).not.toMatch(/Seq Scan on pipeline_runs /);
+    expect(plan).not.toMatch(/Sort Key: pipeline_runs\.created_at/);
+    // And the page is the newest runs of this project's pipelines.
+    const res = await t.call('GET', `${pe}/runs?limit=20`, { token: owner });
+    expect(res.statusCode, res.body).toBe(200);
+    const page = res.json().runs as { slug: string; created_at: string }[];
+    expect(page).toHaveLength(20);
+    expect(page.map((r) => r.created_at)).toEqual([...page.map((r) => r.created_at)].sort().reverse());
+    expect(page.map((r) => r.slug)).not.toContain('books-run');
   });
 });
