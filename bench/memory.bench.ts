@@ -60,6 +60,11 @@ const bin = path.join(repoRoot, 'packages/cli/bin/sluice');
 const binMjs = path.join(repoRoot, 'packages/cli/bin/sluice.mjs');
 const load = () => os.loadavg()[0].toFixed(1);
 const mb = (n: number) => `${n.toFixed(0).padStart(4)} MB`;
+/** The VmRSS of a process's children (a `serve`'s DuckDB child), as the readings print it. */
+const childrenText = (pid: number) => {
+  const kids = childrenMB(pid);
+  return `child processes: ${kids.length === 0 ? 'none' : kids.map(mb).join(', ')}`;
+};
 
 // The smallest comparable processes: Node doing nothing, and Node with a Fastify route on a pg
 // pool that has connected (what any HTTP service on PostgreSQL holds before its own code).
@@ -237,10 +242,9 @@ async function usedServe(dataDir: string, addrs: string[]) {
     // The apply checked the transform's SQL: in the server's DuckDB child (docs/operations.md),
     // which stops once idle, so its memory is printed beside the process's, not in it.
     const applied = await settledMemory(p, SETTLE_MS);
-    const kids = childrenMB(p.pid);
     console.log(
       `  ${'sluice serve, embedded, after setup + apply'.padEnd(44)} VmRSS ${mb(applied.rssMB)}  VmHWM ${mb(applied.hwmMB)}  ` +
-        `(child processes: ${kids.length === 0 ? 'none' : kids.map(mb).join(', ')}; load ${load()})`,
+        `(${childrenText(p.pid)}; load ${load()})`,
     );
     const execute = 'pipelines execute --project first --env dev --pipeline org-activity --wait';
     for (let i = 0; i < 3; i++) await cli(execute.split(' '), auth);
@@ -258,10 +262,9 @@ async function usedServe(dataDir: string, addrs: string[]) {
     // V8 shrinks its young generation (grown to 16 MB by the runs) only once the process has
     // allocated little for ~8 s (its memory reducer): what an idle `serve` keeps after use.
     const rested = await settledMemory(p, Math.max(0, USED_REST_MS - SETTLE_MS));
-    const left = childrenMB(p.pid);
     console.log(
       `  ${`  the same, ${USED_REST_MS / 1000} s after its last request`.padEnd(44)} VmRSS ${mb(rested.rssMB)}  ` +
-        `(child processes: ${left.length === 0 ? 'none' : left.map(mb).join(', ')})`,
+        `(${childrenText(p.pid)})`,
     );
     return { soon: m, rested };
   } finally {

@@ -32,6 +32,10 @@ const peSql = (columns = '') => `pe as (
    where p.organization_id = $1 and p.slug = $2
    limit 1)`;
 const PE_SQL = peSql();
+/** The project environment with its project's pipeline ids (uuid[]), for the reads of runs. */
+const PE_WITH_PIPELINES_SQL = peSql(
+  ',\n         array(select pl.id from pipelines pl where pl.project_id = p.id) as pipeline_ids',
+);
 /** A run's fields as a run resource shows them (toRun), aliased to RunRow's names, its steps too. */
 const RUN_FIELDS_SQL = `"pipeline_runs".slug,
            (select pl.slug from pipelines pl where pl.id = "pipeline_runs".pipeline_id) as "pipelineSlug",
@@ -52,9 +56,7 @@ const RUN_FIELDS_SQL = `"pipeline_runs".slug,
  * `pipeline_runs_env_idx` newest first (3.5 against 0.8 ms at 3,000 runs, growing with them;
  * docs/benchmarks.md). A pipeline's slug is read for the runs of the page only.
  */
-const runsInPeSql = (head: string, fields: string, where: string, tail = '') => `with ${peSql(
-  ',\n         array(select pl.id from pipelines pl where pl.project_id = p.id) as pipeline_ids',
-)}
+const runsInPeSql = (head: string, fields: string, where: string, tail = '') => `with ${PE_WITH_PIPELINES_SQL}
 select ${head}, run.*
   from pe
   left join lateral (
@@ -92,9 +94,8 @@ select project_id as "projectId", environment_id as "environmentId" from pe`;
 
 // The same with the ids of the project's pipelines, which a runs list without a pipeline filter
 // reads its runs by (listRuns): one statement instead of two.
-const PLACE_WITH_PIPELINES_SQL = `with ${PE_SQL}
-select project_id as "projectId", environment_id as "environmentId",
-       array(select pl.id::text from pipelines pl where pl.project_id = pe.project_id) as "pipelineIds"
+const PLACE_WITH_PIPELINES_SQL = `with ${PE_WITH_PIPELINES_SQL}
+select project_id as "projectId", environment_id as "environmentId", pipeline_ids::text[] as "pipelineIds"
   from pe`;
 
 /** findPlace, and the ids of the project's pipelines. */
