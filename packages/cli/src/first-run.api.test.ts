@@ -90,6 +90,29 @@ describe('first run: examples/first-pipeline from an empty store', () => {
       ]);
       expect(run).toMatch(/org-activity in dev +succeeded/);
       expect(run).toMatch(/events +succeeded +rows in 0 out [1-9]/);
+      // On the embedded store, serve's runs' transforms run in its child `sluice transform-host`
+      // (docs/operations.md, "Transforms on the embedded store"): DuckDB never loads into the
+      // process holding the store. On PostgreSQL they run in serve's own worker.
+      const embedded = !store.env.DATABASE_URL;
+      const mapped = (pid: number) => fs.readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libduckdb');
+      expect(mapped(serve.child.pid!)).toBe(!embedded);
+      const hosts = fs
+        .readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+            const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+            return (
+              ppid === serve.child.pid &&
+              fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('transform-host')
+            );
+          } catch {
+            return false;
+          }
+        });
+      expect(hosts.length).toBe(embedded ? 1 : 0);
+      if (embedded) expect(mapped(Number(hosts[0]))).toBe(true);
 
       const runs = JSON.parse(await sluice(['runs', 'list', '--project', 'first', '--env', 'dev', '--json']));
       expect(runs.runs).toMatchObject([{ pipeline_slug: 'org-activity', state: 'succeeded' }]);

@@ -63,6 +63,7 @@ import { runsWatchCommand } from './commands/runs-watch';
 import { secretsCommand } from './commands/secrets';
 import { serveCommand } from './commands/serve';
 import { setupCommand } from './commands/setup';
+import { transformHostCommand } from './commands/transform-host';
 import { triggersCreateCommand } from './commands/triggers-create';
 import { triggersDeleteCommand } from './commands/triggers-delete';
 import { triggersGetCommand } from './commands/triggers-get';
@@ -96,6 +97,7 @@ export const program = new Command()
 
 // One file per command: commands/<noun>-<verb>.ts.
 serveCommand(program);
+transformHostCommand(program);
 workerCommand(program);
 migrateCommand(program);
 bootstrapCommand(program);

@@ -9,3 +9,11 @@ export * from './spec';
 export * from './templates';
 export { duckType, loadTransforms } from './transform';
 export { exerciseTransforms } from './transform-exercise';
+export { serveTransforms } from './transform-host';
+export {
+  HOST_IDLE_MS,
+  type OpenTransform,
+  type StartHost,
+  type TransformHost,
+  transformHost,
+} from './transform-remote';

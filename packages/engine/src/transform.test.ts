@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import type { RunError } from './executor';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ExecuteRunOptions, RunError } from './executor';
 import type { Payload, SourceOutput } from './payloads';
 import {
   collectSink,
@@ -12,6 +14,7 @@ import {
   transform,
 } from './test-support';
 import { duckType } from './transform';
+import { type TransformHost, transformHost } from './transform-remote';
 
 const once = (payload: Payload) => (): SourceOutput => ({ payload, nextCursor: async () => null });
 const bytes = (...parts: string[]) =>
@@ -28,7 +31,28 @@ const rejection = async (p: Promise<unknown>) => {
   throw new Error('the run resolved');
 };
 
-describe('transforms in DuckDB', () => {
+// Every case twice: in this process's DuckDB, and in a transform host's child process
+// (transform-remote.ts), which must give the same rows, errors and logs.
+const hostEntry = fileURLToPath(new URL('./test-transform-host.ts', import.meta.url));
+let host: TransformHost | null = null;
+afterAll(() => host?.stop());
+
+describe.each([
+  ['in this process', false],
+  ['in a transform host', true],
+])('transforms in DuckDB, %s', (_label, remote) => {
+  const where = (): Partial<ExecuteRunOptions> => {
+    if (!remote) return {};
+    host ??= transformHost(() =>
+      fork(hostEntry, [], {
+        execArgv: ['--import', 'tsx'],
+        serialization: 'advanced',
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      }),
+    );
+    return { openTransform: host.open };
+  };
+
   it('streams 200,000 rows through source → transform → sink with bounded memory', async () => {
     const total = 200_000;
     const size = 2000;
@@ -80,7 +104,7 @@ describe('transforms in DuckDB', () => {
         },
       ),
     );
-    const out = await h.run();
+    const out = await h.run(where());
     expect(out.cursors).toEqual({ orders: '200000' });
     expect(count).toBe(total / 2);
     expect(sum).toBeCloseTo(2.5 * (total / 2));
@@ -132,7 +156,7 @@ describe('transforms in DuckDB', () => {
         { load: collectSink(got, columns) },
       ),
     );
-    await h.run();
+    await h.run(where());
     expect(columns.names).toEqual(['id', 'name', 'city', 'label']);
     expect(got).toEqual([
       [1, 'Ada', 'London', 'first; of all'],
@@ -165,7 +189,7 @@ describe('transforms in DuckDB', () => {
         { load: collectSink(got) },
       ),
     );
-    await h.run();
+    await h.run(where());
     expect(got).toEqual([[7, new Date('2024-02-01T10:00:00Z'), 8, '9007199254740993']]);
     await h.cleanup();
   });
@@ -204,7 +228,7 @@ describe('transforms in DuckDB', () => {
         },
       ),
     );
-    await h.run();
+    await h.run(where());
     expect(lines).toHaveLength(9);
     for (const line of lines) {
       const [ts, want] = line.split(',');
@@ -224,7 +248,7 @@ describe('transforms in DuckDB', () => {
       },
       memoryPorts({ orders: rowsSource(['id:int'], [[[1]]]) }, { load: collectSink([]) }),
     );
-    const err = await rejection(h.run());
+    const err = await rejection(h.run(where()));
     expect(err.code).toBe('TRANSFORM_FAILED');
     expect(err.message).toMatch(
       /^transform clean: Catalog Error: Table with name order_lines does not exist/,
@@ -251,7 +275,7 @@ describe('transforms in DuckDB', () => {
       },
       memoryPorts({ orders: empty }, { load: collectSink(got, columns) }),
     );
-    await h.run();
+    await h.run(where());
     expect(got).toEqual([]);
     expect(columns.names).toEqual([]);
     expect(h.final('clean')).toMatchObject({ state: 'succeeded', counters: { rows_out: 0 } });
@@ -269,7 +293,7 @@ describe('transforms in DuckDB', () => {
         { load: collectSink(counted) },
       ),
     );
-    await count.run();
+    await count.run(where());
     expect(counted).toEqual([[0]]);
     await count.cleanup();
     const typo = await harness(
@@ -289,7 +313,7 @@ describe('transforms in DuckDB', () => {
         { load: collectSink([]) },
       ),
     );
-    expect((await rejection(typo.run())).message).toMatch(/^transform clean: Binder Error/);
+    expect((await rejection(typo.run(where()))).message).toMatch(/^transform clean: Binder Error/);
     await typo.cleanup();
   });
 
@@ -308,7 +332,7 @@ describe('transforms in DuckDB', () => {
         { load: collectSink([]) },
       ),
     );
-    const err = await rejection(broken.run());
+    const err = await rejection(broken.run(where()));
     expect(err).toMatchObject({ code: 'TRANSFORM_FAILED', step: 'clean' });
     expect(err.message).toContain('not a number');
     await broken.cleanup();
@@ -323,7 +347,7 @@ describe('transforms in DuckDB', () => {
         { load: collectSink([]) },
       ),
     );
-    const fileErr = await rejection(file.run());
+    const fileErr = await rejection(file.run(where()));
     expect(fileErr).toMatchObject({
       code: 'TRANSFORM_FAILED',
       message: 'step t: input doc is a file payload; a transform reads rows, JSON or CSV',
@@ -342,7 +366,7 @@ describe('transforms in DuckDB', () => {
         { steps: [source('s'), transform('t', sql), sink('load')], edges: edges(['s', 't'], ['t', 'load']) },
         memoryPorts({ s: rowsSource(['id:int'], [[[1]]]) }, { load: collectSink([]) }),
       );
-      const err = await rejection(h.run());
+      const err = await rejection(h.run(where()));
       expect(err.code).toBe('TRANSFORM_FAILED');
       expect(err.message).toMatch(/Permission Error|disabled/);
       await h.cleanup();
@@ -354,7 +378,7 @@ describe('transforms in DuckDB', () => {
       },
       memoryPorts({ s: rowsSource(['id:int'], [[[1]]]) }, { load: collectSink([]) }),
     );
-    expect((await rejection(locked.run())).message).toContain('the configuration has been locked');
+    expect((await rejection(locked.run(where()))).message).toContain('the configuration has been locked');
     await locked.cleanup();
   });
 });

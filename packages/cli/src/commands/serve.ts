@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process';
 import type { WarmStart } from '@sluice/server';
 import { type Command, InvalidArgumentError } from 'commander';
 import { CliError, ExitCode } from '../exit';
@@ -59,6 +60,9 @@ export function serveCommand(program: Command) {
           ({ warmStart: warm } = await server.startWorker(rt.deps, {
             concurrency: workers,
             warmStart: !!config.databaseUrl && config.workerWarmStart,
+            // On the embedded store this process holds the store: its runs' transforms run in a
+            // child process (docs/operations.md, "Transforms on the embedded store").
+            transformHost: config.databaseUrl ? undefined : startTransformHost,
           }));
         // The app host's /api is answered by this API host's routes: one route table for both.
         const appHost = await server.buildAppHost(rt.deps, { api: api.api });
@@ -103,6 +107,14 @@ export function serveCommand(program: Command) {
       });
     });
 }
+
+/** This CLI again, as `sluice transform-host`, with an IPC channel (commands/transform-host.ts). */
+const startTransformHost = () =>
+  fork(process.argv[1], ['transform-host'], {
+    serialization: 'advanced',
+    execArgv: [],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
 
 /** A taken address is a configuration problem the user can fix: say which one. */
 async function listening<T>(addr: { host: string; port: number }, start: () => Promise<T>): Promise<T> {

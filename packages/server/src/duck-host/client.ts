@@ -5,8 +5,9 @@ import { fileURLToPath } from 'node:url';
 // child process (host.mjs), started on first use and stopped once it has been idle IDLE_MS:
 // DuckDB's library and databases (~40 MB resident, of which closing a database gives back only a
 // few) never stay in an API process, and SQL that crashed DuckDB's parser would end that child,
-// not the server (docs/operations.md, "The server's DuckDB process"). The engine's transforms
-// keep their in-process DuckDB (a run's rows are not sent between processes).
+// not the server (docs/operations.md, "The server's DuckDB process"). A run's transforms have
+// their own DuckDB: in the worker's process, or on the embedded store in serve's transform host
+// (the engine's transform-remote.ts).
 
 /** How long the child stays after its last request and session ended. */
 export const IDLE_MS = 30_000;

@@ -1,4 +1,5 @@
 import type { SessionPool } from '@sluice/connectors';
+import type { OpenTransform } from '@sluice/engine';
 import type { SQL } from 'drizzle-orm';
 import type { Deps } from '../context';
 import type { FetchWith, JobHandler, JobName, JobPayloads, JobPolicy } from './queue';
@@ -7,6 +8,11 @@ import type { FetchWith, JobHandler, JobName, JobPayloads, JobPolicy } from './q
 export type WorkerResources = {
   /** Data sessions of pipeline runs, kept between runs (connectors' session-pool.ts). */
   sessions: SessionPool;
+  /**
+   * Where runs' transforms run: unset, in this process's DuckDB; else a transform host's child
+   * process (docs/operations.md, "Transforms on the embedded store").
+   */
+  openTransform?: OpenTransform;
 };
 
 /**

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
-import { executeRun, RunError } from '@sluice/engine';
+import { executeRun, type OpenTransform, RunError } from '@sluice/engine';
 import { z } from 'zod';
 import type { Deps } from '../context';
 import type { ErrorRecord } from '../db/schema/index';
@@ -47,7 +47,10 @@ const heartbeatMs = (leaseSeconds: number) => Math.max(250, Math.min(2000, (leas
 /** How long a shutting-down worker waits for its runs to hand themselves back. */
 const SHUTDOWN_WAIT_MS = 10_000;
 
-const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pipelines.run'> => {
+const runPipeline = (
+  deps: Deps,
+  { sessions, openTransform }: WorkerResources,
+): JobHandler<'pipelines.run'> => {
   const active = new Set<Active>();
   let stopping = false;
   deps.queue.onStop(async () => {
@@ -114,7 +117,14 @@ const runPipeline = (deps: Deps, { sessions }: WorkerResources): JobHandler<'pip
     tmpDir.catch(() => {}); // the run fails on it in execute
     try {
       // The run's connectors read and write through this worker's pool of data sessions.
-      const cursors = await execute({ ...deps, sessions }, run, controller.signal, recorder, tmpDir);
+      const cursors = await execute(
+        { ...deps, sessions },
+        run,
+        controller.signal,
+        recorder,
+        tmpDir,
+        openTransform,
+      );
       outcome = { kind: 'succeeded', cursors };
     } catch (err) {
       outcome = failureOutcome(deps, runId, err, stopReason, timeoutSeconds);
@@ -144,6 +154,7 @@ async function execute(
   signal: AbortSignal,
   recorder: ReturnType<typeof createRunRecorder>,
   tmpDir: Promise<string>,
+  openTransform: OpenTransform | undefined,
 ) {
   const prepared = await prepareRun(deps, run);
   if (run.attempt > 1) {
@@ -174,6 +185,7 @@ async function execute(
     log: recorder.log,
     tmpDir: await tmpDir,
     pipeDir: runPipeDir(),
+    openTransform,
   });
   return result.cursors;
 }

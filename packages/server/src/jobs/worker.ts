@@ -1,4 +1,5 @@
 import { createSessionPool } from '@sluice/connectors';
+import { type StartHost, transformHost } from '@sluice/engine';
 import type { Deps } from '../context';
 import { namedText } from '../db/named';
 import { jobDefinitions } from './catalog';
@@ -15,13 +16,22 @@ import { type WarmStart, warmStart } from './warm-start';
  */
 export async function startWorker(
   deps: Deps,
-  opts: { concurrency?: number; warmStart?: boolean } = {},
+  opts: { concurrency?: number; warmStart?: boolean; transformHost?: StartHost } = {},
 ): Promise<{ warmStart: WarmStart | null }> {
   const concurrency = opts.concurrency ?? 1;
+  // Transforms in a child process of their own (docs/operations.md, "Transforms on the embedded
+  // store"), stopped with the queue.
+  const host = opts.transformHost ? transformHost(opts.transformHost) : null;
   // Data sessions of pipeline runs outlive a run (session-pool.ts); enough idle ones for every
   // run slot's source and sink, closed when the queue stops (those still in use as they return).
-  const worker: WorkerResources = { sessions: createSessionPool({ maxIdle: 2 * concurrency + 2 }) };
-  deps.queue.onStop(() => worker.sessions.close());
+  const worker: WorkerResources = {
+    sessions: createSessionPool({ maxIdle: 2 * concurrency + 2 }),
+    ...(host ? { openTransform: host.open } : {}),
+  };
+  deps.queue.onStop(() => {
+    host?.stop();
+    return worker.sessions.close();
+  });
   // Every pooled connection learns the jobs' hot statements before the first job (and the fetch
   // of their queues as each starts consuming, queue.ts `work`).
   await deps.store.warmUp(
