@@ -12,7 +12,7 @@ import { spoolPayload } from './spool';
 import { bindTemplates, newStepTally, type StepTally, stepContext, stepResolver } from './step-context';
 import { TemplateError } from './templates';
 import { openTransform, preloadDuck } from './transform';
-import type { OpenTransform } from './transform-remote';
+import type { Transforms } from './transform-remote';
 
 export { RunError, type RunErrorCode } from './run-error';
 
@@ -47,10 +47,10 @@ export type ExecuteRunOptions = {
   /** Records of a JSON array a transform detects its columns on; default DuckDB's 20,480. */
   transformJsonSample?: number;
   /**
-   * Where transforms run: by default in this process's DuckDB; a transform host's `open`
+   * Where transforms run: by default in this process's DuckDB; a transform host
    * (transform-remote.ts) runs them in its child process instead.
    */
-  openTransform?: OpenTransform;
+  transforms?: Transforms;
   /**
    * Opening a source again after a failure its port marks `retryable` (a refused connection, a
    * timeout, a rate limit): attempts in all, and the wait before the second, doubled after
@@ -103,9 +103,12 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
     madeTmp ??= mkdir(opts.tmpDir, { recursive: true, mode: 0o700 }).then(() => opts.tmpDir);
     return madeTmp;
   };
-  if (!opts.openTransform && opts.spec.steps.some((s) => s.kind === 'transform')) {
-    preloadDuck();
-    if (opts.pipeDir) sparePipesIn(opts.pipeDir);
+  if (opts.spec.steps.some((s) => s.kind === 'transform')) {
+    if (opts.transforms) opts.transforms.warm();
+    else {
+      preloadDuck();
+      if (opts.pipeDir) sparePipesIn(opts.pipeDir);
+    }
   }
 
   const run = new AbortController();
@@ -268,7 +271,7 @@ export async function executeRun(opts: ExecuteRunOptions): Promise<RunOutcome> {
         if (err instanceof TemplateError) n.templateError = err;
         throw err;
       }
-      const t = await (opts.openTransform ?? openTransform)({
+      const t = await (opts.transforms?.open ?? openTransform)({
         slug: n.step.slug,
         sql: bound.sql,
         params: bound.params,

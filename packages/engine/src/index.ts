@@ -15,5 +15,6 @@ export {
   type OpenTransform,
   type StartHost,
   type TransformHost,
+  type Transforms,
   transformHost,
 } from './transform-remote';

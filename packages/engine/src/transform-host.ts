@@ -1,5 +1,5 @@
 import type { Payload } from './payloads';
-import { openTransform, type TransformOutput } from './transform';
+import { openTransform, preloadDuck, type TransformOutput } from './transform';
 import {
   type FromHost,
   fromWire,
@@ -36,6 +36,8 @@ type Session = {
 
 /** Answers the parent's messages on `channel` until it disconnects. */
 export function serveTransforms(channel: Channel = process as unknown as Channel): Promise<void> {
+  // Started because a run with a transform started: DuckDB loads while its inputs are read.
+  preloadDuck();
   const sessions = new Map<number, Session>();
   const send = (m: FromHost) => {
     try {

@@ -65,7 +65,7 @@ async function runOnce(host: TransformHost, sql: string, signal?: AbortSignal) {
     memoryPorts({ s: rowsSource(['id:int'], [[[1], [2]]]) }, { load: collectSink(got) }),
   );
   try {
-    await h.run({ openTransform: host.open, ...(signal ? { signal } : {}) });
+    await h.run({ transforms: host, ...(signal ? { signal } : {}) });
     return { got, logs: h.logs };
   } finally {
     await h.cleanup();
@@ -100,7 +100,7 @@ describe('a transform host', () => {
         },
       ),
     );
-    await h.run({ openTransform: host.open });
+    await h.run({ transforms: host });
     await h.cleanup();
     expect(text).toBe('10\n20\n');
     expect(h.logs).toContainEqual(

@@ -18,17 +18,23 @@ import {
 // holds the store itself (docs/operations.md, "Transforms on the embedded store"). DuckDB's
 // library (~45 MB resident once a transform ran, never given back) then stays out of that
 // process, and a crash inside DuckDB ends the child and fails the run instead of taking the
-// store down with it. The child starts on the first transform and stops once no transform has
-// been open for `idleMs`. Each input's streams and the result are pulled one batch or chunk at a
-// time over the IPC channel (transform-wire.ts).
+// store down with it. The child starts when a run with a transform starts (`warm`, or else the
+// first `open`) and stops once no transform has been open for `idleMs`. Each input's streams and
+// the result are pulled one batch or chunk at a time over the IPC channel (transform-wire.ts).
 
 /** Starts the host: a child process with an IPC channel using the `advanced` serialization. */
 export type StartHost = () => ChildProcess;
 
 export type OpenTransform = (o: TransformOptions) => Promise<TransformOutput>;
 
-export type TransformHost = {
+/** Where a run's transforms run, when not in the executor's own process. */
+export type Transforms = {
   open: OpenTransform;
+  /** A run with a transform starts: have the host ready by the time its inputs are. */
+  warm(): void;
+};
+
+export type TransformHost = Transforms & {
   /** The child's process id while it runs (tests stop it). */
   readonly pid: number | null;
   /** Stops the child; transforms still open fail. */
@@ -293,6 +299,10 @@ export function transformHost(start: StartHost, idleMs = HOST_IDLE_MS): Transfor
 
   return {
     open,
+    warm() {
+      ensureChild();
+      settle();
+    },
     get pid() {
       return child?.pid ?? null;
     },

@@ -50,7 +50,7 @@ describe.each([
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       }),
     );
-    return { openTransform: host.open };
+    return { transforms: host };
   };
 
   it('streams 200,000 rows through source → transform → sink with bounded memory', async () => {

@@ -1,5 +1,5 @@
 import type { SessionPool } from '@sluice/connectors';
-import type { OpenTransform } from '@sluice/engine';
+import type { Transforms } from '@sluice/engine';
 import type { SQL } from 'drizzle-orm';
 import type { Deps } from '../context';
 import type { FetchWith, JobHandler, JobName, JobPayloads, JobPolicy } from './queue';
@@ -12,7 +12,7 @@ export type WorkerResources = {
    * Where runs' transforms run: unset, in this process's DuckDB; else a transform host's child
    * process (docs/operations.md, "Transforms on the embedded store").
    */
-  openTransform?: OpenTransform;
+  transforms?: Transforms;
 };
 
 /**

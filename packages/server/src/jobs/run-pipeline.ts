@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
-import { executeRun, type OpenTransform, RunError } from '@sluice/engine';
+import { executeRun, RunError, type Transforms } from '@sluice/engine';
 import { z } from 'zod';
 import type { Deps } from '../context';
 import type { ErrorRecord } from '../db/schema/index';
@@ -47,10 +47,7 @@ const heartbeatMs = (leaseSeconds: number) => Math.max(250, Math.min(2000, (leas
 /** How long a shutting-down worker waits for its runs to hand themselves back. */
 const SHUTDOWN_WAIT_MS = 10_000;
 
-const runPipeline = (
-  deps: Deps,
-  { sessions, openTransform }: WorkerResources,
-): JobHandler<'pipelines.run'> => {
+const runPipeline = (deps: Deps, { sessions, transforms }: WorkerResources): JobHandler<'pipelines.run'> => {
   const active = new Set<Active>();
   let stopping = false;
   deps.queue.onStop(async () => {
@@ -123,7 +120,7 @@ const runPipeline = (
         controller.signal,
         recorder,
         tmpDir,
-        openTransform,
+        transforms,
       );
       outcome = { kind: 'succeeded', cursors };
     } catch (err) {
@@ -154,7 +151,7 @@ async function execute(
   signal: AbortSignal,
   recorder: ReturnType<typeof createRunRecorder>,
   tmpDir: Promise<string>,
-  openTransform: OpenTransform | undefined,
+  transforms: Transforms | undefined,
 ) {
   const prepared = await prepareRun(deps, run);
   if (run.attempt > 1) {
@@ -185,7 +182,7 @@ async function execute(
     log: recorder.log,
     tmpDir: await tmpDir,
     pipeDir: runPipeDir(),
-    openTransform,
+    transforms,
   });
   return result.cursors;
 }

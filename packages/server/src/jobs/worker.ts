@@ -26,7 +26,7 @@ export async function startWorker(
   // run slot's source and sink, closed when the queue stops (those still in use as they return).
   const worker: WorkerResources = {
     sessions: createSessionPool({ maxIdle: 2 * concurrency + 2 }),
-    ...(host ? { openTransform: host.open } : {}),
+    ...(host ? { transforms: host } : {}),
   };
   deps.queue.onStop(() => {
     host?.stop();
