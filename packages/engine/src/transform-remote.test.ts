@@ -119,6 +119,20 @@ describe('a transform host', () => {
     expect(host.pid).not.toBe(pid);
   }, 60_000);
 
+  it('starts its child when a run with a transform starts; a start keeps a child that was about to stop', async () => {
+    const host = newHost(2000);
+    host.warm();
+    const pid = host.pid!;
+    expect(pid).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1200));
+    host.warm();
+    await new Promise((r) => setTimeout(r, 1200));
+    // 2.4 s after the first start, 1.2 s after the second: the idle spell began again.
+    expect(host.pid).toBe(pid);
+    expect(alive(pid)).toBe(true);
+    await until(() => host.pid === null && !alive(pid), 'the idle child to stop');
+  }, 60_000);
+
   it('fails a run whose child died with TRANSFORM_FAILED, and runs the next in a new child', async () => {
     const host = newHost();
     const running = failure(runOnce(host, SLOW));

@@ -301,6 +301,9 @@ export function transformHost(start: StartHost, idleMs = HOST_IDLE_MS): Transfor
     open,
     warm() {
       ensureChild();
+      // The idle spell starts again: a child about to stop would stop under the run's transform.
+      if (idle) clearTimeout(idle);
+      idle = null;
       settle();
     },
     get pid() {
