@@ -7,6 +7,7 @@ import {
   edges,
   harness,
   memoryPorts,
+  rejection,
   rowsSource,
   sink,
   sleep,
@@ -22,15 +23,6 @@ const rowBatches = (batches: number, size: number) =>
         return [id, `name-${id}`];
       });
   })();
-
-const rejection = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    return err as RunError;
-  }
-  throw new Error('the run resolved');
-};
 
 describe('executeRun: flow', () => {
   it('streams a source straight into its only sink without buffering', async () => {

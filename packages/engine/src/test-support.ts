@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ExecuteRunOptions, executeRun } from './executor';
+import { type ExecuteRunOptions, executeRun, type RunError } from './executor';
 import { stopSparePipes } from './fifos';
 import type { Payload, SinkResult, SourceOutput } from './payloads';
 import { planSpec } from './plan';
@@ -128,3 +128,13 @@ export async function harness(spec: unknown, ports: Ports): Promise<Harness> {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The error a run rejected with (fails the test when it resolved). */
+export const rejection = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (err) {
+    return err as RunError;
+  }
+  throw new Error('the run resolved');
+};

@@ -2,12 +2,12 @@ import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunError } from './run-error';
 import {
   collectSink,
   edges,
   harness,
   memoryPorts,
+  rejection,
   rowsSource,
   sink,
   source,
@@ -16,8 +16,9 @@ import {
 import { type TransformHost, transformHost } from './transform-remote';
 
 // The transform host's own behaviour (transform.test.ts runs every transform case through it
-// too): the child starts on the first transform, stops once idle and starts again; a run whose
-// host dies or is canceled ends as such, and the next one runs in a new child.
+// too): the child starts with a run that has a transform (or its first transform), stops once
+// idle and starts again; a run whose host dies or is canceled ends as such, and the next one runs
+// in a new child.
 
 const entry = fileURLToPath(new URL('./test-transform-host.ts', import.meta.url));
 const hosts: TransformHost[] = [];
@@ -71,15 +72,6 @@ async function runOnce(host: TransformHost, sql: string, signal?: AbortSignal) {
     await h.cleanup();
   }
 }
-
-const failure = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    return err as RunError;
-  }
-  throw new Error('the run resolved');
-};
 
 describe('a transform host', () => {
   it('runs DuckDB in its child, which stops once idle and starts again on the next transform', async () => {
@@ -135,7 +127,7 @@ describe('a transform host', () => {
 
   it('fails a run whose child died with TRANSFORM_FAILED, and runs the next in a new child', async () => {
     const host = newHost();
-    const running = failure(runOnce(host, SLOW));
+    const running = rejection(runOnce(host, SLOW));
     await until(() => host.pid !== null, 'the child to start');
     const pid = host.pid!;
     // Busy in DuckDB: the query is under way.
@@ -152,7 +144,7 @@ describe('a transform host', () => {
   it('cancels a transform in its child and keeps the child for the next run', async () => {
     const host = newHost();
     const cancel = new AbortController();
-    const running = failure(runOnce(host, SLOW, cancel.signal));
+    const running = rejection(runOnce(host, SLOW, cancel.signal));
     await until(() => host.pid !== null, 'the child to start');
     const pid = host.pid!;
     await new Promise((r) => setTimeout(r, 1500));

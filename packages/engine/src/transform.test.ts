@@ -1,13 +1,14 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ExecuteRunOptions, RunError } from './executor';
+import type { ExecuteRunOptions } from './executor';
 import type { Payload, SourceOutput } from './payloads';
 import {
   collectSink,
   edges,
   harness,
   memoryPorts,
+  rejection,
   rowsSource,
   sink,
   source,
@@ -21,15 +22,6 @@ const bytes = (...parts: string[]) =>
   (async function* () {
     for (const p of parts) yield new TextEncoder().encode(p);
   })();
-
-const rejection = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    return err as RunError;
-  }
-  throw new Error('the run resolved');
-};
 
 // Every case twice: in this process's DuckDB, and in a transform host's child process
 // (transform-remote.ts), which must give the same rows, errors and logs.
