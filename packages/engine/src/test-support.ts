@@ -1,12 +1,15 @@
+import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type ExecuteRunOptions, executeRun, type RunError } from './executor';
 import { stopSparePipes } from './fifos';
 import type { Payload, SinkResult, SourceOutput } from './payloads';
 import { planSpec } from './plan';
 import type { Ports, StepContext, StepReport } from './ports';
 import { pipelineSpecSchema } from './spec';
+import { type TransformHost, transformHost } from './transform-remote';
 
 // Ports over in-memory generators and arrays for the executor's tests: the boundary the
 // worker fills with connectors. Used by *.test.ts only.
@@ -138,3 +141,17 @@ export const rejection = async (p: Promise<unknown>) => {
   }
   throw new Error('the run resolved');
 };
+
+/** A transform host whose child runs test-transform-host.ts with tsx (`sluice transform-host` in serve). */
+export function testTransformHost(idleMs?: number): TransformHost {
+  const entry = fileURLToPath(new URL('./test-transform-host.ts', import.meta.url));
+  return transformHost(
+    () =>
+      fork(entry, [], {
+        execArgv: ['--import', 'tsx'],
+        serialization: 'advanced',
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      }),
+    idleMs,
+  );
+}

@@ -1,6 +1,4 @@
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   collectSink,
@@ -11,27 +9,19 @@ import {
   rowsSource,
   sink,
   source,
+  testTransformHost,
   transform,
 } from './test-support';
-import { type TransformHost, transformHost } from './transform-remote';
+import type { TransformHost } from './transform-remote';
 
 // The transform host's own behaviour (transform.test.ts runs every transform case through it
 // too): the child starts with a run that has a transform (or its first transform), stops once
 // idle and starts again; a run whose host dies or is canceled ends as such, and the next one runs
 // in a new child.
 
-const entry = fileURLToPath(new URL('./test-transform-host.ts', import.meta.url));
 const hosts: TransformHost[] = [];
 const newHost = (idleMs?: number) => {
-  const h = transformHost(
-    () =>
-      fork(entry, [], {
-        execArgv: ['--import', 'tsx'],
-        serialization: 'advanced',
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      }),
-    idleMs,
-  );
+  const h = testTransformHost(idleMs);
   hosts.push(h);
   return h;
 };

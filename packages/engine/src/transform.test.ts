@@ -1,5 +1,3 @@
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ExecuteRunOptions } from './executor';
 import type { Payload, SourceOutput } from './payloads';
@@ -12,10 +10,11 @@ import {
   rowsSource,
   sink,
   source,
+  testTransformHost,
   transform,
 } from './test-support';
 import { duckType } from './transform';
-import { type TransformHost, transformHost } from './transform-remote';
+import type { TransformHost } from './transform-remote';
 
 const once = (payload: Payload) => (): SourceOutput => ({ payload, nextCursor: async () => null });
 const bytes = (...parts: string[]) =>
@@ -25,7 +24,6 @@ const bytes = (...parts: string[]) =>
 
 // Every case twice: in this process's DuckDB, and in a transform host's child process
 // (transform-remote.ts), which must give the same rows, errors and logs.
-const hostEntry = fileURLToPath(new URL('./test-transform-host.ts', import.meta.url));
 let host: TransformHost | null = null;
 afterAll(() => host?.stop());
 
@@ -35,13 +33,7 @@ describe.each([
 ])('transforms in DuckDB, %s', (_label, remote) => {
   const where = (): Partial<ExecuteRunOptions> => {
     if (!remote) return {};
-    host ??= transformHost(() =>
-      fork(hostEntry, [], {
-        execArgv: ['--import', 'tsx'],
-        serialization: 'advanced',
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      }),
-    );
+    host ??= testTransformHost();
     return { transforms: host };
   };
 
