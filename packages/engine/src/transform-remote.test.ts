@@ -1,4 +1,6 @@
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   collectSink,
@@ -12,7 +14,7 @@ import {
   testTransformHost,
   transform,
 } from './test-support';
-import type { TransformHost } from './transform-remote';
+import { type TransformHost, transformHost } from './transform-remote';
 
 // The transform host's own behaviour (transform.test.ts runs every transform case through it
 // too): the child starts with a run that has a transform (or its first transform), stops once
@@ -129,6 +131,16 @@ describe('a transform host', () => {
     const next = await runOnce(host, 'SELECT count(*)::INTEGER AS n FROM s');
     expect(next.got).toEqual([[2]]);
     expect(host.pid).not.toBe(pid);
+  }, 60_000);
+
+  it('fails a run at once when its child cannot be started', async () => {
+    const host = transformHost(() =>
+      fork(fileURLToPath(import.meta.url), [], { execPath: '/nonexistent/node', serialization: 'advanced' }),
+    );
+    hosts.push(host);
+    const err = await rejection(runOnce(host, 'SELECT id FROM s'));
+    expect(err).toMatchObject({ code: 'TRANSFORM_FAILED', step: 't' });
+    expect(err.message).toBe('transform t: its DuckDB process could not start (ENOENT)');
   }, 60_000);
 
   it('cancels a transform in its child and keeps the child for the next run', async () => {

@@ -185,20 +185,24 @@ export function transformHost(start: StartHost, idleMs = HOST_IDLE_MS): Transfor
     const c = start();
     child = c;
     c.on('message', onMessage);
-    c.on('error', () => {});
-    c.once('exit', (code, signal) => {
+    let gone = false;
+    const ended = (why: string) => {
+      if (gone) return;
+      gone = true;
       if (child === c) child = null;
       for (const s of sessions.values())
         if (s.child === c)
           fail(
             s,
-            new RunError(
-              'TRANSFORM_FAILED',
-              `transform ${s.o.slug}: its DuckDB process ended (${signal ?? `exit code ${code}`})`,
-              s.o.slug,
-            ),
+            new RunError('TRANSFORM_FAILED', `transform ${s.o.slug}: its DuckDB process ${why}`, s.o.slug),
           );
+    };
+    // A child that could not be started at all (no pid) gets 'error' and 'close', never 'exit'.
+    c.on('error', (err: NodeJS.ErrnoException) => {
+      if (c.pid === undefined) ended(`could not start (${err.code ?? err.message})`);
     });
+    c.once('exit', (code, signal) => ended(`ended (${signal ?? `exit code ${code}`})`));
+    c.once('close', (code, signal) => ended(`ended (${signal ?? `exit code ${code}`})`));
     c.unref();
     return c;
   };
