@@ -100,8 +100,10 @@ export function serveTransforms(channel: Channel = process as unknown as Channel
           header: input.header,
           chunks: pulled(id, s, stream('chunks')) as AsyncIterable<Uint8Array>,
         };
+      case 'form':
+        // openTransform refuses these with the in-process message, which names the kind.
+        return { kind: 'form', encoding: 'urlencoded', fields: [] };
       default:
-        // openTransform refuses it with the in-process message.
         return { kind: 'file', mimeType: 'application/octet-stream', chunks: (async function* () {})() };
     }
   };

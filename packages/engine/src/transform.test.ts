@@ -337,6 +337,21 @@ describe.each([
       message: 'step t: input doc is a file payload; a transform reads rows, JSON or CSV',
     });
     await file.cleanup();
+
+    const form = await harness(
+      {
+        steps: [source('doc'), transform('t', 'SELECT * FROM doc'), sink('load')],
+        edges: edges(['doc', 't'], ['t', 'load']),
+      },
+      memoryPorts(
+        { doc: once({ kind: 'form', encoding: 'urlencoded', fields: [{ name: 'a', value: '1' }] }) },
+        { load: collectSink([]) },
+      ),
+    );
+    expect((await rejection(form.run(where()))).message).toBe(
+      'step t: input doc is a form payload; a transform reads rows, JSON or CSV',
+    );
+    await form.cleanup();
   });
 
   it('runs user SQL in a sandbox: no files outside the step, no settings, no extensions', async () => {
