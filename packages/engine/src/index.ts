@@ -11,8 +11,6 @@ export { duckType, loadTransforms } from './transform';
 export { exerciseTransforms } from './transform-exercise';
 export { serveTransforms } from './transform-host';
 export {
-  HOST_IDLE_MS,
-  type OpenTransform,
   type StartHost,
   type TransformHost,
   type Transforms,

@@ -2,9 +2,10 @@ import type { Payload } from './payloads';
 import { openTransform, preloadDuck, type TransformOutput } from './transform';
 import {
   type FromHost,
-  fromWire,
   type InputPart,
+  nextItem,
   type OutputPart,
+  pulledItems,
   streamName,
   type ToHost,
   toWire,
@@ -54,17 +55,8 @@ export function serveTransforms(channel: Channel = process as unknown as Channel
     });
 
   /** One input stream pulled from the parent; `onEnd` gets the records a JSON array held. */
-  async function* pulled(id: number, s: Session, stream: string, onEnd?: (count: number) => void) {
-    for (;;) {
-      const item = await pull(id, s, stream);
-      if (item.error) throw fromWire(item.error);
-      if (item.done) {
-        onEnd?.(item.count ?? 0);
-        return;
-      }
-      yield item.value;
-    }
-  }
+  const pulled = <T>(id: number, s: Session, stream: string, onEnd?: (count: number) => void) =>
+    pulledItems<T>(() => pull(id, s, stream), onEnd);
 
   const payloadOf = (id: number, s: Session, input: WireInput, i: number): Payload => {
     const stream = (part: InputPart) => streamName(i, part);
@@ -73,19 +65,19 @@ export function serveTransforms(channel: Channel = process as unknown as Channel
         return {
           kind: 'rows',
           columns: input.columns,
-          batches: pulled(id, s, stream('batches')) as AsyncIterable<unknown[][]>,
+          batches: pulled<unknown[][]>(id, s, stream('batches')),
         };
       case 'json': {
         let count = 0;
         return {
           kind: 'json',
-          batches: pulled(id, s, stream('batches')) as AsyncIterable<unknown[]>,
+          batches: pulled<unknown[]>(id, s, stream('batches')),
           ...(input.array
             ? {
                 array: {
-                  chunks: pulled(id, s, stream('array'), (n) => {
+                  chunks: pulled<Uint8Array>(id, s, stream('array'), (n) => {
                     count = n;
-                  }) as AsyncIterable<Uint8Array>,
+                  }),
                   count: () => count,
                   lines: input.array.lines,
                 },
@@ -98,7 +90,7 @@ export function serveTransforms(channel: Channel = process as unknown as Channel
           kind: 'csv',
           delimiter: input.delimiter,
           header: input.header,
-          chunks: pulled(id, s, stream('chunks')) as AsyncIterable<Uint8Array>,
+          chunks: pulled<Uint8Array>(id, s, stream('chunks')),
         };
       case 'form':
         // openTransform refuses these with the in-process message, which names the kind.
@@ -148,16 +140,10 @@ export function serveTransforms(channel: Channel = process as unknown as Channel
 
   const next = async (id: number, s: Session, stream: OutputPart) => {
     const it = s.outputs.get(stream);
-    try {
-      if (!it) throw new Error(`the result has no ${stream}`);
-      const r = await it.next();
-      if (r.done) {
-        const count = stream === 'csv' ? s.output?.payload.csv?.count() : undefined;
-        send({ t: 'item', id, stream, done: true, count });
-      } else send({ t: 'item', id, stream, value: r.value });
-    } catch (err) {
-      send({ t: 'item', id, stream, error: toWire(err) });
-    }
+    const item = it
+      ? await nextItem(it, () => (stream === 'csv' ? s.output?.payload.csv?.count() : undefined))
+      : { error: toWire(new Error(`the result has no ${stream}`)) };
+    send({ t: 'item', id, stream, ...item });
   };
 
   channel.on('message', (m: ToHost) => {

@@ -6,7 +6,9 @@ import {
   type FromHost,
   fromWire,
   type InputPart,
+  nextItem,
   type OutputPart,
+  pulledItems,
   type ToHost,
   toWire,
   type WireInput,
@@ -128,27 +130,18 @@ export function transformHost(start: StartHost, idleMs = HOST_IDLE_MS): Transfor
 
   const answerPull = async (id: number, s: Session, stream: string) => {
     const [index, part] = stream.split(':') as [string, InputPart];
-    let item: WireItem;
-    try {
-      let it = s.inputs.get(stream);
-      if (!it) {
-        const input = s.o.inputs[Number(index)];
-        const source = input && inputStream(input.payload, part);
-        if (!source) throw new Error(`no ${part} in input ${index}`);
-        it = source[Symbol.asyncIterator]();
-        s.inputs.set(stream, it);
-      }
-      const r = await it.next();
-      if (r.done) {
-        const payload = s.o.inputs[Number(index)].payload;
-        item = {
-          done: true,
-          count: part === 'array' && payload.kind === 'json' ? payload.array?.count() : undefined,
-        };
-      } else item = { value: r.value };
-    } catch (err) {
-      item = { error: toWire(err) };
+    const payload = s.o.inputs[Number(index)]?.payload;
+    let it = s.inputs.get(stream);
+    if (!it) {
+      const source = payload && inputStream(payload, part);
+      it = source ? source[Symbol.asyncIterator]() : undefined;
+      if (it) s.inputs.set(stream, it);
     }
+    const item = it
+      ? await nextItem(it, () =>
+          part === 'array' && payload?.kind === 'json' ? payload.array?.count() : undefined,
+        )
+      : { error: toWire(new Error(`no ${part} in input ${index}`)) };
     send(s.child, { t: 'item', id, stream, ...item });
   };
 
@@ -197,11 +190,11 @@ export function transformHost(start: StartHost, idleMs = HOST_IDLE_MS): Transfor
             new RunError('TRANSFORM_FAILED', `transform ${s.o.slug}: its DuckDB process ${why}`, s.o.slug),
           );
     };
-    // A child that could not be started at all (no pid) gets 'error' and 'close', never 'exit'.
+    // A child that could not be started at all (no pid) gets 'error', then 'close'.
     c.on('error', (err: NodeJS.ErrnoException) => {
       if (c.pid === undefined) ended(`could not start (${err.code ?? err.message})`);
     });
-    c.once('exit', (code, signal) => ended(`ended (${signal ?? `exit code ${code}`})`));
+    // 'close' follows 'exit', and comes for a child that never started too.
     c.once('close', (code, signal) => ended(`ended (${signal ?? `exit code ${code}`})`));
     c.unref();
     return c;
@@ -279,23 +272,19 @@ export function transformHost(start: StartHost, idleMs = HOST_IDLE_MS): Transfor
         send(c, { t: 'next', id, stream });
       });
     let csvRows = 0;
-    async function* pulled(stream: OutputPart): AsyncGenerator<any> {
-      for (;;) {
-        const item = await pullOut(stream);
-        if (item.error) throw fromWire(item.error);
-        if (item.done) {
-          if (stream === 'csv') csvRows = item.count ?? 0;
-          return;
-        }
-        yield item.value;
-      }
-    }
+    const csvChunks = () =>
+      pulledItems<Uint8Array>(
+        () => pullOut('csv'),
+        (n: number) => {
+          csvRows = n;
+        },
+      );
     return {
       payload: {
         kind: 'rows',
         columns: shape.columns,
-        batches: pulled('batches'),
-        ...(shape.csv ? { csv: { chunks: pulled('csv'), count: () => csvRows } } : {}),
+        batches: pulledItems<unknown[][]>(() => pullOut('batches')),
+        ...(shape.csv ? { csv: { chunks: csvChunks(), count: () => csvRows } } : {}),
       },
       close,
     };

@@ -70,6 +70,38 @@ export function toWire(err: unknown): WireError {
   return { name: 'Error', message: err instanceof Error ? err.message : String(err) };
 }
 
+/**
+ * The answer to a pull: the stream's next value, its end (with `countAtEnd()`, e.g. the records
+ * a JSON array held), or its failure.
+ */
+export async function nextItem(
+  it: AsyncIterator<unknown>,
+  countAtEnd: () => number | undefined = () => undefined,
+): Promise<WireItem> {
+  try {
+    const r = await it.next();
+    return r.done ? { done: true, count: countAtEnd() } : { value: r.value };
+  } catch (err) {
+    return { error: toWire(err) };
+  }
+}
+
+/** A stream rebuilt from pulls of its items; `onEnd` gets the count its end carried. */
+export async function* pulledItems<T>(
+  pull: () => Promise<WireItem>,
+  onEnd?: (count: number) => void,
+): AsyncGenerator<T> {
+  for (;;) {
+    const item = await pull();
+    if (item.error) throw fromWire(item.error);
+    if (item.done) {
+      onEnd?.(item.count ?? 0);
+      return;
+    }
+    yield item.value as T;
+  }
+}
+
 export function fromWire(w: WireError): Error {
   if (w.name === 'RunError')
     return new RunError(w.code ?? 'TRANSFORM_FAILED', w.message, w.step ?? null, !!w.retryable);
