@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgQuery, pgUrl } from '../../../../test/support/runs';
 import { openStore, type Store } from './client';
@@ -5,8 +6,8 @@ import { openStore, type Store } from './client';
 // The store's pool opened to its floor at start, each connection warmed by EXPLAIN of the named
 // statements the process has sent (db/warm.ts): the floor is open before any request, the other
 // connections are warmed once a statement was named on one of them, warming runs nothing (a
-// data-modifying statement wrote once, for its one real call), and lost connections are opened
-// again.
+// data-modifying statement wrote once, for its one real call), lost connections are opened
+// again, and a statement waiting for a connection gets one between two EXPLAINs.
 
 const DB = `sluice_warm_${process.pid}`;
 
@@ -78,5 +79,47 @@ describe('warm store pool', () => {
     );
     expect(rows).toEqual([{ id: 5 }]);
     expect((await pgQuery(DB, 'select count(*)::int as n from warm_t'))[0].n).toBe(5);
+  });
+
+  it('hands a connection to a waiting statement between two EXPLAINs, and warms it later', async () => {
+    const small = await openStore({ databaseUrl: pgUrl(DB), dataDir: '', poolSize: 2, poolMin: 2 });
+    await small.warmUp();
+    await pgQuery(DB, 'create table warm_locked (id int primary key)');
+    const texts = [1, 2, 3, 4, 5].map((k) => `select id + ${k} as n from warm_locked where id = $1`);
+    // Every statement sent through pg from here on, in order (the store's pool is pg's).
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query as (...a: any[]) => any;
+    (pg.Client.prototype as any).query = function (this: pg.Client, ...args: any[]) {
+      sent.push(typeof args[0] === 'string' ? args[0] : args[0]?.text);
+      return query.apply(this, args);
+    };
+    // The table locked: both connections' first EXPLAIN waits for the lock.
+    const locker = new pg.Client({ connectionString: pgUrl(DB) });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table warm_locked in access exclusive mode');
+      const warming = small.warmUp(texts.map((text, k) => ({ name: `sluice_warm_locked_${k}`, text })));
+      await until(
+        async () => (await sessions()).filter((s) => s.query.startsWith('explain select id + 1')).length >= 2,
+        'both connections to wait in their first EXPLAIN',
+      );
+      const waiting = small.executeSql('select 42 as n', []);
+      await locker.query('commit');
+      expect((await waiting).rows).toEqual([{ n: 42 }]);
+      await warming;
+      const before = sent.slice(0, sent.indexOf('select 42 as n'));
+      // Without the hand-over both connections went through all five first (ten EXPLAINs).
+      expect(before.filter((t) => t.startsWith('explain ')).length).toBeLessThanOrEqual(4);
+      // The connection handed over learns the rest once idle again: each text planned twice.
+      await until(
+        async () => sent.filter((t) => t.startsWith('explain select id + 5')).length >= 2,
+        'the connection handed over to be warmed',
+      );
+    } finally {
+      (pg.Client.prototype as any).query = query;
+      await locker.end();
+      await small.close();
+    }
   });
 });

@@ -50,10 +50,15 @@ export function poolWarmer(pool: pg.Pool): PoolWarmer {
   let again = false;
 
   const warm = async (client: pg.PoolClient) => {
-    const from = warmed.get(client) ?? 0;
     const to = texts.length;
-    warmed.set(client, to);
-    for (const text of texts.slice(from, to)) {
+    for (let k = warmed.get(client) ?? 0; k < to; k++) {
+      // A statement waiting for a connection goes first: this one goes back to the pool between
+      // two EXPLAINs, behind, and learns the rest once it is idle again (its release schedules
+      // that). A fresh worker's first run names its statements one by one, and each new one had
+      // every idle connection held for the whole list while the run waited for one.
+      if (pool.waitingCount > 0) return;
+      warmed.set(client, k + 1);
+      const text = texts[k];
       // A statement EXPLAIN refuses (or a connection lost meanwhile) is left to its real use.
       await client.query(`explain ${text}`, new Array(paramCount(text)).fill(null)).catch(() => {});
     }
