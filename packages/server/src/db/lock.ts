@@ -40,6 +40,9 @@ export function acquireDataDirLock(dir: string): DataDirLock {
       const release = () => {
         if (released) return;
         released = true;
+        // A process that opens and closes stores (a test runner, a restart in place) would
+        // otherwise gather one exit listener per store it ever opened.
+        process.off('exit', release);
         try {
           if (fs.readFileSync(file, 'utf8') === String(process.pid)) fs.unlinkSync(file);
         } catch {
