@@ -31,6 +31,8 @@ export default defineConfig({
     isolate: false,
     // The longest files start first, in a clean clone too (test/support/sequencer.ts).
     sequence: { sequencer: LongestFirst },
+    // A pg client sent a statement while another waits on it throws, as pg 9 will.
+    setupFiles: ['test/support/one-statement-at-a-time.ts'],
     projects: [
       {
         extends: true,

@@ -29,11 +29,11 @@ export async function presentTriggers(
   now = new Date(),
 ) {
   const ids = rows.map((r) => r.id);
-  const [occ, dels, secrets] = await Promise.all([
-    repo.latestOccurrences(db, ids),
-    repo.latestDeliveries(db, ids),
-    repo.secretsOf(db, ids),
-  ]);
+  // One after another: `db` may be a transaction, one connection that runs a statement at a time
+  // (pg queues the others, and pg 9 refuses them).
+  const occ = await repo.latestOccurrences(db, ids);
+  const dels = await repo.latestDeliveries(db, ids);
+  const secrets = await repo.secretsOf(db, ids);
   return rows.map((t) => {
     const o = occ.get(t.id);
     const d = dels.get(t.id);
