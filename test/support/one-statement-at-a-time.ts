@@ -11,7 +11,9 @@ if (!proto[GUARDED]) {
   proto.query = function (this: any, ...args: any[]) {
     if (this._queryQueue?.length > 0 && !this.pipeline) {
       const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
-      throw new Error(`a statement sent while another waits on the same connection: ${String(text).slice(0, 200)}`);
+      throw new Error(
+        `a statement sent while another waits on the same connection: ${String(text).slice(0, 200)}`,
+      );
     }
     return query.apply(this, args);
   };
