@@ -5,9 +5,9 @@ import LongestFirst from './test/support/sequencer';
 // server. Everything else runs once.
 const apiSuites = ['packages/**/*.api.test.ts', 'test/**/*.api.test.ts'];
 // CLI suites that reach the API only over HTTP (*.cli.test.ts): a client of the API, not of the
-// store, so they run once, on the PostgreSQL server; every server suite they go through runs on
-// both stores. The CLI suites that open a store themselves (serve, bootstrap, keys rotate, the
-// first run) stay API suites and run on both.
+// store, so they run once, on the PostgreSQL server (project `cli`); every server suite they go
+// through runs on both stores. The CLI suites that open a store themselves (serve, bootstrap, keys
+// rotate, the first run) stay API suites and run on both.
 const cliSuites = ['packages/cli/src/**/*.cli.test.ts'];
 
 export default defineConfig({
@@ -55,7 +55,17 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'api-postgres',
-          include: [...apiSuites, ...cliSuites],
+          include: apiSuites,
+          env: { SLUICE_TEST_STORE: 'postgres' },
+          globalSetup: ['test/support/global-setup-postgres.ts'],
+        },
+      },
+      {
+        // Its own project so that `npm test` can run it in the other lane (scripts/test.mjs).
+        extends: true,
+        test: {
+          name: 'cli',
+          include: cliSuites,
           env: { SLUICE_TEST_STORE: 'postgres' },
           globalSetup: ['test/support/global-setup-postgres.ts'],
         },

@@ -20,8 +20,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const vitest = path.join(root, 'node_modules/vitest/vitest.mjs');
 
 // Balanced by the CPU each project spends (measured per file): the embedded store's suites run
-// PostgreSQL as WebAssembly inside the test process, the browser suites drive Chromium.
-const DEFAULT_LANES = 'unit,api-postgres;api-pglite,browser';
+// PostgreSQL as WebAssembly inside the test process, the browser suites drive Chromium. The CLI
+// suites (`cli`) go with the embedded store's: beside `api-postgres` that lane took 700 s where the
+// other took 550 s (docs/benchmarks.md).
+const DEFAULT_LANES = 'unit,api-postgres;api-pglite,cli,browser';
 // How many lines of a failing lane's failures block the summary repeats.
 const FAILURE_LINES = 60;
 
