@@ -54,8 +54,8 @@ export function poolWarmer(pool: pg.Pool): PoolWarmer {
     for (let k = warmed.get(client) ?? 0; k < to; k++) {
       // A statement waiting for a connection goes first: this one goes back to the pool between
       // two EXPLAINs, behind, and learns the rest once it is idle again (its release schedules
-      // that). A fresh worker's first run names its statements one by one, and each new one had
-      // every idle connection held for the whole list while the run waited for one.
+      // that). Each new text named had every idle connection held for the whole list, so a
+      // statement that needed one meanwhile waited for all of it.
       if (pool.waitingCount > 0) return;
       warmed.set(client, k + 1);
       const text = texts[k];
