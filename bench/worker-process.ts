@@ -6,7 +6,7 @@ import path from 'node:path';
 import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
 import { type Started, startProcess, statusMB } from './memory-support';
 import { PE, type Platform, repoRoot, sql } from './pipeline-support';
-import { type CpuGroups, cpuReport, cpuSeconds, sampleCpu } from './proc-cpu';
+import { type CpuGroups, cpuReport, cpuSeconds, sampleCpu, threadCpu, threadReport } from './proc-cpu';
 
 export type WorkerProcess = {
   pid: number;
@@ -174,6 +174,7 @@ export async function runInWorker(
     // A warm worker's pooled target session already spent the warm-up run's CPU.
     const targetBefore = opts.targetDb && opts.warm ? await sessionsCpu(opts.targetDb) : 0;
     const cpuStart = cpuSeconds(worker.pid);
+    const threadsStart = threadCpu(worker.pid);
     // Every 25 ms only for a 25 ms timeline: the sampling costs the bench ~5 % of a core at that
     // rate (reading /proc), which the run competes with; the totals do not depend on the rate.
     const every = Number(process.env.BENCH_TIMELINE ?? 0) === 25 ? 25 : 100;
@@ -195,6 +196,7 @@ export async function runInWorker(
     const wallMs = Date.parse(run.finished_at) - executedAt;
     const peaks = worker.peaks();
     const cpu = cpuSeconds(worker.pid) - cpuStart;
+    const threads = threadReport(worker.pid, threadsStart, threadCpu(worker.pid), cpu);
     const sampled = sampler?.stop() ?? null;
     const targetCpu = opts.targetDb ? (await sessionsCpu(opts.targetDb)) - targetBefore : null;
     if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
@@ -222,6 +224,7 @@ export async function runInWorker(
         `VmHWM ${peaks.hwmMB.toFixed(0)} MB; worker CPU ${cpu.toFixed(2)} s (every thread, execute→seen)` +
         (targetCpu === null ? '' : `; target backend CPU ${targetCpu.toFixed(2)} s (the worker's sessions)`),
     );
+    console.log(`  worker CPU by thread: ${threads}`);
     if (sampled) {
       for (const line of cpuReport(
         sampled,
