@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alive } from '../../../test/support/processes';
 import {
   collectSink,
   edges,
@@ -31,14 +32,6 @@ afterAll(() => {
   for (const h of hosts) h.stop();
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const until = async (ok: () => boolean, what: string) => {
   for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
   if (!ok()) throw new Error(`timed out waiting for ${what}`);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { alive } from '../../../../test/support/processes';
 import { DuckHost, DuckHostError } from './client';
 
 // The server's DuckDB in a child process (client.ts, host.mjs), started for real.
@@ -13,14 +14,6 @@ afterEach(() => {
   for (const h of hosts.splice(0)) h.stop();
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 /** Resolves once the process is gone (its parent reaps it), at most `ms` later. */
 async function gone(pid: number, ms = 10_000) {
   const until = Date.now() + ms;
