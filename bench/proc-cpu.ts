@@ -158,8 +158,9 @@ export function threadCpu(pid: number): Map<number, { name: string; s: number }>
 
 /**
  * Where a process's CPU went between two `threadCpu` readings, by thread name (the main thread
- * apart), e.g. "main 0.61 s, V8 DefaultWorke 0.12 s (4), …, ended threads 0.05 s". `total` is
- * the process's own figure over the same span: what threads that ended in between spent.
+ * apart), e.g. "main 0.42 s, node 0.20 s (4), ended threads 0.05 s": in a Node 20 worker, V8's
+ * and libuv's threads and DuckDB's all go by `node`. `total` is the process's own figure over the
+ * same span, so what it holds beyond the live threads' is what threads that ended spent.
  */
 export function threadReport(
   pid: number,
