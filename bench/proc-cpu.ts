@@ -4,11 +4,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 
-/** CPU seconds (user + system, every thread) a process used so far. */
-export function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** User + system CPU seconds in the text of a /proc stat file (a process's or a thread's). */
+function statSeconds(stat: string): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** CPU seconds (user + system, every thread) a process used so far. */
+export function cpuSeconds(pid: number): number {
+  return statSeconds(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /** The processes a run's CPU is read from: its worker, and others by their command line. */
@@ -147,8 +151,7 @@ export function threadCpu(pid: number): Map<number, { name: string; s: number }>
     try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid), { name, s: (Number(f[11]) + Number(f[12])) / 100 });
+      out.set(Number(tid), { name, s: statSeconds(stat) });
     } catch {
       // The thread ended between the listing and the read.
     }
