@@ -52,6 +52,11 @@ async function exec(argv: string[]): Promise<void> {
 export type ClusterOptions = {
   /** Extra server settings, `-c name=value` each: `{ wal_level: 'logical' }` for CDC suites. */
   settings?: Record<string, string | number>;
+  /**
+   * A hot standby of this cluster instead of a new one: a base backup of it (pg_basebackup -R),
+   * then streaming replication from it for as long as both run.
+   */
+  standbyOf?: { port: number };
 };
 
 export async function startPostgresCluster(options: ClusterOptions = {}): Promise<PostgresCluster> {
@@ -91,8 +96,14 @@ export async function startPostgresCluster(options: ClusterOptions = {}): Promis
   };
 
   const initdbArgs = ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync'];
+  const backupArgs = (from: number) => {
+    const source = ['-h', '127.0.0.1', '-p', String(from), '-U', 'postgres'];
+    return ['-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync', ...source];
+  };
   try {
-    await exec(asPostgres(join(bin, 'initdb'), initdbArgs));
+    if (options.standbyOf)
+      await exec(asPostgres(join(bin, 'pg_basebackup'), backupArgs(options.standbyOf.port)));
+    else await exec(asPostgres(join(bin, 'initdb'), initdbArgs));
     await start();
   } catch (err) {
     // pg_ctl -w can time out with a postmaster still coming up; don't leave it behind.

@@ -49,7 +49,7 @@ export class StoreHeldError extends CliError {
 /** Opens (and migrates) the store and the queue; a held or unreachable store exits 3. */
 export async function openStoreRuntime(
   config: Config,
-  opts: { logStream?: Writable; supervise?: boolean; warmPool?: boolean } = {},
+  opts: { logStream?: Writable; supervise?: boolean; warmPool?: boolean; reads?: boolean } = {},
 ): Promise<Runtime> {
   const server = await loadServer();
   try {

@@ -93,7 +93,7 @@ export async function buildApp(deps: Deps): Promise<App> {
 
   installErrorHandling(app, { allowedMethods: allowed });
   await installRateLimit(app, config);
-  const metrics = installMetrics(app);
+  const metrics = installMetrics(app, deps.reads);
   installAuth(app, deps, authPorts(deps));
   installNoStore(app);
 

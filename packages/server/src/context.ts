@@ -2,6 +2,7 @@ import type { SessionPool } from '@sluice/connectors';
 import type { Logger } from 'pino';
 import type { Keyring } from './crypto/keyring';
 import type { Db, Store } from './db/client';
+import type { Reads } from './db/replica';
 import type { Config } from './env';
 import type { Queue } from './jobs/queue';
 import type { Mailer } from './mail/mailer';
@@ -12,6 +13,8 @@ export type Deps = {
   config: Config;
   store: Store;
   db: Db;
+  /** API hosts with DATABASE_READ_URL: where lists are read (db/replica.ts onReads). */
+  reads?: Reads;
   queue: Queue;
   mailer: Mailer;
   keyring: Keyring;

@@ -61,4 +61,26 @@ describe('configuration', () => {
       'SLUICE_DB_POOLER: transaction needs DATABASE_URL',
     );
   });
+
+  it('reads lists from DATABASE_READ_URL within SLUICE_READ_MAX_LAG_MS, only beside DATABASE_URL', () => {
+    const url = 'postgres://u@db:5432/sluice';
+    const read = 'postgres://u@standby:5432/sluice';
+    expect(parseConfig({ DATABASE_URL: url }).reads).toBeNull();
+    expect(parseConfig({ DATABASE_URL: url, DATABASE_READ_URL: read }).reads).toEqual({
+      url: read,
+      maxLagMs: 1000,
+    });
+    expect(
+      parseConfig({ DATABASE_URL: url, DATABASE_READ_URL: read, SLUICE_READ_MAX_LAG_MS: '250' }).reads,
+    ).toEqual({ url: read, maxLagMs: 250 });
+    expect(() => parseConfig({ DATABASE_READ_URL: read })).toThrow(
+      'DATABASE_READ_URL: a read replica needs DATABASE_URL',
+    );
+    expect(() => parseConfig({ DATABASE_URL: url, DATABASE_READ_URL: 'standby' })).toThrow(
+      /DATABASE_READ_URL/,
+    );
+    expect(() => parseConfig({ DATABASE_URL: url, SLUICE_READ_MAX_LAG_MS: '5' })).toThrow(
+      /SLUICE_READ_MAX_LAG_MS/,
+    );
+  });
 });

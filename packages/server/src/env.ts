@@ -20,6 +20,10 @@ export const configSchema = z.object({
   // prepared statements, and LISTEN only on DATABASE_DIRECT_URL (a session of its own), else polling.
   SLUICE_DB_POOLER: z.enum(['none', 'transaction']).default('none'),
   DATABASE_DIRECT_URL: z.string().url().optional(),
+  // A hot standby of the store that API hosts read the runs and events lists and run logs from
+  // while it is at most SLUICE_READ_MAX_LAG_MS behind (docs/operations.md "Read replicas").
+  DATABASE_READ_URL: z.string().url().optional(),
+  SLUICE_READ_MAX_LAG_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
   SLUICE_DEPLOYMENT: z.enum(['hosted', 'self_hosted']).default('self_hosted'),
   SLUICE_MASTER_KEY: z.string().optional(),
   SLUICE_SMTP_URL: z.string().url().optional(),
@@ -129,6 +133,8 @@ export type Config = {
    * transaction. `directUrl` (optional) reaches the server itself, for LISTEN.
    */
   dbPooler: { mode: 'none' | 'transaction'; directUrl: string | undefined };
+  /** A hot standby API hosts read lists from, and how far behind it may be (db/replica.ts). */
+  reads: { url: string; maxLagMs: number } | null;
   deployment: 'hosted' | 'self_hosted';
   masterKey: string | undefined;
   smtpUrl: string | undefined;
@@ -214,12 +220,17 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     throw new ConfigError(
       'invalid configuration:\n  SLUICE_DB_POOLER: transaction needs DATABASE_URL (the embedded store has no pooler)',
     );
+  if (e.DATABASE_READ_URL && !e.DATABASE_URL)
+    throw new ConfigError(
+      'invalid configuration:\n  DATABASE_READ_URL: a read replica needs DATABASE_URL (the embedded store has none)',
+    );
   return {
     api: e.SLUICE_API_ADDR,
     app: e.SLUICE_APP_ADDR,
     dataDir: e.SLUICE_DATA_DIR,
     databaseUrl: e.DATABASE_URL,
     dbPooler: { mode: e.SLUICE_DB_POOLER, directUrl: e.DATABASE_DIRECT_URL },
+    reads: e.DATABASE_READ_URL ? { url: e.DATABASE_READ_URL, maxLagMs: e.SLUICE_READ_MAX_LAG_MS } : null,
     deployment: e.SLUICE_DEPLOYMENT,
     masterKey: e.SLUICE_MASTER_KEY,
     smtpUrl: e.SLUICE_SMTP_URL,

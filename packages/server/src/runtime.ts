@@ -5,6 +5,7 @@ import { createKeyring } from './crypto/keyring';
 import { loadMasterKey } from './crypto/master-key';
 import { openStore } from './db/client';
 import { migrate } from './db/migrate';
+import { openReads, type Reads } from './db/replica';
 import type { Config } from './env';
 import { createLogger } from './http/logging';
 import { jobDefinitions } from './jobs/catalog';
@@ -20,10 +21,11 @@ export type Runtime = { deps: Deps; close(): Promise<void> };
  * Opens the store (migrating it), the queue and the mailer: everything a process needs. `warmPool`
  * (API hosts and workers): the store's pool is opened to its floor at start and kept there, warm
  * (db/warm.ts), so the first burst after a start or a quiet spell does not wait for new backends.
+ * `reads` (API hosts): lists are read from DATABASE_READ_URL while it is fresh (db/replica.ts).
  */
 export async function openRuntime(
   config: Config,
-  opts: { logStream?: Writable; supervise?: boolean; warmPool?: boolean } = {},
+  opts: { logStream?: Writable; supervise?: boolean; warmPool?: boolean; reads?: boolean } = {},
 ): Promise<Runtime> {
   const log = createLogger({ level: config.logLevel, stream: opts.logStream });
   const store = await openStore({
@@ -35,6 +37,7 @@ export async function openRuntime(
     directUrl: config.dbPooler.directUrl,
     onBackgroundError: (err) => log.warn({ errCode: (err as any).code }, 'database connection lost'),
   });
+  let reads: Reads | undefined;
   try {
     await migrate(store);
     const queue = await openQueue(store, {
@@ -47,7 +50,20 @@ export async function openRuntime(
     );
     await keyring.ensureActiveKey(store.db);
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.smtpFrom, log });
-    const deps: Deps = { config, store, db: store.db, queue, mailer, keyring, log };
+    if (opts.reads && config.reads) {
+      reads = await openReads(store, {
+        url: config.reads.url,
+        maxLagMs: config.reads.maxLagMs,
+        poolSize: config.dbPoolSize,
+        pooler: config.dbPooler.mode,
+        onChange: (usable, reason) =>
+          usable
+            ? log.info({ reason }, 'lists are read from the read replica')
+            : log.warn({ reason }, 'lists are read from the store: the read replica is not usable'),
+        onBackgroundError: (err) => log.warn({ errCode: (err as any).code }, 'read replica connection lost'),
+      });
+    }
+    const deps: Deps = { config, store, db: store.db, reads, queue, mailer, keyring, log };
     // Receipts are verified against keys pinned in advance (docs/proof.md): the key exists
     // from the first start, not from the first receipt.
     await ensureSigningKey(deps);
@@ -57,10 +73,12 @@ export async function openRuntime(
       async close() {
         await queue.stop().catch(() => {});
         mailer.close();
+        await reads?.close();
         await store.close();
       },
     };
   } catch (err) {
+    await reads?.close().catch(() => {});
     await store.close().catch(() => {});
     throw err;
   }

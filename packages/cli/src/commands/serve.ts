@@ -42,7 +42,7 @@ export function serveCommand(program: Command) {
       const server = await loadServer();
       const config = await configFrom(overrides);
       await ahead;
-      const rt = await openStoreRuntime(config, { warmPool: true });
+      const rt = await openStoreRuntime(config, { warmPool: true, reads: true });
       const workers = opts.worker ? opts.workers : 0;
       const closers: (() => Promise<unknown>)[] = [() => rt.close()];
       const closeAll = async () => {

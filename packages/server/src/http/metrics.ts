@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Reads } from '../db/replica';
 import { forwardedOf } from './forwarded';
 
-export function installMetrics(app: FastifyInstance): Registry {
+export function installMetrics(app: FastifyInstance, reads?: Reads): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (reads) replicaMetrics(registry, reads);
   const requests = new Counter({
     name: 'sluice_http_requests_total',
     help: 'HTTP requests answered, by method, route and status',
@@ -42,4 +44,38 @@ export function installMetrics(app: FastifyInstance): Registry {
     done();
   });
   return registry;
+}
+
+/** The read replica's state when DATABASE_READ_URL is set (docs/operations.md "Read replicas"). */
+function replicaMetrics(registry: Registry, reads: Reads) {
+  new Gauge({
+    name: 'sluice_read_replica_usable',
+    help: '1 while lists are read from the read replica, 0 while the store answers them',
+    registers: [registry],
+    collect() {
+      this.set(reads.state().usable ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'sluice_read_replica_staleness_seconds',
+    help: 'How far behind the store the read replica is at most, as of its last check',
+    registers: [registry],
+    collect() {
+      const ms = reads.state().staleMs;
+      if (ms !== null) this.set(ms / 1000);
+    },
+  });
+  new Counter({
+    name: 'sluice_list_reads_total',
+    help: 'List reads by where they were answered: replica, primary (the replica not usable), retried (failed on the replica, answered by the store)',
+    labelNames: ['served'],
+    registers: [registry],
+    collect() {
+      const s = reads.state().served;
+      this.reset();
+      this.inc({ served: 'replica' }, s.replica);
+      this.inc({ served: 'primary' }, s.primary);
+      this.inc({ served: 'retried' }, s.retried);
+    },
+  });
 }

@@ -1,4 +1,5 @@
 import type { ActorType, Ctx, Scope } from '../../context';
+import { onReads } from '../../db/replica';
 import { iso } from '../../http/fields';
 import type { EntityType, EventAction, eventClasses } from './events.record';
 import * as repo from './events.repo';
@@ -31,7 +32,8 @@ export async function listEvents(
   eventClass: repo.EventClass,
   query: ListEventsQuery,
 ) {
-  const page = await repo.listEvents(ctx.deps.store, scope.org.id, eventClass, query);
+  // A read replica answers while it is fresh (db/replica.ts); the store otherwise.
+  const page = await onReads(ctx.deps, (store) => repo.listEvents(store, scope.org.id, eventClass, query));
   return {
     events: page.items.map(toEvent),
     has_more: page.has_more,

@@ -1,5 +1,6 @@
 import type { Ctx, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
+import { onReads } from '../../db/replica';
 import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
@@ -67,21 +68,23 @@ export async function runResource(db: DbOrTx, run: repo.RunRow): Promise<RunReso
 export type { PeSlugs };
 
 export async function listRuns(ctx: Ctx, scope: Scope, pe: PeSlugs, query: ListRunsQuery) {
-  const db = ctx.deps.db;
-  if (repo.isPlainFirstPage(query)) {
-    // One statement finds the project environment and reads the page (runs-by-slug.repo.ts).
-    const page = await bySlug.listRunsFirstPage(ctx.deps.store, scope.org.id, pe, query);
-    if (!page) throw notFound('project environment');
+  // A read replica answers while it is fresh (db/replica.ts); the store otherwise.
+  return onReads(ctx.deps, async (store) => {
+    if (repo.isPlainFirstPage(query)) {
+      // One statement finds the project environment and reads the page (runs-by-slug.repo.ts).
+      const page = await bySlug.listRunsFirstPage(store, scope.org.id, pe, query);
+      if (!page) throw notFound('project environment');
+      return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
+    }
+    // Without a pipeline filter, the page reads the runs by the project's pipelines: found with
+    // the project environment.
+    const place = query.pipeline_slug
+      ? (await resolvePlace(store.db, scope, pe.project, pe.environment)).place
+      : await bySlug.findPlaceWithPipelines(store.db, scope.org.id, pe);
+    if (!place) throw notFound('project environment');
+    const page = await repo.listRuns(store.db, place, query);
     return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
-  }
-  // Without a pipeline filter, the page reads the runs by the project's pipelines: found with
-  // the project environment.
-  const place = query.pipeline_slug
-    ? (await resolvePlace(db, scope, pe.project, pe.environment)).place
-    : await bySlug.findPlaceWithPipelines(db, scope.org.id, pe);
-  if (!place) throw notFound('project environment');
-  const page = await repo.listRuns(db, place, query);
-  return { ...page, items: page.items.map((r) => toRun(r, r.steps)) };
+  });
 }
 
 async function requireRun(db: DbOrTx, scope: Scope, pe: PeSlugs, slug: string) {
@@ -150,10 +153,12 @@ export function toLog(l: { seq: number; stepSlug: string | null; level: string; 
 }
 
 export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string, query: ListQuery) {
-  // The project environment and the run in one statement, then the page.
-  const found = await bySlug.findRunSpanBySlugs(ctx.deps.store, scope.org.id, pe, slug);
-  if (!found) throw notFound('project environment');
-  if (!found.run) throw notFound('run');
-  const page = await logs.listLogs(ctx.deps.db, found.run, query);
-  return { ...page, items: page.items.map(toLog) };
+  return onReads(ctx.deps, async (store) => {
+    // The project environment and the run in one statement, then the page.
+    const found = await bySlug.findRunSpanBySlugs(store, scope.org.id, pe, slug);
+    if (!found) throw notFound('project environment');
+    if (!found.run) throw notFound('run');
+    const page = await logs.listLogs(store.db, found.run, query);
+    return { ...page, items: page.items.map(toLog) };
+  });
 }

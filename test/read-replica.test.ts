@@ -1,0 +1,245 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, buildApp } from '../packages/server/src/app';
+import { openReads, type Reads } from '../packages/server/src/db/replica';
+import { parseConfig } from '../packages/server/src/env';
+import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
+import { openRuntime, type Runtime } from '../packages/server/src/runtime';
+import { createDatabase, type PostgresCluster, startPostgresCluster } from './peers/postgres-cluster';
+import { waitUntil } from './support/runs';
+
+// Lists read from a hot standby (docs/operations.md "Read replicas"): a cluster of our own and a
+// real streaming standby of it (pg_basebackup -R), the standby's replay paused and resumed, the
+// standby stopped under a running app. The bound on staleness is judged on an injected clock;
+// the replication itself is waited for, not slept on. PostgreSQL server only.
+
+describe('read replica', () => {
+  let primary: PostgresCluster;
+  let standby: PostgresCluster;
+  let rt: Runtime;
+  let app: App;
+  let reads: Reads;
+  let token = '';
+  let now = 1_000_000;
+  const MAX_LAG = 1000;
+  const changes: [boolean, string][] = [];
+  let storeUrl = '';
+  let readUrl = '';
+
+  const call = async (method: string, url: string, body?: unknown) => {
+    const res = await app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      payload: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.statusCode, body: res.json() };
+  };
+  const onStandby = (sql: string) => standbyQuery(readUrl, sql);
+  /** Checks until the standby has replayed everything the store wrote up to now. */
+  const caughtUp = async () => {
+    await waitUntil(
+      async () => {
+        now += 10;
+        await reads.check();
+        return reads.state();
+      },
+      (s) => s.usable && s.staleMs !== null && s.staleMs <= 10,
+    );
+  };
+  const events = async () => (await call('GET', '/organizations/acme/events?limit=100')).body;
+  const served = () => reads.state().served;
+
+  beforeAll(async () => {
+    primary = await startPostgresCluster();
+    storeUrl = await createDatabase(primary.url, 'sluice');
+    standby = await startPostgresCluster({ standbyOf: primary });
+    readUrl = new URL(storeUrl.replace(`:${primary.port}/`, `:${standby.port}/`)).toString();
+    rt = await openRuntime(
+      parseConfig({ DATABASE_URL: storeUrl, SLUICE_LOG_LEVEL: 'silent', SLUICE_QUEUE_POLL_SECONDS: '0.5' }),
+    );
+    reads = await openReads(rt.deps.store, {
+      url: readUrl,
+      maxLagMs: MAX_LAG,
+      manual: true,
+      clock: () => now,
+      onChange: (usable, reason) => changes.push([usable, reason]),
+    });
+    rt.deps.reads = reads;
+    app = await buildApp(rt.deps);
+    await app.ready();
+    token = (await bootstrap(rt.deps, { orgSlug: 'acme', email: 'owner@example.com' })).api_key;
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await reads?.close();
+    await rt?.close();
+    await standby?.destroy();
+    await primary?.destroy();
+  });
+
+  it('reads the events list from the standby once it has replayed the store', async () => {
+    await caughtUp();
+    const before = served();
+    const page = await events();
+    expect(served().replica).toBe(before.replica + 1);
+    expect(served().primary).toBe(before.primary);
+    rt.deps.reads = undefined;
+    try {
+      expect(await events()).toEqual(page);
+    } finally {
+      rt.deps.reads = reads;
+    }
+    expect(changes).toEqual([[true, 'replaying']]);
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain('sluice_read_replica_usable 1');
+    expect(metrics).toContain(`sluice_list_reads_total{served="replica"} ${served().replica}`);
+    expect(metrics).toMatch(/^sluice_read_replica_staleness_seconds 0(\.0\d+)?$/m);
+  });
+
+  it('serves a standby behind by less than the bound, then the store once it is further behind', async () => {
+    await caughtUp();
+    await onStandby('select pg_wal_replay_pause()');
+    try {
+      const created = await call('POST', '/organizations/acme/projects', { name: 'Late', slug: 'late' });
+      expect(created.status).toBe(201);
+      now += 100;
+      await reads.check();
+      // Behind, within the bound: the standby answers, without the project's event yet.
+      const behind = reads.state();
+      expect(behind.usable).toBe(true);
+      expect(behind.staleMs).toBeGreaterThanOrEqual(100);
+      expect(behind.staleMs).toBeLessThanOrEqual(110);
+      const stale = await events();
+      expect(stale.events.some((e: any) => e.entity_slug === 'late')).toBe(false);
+      // Past the bound: the store answers, with it.
+      now += MAX_LAG;
+      await reads.check();
+      expect(reads.state()).toMatchObject({
+        usable: false,
+        reason: `the standby is more than ${MAX_LAG} ms behind`,
+      });
+      const before = served();
+      const current = await events();
+      expect(current.events.some((e: any) => e.entity_slug === 'late' && e.entity_type === 'project')).toBe(
+        true,
+      );
+      expect(served().primary).toBe(before.primary + 1);
+      expect(changes.at(-1)).toEqual([false, `the standby is more than ${MAX_LAG} ms behind`]);
+    } finally {
+      await onStandby('select pg_wal_replay_resume()');
+    }
+    // Replayed again: back on the standby, which now has it.
+    await caughtUp();
+    const before = served();
+    expect((await events()).events.some((e: any) => e.entity_slug === 'late')).toBe(true);
+    expect(served().replica).toBe(before.replica + 1);
+    expect(changes.at(-1)).toEqual([true, 'replaying']);
+  });
+
+  it('asks the store when the standby has not replayed what a list needs (a new project environment)', async () => {
+    await caughtUp();
+    await onStandby('select pg_wal_replay_pause()');
+    try {
+      expect(
+        (await call('POST', '/organizations/acme/projects', { name: 'New', slug: 'fresh' })).status,
+      ).toBe(201);
+      expect(
+        (await call('POST', '/organizations/acme/environments', { name: 'Dev', slug: 'dev' })).status,
+      ).toBe(201);
+      expect((await call('PUT', '/organizations/acme/projects/fresh/environments/dev')).status).toBeLessThan(
+        300,
+      );
+      now += 50;
+      await reads.check();
+      expect(reads.state().usable).toBe(true);
+      const before = served();
+      for (const path of ['runs', 'runs?state=failed', 'runs/nope/logs']) {
+        const r = await call('GET', `/organizations/acme/projects/fresh/environments/dev/${path}`);
+        // The standby has no such project environment yet; the store answers as it would alone.
+        if (path.endsWith('logs')) expect(r.body.error.code).toBe('NOT_FOUND');
+        else expect(r).toMatchObject({ status: 200, body: { runs: [], has_more: false } });
+      }
+      expect(served().retried).toBe(before.retried + 3);
+    } finally {
+      await onStandby('select pg_wal_replay_resume()');
+    }
+  });
+
+  it('answers from the store when the standby goes down, and returns to it when it is back', async () => {
+    await caughtUp();
+    const expected = await events();
+    await standby.stop('fast');
+    try {
+      // Still believed fresh: the standby's failure is retried on the store within the request.
+      const before = served();
+      expect(await events()).toEqual(expected);
+      expect(served().retried).toBe(before.retried + 1);
+      now += 10;
+      await reads.check();
+      const down = reads.state();
+      expect(down.usable).toBe(false);
+      expect(down.reason).toMatch(/^the standby did not answer \(/);
+      expect(down.reason).not.toContain(String(standby.port));
+      expect(await events()).toEqual(expected);
+      expect(served().primary).toBe(before.primary + 1);
+    } finally {
+      await standby.start();
+    }
+    await caughtUp();
+    const before = served();
+    expect(await events()).toEqual(expected);
+    expect(served().replica).toBe(before.replica + 1);
+  });
+
+  it('refuses a database that is not a copy of the store, and keeps reading the store', async () => {
+    const other = await createDatabase(primary.url, 'elsewhere');
+    const wrong = await openReads(rt.deps.store, { url: other, maxLagMs: MAX_LAG, manual: true });
+    try {
+      expect(wrong.state()).toMatchObject({
+        usable: false,
+        reason: 'DATABASE_READ_URL is not a copy of the store (another cluster or database)',
+      });
+      expect(
+        await wrong.run(async (s) => (await s.executeSql('select current_database() as d')).rows[0].d),
+      ).toBe('sluice');
+    } finally {
+      await wrong.close();
+    }
+  });
+
+  it('is opened from DATABASE_READ_URL for API hosts, not for other processes', async () => {
+    const config = parseConfig({
+      DATABASE_URL: storeUrl,
+      DATABASE_READ_URL: readUrl,
+      SLUICE_LOG_LEVEL: 'silent',
+    });
+    expect(config.reads).toEqual({ url: readUrl, maxLagMs: 1000 });
+    const host = await openRuntime(config, { supervise: false, reads: true });
+    const other = await openRuntime(config, { supervise: false });
+    try {
+      const hostReads = host.deps.reads!;
+      await waitUntil(
+        async () => {
+          await hostReads.check();
+          return hostReads.state();
+        },
+        (s) => s.usable,
+      );
+      expect(other.deps.reads).toBeUndefined();
+    } finally {
+      await host.close();
+      await other.close();
+    }
+  });
+});
+
+async function standbyQuery(url: string, sql: string) {
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows;
+  } finally {
+    await c.end();
+  }
+}
