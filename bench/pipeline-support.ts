@@ -165,8 +165,10 @@ export async function openPlatform(env: Record<string, string>, apiKey?: string)
   const rt = await openRuntime(parseConfig({ ...env, SLUICE_LOG_LEVEL: 'warn' }), {
     logStream: sink,
     supervise: false,
-    // As `sluice serve` opens it: its pool open and warm from the start.
+    // As `sluice serve` opens it: its pool open and warm from the start, lists read from
+    // DATABASE_READ_URL when it is set.
     warmPool: true,
+    reads: true,
   });
   const app = await buildApp(rt.deps);
   await app.ready();
