@@ -5,7 +5,7 @@ import { parseConfig } from '../packages/server/src/env';
 import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
 import { openRuntime, type Runtime } from '../packages/server/src/runtime';
 import { createDatabase, type PostgresCluster, startPostgresCluster } from './peers/postgres-cluster';
-import { waitUntil } from './support/runs';
+import { bearerCall, createSinkDatabase, deployOrdersPipeline, waitUntil } from './support/runs';
 
 // Lists read from a hot standby (docs/operations.md "Read replicas"): a cluster of our own and a
 // real streaming standby of it (pg_basebackup -R), the standby's replay paused and resumed, the
@@ -162,6 +162,38 @@ describe('read replica', () => {
       expect(served().retried).toBe(before.retried + 3);
     } finally {
       await onStandby('select pg_wal_replay_resume()');
+    }
+  });
+
+  it("reads a running run's log from the store, and an ended run's from the standby", async () => {
+    const sinkDb = `sluice_replica_sink_${process.pid}`;
+    const sink = await createSinkDatabase(sinkDb);
+    try {
+      const { pe } = await deployOrdersPipeline(
+        bearerCall(app, () => token),
+        {
+          apiUrl: 'http://127.0.0.1:9',
+          sinkDatabase: sinkDb,
+          pipeline: 'orders',
+        },
+      );
+      const run = await call('POST', `${pe}/pipelines/orders:execute`, { input: { region: 'eu' } });
+      expect(run.status, JSON.stringify(run.body)).toBeLessThan(300);
+      await caughtUp();
+      // Queued (no worker here): its end and last lines could reach the standby after a client
+      // saw them on the store, so the store answers.
+      let before = served();
+      const open = await call('GET', `${pe}/runs/${run.body.slug}/logs`);
+      expect(open.status).toBe(200);
+      expect(served()).toMatchObject({ replica: before.replica, primary: before.primary + 1 });
+      expect((await call('POST', `${pe}/runs/${run.body.slug}:cancel`)).body.state).toBe('canceled');
+      await caughtUp();
+      before = served();
+      const ended = await call('GET', `${pe}/runs/${run.body.slug}/logs`);
+      expect(ended.body.logs.map((l: any) => l.message)).toContain('cancel requested by api_key');
+      expect(served()).toMatchObject({ replica: before.replica + 1, primary: before.primary });
+    } finally {
+      await sink.drop();
     }
   });
 

@@ -27,6 +27,17 @@ export type ReadsOptions = {
   manual?: boolean;
 };
 
+/**
+ * Thrown by a read on the standby that must see what the store sees (a running run's log: its
+ * last lines and its end can reach the standby after a client saw the end on the store): the
+ * read is made again on the store, counted as the store's.
+ */
+export class ReadFromStore extends Error {
+  constructor() {
+    super('this read needs the store');
+  }
+}
+
 export type ReadsState = {
   usable: boolean;
   /** Milliseconds the standby is behind at most (now − the newest check it has replayed), or null. */
@@ -161,10 +172,11 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
         const out = await fn(replica);
         served.replica++;
         return out;
-      } catch {
+      } catch (err) {
         // Whatever failed there (a lost standby, a query canceled by replay, or a row the standby
         // has not replayed yet: a not-found) is asked of the store once.
-        served.retried++;
+        if (err instanceof ReadFromStore) served.primary++;
+        else served.retried++;
         return fn(primary);
       }
     },
@@ -183,10 +195,13 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
   };
 }
 
-/** `fn` on the deployment's read replica where one is configured and fresh, else on the store. */
+/**
+ * `fn` on the deployment's read replica where one is configured and fresh, else on the store;
+ * `fn`'s second argument says which it was given.
+ */
 export function onReads<T>(
   deps: { store: Store; reads?: Reads },
-  fn: (store: Store) => Promise<T>,
+  fn: (store: Store, standby: boolean) => Promise<T>,
 ): Promise<T> {
-  return deps.reads ? deps.reads.run(fn) : fn(deps.store);
+  return deps.reads ? deps.reads.run((s) => fn(s, s !== deps.store)) : fn(deps.store, false);
 }

@@ -1,6 +1,6 @@
 import type { Ctx, Scope } from '../../context';
 import type { DbOrTx } from '../../db/client';
-import { onReads } from '../../db/replica';
+import { onReads, ReadFromStore } from '../../db/replica';
 import { AppError, notFound } from '../../http/errors';
 import { iso, isoOrNull } from '../../http/fields';
 import type { ListQuery } from '../../http/pagination';
@@ -153,11 +153,14 @@ export function toLog(l: { seq: number; stepSlug: string | null; level: string; 
 }
 
 export async function listLogs(ctx: Ctx, scope: Scope, pe: PeSlugs, slug: string, query: ListQuery) {
-  return onReads(ctx.deps, async (store) => {
+  return onReads(ctx.deps, async (store, standby) => {
     // The project environment and the run in one statement, then the page.
     const found = await bySlug.findRunSpanBySlugs(store, scope.org.id, pe, slug);
     if (!found) throw notFound('project environment');
     if (!found.run) throw notFound('run');
+    // A run the standby holds as ended has all its lines there; a running run's log is read from
+    // the store, so a client that saw the run end there never gets a page without its last lines.
+    if (standby && found.run.finishedAt === null) throw new ReadFromStore();
     const page = await logs.listLogs(store.db, found.run, query);
     return { ...page, items: page.items.map(toLog) };
   });
