@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildApp } from '../packages/server/src/app';
 import { openReads, type Reads } from '../packages/server/src/db/replica';
@@ -5,6 +8,8 @@ import { parseConfig } from '../packages/server/src/env';
 import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
 import { openRuntime, type Runtime } from '../packages/server/src/runtime';
 import { createDatabase, type PostgresCluster, startPostgresCluster } from './peers/postgres-cluster';
+import { startCli } from './support/cli';
+import { freePort } from './support/free-port';
 import { bearerCall, createSinkDatabase, deployOrdersPipeline, waitUntil } from './support/runs';
 
 // Lists read from a hot standby (docs/operations.md "Read replicas"): a cluster of our own and a
@@ -24,6 +29,7 @@ describe('read replica', () => {
   const changes: [boolean, string][] = [];
   let storeUrl = '';
   let readUrl = '';
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-replica-'));
 
   const call = async (method: string, url: string, body?: unknown) => {
     const res = await app.inject({
@@ -55,7 +61,12 @@ describe('read replica', () => {
     standby = await startPostgresCluster({ standbyOf: primary });
     readUrl = new URL(storeUrl.replace(`:${primary.port}/`, `:${standby.port}/`)).toString();
     rt = await openRuntime(
-      parseConfig({ DATABASE_URL: storeUrl, SLUICE_LOG_LEVEL: 'silent', SLUICE_QUEUE_POLL_SECONDS: '0.5' }),
+      parseConfig({
+        DATABASE_URL: storeUrl,
+        SLUICE_DATA_DIR: dataDir,
+        SLUICE_LOG_LEVEL: 'silent',
+        SLUICE_QUEUE_POLL_SECONDS: '0.5',
+      }),
     );
     reads = await openReads(rt.deps.store, {
       url: readUrl,
@@ -75,6 +86,7 @@ describe('read replica', () => {
     await rt?.close();
     await standby?.destroy();
     await primary?.destroy();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('reads the events list from the standby once it has replayed the store', async () => {
@@ -243,6 +255,7 @@ describe('read replica', () => {
     const config = parseConfig({
       DATABASE_URL: storeUrl,
       DATABASE_READ_URL: readUrl,
+      SLUICE_DATA_DIR: dataDir,
       SLUICE_LOG_LEVEL: 'silent',
     });
     expect(config.reads).toEqual({ url: readUrl, maxLagMs: 1000 });
@@ -263,6 +276,40 @@ describe('read replica', () => {
       await other.close();
     }
   });
+
+  it('`sluice serve` reads lists from DATABASE_READ_URL and says so when it starts', async () => {
+    const apiPort = await freePort();
+    const serve = startCli(['serve', '--no-worker'], {
+      env: {
+        DATABASE_URL: storeUrl,
+        DATABASE_READ_URL: readUrl,
+        SLUICE_DATA_DIR: dataDir,
+        SLUICE_API_ADDR: `127.0.0.1:${apiPort}`,
+        SLUICE_APP_ADDR: `127.0.0.1:${await freePort()}`,
+      },
+    });
+    try {
+      await serve.waitForStdout(/lists: {4}.*\n/, 60_000);
+      expect(serve.stdout()).toMatch(
+        /lists: {4}(the read replica \(DATABASE_READ_URL, at most 1000 ms behind\)|the store for now: the read replica \(DATABASE_READ_URL\) is not usable, the standby is more than 1000 ms behind)\n/,
+      );
+      expect(serve.stdout()).not.toContain(readUrl);
+      const metricsOf = async () => (await fetch(`http://127.0.0.1:${apiPort}/metrics`)).text();
+      const before = await metricsOf();
+      const replicaReads = (text: string) =>
+        Number(/^sluice_list_reads_total\{served="replica"\} (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+      expect(replicaReads(before)).toBe(0);
+      await waitUntil(metricsOf, (m) => m.includes('sluice_read_replica_usable 1'));
+      const res = await fetch(`http://127.0.0.1:${apiPort}/organizations/acme/events?limit=5`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(200);
+      expect(replicaReads(await metricsOf())).toBe(1);
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+  }, 120_000);
 });
 
 async function standbyQuery(url: string, sql: string) {

@@ -24,6 +24,14 @@ export function describeStore(config: Config): string {
     : `embedded, data directory ${path.resolve(config.dataDir)}`;
 }
 
+/** Where `serve` reads lists from with DATABASE_READ_URL (docs/operations.md#read-replicas), for its ready lines. */
+export function describeReads(config: Config, state: { usable: boolean; reason: string }): string {
+  const bound = `at most ${config.reads?.maxLagMs} ms behind`;
+  return state.usable
+    ? `the read replica (DATABASE_READ_URL, ${bound})`
+    : `the store for now: the read replica (DATABASE_READ_URL) is not usable, ${state.reason}`;
+}
+
 /**
  * What a worker's warm start loaded (docs/operations.md#a-workers-warm-start), for its ready
  * lines: `http, postgres and transforms loaded (0.18 s)`, or that nothing is deployed.

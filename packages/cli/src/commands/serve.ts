@@ -7,6 +7,7 @@ import { untilStopped } from '../shutdown';
 import { startupDone } from '../startup';
 import {
   configFrom,
+  describeReads,
   describeStore,
   describeWarmStart,
   loadServer,
@@ -83,6 +84,7 @@ export function serveCommand(program: Command) {
         `  API host: ${apiUrl}`,
         `  app host: ${appUrl}`,
         `  store:    ${describeStore(config)}`,
+        ...(rt.deps.reads ? [`  lists:    ${describeReads(config, rt.deps.reads.state())}`] : []),
         `  workers:  ${workers > 0 ? `${workers} in this process` : 'none in this process'}`,
         ...(warm ? [`  warm start: ${describeWarmStart(warm)}`] : []),
         ...(setupCode
