@@ -257,9 +257,21 @@ describe('read replica', () => {
       DATABASE_READ_URL: readUrl,
       SLUICE_DATA_DIR: dataDir,
       SLUICE_LOG_LEVEL: 'silent',
+      SLUICE_DB_POOL_SIZE: '3',
     });
     expect(config.reads).toEqual({ url: readUrl, maxLagMs: 1000 });
-    const host = await openRuntime(config, { supervise: false, reads: true });
+    const sessions = async () =>
+      Number(
+        (
+          await onStandby(
+            `select count(*) as n from pg_stat_activity where datname = 'sluice' and pid <> pg_backend_pid()`,
+          )
+        )[0].n,
+      );
+    await caughtUp();
+    const base = await sessions();
+    // As `serve` opens it: its standby pool opened to the floor, warm, like the store's.
+    const host = await openRuntime(config, { supervise: false, reads: true, warmPool: true });
     const other = await openRuntime(config, { supervise: false });
     try {
       const hostReads = host.deps.reads!;
@@ -270,9 +282,14 @@ describe('read replica', () => {
         },
         (s) => s.usable,
       );
+      // Its standby pool opened to its floor (a pool of 3) once the standby was fresh.
+      await waitUntil(sessions, (n) => n - base >= 3);
       expect(other.deps.reads).toBeUndefined();
     } finally {
+      const open = await sessions();
       await host.close();
+      // The host's standby pool held exactly its three connections.
+      expect(open - (await sessions())).toBe(3);
       await other.close();
     }
   });

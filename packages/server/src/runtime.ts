@@ -28,11 +28,12 @@ export async function openRuntime(
   opts: { logStream?: Writable; supervise?: boolean; warmPool?: boolean; reads?: boolean } = {},
 ): Promise<Runtime> {
   const log = createLogger({ level: config.logLevel, stream: opts.logStream });
+  const poolMin = opts.warmPool ? (config.dbPoolMin ?? config.dbPoolSize) : 0;
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
-    poolMin: opts.warmPool ? (config.dbPoolMin ?? config.dbPoolSize) : 0,
+    poolMin,
     pooler: config.dbPooler.mode,
     directUrl: config.dbPooler.directUrl,
     onBackgroundError: (err) => log.warn({ errCode: (err as any).code }, 'database connection lost'),
@@ -55,6 +56,7 @@ export async function openRuntime(
         url: config.reads.url,
         maxLagMs: config.reads.maxLagMs,
         poolSize: config.dbPoolSize,
+        poolMin,
         pooler: config.dbPooler.mode,
         onChange: (usable, reason) =>
           usable

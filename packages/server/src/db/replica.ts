@@ -16,6 +16,8 @@ export type ReadsOptions = {
   /** How often the standby's position is read (default: a quarter of maxLagMs, 50 ms at least). */
   checkMs?: number;
   poolSize?: number;
+  /** Connections opened (warm) once the standby is first fresh, and kept, as the store's (db/warm.ts). */
+  poolMin?: number;
   pooler?: 'none' | 'transaction';
   /** Injected in tests; Date.now otherwise. */
   clock?: () => number;
@@ -74,6 +76,7 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
     databaseUrl: opts.url,
     dataDir: '',
     poolSize: opts.poolSize,
+    poolMin: opts.poolMin,
     pooler: opts.pooler,
     onBackgroundError: opts.onBackgroundError,
   });
@@ -87,11 +90,19 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
   let identity: string | null = null;
   const served = { replica: 0, primary: 0, retried: 0 };
 
+  let warmed = false;
   const set = (ok: boolean, why: string) => {
     const changed = ok !== usable;
     usable = ok;
     reason = why;
-    if (changed) opts.onChange?.(ok, why);
+    if (!changed) return;
+    opts.onChange?.(ok, why);
+    // Warm like the store's pool once the standby first serves, so the first lists do not wait
+    // for new backends (a standby that is behind or down at start is no reason not to start).
+    if (ok && opts.poolMin && !warmed) {
+      warmed = true;
+      replica.warmUp().catch(() => {});
+    }
   };
 
   const within = () => freshAt !== null && clock() - freshAt <= opts.maxLagMs;

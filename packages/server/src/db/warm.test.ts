@@ -61,6 +61,19 @@ describe('warm store pool', () => {
     expect((await sessions()).length).toBeGreaterThanOrEqual(3);
   });
 
+  it('opens the floor beside a connection already open and idle', async () => {
+    const other = await openStore({ databaseUrl: pgUrl(DB), dataDir: '', poolSize: 3, poolMin: 3 });
+    try {
+      const before = (await sessions()).length;
+      await other.executeSql('select 1');
+      expect((await sessions()).length).toBe(before + 1);
+      await other.warmUp();
+      expect((await sessions()).length).toBe(before + 3);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('opens lost connections again up to the floor, warm', async () => {
     await pgQuery(
       'postgres',

@@ -158,7 +158,11 @@ export function poolWarmer(pool: pg.Pool): PoolWarmer {
     floor = Math.max(floor, min);
     for (const s of statements) record(s.name, s.text);
     const opened = pool.totalCount;
-    await warmEach(Math.max(0, min - opened), warm);
+    // pg-pool hands out its idle connections before it opens new ones: to open the missing ones,
+    // the idle ones are taken too (a pool that already held one idle connection ended a floor of
+    // three at two).
+    const missing = Math.max(0, min - opened);
+    await warmEach(missing > 0 ? missing + pool.idleCount : 0, warm);
     // The connections open before (a floor opened earlier) learn the new texts now, not after a
     // first run has used them on cold caches.
     if (statements.length > 0 && opened > 0) await warmIdle();
