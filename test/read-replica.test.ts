@@ -40,7 +40,7 @@ describe('read replica', () => {
     });
     return { status: res.statusCode, body: res.json() };
   };
-  const onStandby = (sql: string) => standbyQuery(readUrl, sql);
+  const onStandby = (sql: string) => sqlOn(readUrl, sql);
   /** Checks until the standby has replayed everything the store wrote up to now. */
   const caughtUp = async () => {
     await waitUntil(
@@ -235,6 +235,43 @@ describe('read replica', () => {
     expect(served().replica).toBe(before.replica + 1);
   });
 
+  it('sets the standby aside for a while when reads fail there and not on the store (a role without grants)', async () => {
+    // The role replicates to the standby like everything else; it may connect, not read the tables.
+    await sqlOn(storeUrl, 'create role sluice_reader login');
+    await caughtUp();
+    const url = new URL(readUrl);
+    url.username = 'sluice_reader';
+    const expected = await events();
+    const grantless = await openReads(rt.deps.store, {
+      url: url.toString(),
+      maxLagMs: MAX_LAG,
+      manual: true,
+      clock: () => now,
+    });
+    rt.deps.reads = grantless;
+    try {
+      expect(grantless.state().usable).toBe(true);
+      for (let i = 0; i < 5; i++) expect(await events()).toEqual(expected);
+      expect(grantless.state()).toMatchObject({
+        usable: false,
+        reason:
+          '5 list reads in a row failed on the standby and not on the store (last: 42501); the store answers for 30 s',
+        served: { replica: 0, retried: 5, primary: 0 },
+      });
+      // Set aside: the store answers at once, checks or not, until the 30 s are over.
+      now += 29_000;
+      await grantless.check();
+      expect(await events()).toEqual(expected);
+      expect(grantless.state().served).toEqual({ replica: 0, retried: 5, primary: 1 });
+      now += 1_001;
+      await grantless.check();
+      expect(grantless.state().usable).toBe(true);
+    } finally {
+      rt.deps.reads = reads;
+      await grantless.close();
+    }
+  });
+
   it('refuses a database that is not a copy of the store, and keeps reading the store', async () => {
     const other = await createDatabase(primary.url, 'elsewhere');
     const wrong = await openReads(rt.deps.store, { url: other, maxLagMs: MAX_LAG, manual: true });
@@ -329,7 +366,7 @@ describe('read replica', () => {
   }, 120_000);
 });
 
-async function standbyQuery(url: string, sql: string) {
+async function sqlOn(url: string, sql: string) {
   const pg = (await import('pg')).default;
   const c = new pg.Client({ connectionString: url });
   await c.connect();

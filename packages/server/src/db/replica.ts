@@ -67,6 +67,9 @@ export function lsnValue(text: string): bigint {
 // The cluster and the database a session is in: a physical standby has the store's.
 const IDENTITY_SQL = `select (select system_identifier::text from pg_control_system()) as system,
   (select oid::text from pg_database where datname = current_database()) as db`;
+/** Reads in a row that fail on the standby and not on the store before it is set aside, and for how long. */
+const ASIDE_AFTER = 5;
+const ASIDE_MS = 30_000;
 const PRIMARY_SQL = 'select pg_current_wal_lsn()::text as lsn';
 const REPLICA_SQL = 'select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as lsn';
 
@@ -89,6 +92,10 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
   let refused: string | null = null;
   let identity: string | null = null;
   const served = { replica: 0, primary: 0, retried: 0 };
+  /** Set aside until then after reads in a row failed there and not on the store. */
+  let asideUntil = 0;
+  let asideReason = '';
+  let failures = 0;
 
   let warmed = false;
   const set = (ok: boolean, why: string) => {
@@ -105,6 +112,8 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
     }
   };
 
+  /** Usable, unless set aside (a standby that answers checks but fails reads: a role without grants). */
+  const serve = (why: string) => (clock() < asideUntil ? set(false, asideReason) : set(true, why));
   const within = () => freshAt !== null && clock() - freshAt <= opts.maxLagMs;
   const fresh = () => usable && within();
 
@@ -133,7 +142,7 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
         // The same cluster and database, not in recovery: the store itself under another address.
         freshAt = at;
         marks = [];
-        set(true, 'the store itself');
+        serve('the store itself');
         return;
       }
       if (r.lsn === null) {
@@ -150,7 +159,7 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
       // Marks older than the bound can no longer make the standby fresh enough.
       const cutoff = clock() - opts.maxLagMs;
       if (marks.length > 64) marks = marks.filter((m) => m.at >= cutoff);
-      if (within()) set(true, 'replaying');
+      if (within()) serve('replaying');
       else set(false, `the standby is more than ${opts.maxLagMs} ms behind`);
     } catch (err) {
       const e = err as Error & { code?: string };
@@ -179,17 +188,34 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
         served.primary++;
         return fn(primary);
       }
+      let failure: unknown;
       try {
         const out = await fn(replica);
         served.replica++;
+        failures = 0;
         return out;
       } catch (err) {
-        // Whatever failed there (a lost standby, a query canceled by replay, or a row the standby
-        // has not replayed yet: a not-found) is asked of the store once.
-        if (err instanceof ReadFromStore) served.primary++;
-        else served.retried++;
+        failure = err;
+      }
+      // Whatever failed there (a lost standby, a query canceled by replay, or a row the standby
+      // has not replayed yet: a not-found) is asked of the store once.
+      if (failure instanceof ReadFromStore) {
+        served.primary++;
         return fn(primary);
       }
+      served.retried++;
+      const out = await fn(primary);
+      // The standby answers its checks but not this read, where the store does: after a few in a
+      // row, the store answers for a while (the standby's role may lack grants on the tables).
+      if (++failures >= ASIDE_AFTER) {
+        const e = failure as { code?: unknown; message?: unknown };
+        const what = typeof e.code === 'string' ? e.code : String(e.message ?? e).split('\n')[0];
+        asideUntil = clock() + ASIDE_MS;
+        asideReason = `${failures} list reads in a row failed on the standby and not on the store (last: ${what}); the store answers for ${ASIDE_MS / 1000} s`;
+        failures = 0;
+        set(false, asideReason);
+      }
+      return out;
     },
     check,
     state: () => ({
