@@ -79,7 +79,7 @@ describe('configuration', () => {
     expect(() => parseConfig({ DATABASE_URL: url, DATABASE_READ_URL: 'standby' })).toThrow(
       /DATABASE_READ_URL/,
     );
-    expect(() => parseConfig({ DATABASE_URL: url, SLUICE_READ_MAX_LAG_MS: '5' })).toThrow(
+    expect(() => parseConfig({ DATABASE_URL: url, SLUICE_READ_MAX_LAG_MS: '50' })).toThrow(
       /SLUICE_READ_MAX_LAG_MS/,
     );
   });

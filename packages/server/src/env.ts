@@ -23,7 +23,7 @@ export const configSchema = z.object({
   // A hot standby of the store that API hosts read the runs and events lists and run logs from
   // while it is at most SLUICE_READ_MAX_LAG_MS behind (docs/operations.md "Read replicas").
   DATABASE_READ_URL: z.string().url().optional(),
-  SLUICE_READ_MAX_LAG_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
+  SLUICE_READ_MAX_LAG_MS: z.coerce.number().int().min(100).max(600_000).default(1000),
   SLUICE_DEPLOYMENT: z.enum(['hosted', 'self_hosted']).default('self_hosted'),
   SLUICE_MASTER_KEY: z.string().optional(),
   SLUICE_SMTP_URL: z.string().url().optional(),
