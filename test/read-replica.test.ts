@@ -364,6 +364,37 @@ describe('read replica', () => {
       await serve.exited;
     }
   }, 120_000);
+  it('stops reading a standby promoted away from the store, and reads the store itself under another address', async () => {
+    // The store under a second address (its own URL): always fresh.
+    const itself = await openReads(rt.deps.store, {
+      url: storeUrl,
+      maxLagMs: MAX_LAG,
+      manual: true,
+      clock: () => now,
+    });
+    try {
+      expect(itself.state()).toMatchObject({ usable: true, reason: 'the store itself' });
+    } finally {
+      await itself.close();
+    }
+    // Promoted: the same cluster identity, out of recovery, its own history from now on.
+    await caughtUp();
+    await onStandby('select pg_promote()');
+    await waitUntil(
+      async () => {
+        now += 10;
+        await reads.check();
+        return reads.state();
+      },
+      (s) => !s.usable,
+    );
+    expect(reads.state().reason).toBe(
+      'DATABASE_READ_URL is no standby but another server (a promoted standby?)',
+    );
+    const before = served();
+    expect((await events()).events.length).toBeGreaterThan(0);
+    expect(served().primary).toBe(before.primary + 1);
+  });
 });
 
 async function sqlOn(url: string, sql: string) {

@@ -70,6 +70,7 @@ const IDENTITY_SQL = `select (select system_identifier::text from pg_control_sys
 /** Reads in a row that fail on the standby and not on the store before it is set aside, and for how long. */
 const ASIDE_AFTER = 5;
 const ASIDE_MS = 30_000;
+const STARTED_SQL = 'select pg_postmaster_start_time()::text as started';
 const PRIMARY_SQL = 'select pg_current_wal_lsn()::text as lsn';
 const REPLICA_SQL = 'select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as lsn';
 
@@ -139,7 +140,17 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
       marks.push({ lsn: mark, at });
       const r = (await replica.executeSql(REPLICA_SQL)).rows[0];
       if (!r.standby) {
-        // The same cluster and database, not in recovery: the store itself under another address.
+        // Not in recovery: the store itself under another address, or a standby promoted away from
+        // it (same cluster identity, its own history since): the same server started at the same
+        // instant.
+        const [mine, theirs] = await Promise.all([
+          primary.executeSql(STARTED_SQL),
+          replica.executeSql(STARTED_SQL),
+        ]);
+        if (mine.rows[0].started !== theirs.rows[0].started) {
+          set(false, 'DATABASE_READ_URL is no standby but another server (a promoted standby?)');
+          return;
+        }
         freshAt = at;
         marks = [];
         serve('the store itself');
