@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildApp } from '../packages/server/src/app';
 import { parseConfig } from '../packages/server/src/env';
@@ -13,6 +16,8 @@ describe('database restart', () => {
   let app: App;
   let token: string;
   const crashes: unknown[] = [];
+  // The master key the runtime makes goes here, not into the work tree's ./.sluice.
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-db-restart-'));
   const onCrash = (err: unknown) => crashes.push(err);
 
   beforeAll(async () => {
@@ -22,6 +27,7 @@ describe('database restart', () => {
     rt = await openRuntime(
       parseConfig({
         DATABASE_URL: cluster.url,
+        SLUICE_DATA_DIR: dataDir,
         SLUICE_LOG_LEVEL: 'silent',
         SLUICE_QUEUE_POLL_SECONDS: '0.5',
       }),
@@ -38,6 +44,7 @@ describe('database restart', () => {
     await app?.close();
     await rt?.close();
     await cluster?.destroy();
+    fs.rmSync(dataDir, { recursive: true, force: true });
     process.off('uncaughtException', onCrash);
     process.off('unhandledRejection', onCrash);
   });
