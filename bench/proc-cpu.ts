@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 
 /** User + system CPU seconds in the text of a /proc stat file (a process's or a thread's). */
-function statSeconds(stat: string): number {
+export function statSeconds(stat: string): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
 }

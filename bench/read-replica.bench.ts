@@ -14,8 +14,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { checkInterval } from '../packages/server/src/db/replica';
 import { createDatabase as createDatabaseOn, startPostgresCluster } from '../test/peers/postgres-cluster';
 import { createDatabase, dropDatabase, loadAverages, openPlatform, PE, setUpTick } from './pipeline-support';
+import { statSeconds } from './proc-cpu';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 500);
 const RUNS = Number(process.env.BENCH_REQUEST_RUNS ?? 500);
@@ -30,9 +32,8 @@ function clusterCpuMs(dir: string): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) !== pm && Number(f[1]) !== pm) continue;
-      ms += ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (Number(entry) === pm || ppid === pm) ms += statSeconds(stat) * 1000;
     } catch {
       // ended meanwhile
     }
@@ -135,7 +136,7 @@ async function main() {
     }
     console.log(
       `\nall four paths: the store's CPU per request ${(totals.replica / totals.store).toFixed(2)} of the baseline with the lists on the standby; ` +
-        `freshness checks: one statement on each cluster every ${Math.max(50, 1000 / 4)} ms; load average ${loadAverages()}`,
+        `freshness checks: one statement on each cluster every ${checkInterval(p.rt.deps.config.reads?.maxLagMs ?? 1000)} ms; load average ${loadAverages()}`,
     );
   } finally {
     await p.close().catch(() => {});

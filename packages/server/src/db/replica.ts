@@ -57,6 +57,9 @@ export type Reads = {
   close(): Promise<void>;
 };
 
+/** How often the positions are read for a bound: a quarter of it, 50 ms at least. */
+export const checkInterval = (maxLagMs: number) => Math.max(50, Math.floor(maxLagMs / 4));
+
 /** A WAL position (`16/B374D848`) as a number that orders like it. */
 export function lsnValue(text: string): bigint {
   const m = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i.exec(text);
@@ -178,7 +181,7 @@ export async function openReads(primary: Store, opts: ReadsOptions): Promise<Rea
     }
   };
 
-  const checkMs = opts.checkMs ?? Math.max(50, Math.floor(opts.maxLagMs / 4));
+  const checkMs = opts.checkMs ?? checkInterval(opts.maxLagMs);
   let timer: NodeJS.Timeout | null = null;
   let checking: Promise<void> | null = null;
   const tick = () => {
