@@ -25,7 +25,8 @@ export type ApiLoadResult = {
  * connections ÷ mean latency (16 connections: 500 a second only while the mean stays under 32 ms).
  */
 export function startApiLoad(
-  url: string,
+  /** One URL, or several (each connection keeps to one: connection i asks url i mod n). */
+  url: string | string[],
   apiKey: string,
   rate: number,
   seconds: number,
@@ -44,7 +45,7 @@ export function startApiLoad(
       '-j',
       '-H',
       `authorization=Bearer ${apiKey}`,
-      url,
+      ...(Array.isArray(url) ? url : [url]),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

@@ -153,11 +153,37 @@ export type Platform = {
   app: App;
   /** The owner API key the calls authenticate with. */
   apiKey: string;
+  /** The bootstrapped owner's personal access token (null when the store was bootstrapped before). */
+  personalAccessToken: string | null;
   call(method: string, url: string, body?: unknown): Promise<any>;
   /** Serves the API host on a local port as well (for a load generator in another process). */
   listen(): Promise<string>;
   close(): Promise<void>;
 };
+
+/** Requests to `app` in process (no socket) as `token`; a status of 300 or more throws. */
+function caller(app: App, token: string): Platform['call'] {
+  return async (method, url, body) => {
+    const res = await app.inject({
+      method: method as any,
+      url,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      payload: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+    return res.body ? res.json() : null;
+  };
+}
+
+/** The same API host, its calls made as `apiKey` (another organization's key, say). */
+export const asKey = (p: Platform, apiKey: string): Platform => ({
+  ...p,
+  apiKey,
+  call: caller(p.app, apiKey),
+});
 
 /** The Sluice API on the platform database, called in process (no socket), as the owner key. */
 export async function openPlatform(env: Record<string, string>, apiKey?: string): Promise<Platform> {
@@ -173,26 +199,15 @@ export async function openPlatform(env: Record<string, string>, apiKey?: string)
   const app = await buildApp(rt.deps);
   await app.ready();
   // A store bootstrapped by an earlier invocation (kept) is called with the key it printed.
-  const api_key =
-    apiKey ?? (await bootstrap(rt.deps, { orgSlug: 'acme', email: 'bench@example.com' })).api_key;
+  const first = apiKey ? null : await bootstrap(rt.deps, { orgSlug: 'acme', email: 'bench@example.com' });
+  const api_key = apiKey ?? first!.api_key;
   return {
     rt,
     app,
     apiKey: api_key,
+    personalAccessToken: first?.personal_access_token ?? null,
     listen: () => app.listen({ host: '127.0.0.1', port: 0 }),
-    async call(method, url, body) {
-      const res = await app.inject({
-        method: method as any,
-        url,
-        headers: {
-          authorization: `Bearer ${api_key}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        payload: body === undefined ? undefined : JSON.stringify(body),
-      });
-      if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-      return res.body ? res.json() : null;
-    },
+    call: caller(app, api_key),
     async close() {
       await app.close();
       await rt.close();
@@ -221,8 +236,8 @@ export function pgDataSource(slug: string, database: string, readOnly = false) {
 }
 
 /** Pushes, binds (ref = data source slug), validates and deploys a pipeline; returns `{pe}`. */
-export async function deployPipeline(p: Platform, slug: string, spec: any): Promise<void> {
-  const org = '/organizations/acme';
+export async function deployPipeline(p: Platform, slug: string, spec: any, orgSlug = 'acme'): Promise<void> {
+  const org = `/organizations/${orgSlug}`;
   const pe = `${org}/projects/bench/environments/bench`;
   await p.call('POST', `${org}/projects/bench/pipelines`, { name: slug, slug });
   const version = await p.call('POST', `${org}/projects/bench/pipelines/${slug}/versions`, { spec });
@@ -276,26 +291,32 @@ export const PE = '/organizations/acme/projects/bench/environments/bench';
  * The bench project and environment, the PostgreSQL data source `target-db` on `database`, and
  * `tick` deployed: one row (`SELECT 1 AS n`) into `database`'s table `ticks`.
  */
-export async function setUpTick(p: Platform, database: string): Promise<void> {
-  await p.call('POST', '/organizations/acme/projects', { name: 'Bench', slug: 'bench' });
-  await p.call('POST', '/organizations/acme/environments', { name: 'Bench', slug: 'bench' });
-  await p.call('PUT', '/organizations/acme/projects/bench/environments/bench');
-  await p.call('POST', '/organizations/acme/data-sources', pgDataSource('target-db', database));
-  await deployPipeline(p, 'tick', {
-    steps: [
-      {
-        slug: 'one',
-        kind: 'source',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', sql: 'SELECT 1 AS n' },
-      },
-      {
-        slug: 'load',
-        kind: 'sink',
-        data_source_ref: 'target-db',
-        operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
-      },
-    ],
-    edges: [{ from: 'one', to: 'load' }],
-  });
+export async function setUpTick(p: Platform, database: string, orgSlug = 'acme'): Promise<void> {
+  const org = `/organizations/${orgSlug}`;
+  await p.call('POST', `${org}/projects`, { name: 'Bench', slug: 'bench' });
+  await p.call('POST', `${org}/environments`, { name: 'Bench', slug: 'bench' });
+  await p.call('PUT', `${org}/projects/bench/environments/bench`);
+  await p.call('POST', `${org}/data-sources`, pgDataSource('target-db', database));
+  await deployPipeline(
+    p,
+    'tick',
+    {
+      steps: [
+        {
+          slug: 'one',
+          kind: 'source',
+          data_source_ref: 'target-db',
+          operation: { operation_type: 'sql', sql: 'SELECT 1 AS n' },
+        },
+        {
+          slug: 'load',
+          kind: 'sink',
+          data_source_ref: 'target-db',
+          operation: { operation_type: 'sql', write: { table: 'ticks', mode: 'insert' } },
+        },
+      ],
+      edges: [{ from: 'one', to: 'load' }],
+    },
+    orgSlug,
+  );
 }
