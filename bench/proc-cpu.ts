@@ -3,6 +3,7 @@
 // resident memory.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 
 /** User + system CPU seconds in the text of a /proc stat file (a process's or a thread's). */
 export function statSeconds(stat: string): number {
@@ -13,6 +14,26 @@ export function statSeconds(stat: string): number {
 /** CPU seconds (user + system, every thread) a process used so far. */
 export function cpuSeconds(pid: number): number {
   return statSeconds(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/**
+ * CPU ms of a PostgreSQL cluster started from data directory `<dir>/data` (test/peers/postgres-cluster.ts):
+ * its postmaster and every child of it (backends, WAL sender and receiver, startup process, writers).
+ */
+export function clusterCpuMs(dir: string): number {
+  const pm = Number(fs.readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let ms = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (Number(entry) === pm || ppid === pm) ms += statSeconds(stat) * 1000;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return ms;
 }
 
 /** The processes a run's CPU is read from: its worker, and others by their command line. */

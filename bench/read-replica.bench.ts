@@ -17,29 +17,12 @@ import path from 'node:path';
 import { checkInterval } from '../packages/server/src/db/replica';
 import { createDatabase as createDatabaseOn, startPostgresCluster } from '../test/peers/postgres-cluster';
 import { createDatabase, dropDatabase, loadAverages, openPlatform, PE, setUpTick } from './pipeline-support';
-import { statSeconds } from './proc-cpu';
+import { clusterCpuMs } from './proc-cpu';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 500);
 const RUNS = Number(process.env.BENCH_REQUEST_RUNS ?? 500);
 const DST = `sluice_bench_replica_dst_${process.pid}`;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-replica-'));
-
-/** CPU ms of a cluster's postmaster and its children (they are all its direct children). */
-function clusterCpuMs(dir: string): number {
-  const pm = Number(fs.readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  let ms = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (Number(entry) === pm || ppid === pm) ms += statSeconds(stat) * 1000;
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return ms;
-}
 
 const ownCpuMs = () => {
   const u = process.cpuUsage();

@@ -2,15 +2,18 @@
 // (docs/scaling.md, "Past one store"). Two organizations run trivial runs at BENCH_SHARD_RATE
 // runs a minute between them, half each, for BENCH_SHARD_SECONDS:
 //   one store:  both organizations on one PostgreSQL cluster, one API host, 2 worker processes;
+//   one store, one worker: the same with one worker process running 8 at once (what the store's
+//               cost per run owes to the number of worker processes on it);
 //   two shards: each organization on a cluster of its own, each shard its own API host and one
-//               worker process (as many processes as before); this process routes each
+//               worker process (as many processes as the first); this process routes each
 //               organization's requests to its shard, as a router in front of the API hosts would.
-// The clusters are the bench's own (test/peers/postgres-cluster.ts, fsync on as a production
-// server's), so the shards share no WAL, no NOTIFY queue and no lock; they do share this
+// The clusters are the bench's own, four of them (test/peers/postgres-cluster.ts, fsync on as a
+// production server's), so the shards share no WAL, no NOTIFY queue and no lock; they do share this
 // machine's 2 cores, so runs a minute cannot rise here. What it shows: whether the store's CPU
 // per run and its commits per run stay what one store spends, how the work divides between the
 // shards, and what the NOTIFY lock and execute → finished do when each store carries half the
-// runs. The phases run one store, two shards, two shards, one store (the load drifts).
+// runs. The phases run one store, one worker, two shards, two shards, one worker, one store (the
+// load drifts), after a warm-up phase of each.
 //
 //   BENCH_SHARD_RATE=6000       runs a minute, both organizations together
 //   BENCH_SHARD_SECONDS=30      length of each phase
@@ -35,7 +38,7 @@ import {
   setUpTick,
   sql,
 } from './pipeline-support';
-import { statSeconds } from './proc-cpu';
+import { clusterCpuMs } from './proc-cpu';
 import { startWorker, type WorkerProcess } from './worker-process';
 
 const RATE = Number(process.env.BENCH_SHARD_RATE ?? 6000);
@@ -46,35 +49,23 @@ const masterKey = crypto.randomBytes(32).toString('base64');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-shards-'));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** CPU ms of a cluster's postmaster and its children (backends, WAL writer, checkpointer …). */
-function clusterCpuMs(c: PostgresCluster): number {
-  const pm = Number(fs.readFileSync(path.join(c.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  let ms = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (Number(entry) === pm || ppid === pm) ms += statSeconds(stat) * 1000;
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return ms;
-}
-
 /** A store: its cluster and database, the API host on it, and its worker processes. */
 type Store = { name: string; cluster: PostgresCluster; url: string; p: Platform; workers: WorkerProcess[] };
 /** An organization as the bench drives it: the API host of its store, as its key. */
 type Tenant = { org: string; store: Store; p: Platform };
 
 /** A store database on `cluster`, bootstrapped for acme, with its API host and worker processes. */
-async function openStore(cluster: PostgresCluster, name: string, workers: number): Promise<Store> {
+async function openStore(
+  cluster: PostgresCluster,
+  name: string,
+  workers: number,
+  concurrency = 4,
+): Promise<Store> {
   const url = await createDatabaseOn(cluster.url, name);
   const env = { DATABASE_URL: url, SLUICE_MASTER_KEY: masterKey, SLUICE_DATA_DIR: scratch };
   const p = await openPlatform({ ...env, SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000' });
   const started = await Promise.all(
-    Array.from({ length: workers }, () => startWorker(env, [], ['--concurrency', '4'])),
+    Array.from({ length: workers }, () => startWorker(env, [], ['--concurrency', String(concurrency)])),
   );
   return { name, cluster, url, p, workers: started };
 }
@@ -203,7 +194,7 @@ type StoreFigure = {
 /** One phase: the tenants' runs at RATE for SECONDS, then every run waited for. */
 async function phase(label: string, tenants: Tenant[], stores: Store[], tag: string): Promise<PhaseFigure> {
   const clusters = [...new Set(stores.map((s) => s.cluster))];
-  const cpu0 = clusters.map(clusterCpuMs);
+  const cpu0 = clusters.map((c) => clusterCpuMs(c.dir));
   const commits0 = await Promise.all(stores.map((s) => commits(s.url)));
   const waits = stores.map((s) => notifyWaits(s.url));
   const t0 = performance.now();
@@ -212,7 +203,7 @@ async function phase(label: string, tenants: Tenant[], stores: Store[], tag: str
   const elapsed = (performance.now() - t0) / 1000;
   const waiting = await Promise.all(waits.map((stop) => stop()));
   const commits1 = await Promise.all(stores.map((s) => commits(s.url)));
-  const cpu1 = clusters.map(clusterCpuMs);
+  const cpu1 = clusters.map((c) => clusterCpuMs(c.dir));
   const all = perTenant.flat();
   const perStore = stores.map((s, i) => {
     const runs = tenants.reduce((n, t, k) => n + (t.store === s ? sent[k].size : 0), 0);
@@ -253,24 +244,35 @@ async function main() {
   const stores: Store[] = [];
   try {
     await sql(DST, 'create table ticks (n integer)');
-    for (let i = 0; i < 2; i++) clusters.push(await startPostgresCluster({ settings: { fsync: 'on' } }));
-    // One store: both organizations on the first cluster, two worker processes.
+    // A cluster for each arrangement's store and one for each shard: the idle processes of the
+    // others (their API host's pool, their workers' polls) never count in a cluster's CPU.
+    for (let i = 0; i < 4; i++) clusters.push(await startPostgresCluster({ settings: { fsync: 'on' } }));
+    // One store: both organizations on one cluster, two worker processes.
     const one = await openStore(clusters[0], 'sluice_one', 2);
     stores.push(one);
     const together = [await addTenant(one, 'acme'), await addTenant(one, 'beta')];
+    // The same with one worker process running twice as many at once: what a store's cost per
+    // run owes to the number of worker processes on it, apart from the organizations.
+    const single = await openStore(clusters[3], 'sluice_one_worker', 1, 8);
+    stores.push(single);
+    const alone = [await addTenant(single, 'acme'), await addTenant(single, 'beta')];
     // Two shards: one organization a cluster, a worker process each.
-    const a = await openStore(clusters[0], 'sluice_shard_a', 1);
-    const b = await openStore(clusters[1], 'sluice_shard_b', 1);
+    const a = await openStore(clusters[1], 'sluice_shard_a', 1);
+    const b = await openStore(clusters[2], 'sluice_shard_b', 1);
     stores.push(a, b);
     const apart = [await addTenant(a, 'acme'), await addTenant(b, 'beta')];
     // Unmeasured: every API host, worker and backend compiles and caches its run path first.
     await phase('warm-up', together, [one], 'warm-one');
+    await phase('warm-up', alone, [single], 'warm-single');
     await phase('warm-up', apart, [a, b], 'warm-apart');
     const figures: PhaseFigure[] = [];
-    for (const [k, sharded] of [false, true, true, false].entries()) {
-      const f = sharded
-        ? await phase('two shards', apart, [a, b], `apart-${k}`)
-        : await phase('one store', together, [one], `one-${k}`);
+    const arrangements = {
+      one: () => phase('one store', together, [one], `one-${figures.length}`),
+      single: () => phase('one store, one worker', alone, [single], `single-${figures.length}`),
+      apart: () => phase('two shards', apart, [a, b], `apart-${figures.length}`),
+    };
+    for (const k of ['one', 'single', 'apart', 'apart', 'single', 'one'] as const) {
+      const f = await arrangements[k]();
       print(f);
       figures.push(f);
     }
@@ -283,7 +285,8 @@ async function main() {
     const perRun = (f: PhaseFigure) => storeSum(f, 'cpuMsPerSecond') / (f.runs / SECONDS);
     console.log(
       `\nmeans of the two phases each, two shards against one store:` +
-        `\n  store CPU per run, all stores together: ${mean('one store', perRun).toFixed(2)} → ${mean('two shards', perRun).toFixed(2)} ms (× ${(mean('two shards', perRun) / mean('one store', perRun)).toFixed(2)})` +
+        `\n  store CPU per run, all stores together: ${mean('one store', perRun).toFixed(2)} → ${mean('two shards', perRun).toFixed(2)} ms (× ${(mean('two shards', perRun) / mean('one store', perRun)).toFixed(2)}); ` +
+        `one store with one worker process × 8: ${mean('one store, one worker', perRun).toFixed(2)} ms` +
         `\n  the busiest store's CPU a second: ${mean('one store', (f) => f.perStore[0].cpuMsPerSecond).toFixed(0)} → ` +
         `${mean('two shards', (f) => Math.max(...f.perStore.map((s) => s.cpuMsPerSecond))).toFixed(0)} ms` +
         `\n  sessions waiting on the NOTIFY lock, the busiest store: ${mean('one store', (f) => f.perStore[0].notifyWaiting).toFixed(2)} → ` +
