@@ -280,9 +280,8 @@ async function main() {
       const fs = figures.filter((f) => f.label === label);
       return fs.reduce((s, f) => s + pick(f), 0) / fs.length;
     };
-    const storeSum = (f: PhaseFigure, k: keyof StoreFigure) =>
-      f.perStore.reduce((s, x) => s + (x[k] as number), 0);
-    const perRun = (f: PhaseFigure) => storeSum(f, 'cpuMsPerSecond') / (f.runs / SECONDS);
+    // Every store's CPU in the phase over every run of it.
+    const perRun = (f: PhaseFigure) => f.perStore.reduce((t, x) => t + x.cpuMsPerRun * x.runs, 0) / f.runs;
     console.log(
       `\nmeans of the two phases each, two shards against one store:` +
         `\n  store CPU per run, all stores together: ${mean('one store', perRun).toFixed(2)} → ${mean('two shards', perRun).toFixed(2)} ms (× ${(mean('two shards', perRun) / mean('one store', perRun)).toFixed(2)}); ` +
