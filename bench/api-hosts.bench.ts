@@ -157,6 +157,17 @@ async function main() {
     for (const n of order) {
       const hosts = await startHosts(n);
       hostsUp.push(...hosts);
+      // Every host answers the same page as the others.
+      const pages = await Promise.all(
+        hosts.map(async (h) => {
+          const res = await fetch(h.url, { headers: { authorization: `Bearer ${apiKey}` } });
+          if (res.status !== 200) throw new Error(`${h.url}: ${res.status}`);
+          return res.text();
+        }),
+      );
+      if (pages.some((page) => page !== pages[0])) throw new Error('the hosts answered different pages');
+      if (LIST === 'runs' && JSON.parse(pages[0]).runs?.length !== Math.min(20, RUNS))
+        throw new Error(`the runs list's first page holds ${JSON.parse(pages[0]).runs?.length} runs`);
       // Unmeasured: each fresh host compiles its request path and fills its pool first.
       await startApiLoad(
         hosts.map((h) => h.url),
