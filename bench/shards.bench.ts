@@ -44,6 +44,7 @@ import { startWorker, type WorkerProcess } from './worker-process';
 const RATE = Number(process.env.BENCH_SHARD_RATE ?? 6000);
 const SECONDS = Number(process.env.BENCH_SHARD_SECONDS ?? 30);
 const IN_FLIGHT = 8;
+const IDLE_SECONDS = 20;
 const DST = `sluice_bench_shards_dst_${process.pid}`;
 const masterKey = crypto.randomBytes(32).toString('base64');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-shards-'));
@@ -269,6 +270,14 @@ async function main() {
     await phase('warm-up', together, [one], 'warm-one');
     await phase('warm-up', alone, [single], 'warm-single');
     await phase('warm-up', apart, [a, b], 'warm-apart');
+    // What a cluster spends with nothing asked of it (its own background processes, the API
+    // host's and the workers' idle polls): part of every store's CPU per run above, once a store.
+    const idle0 = clusters.map((c) => clusterCpuMs(c.dir));
+    await sleep(IDLE_SECONDS * 1000);
+    const idle = clusters.map((c, i) => (clusterCpuMs(c.dir) - idle0[i]) / IDLE_SECONDS);
+    console.log(
+      `idle ${IDLE_SECONDS} s, CPU a second: ${stores.map((s) => `${s.name} ${idle[clusters.indexOf(s.cluster)].toFixed(1)} ms`).join(', ')}`,
+    );
     const figures: PhaseFigure[] = [];
     const arrangements = {
       one: () => phase('one store', together, [one], `one-${figures.length}`),
