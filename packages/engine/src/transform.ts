@@ -108,13 +108,24 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
   let releaseSlot: (() => void) | null = null;
   // Inputs the query reads while they arrive (duck-stream.ts).
   const streams: StreamedInput[] = [];
-  const onAbort = () => conn?.interrupt();
+  // DuckDB forgets an interrupt when its next statement starts, so one sent while no statement
+  // runs (the query not started yet, or its call still waiting for a thread) would be lost and
+  // the query would run to its end. Once aborted or closing, it is sent again every 50 ms until
+  // the database closes.
+  let interrupting: ReturnType<typeof setInterval> | null = null;
+  const interrupt = () => {
+    conn?.interrupt();
+    interrupting ??= setInterval(() => conn?.interrupt(), 50);
+    interrupting.unref?.();
+  };
+  const onAbort = interrupt;
   const close = () =>
     (closing ??= (async () => {
       o.signal.removeEventListener('abort', onAbort);
-      conn?.interrupt();
+      interrupt();
       for (const s of streams) s.stop();
       await busy;
+      if (interrupting) clearInterval(interrupting);
       // Closing holds the event loop (20–30 ms after a streamed 300,000 records): after a turn
       // of it, so that the consumer's last writes (a sink's end of COPY) go out first and the
       // target finishes its copy while the database closes (docs/benchmarks.md).
@@ -213,6 +224,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     const { signal, slug } = o;
     async function* batches(): AsyncGenerator<unknown[][]> {
       try {
+        if (signal.aborted) throw new Canceled();
         const r = result ?? (await track(c.stream(o.sql, params)));
         for (;;) {
           const chunk = await track(r.fetchChunk());
@@ -233,6 +245,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
       const csvExp = exp;
       async function* chunks(): AsyncGenerator<Uint8Array> {
         try {
+          if (signal.aborted) throw new Canceled();
           const out = await csvOutput(c, csvExp, resultFile, track, piping);
           for await (const chunk of out.chunks) yield chunk;
           rows = await out.rows;
