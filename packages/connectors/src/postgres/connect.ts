@@ -3,6 +3,7 @@ import { classifyAddress, resolveAllowed } from '../egress';
 import { type PasswordCredentials, type RelationalConfig, tlsSettings } from '../relational/config';
 import { networkError, scrub, withDeadline } from '../relational/errors';
 import { type Connection, type ConnectorContext, ConnectorError } from '../types';
+import { cancelRequest } from './cancel';
 
 export type PgConnection = Connection<RelationalConfig, PasswordCredentials>;
 
@@ -87,9 +88,15 @@ export function pgError(err: any, conn: PgConnection, values: readonly unknown[]
   return new ConnectorError('CONNECTION_FAILED', `could not talk to ${where(c)}`);
 }
 
-/** Kills the socket: used when a deadline passes or the caller aborts. */
+/**
+ * Kills the socket: used when a deadline passes or the caller aborts. A statement under way is
+ * also canceled on the server (cancel.ts): a closed socket alone leaves one that writes nothing
+ * (a sort, an aggregate) running on the user's database until it next writes.
+ */
 export function destroy(client: pg.Client) {
+  const cancel = cancelRequest(client);
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  cancel?.();
 }
 
 export type PgClientSetup = {
