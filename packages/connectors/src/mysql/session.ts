@@ -10,6 +10,7 @@ import {
   mysqlError,
   prepareMysqlSession,
 } from './connect';
+import { busyThread, killQuery } from './kill';
 
 // One pipeline session on MySQL/MariaDB (its life: relational/run-session.ts).
 
@@ -70,7 +71,12 @@ export async function openMysqlSession(
       policy: ctx.policy,
     },
     kind: mysqlKind(conn, { ...ctx, signal }, readOnly),
-    destroy: destroyMysql,
+    // Torn down mid-statement (an abort, a deadline): the statement is stopped on the server too.
+    destroy: (connection) => {
+      const thread = busyThread(connection);
+      destroyMysql(connection);
+      if (thread !== null) void killQuery(conn, ctx, thread);
+    },
     statementTimeoutSeconds: conn.config.statement_timeout_seconds,
   });
   const connection = run.session;
