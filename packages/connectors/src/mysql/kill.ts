@@ -1,6 +1,6 @@
 import type mysql from 'mysql2';
 import type { ConnectorContext } from '../types';
-import { closeMysql, connectMysql, type MysqlConnection, queryMysql } from './connect';
+import { closeMysql, connectMysql, destroyMysql, type MysqlConnection, queryMysql } from './connect';
 
 // A statement under way on a session that is torn down (a canceled run, a deadline) goes on on
 // the server until it next writes to the closed socket, and a sort or an aggregate writes nothing
@@ -27,3 +27,12 @@ export async function killQuery(conn: MysqlConnection, ctx: ConnectorContext, th
     // best effort (above)
   }
 }
+
+/** A session's teardown (an abort, a deadline): the socket destroyed, a statement under way killed. */
+export const destroyAndKill =
+  (conn: MysqlConnection, ctx: ConnectorContext) =>
+  (connection: mysql.Connection): void => {
+    const thread = busyThread(connection);
+    destroyMysql(connection);
+    if (thread !== null) void killQuery(conn, ctx, thread);
+  };

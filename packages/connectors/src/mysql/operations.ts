@@ -12,6 +12,7 @@ import {
   mysqlError,
   queryMysql,
 } from './connect';
+import { destroyAndKill } from './kill';
 
 export type Field = {
   name: string;
@@ -89,7 +90,7 @@ const withSession = <T>(
     conn.config.statement_timeout_seconds,
     {
       open: () => connectMysql(conn, ctx, opts),
-      destroy: destroyMysql,
+      destroy: destroyAndKill(conn, ctx),
       close: closeMysql,
       error: (err) => mysqlError(err, conn, opts.values),
     },

@@ -2,15 +2,8 @@ import type mysql from 'mysql2';
 import { openRunSession } from '../relational/run-session';
 import type { SessionKind } from '../session-pool';
 import type { ConnectorContext, ConnectorError } from '../types';
-import {
-  closeMysql,
-  connectMysql,
-  destroyMysql,
-  type MysqlConnection,
-  mysqlError,
-  prepareMysqlSession,
-} from './connect';
-import { busyThread, killQuery } from './kill';
+import { closeMysql, connectMysql, type MysqlConnection, mysqlError, prepareMysqlSession } from './connect';
+import { destroyAndKill } from './kill';
 
 // One pipeline session on MySQL/MariaDB (its life: relational/run-session.ts).
 
@@ -72,11 +65,7 @@ export async function openMysqlSession(
     },
     kind: mysqlKind(conn, { ...ctx, signal }, readOnly),
     // Torn down mid-statement (an abort, a deadline): the statement is stopped on the server too.
-    destroy: (connection) => {
-      const thread = busyThread(connection);
-      destroyMysql(connection);
-      if (thread !== null) void killQuery(conn, ctx, thread);
-    },
+    destroy: destroyAndKill(conn, ctx),
     statementTimeoutSeconds: conn.config.statement_timeout_seconds,
   });
   const connection = run.session;
