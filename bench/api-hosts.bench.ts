@@ -125,7 +125,8 @@ async function main() {
       `${LIST} list, ${CONNECTIONS} connections, ${SECONDS} s a phase; load average ${loadAverages()}`,
   );
   for (const db of [STORE, DST]) await createDatabase(db);
-  const hostsUp: Host[] = [];
+  // The hosts running now (stopped at the end of each count, or on a failure).
+  let hosts: Host[] = [];
   try {
     await sql(DST, 'create table ticks (n integer)');
     // The store's content: RUNS finished runs (each with its steps and events), run by a worker.
@@ -155,8 +156,7 @@ async function main() {
     const order = [...HOSTS, ...[...HOSTS].reverse()];
     const book = new Map<number, { rated: Figure[]; open: Figure[] }>();
     for (const n of order) {
-      const hosts = await startHosts(n);
-      hostsUp.push(...hosts);
+      hosts = await startHosts(n);
       // Every host answers the same page as the others.
       const pages = await Promise.all(
         hosts.map(async (h) => {
@@ -195,10 +195,7 @@ async function main() {
       entry.rated.push(rated);
       entry.open.push(open);
       book.set(n, entry);
-      for (const h of hosts.splice(0)) {
-        await h.proc.stop();
-        hostsUp.splice(hostsUp.indexOf(h), 1);
-      }
+      for (const h of hosts.splice(0)) await h.proc.stop();
     }
 
     // Per count: the mean of its rounds (early and late), against one host's.
@@ -222,7 +219,7 @@ async function main() {
     }
     console.log(`load average ${loadAverages()}`);
   } finally {
-    for (const h of hostsUp) await h.proc.stop().catch(() => {});
+    for (const h of hosts) await h.proc.stop().catch(() => {});
     await endWatch();
     for (const db of [STORE, DST]) await dropDatabase(db).catch(() => {});
     fs.rmSync(scratch, { recursive: true, force: true });

@@ -118,10 +118,9 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     interrupting ??= setInterval(() => conn?.interrupt(), 50);
     interrupting.unref?.();
   };
-  const onAbort = interrupt;
   const close = () =>
     (closing ??= (async () => {
-      o.signal.removeEventListener('abort', onAbort);
+      o.signal.removeEventListener('abort', interrupt);
       interrupt();
       for (const s of streams) s.stop();
       await busy;
@@ -149,7 +148,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     });
     conn = await instance.connect();
     const c = conn;
-    o.signal.addEventListener('abort', onAbort, { once: true });
+    o.signal.addEventListener('abort', interrupt, { once: true });
     for (const setting of [
       `SET TimeZone = 'UTC'`,
       `SET allowed_directories = [${literal(`${work}/`)}]`,
