@@ -33,10 +33,16 @@ const DEFAULT_LANES = 'unit,api-postgres;api-pglite,cli,browser';
 // How many lines of a failing lane's failures block the summary repeats.
 const FAILURE_LINES = 60;
 
-/** A scratch directory in RAM for the suites, or null (TMPDIR set, or no /dev/shm). */
+// The most the suites held there at once was ~290 MB; a smaller /dev/shm (a container's default
+// is 64 MB) leaves them on the disk.
+const SCRATCH_FREE_BYTES = 2 * 1024 ** 3;
+
+/** A scratch directory in RAM for the suites, or null (TMPDIR set, or no roomy /dev/shm). */
 function scratchInRam() {
   if (process.env.TMPDIR || process.platform !== 'linux') return null;
   try {
+    const fsStats = fs.statfsSync('/dev/shm');
+    if (fsStats.bavail * fsStats.bsize < SCRATCH_FREE_BYTES) return null;
     const dir = fs.mkdtempSync('/dev/shm/sluice-test-');
     // Like /tmp: suites hand folders to other users (PostgreSQL's initdb runs as postgres).
     fs.chmodSync(dir, 0o1777);
