@@ -47,9 +47,14 @@ export async function startJsonServer(count: number): Promise<{ url: string; clo
     });
     child.once('exit', (code) => reject(new Error(`the people server exited (${code}) before listening`)));
   });
+  // The server keeps no bench alive that ends without closing it (a failed check, say).
+  child.stdout?.destroy();
+  child.channel?.unref();
+  child.unref();
   return {
     url,
     close: async () => {
+      child.ref();
       child.kill('SIGTERM');
       await exited;
     },
