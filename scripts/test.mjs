@@ -9,8 +9,8 @@
 // The suites' scratch files (embedded stores copied from the template, git repositories, FTP roots,
 // a run's pipes and DuckDB's files) go to a directory of their own in RAM (/dev/shm) when the
 // machine has one with room and TMPDIR is not set: on an ext4 disk, creating and deleting them
-// took much of the kernel's fifth of the run's CPU, and the command took 18-19 minutes instead of
-// 17 on a 2-core machine (docs/architecture.md "Tests"). It is removed at the end.
+// was much of the kernel's share of the run's CPU, a fifth of it (docs/architecture.md "Tests").
+// It is removed at the end.
 //
 // With arguments (`npm test -- path/to/file.test.ts`, `--project unit`, …) it is plain
 // `vitest run` with them. SLUICE_TEST_LANES overrides the lanes: projects joined by `,`, lanes
