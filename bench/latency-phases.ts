@@ -7,6 +7,9 @@ import { loadAverages, sql } from './pipeline-support';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** How long the workers idle after the one-at-a-time runs, measured (several of their 2 s polls). */
+const IDLE_MS = 6000;
+
 /** `runs` runs executed one at a time, 200 ms apart, beside as many of the bare baseline. */
 export async function onePhase(b: LatencyBench, runs: number) {
   const { counters, perRun, costLine } = b.cost;
@@ -33,18 +36,30 @@ export async function onePhase(b: LatencyBench, runs: number) {
   const seqCost = await perRun(seqBefore, b.workers, runs);
   const seqMs = performance.now() - seqFrom;
   console.log(costLine(seqCost));
-  // The workers' CPU with no run at all (queue polls, timers), warm, after the runs: one at
-  // a time they idle between runs, and that idle time is billed to the runs; printed apart.
+  // What the workers and the store spend with no run at all (queue polls, timers), warm, after
+  // the runs: one at a time they idle between runs, and that idle time is billed to the runs; the
+  // workers' CPU and the platform's statements and commits, each printed apart.
   const idleBefore = await counters(b.workers);
   const idleFrom = performance.now();
-  await sleep(3000);
+  await sleep(IDLE_MS);
   const idleAfter = await counters(b.workers);
-  const idlePerMs = (idleAfter.workerCpuMs - idleBefore.workerCpuMs) / (performance.now() - idleFrom);
-  const idleShare = (idlePerMs * seqMs) / runs;
+  const idleMs = performance.now() - idleFrom;
+  /** A counter's idle rate (per ms), and its share of each run of the phase at that rate. */
+  const idleRate = (k: 'workerCpuMs' | 'platformStatements' | 'ownCommits') =>
+    (idleAfter[k] - idleBefore[k]) / idleMs;
+  const idleShare = (k: 'workerCpuMs' | 'platformStatements' | 'ownCommits') => idleRate(k) * (seqMs / runs);
+  const cpu = idleShare('workerCpuMs');
   console.log(
-    `  of the workers' CPU per run, ${idleShare.toFixed(1)} ms is what they spend with no run (${(idlePerMs * 1000).toFixed(1)} ms/s ` +
+    `  of the workers' CPU per run, ${cpu.toFixed(1)} ms is what they spend with no run (${(idleRate('workerCpuMs') * 1000).toFixed(1)} ms/s ` +
       `measured idle after, × ${(seqMs / 1000).toFixed(1)} s of this phase ÷ ${runs} runs): ` +
-      `${(seqCost.workerCpuMs - idleShare).toFixed(1)} ms per run beside it`,
+      `${(seqCost.workerCpuMs - cpu).toFixed(1)} ms per run beside it`,
+  );
+  const statements = idleShare('platformStatements');
+  const commits = idleShare('ownCommits');
+  console.log(
+    `  of the platform statements and commits per run, ${statements.toFixed(2)} and ${commits.toFixed(2)} are what ` +
+      `the platform sends with no run (${(idleMs / 1000).toFixed(1)} s measured idle after, scaled the same way): ` +
+      `${(seqCost.platformStatements - statements).toFixed(2)} statements and ${(seqCost.ownCommits - commits).toFixed(2)} commits per run beside them`,
   );
 }
 
