@@ -44,10 +44,10 @@ export async function onePhase(b: LatencyBench, runs: number) {
   await sleep(IDLE_MS);
   const idleAfter = await counters(b.workers);
   const idleMs = performance.now() - idleFrom;
+  type Idled = 'workerCpuMs' | 'platformStatements' | 'ownCommits';
   /** A counter's idle rate (per ms), and its share of each run of the phase at that rate. */
-  const idleRate = (k: 'workerCpuMs' | 'platformStatements' | 'ownCommits') =>
-    (idleAfter[k] - idleBefore[k]) / idleMs;
-  const idleShare = (k: 'workerCpuMs' | 'platformStatements' | 'ownCommits') => idleRate(k) * (seqMs / runs);
+  const idleRate = (k: Idled) => (idleAfter[k] - idleBefore[k]) / idleMs;
+  const idleShare = (k: Idled) => idleRate(k) * (seqMs / runs);
   const cpu = idleShare('workerCpuMs');
   console.log(
     `  of the workers' CPU per run, ${cpu.toFixed(1)} ms is what they spend with no run (${(idleRate('workerCpuMs') * 1000).toFixed(1)} ms/s ` +
