@@ -35,12 +35,9 @@ type Counters = {
   /** Worker event-loop samples (every 10 ms) that came ≥ 50 / ≥ 100 ms late. */
   lagOver50: number;
   lagOver100: number;
-  /**
-   * NOTIFYs heard on the queue channel: new jobs, the `took` lists of fetches (jobs/queue-sql.ts
-   * JOBS_CHANNEL; `taken` of older workers counted with them), presence (`here`/`bye`).
-   */
+  /** NOTIFYs heard on the queue channel: new jobs, `taken` announcements, presence (`here`/`bye`). */
   notifyJobs: number;
-  notifyTook: number;
+  notifyTaken: number;
   notifyPresence: number;
   /** The workers' queue fetches, those that took no job, their polls for ready jobs, and the notifications they heard. */
   fetches: number;
@@ -87,14 +84,14 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
   sampler.unref();
 
   // jobs/queue.ts JOBS_CHANNEL; the bench's own connection, not counted as a statement.
-  const heard = { jobs: 0, took: 0, presence: 0 };
+  const heard = { jobs: 0, taken: 0, presence: 0 };
   const listener = new pg.Client({
     connectionString: dbUrl(opts.platformDb),
     application_name: 'sluice-bench',
   });
   listener.on('notification', (msg) => {
     const p = msg.payload ?? '';
-    if (p.startsWith('took:') || p.startsWith('taken:')) heard.took++;
+    if (p.startsWith('taken:')) heard.taken++;
     else if (p.startsWith('here:') || p.startsWith('bye:')) heard.presence++;
     else heard.jobs++;
   });
@@ -153,7 +150,7 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       lagOver50,
       lagOver100,
       notifyJobs: heard.jobs,
-      notifyTook: heard.took,
+      notifyTaken: heard.taken,
       notifyPresence: heard.presence,
       fetches: queue.fetches,
       emptyFetches: queue.emptyFetches,
@@ -189,8 +186,8 @@ export function runCost(opts: { statsDir: string; platformDb: string; dataDb: st
       `CPU ${per('workerCpuMs')} ms in workers + ${per('ownCpuMs')} ms in the API/bench process + ` +
       `${per('storeCpuMs')} ms in platform-database backends + ${per('dataCpuMs')} ms in data-database backends; ` +
       `worker event loops late ≥ 50 ms ${total('lagOver50')} times, ≥ 100 ms ${total('lagOver100')} times (10 ms timer); ` +
-      `NOTIFYing commits ${(cost.notifyJobs + cost.notifyTook + cost.notifyPresence).toFixed(2)}: ` +
-      `${per('notifyJobs')} new-job, ${per('notifyTook')} took (in a fetch), ${per('notifyPresence')} presence; ` +
+      `NOTIFYing commits ${(cost.notifyJobs + cost.notifyTaken + cost.notifyPresence).toFixed(2)}: ` +
+      `${per('notifyJobs')} new-job, ${per('notifyTaken')} taken, ${per('notifyPresence')} presence; ` +
       `workers' queue: ${per('fetches')} fetches (${per('emptyFetches')} empty), ${per('polls')} polls, ` +
       `${per('wakeups')} notifications heard`
     );

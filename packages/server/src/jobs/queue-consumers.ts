@@ -11,14 +11,9 @@ const dialect = new PgDialect();
 /**
  * How soon a worker with a free slot that heard of jobs named to other workers looks whether any
  * is still waiting (the worker named was busy, or is gone): the longest such a job waits for a
- * free worker, and at most one statement per interval per worker. A job announced at least this
- * long after the queue's previous one would cost every other worker a check of its own, so the
- * worker it names says in its fetch that it took it (`took`, queue-sql.ts).
+ * free worker, and at most one statement per interval per worker.
  */
 const READY_CHECK_MS = 150;
-
-/** The most announcements one `took` lists (a NOTIFY payload is under 8,000 bytes). */
-const TOOK_MAX = 32;
 
 /**
  * This process's consumer of one queue: `capacity` jobs at a time (one per `work` call), fetched
@@ -53,22 +48,11 @@ export type Consumer = {
   fetching: boolean;
   /** Told to look while a fetch was in flight. */
   again: boolean;
-  /**
-   * Announcements naming this worker (`<tag>:<seq>`), heard since its last fetch began, that came
-   * at least READY_CHECK_MS after the queue's previous one: its next fetch says it took them.
-   */
-  named: string[];
-  /** When the queue's last announcement was heard (ms), 0 before the first. */
-  heardAt: number;
 };
 
 /** The fetch statements of a consumer (alone, and with other workers about), as it sends them. */
 export function fetchTexts(c: Pick<Consumer, 'name' | 'table' | 'fetchWith'>) {
-  return [
-    fetchSql(c.name, c.table, 1, c.fetchWith, false),
-    fetchSql(c.name, c.table, 1, c.fetchWith, true),
-    fetchSql(c.name, c.table, 1, c.fetchWith, true, ''),
-  ].map((q) => dialect.sqlToQuery(q).sql);
+  return [false, true].map((lazy) => dialect.sqlToQuery(fetchSql(c.name, c.table, 1, c.fetchWith, lazy)).sql);
 }
 
 export type Consumers = ReturnType<typeof queueConsumers>;
@@ -98,11 +82,7 @@ export function queueConsumers(o: {
     if (free <= 0) return;
     c.fetching = true;
     c.again = false;
-    const peers = presence.peersAbout() > 0;
-    // The announcements this fetch may say it took: those heard before it begins.
-    const named = c.named.splice(0);
-    const took = peers && named.length > 0 ? `took:${c.name}:${named.join(',')}` : null;
-    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, c.fetchWith, peers, took));
+    const fetch = dialect.sqlToQuery(fetchSql(c.name, c.table, free, c.fetchWith, presence.peersAbout() > 0));
     tracked.db
       .prepared(fetch.sql, fetch.params)
       .then(({ rows: jobs }) => {
@@ -146,39 +126,11 @@ export function queueConsumers(o: {
   };
   // A ready check is pending: jobs named to other workers were heard since the last one.
   let readyCheck: NodeJS.Timeout | null = null;
-  // The announcements it is for (`<tag>:<seq>`) that no `took` has listed yet.
-  const awaited = new Set<string>();
-  const cancelReadyCheck = () => {
-    if (readyCheck) clearTimeout(readyCheck);
-    readyCheck = null;
-    awaited.clear();
-  };
-  /**
-   * Heard (or sent) an announcement of `c`'s queue (`<tag>:<seq>`): one naming this worker is
-   * listed by its next fetch when it came alone; for one naming another, a free slot looks soon
-   * whether its job still waits.
-   */
-  const announced = (c: Consumer, announcement: string, toThisWorker: boolean) => {
-    const now = Date.now();
-    const alone = now - c.heardAt >= READY_CHECK_MS;
-    c.heardAt = now;
-    if (!toThisWorker) {
-      if (c.capacity - c.active > 0) checkSoon(announcement);
-    } else if (alone && c.named.push(announcement) > TOOK_MAX) c.named.shift();
-  };
-  const checkSoon = (announcement: string) => {
-    awaited.add(announcement);
+  const checkSoon = () => {
     readyCheck ??= setTimeout(() => {
       readyCheck = null;
-      awaited.clear();
       checkReady();
     }, READY_CHECK_MS);
-  };
-  /** A `took:<queue>:<list>` payload: the check waits only for announcements it did not list. */
-  const heardTook = (payload: string) => {
-    const list = payload.slice(payload.indexOf(':', 'took:'.length) + 1);
-    for (const announcement of list.split(',')) awaited.delete(announcement);
-    if (awaited.size === 0) cancelReadyCheck();
   };
 
   type FetchedJob = {
@@ -238,8 +190,9 @@ export function queueConsumers(o: {
     completedInTx,
     look,
     checkReady,
-    announced,
-    heardTook,
-    cancelReadyCheck,
+    checkSoon,
+    cancelReadyCheck() {
+      if (readyCheck) clearTimeout(readyCheck);
+    },
   };
 }

@@ -58,12 +58,9 @@ export function workerPresence(db: SqlExecutor, active: () => boolean) {
       const order = [tag, ...peers.keys()].sort();
       return order[seq % order.length] === tag;
     },
-    /**
-     * The payload announcing a new job of `name`; sent inside a caller's transaction: by
-     * `-<tag>`, which this process's own consumers answer when they hear it (not before its commit).
-     */
+    /** The payload announcing a new job of `name`; sent inside a caller's transaction: by `-`. */
     announcement(name: string, inCallersTx = false) {
-      return `${name}:1:${inCallersTx ? `-${tag}` : tag}:${announcements++}`;
+      return `${name}:1:${inCallersTx ? '-' : tag}:${announcements++}`;
     },
     /** Takes a `here:` or `bye:` payload (true), or leaves any other to the caller (false). */
     heard(payload: string): boolean {

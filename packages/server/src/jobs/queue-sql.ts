@@ -13,28 +13,22 @@ export type FetchWith = (taken: SQL) => SQL;
 
 /**
  * NOTIFY channel of the queues. A new job's payload is `<queue>:<count>:<sender tag>:<sequence>`
- * (the sender's tag is `-<tag>` for a job sent inside a caller's transaction by `enqueue`); the
+ * (the sender's tag is `-` for a job sent inside a caller's transaction by `enqueue`); the
  * sequence, the sender's count of its announcements, names the one worker that answers it (by
  * the order of their tags, among the workers present), so one worker fetches a new job, not all.
  * A bare `<queue>` (an older sender) is answered by every worker. Workers make themselves known
  * with `here:<tag>` (when they start listening, to a worker heard for the first time, and every
- * PRESENCE_MS of jobs/queue-presence.ts) and leave with `bye:<tag>`. A worker that heard of jobs
- * named to others looks, once per READY_CHECK_MS (queue-consumers.ts) and only while it has a free
- * slot, whether any is still waiting (a statement, no NOTIFY), which covers a named worker that
- * was busy or is gone. Under load one such check covers many jobs; when jobs come slower than
- * that, the named worker's fetch says `took:<queue>:<tag>:<seq>[,<tag>:<seq>…]` in the same
- * statement (no statement or commit of its own), listing the announcements naming it that it had
- * heard when it began, once none of their jobs is left waiting; a worker that awaited only those
- * drops its check. `taken:…` notifications of older workers are ignored.
+ * PRESENCE_MS of jobs/queue-presence.ts) and leave with `bye:<tag>`. Nothing is said when a job is taken:
+ * a worker that heard of jobs named to others looks, once per READY_CHECK_MS (queue-consumers.ts) and only while it
+ * has a free slot, whether any is still waiting (a statement, no NOTIFY), which covers a named
+ * worker that was busy or is gone. `taken:…` notifications of older workers are ignored.
  */
 export const JOBS_CHANNEL = 'sluice_jobs';
 
 /**
  * The fetch of a consumer, on pg-boss's table (the semantics of its fetchNextJob for our queues,
  * all of policy `standard`): up to `limit` jobs marked active, and the consumer's `fetchWith`.
- * `lazy`: it commits without waiting for its WAL flush. `took`: a `took:` payload (JOBS_CHANNEL)
- * it NOTIFYs when, as it sees the queue, no ready job is left but those it takes; not when it
- * takes none (its columns are read only for a row).
+ * `lazy`: it commits without waiting for its WAL flush.
  */
 export function fetchSql(
   name: string,
@@ -42,7 +36,6 @@ export function fetchSql(
   limit: number,
   fetchWith: FetchWith | undefined,
   lazy: boolean,
-  took: string | null = null,
 ): SQL {
   const extra = fetchWith ? sql`, ${fetchWith(sql.raw('taken'))}` : sql``;
   const joined = fetchWith
@@ -61,18 +54,6 @@ export function fetchSql(
   // taken jobs are found by their key as an array: joined to `next`, a plan for a table without
   // statistics walked every job of the queue, completed ones too, once per fetch.
   const jobs = sql`pgboss.${sql.identifier(table)}`;
-  // Every job announced before this statement began is in its snapshot: none left ready but the
-  // ones taken means each was taken (here or before), or is held by another fetch in flight,
-  // which this one sees as still ready, and then says nothing.
-  const said =
-    took === null
-      ? sql``
-      : sql`, said as (
-      select pg_notify(${JOBS_CHANNEL}, ${took})
-       where not exists (select 1 from ${jobs}
-                          where name = ${name} and state < 'active' and start_after < now()
-                            and id <> all(array(select id from next))))`;
-  const saidColumn = took === null ? sql`` : sql`, (select count(*) from said) as said`;
   return sql`
     with next as (
       select id from ${jobs}
@@ -86,8 +67,8 @@ export function fetchSql(
              retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
        where j.name = ${name} and j.id = any(array(select id from next))
       returning j.id, j.data, j.retry_count
-    )${settings}${said}${extra}
-    select t.id, t.data, t.retry_count as "retryCount"${lazyColumn}${saidColumn}${joined}`;
+    )${settings}${extra}
+    select t.id, t.data, t.retry_count as "retryCount"${lazyColumn}${joined}`;
 }
 
 /**

@@ -128,25 +128,22 @@ export async function openQueue(
   let listening = false;
   const presence = workerPresence(tracked.db, () => listening && !stopping);
   const { tag, sayHere } = presence;
-  const { consumers, running, completedInTx, look, checkReady, announced, heardTook, cancelReadyCheck } =
-    queueConsumers({
+  const { consumers, running, completedInTx, look, checkReady, checkSoon, cancelReadyCheck } = queueConsumers(
+    {
       tracked,
       boss,
       jobOf: (name) => jobOf(name as JobName),
       presence,
       stopping: () => stopping,
       listening: () => listening,
-    });
+    },
+  );
 
   const wake = (payload: string | null) => {
     if (stopping) return;
     if (payload !== null && presence.heard(payload)) return;
     // Said by older workers when they took a job: nothing to do with it.
     if (payload?.startsWith('taken:')) return;
-    if (payload?.startsWith('took:')) {
-      heardTook(payload);
-      return;
-    }
     if (payload === null) {
       // Notifications may have been missed (a `here` among them): say who is here again, and
       // every queue looks.
@@ -165,21 +162,12 @@ export async function openQueue(
     if (seq !== undefined && !presence.named(Number(seq) || 0)) {
       // Another worker answers it, at once or when it has a slot free; if this one has a free
       // slot, it looks shortly whether the job still waits.
-      announced(c, `${by}:${seq}`, false);
+      if (c.capacity - c.active > 0) checkSoon();
       return;
     }
-    if (seq !== undefined) announced(c, `${by}:${seq}`, true);
     if (c.fetching) c.again = true;
     else if (c.capacity - c.active > 0) look(c);
     else c.more = true;
-  };
-  // This process sent a job of `name` with `announcement` (committed): its consumer looks at once,
-  // and its next fetch may say it took it (the wake-up skips this process's own announcements).
-  const sentHere = (name: JobName, announcement: string | null) => {
-    const c = consumers.get(name);
-    const [, , by, seq] = announcement?.split(':') ?? [];
-    if (c && seq !== undefined) announced(c, `${by}:${seq}`, true);
-    wake(name);
   };
   // The fallback (and how delayed jobs are found): one statement per interval for every queue
   // with a free slot, a fetch only for those with a job ready.
@@ -229,7 +217,7 @@ export async function openQueue(
       if (id) {
         if (!notified) await db.executeSql('select pg_notify($1, $2)', [JOBS_CHANNEL, announcement]);
         // Already committed: this process's workers need not wait for the round trip.
-        if (!tx) sentHere(name, announcement);
+        if (!tx) wake(name);
       }
       return id;
     },
@@ -241,10 +229,9 @@ export async function openQueue(
       const payload = jobOf(name).payload.parse(data);
       // This process consumes the queue and no other worker is about: waking it here is enough.
       const alone = consumers.has(name) && listening && presence.peersAbout() === 0;
-      const announcement = alone ? null : presence.announcement(name);
       return {
-        sql: (from) => jobInsertSql(name, payload, from, announcement),
-        sent: () => sentHere(name, announcement),
+        sql: (from) => jobInsertSql(name, payload, from, alone ? null : presence.announcement(name)),
+        sent: () => wake(name),
       };
     },
     completion(name, jobId) {
@@ -272,8 +259,6 @@ export async function openQueue(
         more: true,
         fetching: false,
         again: false,
-        named: [],
-        heardAt: 0,
       };
       // A hot queue's fetch is learnt by the pooled connections before its first one (db/warm.ts).
       if (o.warm) await store.warmUp(fetchTexts(c).map((text) => ({ name: statementName(text), text })));
