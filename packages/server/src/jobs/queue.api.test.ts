@@ -257,14 +257,17 @@ describe('queue wake-ups', () => {
           await producer.enqueue(null, 'events.retention', { n, hold: true });
           await waitFor(() => seen.includes(n) || holding === n, `job ${n}`);
         }
-        // Announcements alternate between the two: one of these is named to the busy peer.
+        // Announcements alternate between the two: one of these is named to the busy peer. Each
+        // is sent once the consumer is idle again (its job completed, its next fetch made), so
+        // that it hears the peer's with a free slot; the check follows 150 ms after.
         const checksBefore = readyChecks();
-        for (const n of [95, 96]) {
+        for (const n of [120, 121]) {
+          await new Promise((r) => setTimeout(r, 100));
           await producer.enqueue(null, 'events.retention', { n });
           await waitFor(() => seen.includes(n), `job ${n}`);
         }
         expect(byPeer).toEqual([]);
-        expect(readyChecks()).toBeGreaterThan(checksBefore);
+        await waitFor(() => readyChecks() > checksBefore, 'a ready check');
         release();
         await waitFor(() => byPeer.length === 1, 'the held job');
       } finally {
