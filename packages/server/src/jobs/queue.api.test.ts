@@ -127,6 +127,23 @@ describe('queue wake-ups', () => {
   if (storeKind() === 'postgres') {
     const listeners = `select pid from pg_stat_activity
       where datname = current_database() and query ilike 'listen %' and state = 'idle'`;
+    /** A second worker (its own pool and LISTEN) on the same store; `close` stops it and its pool. */
+    const openPeer = async () => {
+      const peerStore = await openStore({ databaseUrl: fresh.env.DATABASE_URL, dataDir: '' });
+      const peer = await openQueue(peerStore, {
+        pollSeconds: POLL_SECONDS,
+        supervise: false,
+        jobs: jobDefinitions,
+      });
+      const close = async () => {
+        await peer.stop();
+        await peerStore.close();
+      };
+      return { peer, close };
+    };
+    /** Until two workers have said `here` among the notifications `heard`. */
+    const bothHere = (heard: string[]) =>
+      waitFor(() => new Set(heard.filter((p) => p.startsWith('here:'))).size === 2, 'both here');
     it('re-listens after losing its connection and catches up', async () => {
       const before = (await store.executeSql(listeners)).rows.map((r) => r.pid);
       expect(before.length).toBe(1);
@@ -185,19 +202,14 @@ describe('queue wake-ups', () => {
 
         // A second worker (its own pool and LISTEN): both say `here`, each learns of the other,
         // and the announcements are shared between them.
-        const peerStore = await openStore({ databaseUrl: fresh.env.DATABASE_URL, dataDir: '' });
-        const peer = await openQueue(peerStore, {
-          pollSeconds: POLL_SECONDS,
-          supervise: false,
-          jobs: jobDefinitions,
-        });
+        const { peer, close } = await openPeer();
         const byPeer: number[] = [];
         try {
           await peer.work('events.retention', async (data: any) => {
             byPeer.push(data.n);
             seen.push(data.n);
           });
-          await waitFor(() => new Set(heard.filter((p) => p.startsWith('here:'))).size === 2, 'both here');
+          await bothHere(heard);
           for (let n = 40; n < 48; n++) await producer.enqueue(null, 'events.retention', { n });
           await waitFor(() => [40, 41, 42, 43, 44, 45, 46, 47].every((n) => seen.includes(n)), 'jobs 40–47');
           // Each ran once, and each worker was named for some of them.
@@ -205,8 +217,7 @@ describe('queue wake-ups', () => {
           expect(byPeer.length).toBeGreaterThan(0);
           expect(byPeer.length).toBeLessThan(8);
         } finally {
-          await peer.stop();
-          await peerStore.close();
+          await close();
         }
         await waitFor(() => heard.some((p) => p.startsWith('bye:')), 'the peer leaving');
         // Alone again: every announcement is this worker's.
@@ -227,12 +238,7 @@ describe('queue wake-ups', () => {
         if (p) heard.push(p);
       });
       const readyChecks = () => sent.filter((t) => /^\s*select q\.name from unnest/.test(t)).length;
-      const peerStore = await openStore({ databaseUrl: fresh.env.DATABASE_URL, dataDir: '' });
-      const peer = await openQueue(peerStore, {
-        pollSeconds: POLL_SECONDS,
-        supervise: false,
-        jobs: jobDefinitions,
-      });
+      const { peer, close } = await openPeer();
       let release = () => {};
       const held = new Promise<void>((r) => {
         release = r;
@@ -248,7 +254,7 @@ describe('queue wake-ups', () => {
           byPeer.push(data.n);
           seen.push(data.n);
         });
-        await waitFor(() => new Set(heard.filter((p) => p.startsWith('here:'))).size === 2, 'both here');
+        await bothHere(heard);
 
         // The peer busy: a job it holds. The consumer answers every other announcement, and may
         // take the peer's too with the fetch it makes after each job (one slot, which was full).
@@ -272,8 +278,7 @@ describe('queue wake-ups', () => {
         await waitFor(() => byPeer.length === 1, 'the held job');
       } finally {
         release();
-        await peer.stop();
-        await peerStore.close();
+        await close();
         await unlisten();
       }
     });
