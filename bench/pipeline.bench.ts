@@ -26,6 +26,8 @@
 //                                "this" side and the measured runs from another build too)
 //   BENCH_WARM=1                 the PostgreSQL → PostgreSQL runs too in a worker that ran them before
 //   BENCH_STATEMENT_LOG=file     the workers append every statement and its answer's time there
+//   BENCH_WORKER_NODE_ARGS=…     node options for each run's worker, space-separated (V8 flags
+//                                NODE_OPTIONS refuses, e.g. --min-semi-space-size=16)
 //   BENCH_TIMELINE=1             print each run's CPU timeline (worker, source and target backends, the
 //                                server's WAL writer etc.) in 100 ms buckets (or =25: 25 ms buckets)
 import crypto from 'node:crypto';

@@ -11,6 +11,13 @@ export function statSeconds(stat: string): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
+/** Minor page faults and system CPU seconds of a process so far (every thread): memory touched for the first time. */
+export function faultsAndSystem(pid: number): { faults: number; systemS: number } {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const v = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return { faults: Number(v[7]), systemS: Number(v[12]) / 100 };
+}
+
 /** CPU seconds (user + system, every thread) a process used so far. */
 export function cpuSeconds(pid: number): number {
   return statSeconds(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));

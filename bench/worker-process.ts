@@ -6,7 +6,15 @@ import path from 'node:path';
 import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
 import { type Started, startProcess, statusMB } from './memory-support';
 import { PE, type Platform, repoRoot, sql } from './pipeline-support';
-import { type CpuGroups, cpuReport, cpuSeconds, sampleCpu, threadCpu, threadReport } from './proc-cpu';
+import {
+  type CpuGroups,
+  cpuReport,
+  cpuSeconds,
+  faultsAndSystem,
+  sampleCpu,
+  threadCpu,
+  threadReport,
+} from './proc-cpu';
 
 export type WorkerProcess = {
   pid: number;
@@ -153,9 +161,11 @@ export async function runInWorker(
   const log = process.env.BENCH_STATEMENT_LOG
     ? ['--import', new URL('./statement-counter.mjs', import.meta.url).href]
     : [];
+  // BENCH_WORKER_NODE_ARGS: node options for the worker (V8 flags NODE_OPTIONS refuses).
+  const nodeArgs = process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const worker = await startWorker(
     { ...opts.env, SLUICE_QUEUE_POLL_SECONDS: '0.5' },
-    [...prof, ...log],
+    [...nodeArgs, ...prof, ...log],
     [],
     opts.dist,
   );
@@ -174,6 +184,7 @@ export async function runInWorker(
     // A warm worker's pooled target session already spent the warm-up run's CPU.
     const targetBefore = opts.targetDb && opts.warm ? await sessionsCpu(opts.targetDb) : 0;
     const cpuStart = cpuSeconds(worker.pid);
+    const faultsStart = faultsAndSystem(worker.pid);
     const threadsStart = threadCpu(worker.pid);
     // Every 25 ms only for a 25 ms timeline: the sampling costs the bench ~5 % of a core at that
     // rate (reading /proc), which the run competes with; the totals do not depend on the rate.
@@ -182,6 +193,8 @@ export async function runInWorker(
     const wallStart = performance.now();
     const executedAt = Date.now();
     const queued = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
+    // The API host is this process: its first execute of an invocation is also its slowest.
+    const answeredMs = Date.now() - executedAt;
     if (process.env.BENCH_STATEMENT_LOG)
       fs.appendFileSync(process.env.BENCH_STATEMENT_LOG, `bench\texecute\t${executedAt}\t-\t${pipeline}\n`);
     let run: any;
@@ -196,6 +209,7 @@ export async function runInWorker(
     const wallMs = Date.parse(run.finished_at) - executedAt;
     const peaks = worker.peaks();
     const cpu = cpuSeconds(worker.pid) - cpuStart;
+    const faultsEnd = faultsAndSystem(worker.pid);
     const threads = threadReport(worker.pid, threadsStart, threadCpu(worker.pid), cpu);
     const sampled = sampler?.stop() ?? null;
     const targetCpu = opts.targetDb ? (await sessionsCpu(opts.targetDb)) - targetBefore : null;
@@ -225,6 +239,10 @@ export async function runInWorker(
         (targetCpu === null ? '' : `; target backend CPU ${targetCpu.toFixed(2)} s (the worker's sessions)`),
     );
     console.log(`  worker CPU by thread: ${threads}`);
+    console.log(
+      `  worker memory first touched: ${faultsEnd.faults - faultsStart.faults} minor page faults; ` +
+        `of its CPU ${(faultsEnd.systemS - faultsStart.systemS).toFixed(2)} s in the kernel`,
+    );
     if (sampled) {
       for (const line of cpuReport(
         sampled,
@@ -232,7 +250,7 @@ export async function runInWorker(
       ))
         console.log(`  ${line}`);
       console.log(
-        `  execute → run started ${Date.parse(run.started_at) - executedAt} ms, execute → finished ${wallMs.toFixed(0)} ms (the worker's clock)`,
+        `  execute → answered ${answeredMs} ms (this process's API), → run started ${Date.parse(run.started_at) - executedAt} ms, → finished ${wallMs.toFixed(0)} ms (the worker's clock)`,
       );
     }
     if (process.env.BENCH_RUN_LOG) {
