@@ -8,6 +8,7 @@ import { startWorker } from '../packages/server/src/jobs/worker';
 import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
 import { openRuntime, type Runtime } from '../packages/server/src/runtime';
 import { type PostgresCluster, startPostgresCluster } from './peers/postgres-cluster';
+import { waitUntil } from './support/runs';
 
 // PostgreSQL server only: a cluster of our own that we can stop and start under a running app.
 describe('database restart', () => {
@@ -110,5 +111,34 @@ describe('database restart', () => {
     }
     expect(res.statusCode).toBe(200);
     expect(crashes).toEqual([]);
+  });
+
+  it('survives losing the connection a transaction holds, and goes on with the others', async () => {
+    const store = rt.deps.store;
+    const key = 4242;
+    const held = () =>
+      store.executeSql(
+        `select pid from pg_locks where locktype = 'advisory' and classid = 0 and objid = $1 and granted`,
+        [key],
+      );
+    let ended = 0;
+    await store.withAdvisoryLock(key, async () => {
+      // The session holding the lock, inside its transaction, is ended by the server.
+      ended = (await held()).rows[0].pid;
+      await store.executeSql('select pg_terminate_backend($1)', [ended]);
+      await waitUntil(
+        async () =>
+          (await store.executeSql('select count(*)::int as n from pg_stat_activity where pid = $1', [ended]))
+            .rows[0].n,
+        (n) => n === 0,
+      );
+      // Its socket's end reaches this process right after the backend has gone.
+      await new Promise((r) => setTimeout(r, 100));
+    });
+    expect(ended).toBeGreaterThan(0);
+    expect(crashes).toEqual([]);
+    // The broken connection left the pool; the lock went with its session.
+    expect((await held()).rows).toEqual([]);
+    expect((await events()).statusCode).toBe(200);
   });
 });

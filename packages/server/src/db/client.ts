@@ -134,6 +134,12 @@ function openPostgres(url: string, opts: StoreOptions): Store {
   // An idle client losing its server emits 'error' on the pool; without a listener the
   // process would die when the database restarts.
   pool.on('error', (err) => opts.onBackgroundError?.(err));
+  // A client checked out of the pool (a transaction, an advisory lock held) emits 'error' on
+  // itself when its server goes away, and pg-pool listens only while it is idle: without this the
+  // process died when the server crashed or ended that session in the middle of a transaction.
+  // The holder learns it from its next statement, which fails, and the pool drops the client
+  // when it comes back (docs/operations.md "Embedded store or PostgreSQL server").
+  pool.on('connect', (client) => client.on('error', () => {}));
   warmer = poolWarmer(pool);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {
