@@ -5,17 +5,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+/** The fields of a /proc stat file after the command name: [7] minor faults, [11] user and [12] system ticks. */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** User + system CPU seconds in the text of a /proc stat file (a process's or a thread's). */
 export function statSeconds(stat: string): number {
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const f = statFields(stat);
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
 /** Minor page faults and system CPU seconds of a process so far (every thread): memory touched for the first time. */
 export function faultsAndSystem(pid: number): { faults: number; systemS: number } {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const v = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return { faults: Number(v[7]), systemS: Number(v[12]) / 100 };
+  const f = statFields(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return { faults: Number(f[7]), systemS: Number(f[12]) / 100 };
 }
 
 /** CPU seconds (user + system, every thread) a process used so far. */
@@ -34,7 +38,7 @@ export function clusterCpuMs(dir: string): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const ppid = Number(statFields(stat)[1]);
       if (Number(entry) === pm || ppid === pm) ms += statSeconds(stat) * 1000;
     } catch {
       // ended meanwhile

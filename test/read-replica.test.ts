@@ -362,19 +362,19 @@ describe('read replica', () => {
       expect(serve.stdout()).not.toContain(readUrl);
       const metricsOf = async () => (await fetch(`http://127.0.0.1:${apiPort}/metrics`)).text();
       const before = await metricsOf();
-      const reads = (text: string, served: string) =>
+      const listReads = (text: string, served: string) =>
         Number(
           new RegExp(`^sluice_list_reads_total\\{served="${served}"\\} (\\d+)$`, 'm').exec(text)?.[1] ??
             Number.NaN,
         );
       const counted = (text: string) =>
-        ['replica', 'primary', 'retried'].map((s) => reads(text, s)).reduce((a, b) => a + b);
-      expect(reads(before, 'replica')).toBe(0);
+        ['replica', 'primary', 'retried'].map((s) => listReads(text, s)).reduce((a, b) => a + b);
+      expect(listReads(before, 'replica')).toBe(0);
       // Each list read is counted once, where it was answered. On a loaded machine the standby can
       // fall more than 1000 ms behind between its check and the read (the store then answers, as
       // it should), so the read is made again until one is answered by the standby.
       let metrics = before;
-      for (let tries = 0; reads(metrics, 'replica') === 0; tries++) {
+      for (let tries = 0; listReads(metrics, 'replica') === 0; tries++) {
         expect(tries).toBeLessThan(20);
         await waitUntil(metricsOf, (m) => m.includes('sluice_read_replica_usable 1'));
         const res = await fetch(`http://127.0.0.1:${apiPort}/organizations/acme/events?limit=5`, {
@@ -385,7 +385,7 @@ describe('read replica', () => {
         expect(counted(after)).toBe(counted(metrics) + 1);
         metrics = after;
       }
-      expect(reads(metrics, 'replica')).toBe(1);
+      expect(listReads(metrics, 'replica')).toBe(1);
     } finally {
       serve.child.kill('SIGTERM');
       await serve.exited;
