@@ -31,6 +31,10 @@ export default defineConfig({
     isolate: false,
     // The longest files start first, in a clean clone too (test/support/sequencer.ts).
     sequence: { sequencer: LongestFirst },
+    // `npm test` records each lane's files in flight for its stall watchdog (scripts/stall-watch.mjs).
+    reporters: process.env.SLUICE_TEST_IN_FLIGHT
+      ? ['default', './test/support/in-flight-reporter.ts']
+      : ['default'],
     // A pg client sent a statement while another waits on it throws, as pg 9 will.
     setupFiles: ['test/support/one-statement-at-a-time.ts'],
     projects: [

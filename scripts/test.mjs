@@ -18,10 +18,12 @@
 // command fails when any lane fails.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
+import { watchLane } from './stall-watch.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const vitest = path.join(root, 'node_modules/vitest/vitest.mjs');
@@ -60,9 +62,18 @@ const removeScratch = () => {
 
 function run(args, env, prefix) {
   return new Promise((resolve) => {
+    // A lane's test files in flight (test/support/in-flight-reporter.ts), for its stall watchdog.
+    const inFlightFile = prefix
+      ? path.join(scratch ?? os.tmpdir(), `sluice-in-flight-${process.pid}-${env.SLUICE_TEST_LANE}.json`)
+      : null;
     const child = spawn(process.execPath, [vitest, 'run', ...args], {
       cwd: root,
-      env: { ...process.env, ...scratchEnv, ...env },
+      env: {
+        ...process.env,
+        ...scratchEnv,
+        ...env,
+        ...(inFlightFile ? { SLUICE_TEST_IN_FLIGHT: inFlightFile } : {}),
+      },
       stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit',
     });
     const tail = [];
@@ -70,6 +81,9 @@ function run(args, env, prefix) {
     // the summary after all lanes says what failed without scrolling up through the other lane.
     const failures = [];
     let inFailures = false;
+    const watch = prefix
+      ? watchLane({ child, inFlightFile, report: (line) => process.stdout.write(`${prefix} ${line}\n`) })
+      : null;
     if (prefix) {
       for (const [stream, out] of [
         [child.stdout, process.stdout],
@@ -79,6 +93,7 @@ function run(args, env, prefix) {
           .createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })
           .on('line', (line) => {
             out.write(`${prefix} ${line}\n`);
+            watch.seen();
             // The closing lines of the lane (files, tests, duration) for the summary.
             const plain = stripVTControlCharacters(line).trim();
             if (/^(Test Files|Tests|Errors|Duration)\b/.test(plain)) tail.push(plain);
@@ -89,7 +104,11 @@ function run(args, env, prefix) {
       }
     }
     for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => child.kill(signal));
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), tail, failures }));
+    child.on('close', (code, signal) => {
+      if (inFlightFile) fs.rmSync(inFlightFile, { force: true });
+      if (watch?.stalled) failures.push('the lane stalled: see its STALLED report above');
+      resolve({ code: watch?.stalled ? 1 : (code ?? (signal ? 1 : 0)), tail, failures });
+    });
   });
 }
 
