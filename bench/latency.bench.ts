@@ -69,7 +69,9 @@
 //                                 for `perf record`, V8's `--log-deopt`)
 //   BENCH_STATEMENT_LOG=file      append every counted statement (pid, database, time, session,
 //                                 text) and its answer to file: where a run's statements and
-//                                 waits go (statement-counter.mjs)
+//                                 waits go (statement-counter.mjs); with BENCH_PHASES=one,
+//                                 `npx tsx bench/statement-timeline.ts file` prints a run's
+//                                 steps' medians
 //   BENCH_PG_LOG=1                log every statement on the platform database (server log, with
 //                                 its duration) to profile where the time goes
 //   BENCH_PGBOUNCER=listen|poll   the API and the workers reach the platform database through
