@@ -13,6 +13,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { pct } from './latency-runs';
 
 const [logFile, profileDir, skipArg] = process.argv.slice(2);
 if (!logFile) {
@@ -31,11 +32,18 @@ const lines: Line[] = fs
   .map(([pid, db, at, session, text]) => ({ pid, db, at: Number(at), session, text }));
 
 const byPid = new Map<string, Line[]>();
-for (const l of lines) byPid.set(l.pid, [...(byPid.get(l.pid) ?? []), l]);
+for (const l of lines) {
+  const own = byPid.get(l.pid);
+  if (own) own.push(l);
+  else byPid.set(l.pid, [l]);
+}
 
 /** When the answer to the statement at `i` of `own` came (its `done` line on the same session). */
-const answered = (own: Line[], i: number) =>
-  own.slice(i + 1).find((l) => l.session === own[i].session && l.text.startsWith('  done'))?.at ?? Number.NaN;
+function answered(own: Line[], i: number): number {
+  for (let j = i + 1; j < own.length; j++)
+    if (own[j].session === own[i].session && own[j].text.startsWith('  done')) return own[j].at;
+  return Number.NaN;
+}
 
 const isExecute = (t: string) => t.startsWith('with t as');
 const apiPid = [...byPid].find(([, own]) => own.some((l) => isExecute(l.text)))?.[0];
@@ -77,10 +85,7 @@ for (const [pid, own] of byPid) {
 }
 runs.sort((a, b) => a.t.fetchSent - b.t.fetchSent);
 const used = runs.slice(SKIP);
-const median = (values: number[]) => {
-  const s = values.filter(Number.isFinite).sort((x, y) => x - y);
-  return s.length > 0 ? s[Math.floor(s.length / 2)] : Number.NaN;
-};
+const median = (values: number[]) => pct(values.filter(Number.isFinite), 50);
 const steps: [string, string, string][] = [
   ['executeSent', 'executeDone', 'the execute statement (its commit and NOTIFY)'],
   ['executeDone', 'fetchSent', 'its answer → the worker fetch sent'],
