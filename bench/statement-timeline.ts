@@ -9,15 +9,30 @@
  * by the log's clock line. The statements are recognised by their text (the queue's fetch, the
  * PostgreSQL source's and sink's own statements): a change to those texts needs one here.
  *
- *   npx tsx bench/statement-timeline.ts LOG [PROFILE_DIR] [SKIP=10]
+ * With `--after-execute=FROM-TO` (ms), the runs are not followed: the profiles are cut to that
+ * window after each execute the bench logged (`bench execute` lines, worker-process.ts), for a
+ * run of any pipeline (bench:pipeline, bench:mariadb with `BENCH_CPU_PROF`).
+ *
+ *   npx tsx bench/statement-timeline.ts LOG [PROFILE_DIR] [SKIP=10] [--after-execute=FROM-TO]
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { pct } from './latency-runs';
 
-const [logFile, profileDir, skipArg] = process.argv.slice(2);
-if (!logFile) {
-  console.error('usage: npx tsx bench/statement-timeline.ts LOG [PROFILE_DIR] [SKIP]');
+const args = process.argv.slice(2);
+const afterExecute = args
+  .find((a) => a.startsWith('--after-execute='))
+  ?.slice('--after-execute='.length)
+  .split('-')
+  .map(Number);
+const [logFile, profileDir, skipArg] = args.filter((a) => !a.startsWith('--'));
+if (
+  !logFile ||
+  (afterExecute && (!profileDir || afterExecute.length !== 2 || !afterExecute.every(Number.isFinite)))
+) {
+  console.error(
+    'usage: npx tsx bench/statement-timeline.ts LOG [PROFILE_DIR] [SKIP] [--after-execute=FROM-TO]',
+  );
   process.exit(2);
 }
 /** The first runs (a cold worker's) left out of the medians. */
@@ -99,18 +114,38 @@ const steps: [string, string, string][] = [
   ['ledgerDone', 'endBegin', "the sink committed → the end's begin (finished_at)"],
   ['executeSent', 'endBegin', "the execute statement sent → the end's begin"],
 ];
-console.log(`${runs.length} runs followed, the first ${Math.min(SKIP, runs.length)} left out; medians:`);
-for (const [from, to, label] of steps)
-  console.log(
-    `${median(used.map((r) => r.t[to] - r.t[from]))
-      .toFixed(1)
-      .padStart(7)} ms  ${label}`,
+/** Each profiled process's windows of the monotonic clock (µs), given it and a wall→monotonic map. */
+type Spans = (pid: string, mono: (wall: number) => number) => (readonly [number, number])[];
+
+if (afterExecute) {
+  const [from, to] = afterExecute;
+  const sent = lines.filter((l) => l.pid === 'bench' && l.db === 'execute').map((l) => l.at);
+  printWindows(
+    profileDir!,
+    (_pid, mono) => sent.map((at) => [mono(at + from), mono(at + to)] as const),
+    `${from}–${to} ms after each of the ${sent.length} executes`,
   );
+} else {
+  console.log(`${runs.length} runs followed, the first ${Math.min(SKIP, runs.length)} left out; medians:`);
+  for (const [from, to, label] of steps)
+    console.log(
+      `${median(used.map((r) => r.t[to] - r.t[from]))
+        .toFixed(1)
+        .padStart(7)} ms  ${label}`,
+    );
+  if (profileDir)
+    printWindows(
+      profileDir,
+      (pid, mono) =>
+        used
+          .filter((r) => r.pid === pid && Number.isFinite(r.t.fetchDone) && Number.isFinite(r.t.sourceBegin))
+          .map((r) => [mono(r.t.fetchDone), mono(r.t.sourceBegin)] as const),
+      "from the fetch's answer to the source's BEGIN",
+    );
+}
 
-if (profileDir) printWindows(profileDir);
-
-/** CPU-profile samples of each worker between its fetch's answer and its source's BEGIN. */
-function printWindows(dir: string) {
+/** CPU-profile samples of each profiled process inside its windows, by function. */
+function printWindows(dir: string, spansOf: Spans, what: string) {
   // The clock line of each process: its wall clock beside its monotonic one (µs), as profiles use.
   const clocks = new Map<string, { wall: number; mono: number }>();
   for (const l of lines) if (l.db === 'clock') clocks.set(l.pid, { wall: l.at, mono: Number(l.session) });
@@ -124,13 +159,15 @@ function printWindows(dir: string) {
     const clock = clocks.get(pid);
     if (!clock) continue;
     const mono = (wall: number) => (wall - clock.wall) * 1000 + clock.mono;
-    const spans = used
-      .filter((r) => r.pid === pid && Number.isFinite(r.t.fetchDone) && Number.isFinite(r.t.sourceBegin))
-      .map((r) => [mono(r.t.fetchDone), mono(r.t.sourceBegin)] as const);
+    const profile = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+    // The windows as far as this profile covers them (an execute of another worker's run lies
+    // outside it; a window may outlast the worker).
+    const spans = spansOf(pid, mono)
+      .map(([a, b]) => [Math.max(a, profile.startTime), Math.min(b, profile.endTime)] as const)
+      .filter(([a, b]) => a < b);
     if (spans.length === 0) continue;
     windows += spans.length;
     for (const [a, b] of spans) windowUs += b - a;
-    const profile = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
     type Node = {
       id: number;
       callFrame: { functionName: string; url: string; lineNumber: number };
@@ -175,7 +212,7 @@ function printWindows(dir: string) {
       .slice(0, n)
       .map(([k, us]) => `  ${per(us).padStart(10)}  ${k}`);
   console.log(
-    `\n${windows} windows from the fetch's answer to the source's BEGIN, ${per(windowUs)} each (${per(idleUs)} of it idle), under the profiler:`,
+    `\n${windows} windows ${what}, ${per(windowUs)} each (${per(idleUs)} of it idle), under the profiler:`,
   );
   console.log('by function, its own time:');
   for (const l of top(self, 20)) console.log(l);
