@@ -18,6 +18,8 @@
 //   BENCH_WARM=1           each run in a worker that ran it once before (a long-running worker)
 //   BENCH_CANDIDATE=dir    the measured run and the "this" side of the A/B from another compiled
 //                          build too (default: this checkout's `sluice`)
+//   BENCH_PERF=dir         Linux `perf record` of each measured worker, native frames too
+//                          (BENCH_PERF_EVENT=page-faults: where memory is first touched)
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';

@@ -10,6 +10,8 @@
 //   BENCH_HTTP_ROWS=300000       HTTP JSON → DuckDB → PostgreSQL records (one response: the 50 MiB
 //                                response bound of docs/connectors/http.md caps it near 450,000)
 //   BENCH_CPU_PROF=dir           write a V8 CPU profile of each worker into dir
+//   BENCH_PERF=dir               Linux `perf record` of each measured worker, native frames too
+//                                (BENCH_PERF_EVENT=page-faults: where memory is first touched)
 //   BENCH_HTTP_WARM=1            the HTTP case also runs in a worker that ran it once before
 //                                (DuckDB's module loaded, as in a long-running worker)
 //   BENCH_RUN_LOG=1              print each measured run's log (which way each step took)

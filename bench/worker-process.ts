@@ -1,6 +1,7 @@
 // `sluice worker` (and other `sluice` commands) as child processes of the benches, exactly as a
 // user starts them, with their resident memory sampled; and a pipeline run measured in a fresh
 // worker (runInWorker: execute → finished, the worker's and the databases' CPU, every row counted).
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { compiledBuildIsFresh } from '../packages/cli/bin/fresh.mjs';
@@ -124,6 +125,34 @@ async function sessionsCpu(database: string): Promise<number> {
  * the run ends); rows/s over the run's own timing and over execute → finished, and the worker's
  * memory. `loaded` counts the target's rows afterwards (must be `n`).
  */
+/**
+ * BENCH_PERF=dir: Linux `perf record` of the worker (every thread, native frames too: DuckDB's,
+ * the kernel's) from execute until the run is seen finished, into dir/worker-PID.data;
+ * BENCH_PERF_EVENT picks the event (default cpu-clock; e.g. page-faults). Read with
+ * `perf report -i FILE --no-children --sort dso,sym`; `--perf-basic-prof` in
+ * BENCH_WORKER_NODE_ARGS names the JavaScript frames.
+ */
+function perfRecord(pid: number): { stop(): Promise<void> } | null {
+  const dir = process.env.BENCH_PERF;
+  if (!dir) return null;
+  fs.mkdirSync(dir, { recursive: true });
+  const event = process.env.BENCH_PERF_EVENT ?? 'cpu-clock';
+  const out = path.join(dir, `worker-${pid}.data`);
+  // A timer samples at 999 Hz; any other event (page-faults) is recorded every time it happens.
+  const rate = event === 'cpu-clock' ? ['-F', '999'] : ['-c', '1'];
+  const child = spawn('perf', ['record', '-q', '-e', event, '-g', ...rate, '-p', String(pid), '-o', out], {
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    async stop() {
+      child.kill('SIGINT');
+      await exited;
+      console.log(`  perf record of the worker (${event}): ${out}`);
+    },
+  };
+}
+
 export async function runInWorker(
   p: Platform,
   pipeline: string,
@@ -190,6 +219,7 @@ export async function runInWorker(
     // rate (reading /proc), which the run competes with; the totals do not depend on the rate.
     const every = Number(process.env.BENCH_TIMELINE ?? 0) === 25 ? 25 : 100;
     const sampler = opts.cpuGroups ? sampleCpu(opts.cpuGroups, { worker: worker.pid }, every) : null;
+    const perf = perfRecord(worker.pid);
     const wallStart = performance.now();
     const executedAt = Date.now();
     const queued = await p.call('POST', `${PE}/pipelines/${pipeline}:execute`, {});
@@ -207,6 +237,7 @@ export async function runInWorker(
     // when the 200 ms poll below first sees it; the polled figure is printed beside it.
     const seenMs = performance.now() - wallStart;
     const wallMs = Date.parse(run.finished_at) - executedAt;
+    await perf?.stop();
     const peaks = worker.peaks();
     const cpu = cpuSeconds(worker.pid) - cpuStart;
     const faultsEnd = faultsAndSystem(worker.pid);
