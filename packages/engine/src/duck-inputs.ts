@@ -19,10 +19,14 @@ export type InputLog = (level: 'info' | 'warn', message: string) => void;
 
 /**
  * Makes the staged input a table (or a view the query reads while the input arrives: `stream`);
- * `columnless` when the input had no columns (it was empty).
+ * `columnless` when the input had no columns (it was empty). `wholeLoad` is awaited before a
+ * large input is parsed whole (the transform then gives DuckDB its loading threads).
  */
-export type LoadInput = (d: Duck, conn: DuckDBConnection) => Promise<Loaded>;
+export type LoadInput = (d: Duck, conn: DuckDBConnection, wholeLoad: () => Promise<void>) => Promise<Loaded>;
 export type Loaded = { columnless: boolean; stream?: StreamedInput };
+
+/** An input that is a JSON records array: streamed into the query, read on one thread (duck-stream.ts). */
+export const streamable = (payload: Payload) => payload.kind === 'json' && payload.array !== undefined;
 
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
@@ -65,11 +69,11 @@ export async function stageInput(
   const table = ident(slug);
   switch (payload.kind) {
     case 'rows':
-      return async (d, conn) => {
+      return async (d, conn, wholeLoad) => {
         if (payload.columns.length === 0) {
           for await (const _ of payload.batches) {
           }
-          return columnless(table, 'VARCHAR')(d, conn);
+          return columnless(table, 'VARCHAR')(d, conn, wholeLoad);
         }
         const cols = payload.columns.map((c) => `${ident(c.name)} ${duckType(c.type)}`).join(', ');
         await conn.run(`CREATE TABLE ${table} (${cols})`);
@@ -107,7 +111,7 @@ export async function stageInput(
           if (records === 0) return columnless(table, 'JSON');
           return whole;
         }
-        return async (d, conn) => {
+        return async (d, conn, wholeLoad) => {
           const stream = await streamArray(conn, table, sampled, dir, slug);
           if (stream) {
             log(
@@ -118,7 +122,8 @@ export async function stageInput(
           }
           log('info', `DuckDB loads the JSON records of ${slug} whole: its columns need its own detection`);
           await appendRest(sampled);
-          return whole(d, conn);
+          await wholeLoad();
+          return whole(d, conn, wholeLoad);
         };
       }
       log('info', `the JSON records of ${slug} reach DuckDB one by one (the source offers no JSON bytes)`);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { csvExport, csvOutput, resultPipe } from './duck-csv';
-import { type LoadInput, literal, stageInput } from './duck-inputs';
+import { type LoadInput, literal, stageInput, streamable } from './duck-inputs';
 import { readsOnce } from './duck-plan';
 import type { StreamedInput } from './duck-stream';
 import { outputConverter, paramValues } from './duck-values';
@@ -139,12 +139,24 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     })());
   try {
     const d = await duck();
+    // The query runs on one thread (below). Inputs that are all JSON records arrays stream into
+    // it and are read on one thread anyway, so their database starts with one: changing the
+    // count makes DuckDB return every freed page of the process to the system (jemalloc's and
+    // malloc's), which the query then faults in again (docs/benchmarks.md). An input that falls
+    // back to a whole load gets the loading threads first (`wholeLoad`).
+    const loadThreads = o.threads ?? 2;
+    let threads = o.inputs.length > 0 && o.inputs.every((i) => streamable(i.payload)) ? 1 : loadThreads;
+    const setThreads = async (n: number) => {
+      if (n === threads) return;
+      await conn?.run(`SET threads = ${n}`);
+      threads = n;
+    };
     instance = await d.DuckDBInstance.create(':memory:', {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
       memory_limit: o.memoryLimit ?? '256MB',
       temp_directory: join(work, 'spill'),
-      threads: String(o.threads ?? 2),
+      threads: String(threads),
     });
     conn = await instance.connect();
     const c = conn;
@@ -160,7 +172,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     for (const stage of staged) {
       if (o.signal.aborted) throw new Canceled();
       const load: LoadInput = await raceAbort(stage, o.signal);
-      const loaded = await raceAbort(track(load(d, c)), o.signal);
+      const loaded = await raceAbort(track(load(d, c, () => setThreads(loadThreads))), o.signal);
       if (loaded.columnless) columnless++;
       if (loaded.stream) streams.push(loaded.stream);
     }
@@ -173,7 +185,7 @@ export async function openTransform(o: TransformOptions): Promise<TransformOutpu
     // order across threads by holding its output back until a large first batch is complete,
     // so a consumer would wait idle instead of starting with the first row. Locked before any
     // user SQL reaches DuckDB.
-    await c.run('SET threads = 1');
+    await setThreads(1);
     await c.run('SET lock_configuration = true');
     // A streamed input is read once, to its end: a query that would read it twice (a self-join)
     // or stop early (LIMIT) gets it as a table, read from the same stream.
