@@ -126,9 +126,9 @@ async function sessionsCpu(database: string): Promise<number> {
  * memory. `loaded` counts the target's rows afterwards (must be `n`).
  */
 /**
- * BENCH_PERF=dir: Linux `perf record` (Debian's linux-perf) of the worker (every thread, native frames too: DuckDB's,
- * the kernel's) from execute until the run is seen finished, into dir/worker-PID.data;
- * BENCH_PERF_EVENT picks the event (default cpu-clock; e.g. page-faults). Read with
+ * BENCH_PERF=dir: Linux `perf record` (Debian's linux-perf) of the worker (every thread, native
+ * frames too: DuckDB's, the kernel's) from execute until the run is seen finished, into
+ * dir/worker-PID.data; BENCH_PERF_EVENT picks the event (default cpu-clock; e.g. page-faults). Read with
  * `perf report -i FILE --no-children --sort dso,sym`; `--perf-basic-prof` in
  * BENCH_WORKER_NODE_ARGS names the JavaScript frames.
  */
