@@ -121,15 +121,10 @@ async function sessionsCpu(database: string): Promise<number> {
 }
 
 /**
- * Executes a deployed pipeline in a fresh worker process (execute through the API, poll until
- * the run ends); rows/s over the run's own timing and over execute → finished, and the worker's
- * memory. `loaded` counts the target's rows afterwards (must be `n`).
- */
-/**
  * BENCH_PERF=dir: Linux `perf record` (Debian's linux-perf) of the worker (every thread, native
  * frames too: DuckDB's, the kernel's) from execute until the run is seen finished, into
- * dir/worker-PID.data; BENCH_PERF_EVENT picks the event (default cpu-clock; e.g. page-faults). Read with
- * `perf report -i FILE --no-children --sort dso,sym`; `--perf-basic-prof` in
+ * dir/worker-PID.data. BENCH_PERF_EVENT picks the event (default cpu-clock; e.g. page-faults).
+ * Read with `perf report -i FILE --no-children --sort dso,sym`; `--perf-basic-prof` in
  * BENCH_WORKER_NODE_ARGS names the JavaScript frames.
  */
 function perfRecord(pid: number): { stop(): Promise<void> } | null {
@@ -143,16 +138,33 @@ function perfRecord(pid: number): { stop(): Promise<void> } | null {
   const child = spawn('perf', ['record', '-q', '-e', event, '-g', ...rate, '-p', String(pid), '-o', out], {
     stdio: 'ignore',
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let failed: Error | null = null;
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    // No perf on this machine (ENOENT): the run is measured without it, and the bench says so.
+    child.once('error', (err) => {
+      failed = err;
+      resolve();
+    });
+  });
   return {
     async stop() {
       child.kill('SIGINT');
       await exited;
-      console.log(`  perf record of the worker (${event}): ${out}`);
+      console.log(
+        failed
+          ? `  no perf record of the worker: ${(failed as Error).message}`
+          : `  perf record of the worker (${event}): ${out}`,
+      );
     },
   };
 }
 
+/**
+ * Executes a deployed pipeline in a fresh worker process (execute through the API, poll until
+ * the run ends); rows/s over the run's own timing and over execute → finished, and the worker's
+ * memory. `loaded` counts the target's rows afterwards (must be `n`).
+ */
 export async function runInWorker(
   p: Platform,
   pipeline: string,
