@@ -347,12 +347,23 @@ describe('browser app', { timeout: 180_000 }, () => {
     await page.getByText('line 100000 of the long log').waitFor();
     const cdp = await context.newCDPSession(page);
     await cdp.send('Performance.enable');
-    const busy = async () => {
+    // The tab's main thread CPU time (ThreadTime). TaskDuration, the wall time of its tasks, also
+    // counts the time a loaded machine keeps the thread off a core: 0.54 of the wall in one CI
+    // run on a slow 2-core machine for the same work that measures 0.04 here.
+    const cpu = async () => {
       const m = (await cdp.send('Performance.getMetrics')).metrics;
-      return m.find((x: { name: string }) => x.name === 'TaskDuration')!.value;
+      return m.find((x: { name: string }) => x.name === 'ThreadTime')!.value;
     };
+    // The machine's speed in the same unit: the tab's CPU time for a fixed loop of 10⁸ additions.
+    const r0 = await cpu();
+    await page.evaluate(() => {
+      let x = 0;
+      for (let i = 0; i < 1e8; i++) x += i;
+      return x;
+    });
+    const reference = (await cpu()) - r0;
     // Lines keep arriving while we measure: 50 every 250 ms, for 5 s.
-    const t0 = await busy();
+    const t0 = await cpu();
     const started = Date.now();
     for (let i = 0; i < 20; i++) {
       await storeQuery(
@@ -365,14 +376,16 @@ describe('browser app', { timeout: 180_000 }, () => {
       await page.waitForTimeout(250);
     }
     await page.getByText('live 1000', { exact: true }).waitFor();
-    const fraction = (await busy()) - t0;
+    const spent = (await cpu()) - t0;
     const wall = (Date.now() - started) / 1000;
-    figures.log_tail_cpu_busy_fraction = +(fraction / wall).toFixed(3);
+    figures.log_tail_cpu_busy_fraction = +(spent / wall).toFixed(3);
+    figures.log_tail_cpu_in_reference_loops = +(spent / reference).toFixed(2);
     figures.log_lines_in_dom = await page.locator('[data-line]').count();
-    // Measured 0.08–0.16 on a quiet 2-core machine and up to 0.34 at load average 20 (the same
-    // work costs more CPU time on contended cores); a tab kept busy by the tail sits near 1. The
-    // bound separates the two without failing on a loaded machine; the figure is reported.
-    expect(fraction / wall).toBeLessThan(0.5);
+    // Measured 3.4–4.0 reference loops on a 2-core Intel Xeon, quiet and at load average 10 (0.03
+    // of the wall); a tab that polls the log 20 times a second cost 6.6, and a tab kept busy by the
+    // tail spends the whole wall, over 100 here. The bound leaves room for a machine whose memory
+    // work is slower than its loops; the figures are reported.
+    expect(spent / reference).toBeLessThan(20);
     expect(await page.locator('[data-line]').count()).toBeLessThan(120);
     await screenshotBoth(page, 'run-log-tail');
     await storeQuery(`update pipeline_runs set state = 'canceled', finished_at = now() where id = $1`, [
