@@ -186,7 +186,9 @@ describe('session pool', () => {
     await b.close();
     // maxIdle 1: one of the two was closed on return (once their resets, which go on after
     // close returns, are done).
-    await vi.waitFor(() => expect(own.stats()).toMatchObject({ opened: 2, closed: 1, idle: 1 }));
+    await vi.waitFor(() => expect(own.stats()).toMatchObject({ opened: 2, closed: 1, idle: 1 }), {
+      timeout: 10_000,
+    });
     const c = await openPgSession(pgConn('x'), octx, signal);
     await own.close();
     await c.close();

@@ -62,8 +62,12 @@ describe('a transform host', () => {
   it('runs DuckDB in its child, which stops once idle and starts again on the next transform', async () => {
     const host = newHost(300);
     expect(host.pid).toBeNull();
-    // The result as COPY CSV, as a SQL sink takes it; the transform's log lines come back.
+    // The result as COPY CSV, as a SQL sink takes it; the transform's log lines come back. The
+    // child is read while it writes the result: once the run has ended, it stops after 300 ms idle,
+    // which a loaded machine can spend before the test reads it.
     let text = '';
+    let pid = 0;
+    let maps = '';
     const h = await harness(
       spec('SELECT id * 10 AS x FROM s ORDER BY id'),
       memoryPorts(
@@ -71,6 +75,8 @@ describe('a transform host', () => {
         {
           load: async (input) => {
             if (input.kind !== 'rows' || !input.csv) throw new Error('CSV expected');
+            pid = host.pid ?? 0;
+            if (pid) maps = fs.readFileSync(`/proc/${pid}/maps`, 'utf8');
             for await (const c of input.csv.chunks) text += Buffer.from(c).toString();
             return { rows: input.csv.count(), bytes: text.length };
           },
@@ -86,10 +92,9 @@ describe('a transform host', () => {
         message: expect.stringMatching(/^DuckDB wrote the result as CSV for COPY \(2 rows/),
       }),
     );
-    const pid = host.pid!;
     expect(pid).toBeGreaterThan(0);
     // DuckDB's library is mapped in the child.
-    expect(fs.readFileSync(`/proc/${pid}/maps`, 'utf8')).toContain('libduckdb');
+    expect(maps).toContain('libduckdb');
     await until(() => host.pid === null && !alive(pid), 'the idle child to stop');
     const again = await runOnce(host, 'SELECT id + 1 AS x FROM s ORDER BY id');
     expect(again.got).toEqual([[2], [3]]);
