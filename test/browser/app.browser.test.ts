@@ -381,11 +381,14 @@ describe('browser app', { timeout: 180_000 }, () => {
     figures.log_tail_cpu_busy_fraction = +(spent / wall).toFixed(3);
     figures.log_tail_cpu_in_reference_loops = +(spent / reference).toFixed(2);
     figures.log_lines_in_dom = await page.locator('[data-line]').count();
-    // Measured 3.4–4.0 reference loops on a 2-core Intel Xeon, quiet and at load average 10 (0.03
-    // of the wall); a tab that polls the log 20 times a second cost 6.6, and a tab kept busy by the
-    // tail spends the whole wall, over 100 here. The bound leaves room for a machine whose memory
-    // work is slower than its loops; the figures are reported.
-    expect(spent / reference).toBeLessThan(20);
+    // Measured 3.0–5.5 reference loops on a 2-core Intel Xeon, quiet, at load average 10 and in CI
+    // (0.03–0.05 of the wall); a tab that polls the log 20 times a second cost 6.6, and a tab kept
+    // busy by the tail spends the whole wall, over 100 here. The old measure (TaskDuration over
+    // the wall) read 0.08–0.16 on a quiet 2-core machine of an earlier session, 2–4 times this
+    // machine's 0.036–0.043: a tab can cost that many more loops where its memory work is slower
+    // than its loops (up to ~16), and a busy one stays well above the bound. The figures are
+    // reported.
+    expect(spent / reference).toBeLessThan(30);
     expect(await page.locator('[data-line]').count()).toBeLessThan(120);
     await screenshotBoth(page, 'run-log-tail');
     await storeQuery(`update pipeline_runs set state = 'canceled', finished_at = now() where id = $1`, [
