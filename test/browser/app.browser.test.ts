@@ -383,7 +383,7 @@ describe('browser app', { timeout: 180_000 }, () => {
     figures.log_lines_in_dom = await page.locator('[data-line]').count();
     // Measured 3.0–5.5 reference loops on a 2-core Intel Xeon, quiet, at load average 10 and in CI
     // (0.03–0.05 of the wall); a tab that polls the log 20 times a second cost 6.6, and a tab kept
-    // busy by the tail spends the whole wall, over 100 here. The old measure (TaskDuration over
+    // busy by the tail would spend the whole wall, ~110 loops here. The old measure (TaskDuration over
     // the wall) read 0.08–0.16 on a quiet 2-core machine of an earlier session, 2–4 times this
     // machine's 0.036–0.043: a tab can cost that many more loops where its memory work is slower
     // than its loops (up to ~16), and a busy one stays well above the bound. The figures are
