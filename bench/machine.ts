@@ -7,11 +7,18 @@
 //   page; filling it again costs the fill alone. The difference over the pages is what a worker
 //   pays each time it uses memory that was given back to the system (a few µs on most hosts;
 //   far more under some hypervisors).
+// - A round trip to PostgreSQL: `select 1` on one session, back to back and after the process
+//   has waited 10 ms and 200 ms. A trivial run one at a time is some thirty such trips and hops
+//   between processes, each after the machine was idle (issue 26 item 1, docs/benchmarks.md).
 //
 //   BENCH_MACHINE_ROUNDS=3   rounds of each figure
 //   BENCH_MACHINE_MB=256     size of the fresh memory filled in each round
+//   SLUICE_BENCH_PG_URL      the PostgreSQL of the round trips (else SLUICE_TEST_PG_URL, else
+//                            postgres://postgres@127.0.0.1:5432/postgres)
 
 import { execFileSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 
 const ROUNDS = Number(process.env.BENCH_MACHINE_ROUNDS ?? 3);
 const MB = Number(process.env.BENCH_MACHINE_MB ?? 256);
@@ -41,9 +48,47 @@ function pageFault(): number {
   return ((first - again) * 1000) / (buf.length / PAGE);
 }
 
+/** Median µs of `select 1` on one session, each after `gapMs` of waiting (0: back to back). */
+async function roundTrips(client: pg.Client, gapMs: number, count: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    if (gapMs > 0) await sleep(gapMs);
+    const t0 = performance.now();
+    await client.query('select 1');
+    times.push((performance.now() - t0) * 1000);
+  }
+  return times.sort((a, b) => a - b)[times.length >> 1];
+}
+
 const fmt = (xs: number[], digits: number) => xs.map((x) => x.toFixed(digits)).join(' / ');
 const loops = Array.from({ length: ROUNDS }, referenceLoop);
 const faults = Array.from({ length: ROUNDS }, pageFault);
 console.log(`Node ${process.version}`);
 console.log(`  reference loop (3·10⁸ additions): ${fmt(loops, 0)} ms`);
 console.log(`  a first-touched 4 KiB page beyond its fill: ${fmt(faults, 2)} µs (${MB} MiB a round)`);
+
+const client = new pg.Client({
+  connectionString:
+    process.env.SLUICE_BENCH_PG_URL ??
+    process.env.SLUICE_TEST_PG_URL ??
+    'postgres://postgres@127.0.0.1:5432/postgres',
+});
+try {
+  await client.connect();
+  await roundTrips(client, 0, 200);
+  const trips: string[] = [];
+  for (const [gap, count] of [
+    [0, 500],
+    [10, 100],
+    [200, 25],
+  ]) {
+    const rounds: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) rounds.push(await roundTrips(client, gap, count));
+    trips.push(`${gap === 0 ? 'back to back' : `after ${gap} ms idle`} ${fmt(rounds, 0)}`);
+  }
+  console.log(`  a PostgreSQL round trip (select 1), p50 µs: ${trips.join('; ')}`);
+} catch (err) {
+  console.log(`  a PostgreSQL round trip: not measured (${(err as Error).message})`);
+} finally {
+  await client.end().catch(() => {});
+}
