@@ -8,8 +8,8 @@
 //   pays each time it uses memory that was given back to the system (a few µs on most hosts;
 //   far more under some hypervisors).
 // - A round trip to PostgreSQL: `select 1` on one session, back to back and after the process
-//   has waited 10 ms and 200 ms. A trivial run one at a time is some thirty such trips and hops
-//   between processes, each after the machine was idle (issue 26 item 1, docs/benchmarks.md).
+//   has waited 10 ms and 200 ms. A trivial run one at a time is some twenty such trips between
+//   processes, most after the process was idle (issue 26 item 1, docs/benchmarks.md).
 //
 //   BENCH_MACHINE_ROUNDS=3   rounds of each figure
 //   BENCH_MACHINE_MB=256     size of the fresh memory filled in each round
