@@ -1,22 +1,15 @@
 // bench:latency's runs (latency.bench.ts): executing trivial runs through the API and reading
 // their latencies back from pipeline_runs, and the bare insert + NOTIFY baseline beside them.
 import pg from 'pg';
+import { printStart, type StartedRun } from './latency-start';
+import { fmt, pct } from './percentile';
 import { dbUrl, PE, type Platform, sql } from './pipeline-support';
 import type { runCost } from './run-cost';
 import type { WorkerProcess } from './worker-process';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A run this much later than its execute to start counts as slow in the phase's timeline. */
-const SLOW_START_MS = 100;
-/** The start of a rated phase, while the pools open sessions for its concurrency. */
-const RAMP_MS = 10_000;
-
-export function pct(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
-}
-export const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
+export { fmt, pct } from './percentile';
 
 export type Lat = { running: number[]; done: number[]; api?: number[] };
 export function report(label: string, l: Lat) {
@@ -181,44 +174,27 @@ export async function sluiceRuns(
     await sleep(100);
   }
   const rows = await watch(
-    `select slug, extract(epoch from started_at) * 1000 as s, extract(epoch from finished_at) * 1000 as f
+    `select slug, extract(epoch from created_at) * 1000 as c, extract(epoch from started_at) * 1000 as s,
+            extract(epoch from finished_at) * 1000 as f
        from pipeline_runs where slug = any($1)`,
     [slugs],
   );
   const lat: Lat = { running: [], done: [], api };
   let last = 0;
-  // When the runs slow to start were executed (second of the phase → how many): a few seconds
-  // holding them all is a stall of the whole path; spread over the phase, a cost of single runs.
-  const slowAt = new Map<number, [number, number]>();
-  // The runs executed after the phase's first RAMP_MS: what the rate costs once the pools have
-  // grown to it (printed beside the whole phase, which stays the figure the targets judge).
-  const settled: number[] = [];
+  const started: StartedRun[] = [];
   for (const r of rows) {
     const t0 = sent.get(r.slug)!;
     lat.running.push(Number(r.s) - t0);
     lat.done.push(Number(r.f) - t0);
-    if (t0 - start >= RAMP_MS) settled.push(Number(r.f) - t0);
     last = Math.max(last, Number(r.f));
-    if (Number(r.s) - t0 > SLOW_START_MS) {
-      const second = Math.floor((t0 - start) / 1000);
-      const [k, worst] = slowAt.get(second) ?? [0, 0];
-      slowAt.set(second, [k + 1, Math.max(worst, Number(r.s) - t0)]);
-    }
+    started.push({
+      sent: t0 - start,
+      created: Number(r.c) - start,
+      started: Number(r.s) - start,
+      finished: Number(r.f) - start,
+    });
   }
-  if (slowAt.size > 0 && count > 100 && held.length === 0) {
-    const seconds = [...slowAt].sort((a, b) => a[0] - b[0]);
-    const total = seconds.reduce((n, [, [k]]) => n + k, 0);
-    console.log(
-      `  runs slower than ${SLOW_START_MS} ms to start: ${total} of ${count}, executed in second ` +
-        seconds.map(([sec, [k, worst]]) => `${sec} (${k}, at most ${fmt(worst)})`).join(', '),
-    );
-  }
-  if (count > 100 && settled.length > 0 && held.length === 0) {
-    console.log(
-      `  the runs executed after the first ${RAMP_MS / 1000} s (${settled.length}): execute→finished ` +
-        `p50 ${fmt(pct(settled, 50))} p99 ${fmt(pct(settled, 99))}`,
-    );
-  }
+  if (count > 100 && held.length === 0) printStart(started);
   return { ...lat, wallMs: last - start, retries };
 }
 
