@@ -126,20 +126,20 @@ export async function ratedPhases(b: LatencyBench, o: RatedOptions) {
     await analyzeIfNoAutovacuum();
     const bareRate = await bareBaseline(b.dst, count, rate);
     report('bare insert+NOTIFY → listener', bareRate);
-    const before = await counters(b.workers);
-    const apiLoad = apiRate
-      ? startApiLoad(`${apiUrl}${o.apiPath}`, host.apiKey, apiRate, o.seconds + 1, o.apiConnections)
-      : null;
-    if (apiLoad) await sleep(1000);
     if (o.warmup > 0) {
       const w = await sluiceRuns(host, o.warmup, 0);
       b.expected += o.warmup;
       console.log(
         `  warm-up (BENCH_RATED_WARMUP): ${o.warmup} runs at once, execute→finished p50 ${fmt(pct(w.done, 50))} ` +
-          `max ${fmt(Math.max(...w.done))}, a second before the phase and not counted in it`,
+          `max ${fmt(Math.max(...w.done))}, just before the phase and not counted in it (nor in its cost per run)`,
       );
       await sleep(1000);
     }
+    const before = await counters(b.workers);
+    const apiLoad = apiRate
+      ? startApiLoad(`${apiUrl}${o.apiPath}`, host.apiKey, apiRate, o.seconds + 1, o.apiConnections)
+      : null;
+    if (apiLoad) await sleep(1000);
     loop.reset();
     waits.take();
     const rated = await sluiceRuns(host, count, rate);

@@ -20,10 +20,10 @@
 //   BENCH_API_LIST=runs           which list: `runs` (the environment's runs, 20 with their
 //                                 steps) or `events` (the organization's events, 20)
 //   BENCH_LATENCY_HIGH_RATE=6000  runs per minute of the sustained phase (BENCH_LATENCY_SECONDS)
-//   BENCH_RATED_WARMUP=0          runs executed at once one second before each rated phase and
-//                                 not counted in it: the phase then starts on workers, sessions and
-//                                 backends a burst has just used (its figures are then not the
-//                                 issue's, and its targets line says so)
+//   BENCH_RATED_WARMUP=0          runs executed at once a second before each rated phase, not
+//                                 counted in its figures nor in its cost per run: the phase then
+//                                 starts on workers, sessions and backends a burst has just used
+//                                 (its figures are then not the issue's; its targets line says so)
 //   BENCH_PHASES=one,rated,api,high,scale   the phases run, in this order
 //   --scale-out                   only the scale-out phase, with BENCH_SCALE=1,2,4,8 and
 //                                 BENCH_CONCURRENCY=2 unless set (`npm run bench:scale`): a

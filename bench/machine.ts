@@ -1,4 +1,4 @@
-// `npm run bench:machine`: two figures of the machine itself, to tell machines apart before
+// `npm run bench:machine`: figures of the machine itself, to tell machines apart before
 // comparing the other benches across them (docs/benchmarks.md). Not a test: it prints figures.
 //
 // - The reference loop: 3·10⁸ additions in one JavaScript loop (the CPU and the JIT, nothing
