@@ -3,12 +3,10 @@
 // garbage collections and wraps pg.Client's query to time every round trip.
 import { PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
+import { pct } from './percentile';
 import type { Platform } from './pipeline-support';
 
-export function pct(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? Number.NaN;
-}
+export { pct };
 
 /**
  * The 5th and 95th percentiles of the p99 ratio over resamples of both stores' requests (drawn
