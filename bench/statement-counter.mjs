@@ -81,21 +81,27 @@ pg.Client.prototype.query = function countedQuery(...args) {
   const params = this.connectionParameters;
   // The bench's own queries (pipeline-support.ts `sql`) are not a run's cost.
   if (params?.application_name !== 'sluice-bench') {
-    counts.statements++;
-    const head = textOf(args[0]).trimStart().slice(0, 40);
+    // Statements sent in one write (the PostgreSQL source's statements-at-once.ts) say what
+    // they hold: each is counted and logged, in order, as if sent alone.
+    const texts = Array.isArray(args[0]?.statements) ? args[0].statements : [textOf(args[0])];
+    counts.statements += texts.length;
+    const head = texts[0].trimStart().slice(0, 40);
     const fetched = head.startsWith('with next as') ? countFetch(args) : null;
     if (head.startsWith('select q.name from unnest')) counts.queue.polls++;
     const db = params?.database ?? '?';
-    counts.byDatabase[db] = (counts.byDatabase[db] ?? 0) + 1;
-    if (committed(this, textOf(args[0])))
-      counts.commitsByDatabase[db] = (counts.commitsByDatabase[db] ?? 0) + 1;
+    counts.byDatabase[db] = (counts.byDatabase[db] ?? 0) + texts.length;
+    for (const text of texts)
+      if (committed(this, text)) counts.commitsByDatabase[db] = (counts.commitsByDatabase[db] ?? 0) + 1;
     if (logFile) {
-      const text = textOf(args[0]).replace(/\s+/g, ' ').trim().slice(0, 160);
       const session = this.processID ?? '?';
       const stamp = () => (performance.timeOrigin + performance.now()).toFixed(1);
-      fs.appendFileSync(logFile, `${process.pid}\t${db}\t${stamp()}\t${session}\t${text}\n`);
-      // A statement's answer is logged too (promise or callback): the time between an answer and
-      // the next statement is the worker's own (JavaScript, timers), not the database's.
+      for (const text of texts) {
+        const line = text.replace(/\s+/g, ' ').trim().slice(0, 160);
+        fs.appendFileSync(logFile, `${process.pid}\t${db}\t${stamp()}\t${session}\t${line}\n`);
+      }
+      // A statement's answer is logged too (promise, callback or a submitted query's own
+      // callback): the time between an answer and the next statement is the worker's own
+      // (JavaScript, timers), not the database's.
       const sent = performance.now();
       const done = () =>
         fs.appendFileSync(
@@ -106,6 +112,12 @@ pg.Client.prototype.query = function countedQuery(...args) {
       if (typeof args[last] === 'function') {
         const callback = args[last];
         args[last] = function answered(...results) {
+          done();
+          return callback.apply(this, results);
+        };
+      } else if (typeof args[0]?.submit === 'function' && typeof args[0].callback === 'function') {
+        const callback = args[0].callback;
+        args[0].callback = function answered(...results) {
           done();
           return callback.apply(this, results);
         };

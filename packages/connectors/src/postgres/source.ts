@@ -7,6 +7,7 @@ import type { PgConnection } from './connect';
 import { pgNativeRows } from './copy-out';
 import { columnsOf } from './operations';
 import { openPgSession } from './session';
+import { statementsAtOnce } from './statements-at-once';
 
 // A pipeline source on PostgreSQL: the query runs in a read-only transaction behind a
 // server-side cursor and is fetched in batches as the payload is read, one batch ahead of the
@@ -32,19 +33,21 @@ export async function readPg(
   let columns: Awaited<ReturnType<typeof columnsOf>>;
   let cursor: CursorTracker | null;
   try {
-    // One snapshot for the whole read, whichever form the consumer takes (COPY and the
-    // cursor's max() then see the same rows).
-    await timed(client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
-    // The extended protocol even without parameters: one statement, never `…; COMMIT; …`.
-    const declare = {
-      text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query.text}`,
-      values: query.values,
-      queryMode: 'extended',
-    } as pg.QueryConfig;
-    await timed(client.query(declare));
-    // One row now: a query that fails on its first row fails here, and the columns are known.
-    // The rest of the first batch is fetched only if the batches are read.
-    probe = await fetch(1);
+    // One round trip (statements-at-once.ts): one snapshot for the whole read, whichever form
+    // the consumer takes (COPY and the cursor's max() then see the same rows); the query
+    // declared through the extended protocol even without parameters (one statement, never
+    // `…; COMMIT; …`); and one row, so a query that fails on its first row fails here and the
+    // columns are known. The rest of the first batch is fetched only if the batches are read.
+    probe = await timed(
+      statementsAtOnce(
+        client,
+        [
+          { text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' },
+          { text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query.text}`, values: query.values },
+        ],
+        { text: fetchOf(1) },
+      ),
+    );
     columns = await timed(columnsOf(client, probe.fields));
     cursor = cursorTracker(step, columns);
   } catch (err) {

@@ -1,0 +1,109 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statementsAtOnce } from './statements-at-once';
+
+// Statements sent together against a real PostgreSQL: one write on the socket, the last
+// statement's rows as the answer, values bound as parameters, and after an error neither the
+// statements after it nor a half-open state on the session.
+
+const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+let client: pg.Client;
+/** Writes down to the client's socket since the last call. */
+let writes = 0;
+const written = () => {
+  const n = writes;
+  writes = 0;
+  return n;
+};
+
+beforeAll(async () => {
+  client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  await client.query('CREATE TEMPORARY TABLE at_once (n int)');
+  // What reaches the socket's handle: corked messages go down together, in one writev.
+  const stream = (
+    client as unknown as {
+      connection: { stream: Record<'_write' | '_writev', (...a: unknown[]) => unknown> };
+    }
+  ).connection.stream;
+  for (const name of ['_write', '_writev'] as const) {
+    const down = stream[name].bind(stream);
+    stream[name] = (...a: unknown[]) => {
+      writes++;
+      return down(...a);
+    };
+  }
+});
+afterAll(async () => {
+  await client.end();
+});
+
+describe('statementsAtOnce', () => {
+  it('sends every statement in one write and answers the last one’s rows', async () => {
+    written();
+    const r = await statementsAtOnce(
+      client,
+      [
+        { text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' },
+        {
+          text: 'DECLARE c NO SCROLL CURSOR FOR SELECT g, $1::text AS t FROM generate_series(1, $2::int) g',
+          values: ["it's", 3],
+        },
+      ],
+      { text: 'FETCH FORWARD 2 FROM c' },
+    );
+    expect(written()).toBe(1);
+    expect(r.rows).toEqual([
+      [1, "it's"],
+      [2, "it's"],
+    ]);
+    expect(r.fields.map((f) => f.name)).toEqual(['g', 't']);
+    expect(client.getTransactionStatus()).toBe('T');
+    const rest = await client.query({ text: 'FETCH FORWARD 5 FROM c', rowMode: 'array' });
+    expect(rest.rows).toEqual([[3, "it's"]]);
+    await client.query('COMMIT');
+  });
+
+  it('stops at the first error: nothing after it runs, and the session goes on after ROLLBACK', async () => {
+    const err = await statementsAtOnce(
+      client,
+      [
+        { text: 'BEGIN' },
+        { text: 'INSERT INTO at_once VALUES (1)' },
+        { text: 'SELECT 1 / $1::int', values: [0] },
+      ],
+      { text: 'INSERT INTO at_once VALUES (2) RETURNING n' },
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '22012' });
+    // The transaction BEGIN opened is aborted, not ended.
+    await expect(client.query('SELECT 1')).rejects.toMatchObject({ code: '25P02' });
+    await client.query('ROLLBACK');
+    expect((await client.query('SELECT count(*)::int AS n FROM at_once')).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('parses each statement alone: a second statement inside one is refused', async () => {
+    const err = await statementsAtOnce(client, [{ text: 'BEGIN READ ONLY' }], {
+      text: 'SELECT 1; COMMIT; INSERT INTO at_once VALUES (3)',
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '42601' });
+    await client.query('ROLLBACK');
+    expect((await client.query('SELECT count(*)::int AS n FROM at_once')).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('refuses a value pg cannot send before anything runs, and the session stays ready', async () => {
+    const bad = {
+      toPostgres() {
+        throw new Error('no text for this value');
+      },
+    };
+    written();
+    const err = await statementsAtOnce(client, [{ text: 'INSERT INTO at_once VALUES ($1)', values: [bad] }], {
+      text: 'SELECT 1',
+    }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('no text for this value');
+    expect((await client.query('SELECT count(*)::int AS n FROM at_once')).rows).toEqual([{ n: 0 }]);
+    expect(client.getTransactionStatus()).toBe('I');
+    expect(written()).toBeGreaterThan(0);
+  });
+});
