@@ -108,52 +108,73 @@ export function pgNativeRows(
         }
         rows = copy.rowCount;
       }
-      let next: string | null = null;
-      if (index !== null) {
-        // The cursor's statements below run under the limit again. Without them COMMIT ends the
-        // transaction, and the local setting with it.
-        await timed(client.query(RESTORE_SQL, [saved.rows[0].t]));
-        let greatest: unknown;
-        if (scan && !scan.failed && scan.complete) {
-          // The binary value goes back as a binary parameter: PostgreSQL prints it as max() would.
-          const bytes = scan.max();
-          greatest =
-            bytes === null
-              ? null
-              : (
-                  await timed(
-                    client.query<unknown[]>({
-                      text: `SELECT $1::${scanned!.cast}`,
-                      values: [bytes],
-                      rowMode: 'array',
-                    }),
-                  )
-                ).rows[0][0];
-        } else {
-          const name = quoteIdent(columns[index].name, 'postgres');
-          const r = await timed(
-            client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM ${text} q`, rowMode: 'array' }),
-          );
-          greatest = r.rows[0][0];
-        }
-        const tracker = cursorTracker(step, columns)!;
-        const row: unknown[] = columns.map(() => null);
-        row[index] = greatest;
-        tracker.observe([row]);
-        next = tracker.value();
+      if (index === null) {
+        // Every row is out and no cursor is read after them: the consumer's read ends here, and
+        // the read-only snapshot ends beside the consumer's own end (its COMMIT), not before it.
+        finished = true;
+        void endSnapshot();
+        return;
       }
+      // The cursor's statements below run under the limit again. Without them COMMIT ends the
+      // transaction, and the local setting with it.
+      await timed(client.query(RESTORE_SQL, [saved.rows[0].t]));
+      let greatest: unknown;
+      if (scan && !scan.failed && scan.complete) {
+        // The binary value goes back as a binary parameter: PostgreSQL prints it as max() would.
+        const bytes = scan.max();
+        greatest =
+          bytes === null
+            ? null
+            : (
+                await timed(
+                  client.query<unknown[]>({
+                    text: `SELECT $1::${scanned!.cast}`,
+                    values: [bytes],
+                    rowMode: 'array',
+                  }),
+                )
+              ).rows[0][0];
+      } else {
+        const name = quoteIdent(columns[index].name, 'postgres');
+        const r = await timed(
+          client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM ${text} q`, rowMode: 'array' }),
+        );
+        greatest = r.rows[0][0];
+      }
+      const tracker = cursorTracker(step, columns)!;
+      const row: unknown[] = columns.map(() => null);
+      row[index] = greatest;
+      tracker.observe([row]);
+      // With a cursor the consumer waits for it: a failure here must still reach the sink
+      // before it commits, or the rows would be committed without the cursor that follows them.
       await timed(client.query('COMMIT'));
       finished = true;
-      done.resolve(next);
+      done.resolve(tracker.value());
+      await session.close();
     } catch (err) {
       finished = true;
       const mapped = session.error(err, query.values);
       done.reject(mapped);
+      await session.close();
       throw mapped;
     } finally {
-      if (!finished) done.reject(new NotConsumedError());
-      await session.close();
+      if (!finished) {
+        done.reject(new NotConsumedError());
+        await session.close();
+      }
     }
+  }
+
+  /**
+   * COMMIT of a read whose rows are all out, then the session back. The rows came from one
+   * snapshot and nothing is read after them, so a failure here changes no result: the session is
+   * then not reused (run-session.ts keeps only a session that is idle). The source step ends once
+   * this settles.
+   */
+  async function endSnapshot(): Promise<void> {
+    await timed(client.query('COMMIT')).catch(() => {});
+    done.resolve(null);
+    await session.close().catch(() => {});
   }
 
   return {

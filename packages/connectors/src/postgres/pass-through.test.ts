@@ -133,6 +133,29 @@ describe('postgres → postgres pass-through', () => {
     expect(await dump(DST, 't1')).toEqual(await dump(SRC, 'tricky'));
   });
 
+  it("ends the source's snapshot once its rows are out, beside the sink's end, when no cursor is read", async () => {
+    await sql(DST, 'CREATE TABLE t_snap (id int PRIMARY KEY, h text)');
+    const from = source('SELECT * FROM big WHERE id <= 1000');
+    const out = await postgres.source.read(connection(SRC), from, ctx);
+    const result = await postgres.sink.write(
+      connection(DST),
+      out.payload,
+      sink({ table: 't_snap', mode: 'insert' }),
+      ctx,
+    );
+    expect(result.rows).toBe(1000);
+    expect(await out.nextCursor()).toBeNull();
+    // The source's session has ended its read-only transaction once its step is done (the
+    // session itself may still be closing).
+    const open = await sql(
+      SRC,
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state <> 'idle'",
+      [SRC],
+    );
+    expect(open[0].n).toBe(0);
+    expect((await sql(DST, 'SELECT count(*)::int AS n FROM t_snap'))[0].n).toBe(1000);
+  });
+
   it('creates a missing table and still passes through', async () => {
     const { result, to } = await copy('SELECT id, txt, b, ts, n FROM tricky', {
       table: 't_created',
