@@ -20,6 +20,8 @@ export type RecordsApiPeer = {
   received: string[];
   /** Records per response and the pause before each one; change between runs. */
   set(opts: { perResponse?: number; delayMs?: number }): void;
+  /** Holds every `/orders` request before its answer until the returned function is called. */
+  hold(): () => void;
   /** Resolves with the first request matching `pred` (already seen or future). */
   waitForRequest(pred: (r: RecordsRequest) => boolean, ms?: number): Promise<RecordsRequest>;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ export async function startRecordsApi(
   const requests: RecordsRequest[] = [];
   const received: string[] = [];
   const waiters = new Set<() => void>();
+  let gate: Promise<void> | null = null;
   const notify = () => {
     for (const w of waiters) w();
   };
@@ -65,6 +68,7 @@ export async function startRecordsApi(
     };
     requests.push(seen);
     notify();
+    if (gate) await gate;
     const after = Number(query.after) || 0;
     let closed = false;
     res.on('close', () => {
@@ -92,6 +96,16 @@ export async function startRecordsApi(
     set(o) {
       if (o.perResponse !== undefined) perResponse = o.perResponse;
       if (o.delayMs !== undefined) delayMs = o.delayMs;
+    },
+    hold() {
+      let release = () => {};
+      gate = new Promise<void>((resolve) => {
+        release = () => {
+          gate = null;
+          resolve();
+        };
+      });
+      return release;
     },
     waitForRequest(pred, ms = 30_000) {
       return new Promise((resolve, reject) => {

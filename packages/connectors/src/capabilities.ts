@@ -9,6 +9,7 @@ const capabilityWords: Record<CapabilityName, string> = {
   source: 'pipeline sources',
   sink: 'pipeline sinks',
   ledger: 'a sink ledger',
+  sessions: 'pooled sessions',
   discover: 'schema import',
   branches: 'branch listing',
   proof: 'proof',

@@ -6,7 +6,7 @@ import { queryMysql } from './mysql/connect';
 import { mysqlConfigSchema } from './mysql/index';
 import { openMysqlSession } from './mysql/session';
 import { postgresConfigSchema } from './postgres/index';
-import { openPgSession } from './postgres/session';
+import { openPgSession, warmPgSession } from './postgres/session';
 import { createSessionPool, type SessionPool, sessionKey } from './session-pool';
 import { type ConnectorContext, defaultLimits } from './types';
 
@@ -175,6 +175,50 @@ describe('session pool', () => {
     const [{ id: id3 }] = await queryMysql<{ id: number }[]>(s3.connection, 'SELECT CONNECTION_ID() AS id');
     expect(id3).not.toBe(id2);
     await s3.close();
+  });
+
+  it('warms a session ahead: an acquire that comes before its open ends waits for it and takes it', async () => {
+    const own = createSessionPool({ maxIdle: 4 });
+    const octx = { ...ctx, sessions: own };
+    warmPgSession(pgConn('warm'), octx, { readOnly: false });
+    // A second warm of the same key while the first is opening opens nothing more.
+    warmPgSession(pgConn('warm'), octx, { readOnly: false });
+    const s = await openPgSession(pgConn('warm'), octx, signal);
+    expect(own.stats()).toMatchObject({ opened: 1, reused: 1 });
+    const pid = (await s.client.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+    await s.close();
+    // Idle once its reset is done: warming the key again opens nothing.
+    const again = await openPgSession(pgConn('warm'), octx, signal);
+    expect((await again.client.query('SELECT pg_backend_pid() AS p')).rows[0].p).toBe(pid);
+    await again.close();
+    await vi.waitFor(() => expect(own.stats().idle).toBe(1), { timeout: 10_000 });
+    warmPgSession(pgConn('warm'), octx, { readOnly: false });
+    // Another identity (read-only) is a key of its own: warmed, it is idle once open.
+    warmPgSession(pgConn('warm'), octx, { readOnly: true });
+    await vi.waitFor(() => expect(own.stats()).toMatchObject({ opened: 2, idle: 2 }), { timeout: 10_000 });
+    await own.close();
+    expect(own.stats()).toMatchObject({ closed: 2, idle: 0 });
+  });
+
+  it('drops a warm open that fails: the acquire after it opens its own and reports its error', async () => {
+    const own = createSessionPool({ maxIdle: 4 });
+    const octx = { ...ctx, sessions: own };
+    const nowhere = pgConn('nowhere');
+    nowhere.config = { ...nowhere.config, port: 1 };
+    warmPgSession(nowhere, octx, { readOnly: false });
+    await expect(openPgSession(nowhere, octx, signal)).rejects.toMatchObject({ code: 'CONNECTION_FAILED' });
+    expect(own.stats()).toMatchObject({ opened: 0, idle: 0 });
+    await own.close();
+  });
+
+  it('closes a session it warms once the pool is closed', async () => {
+    const own = createSessionPool({ maxIdle: 4 });
+    warmPgSession(pgConn('late'), { ...ctx, sessions: own }, { readOnly: false });
+    await own.close();
+    expect(own.stats()).toMatchObject({ opened: 1, closed: 1, idle: 0 });
+    // A closed pool warms nothing.
+    warmPgSession(pgConn('later'), { ...ctx, sessions: own }, { readOnly: false });
+    expect(own.stats().opened).toBe(1);
   });
 
   it('closes its idle sessions, and a session handed back after close', async () => {

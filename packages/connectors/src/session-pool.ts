@@ -60,6 +60,13 @@ export type Held = {
 export type SessionPool = {
   acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>>;
   /**
+   * Opens a session of this identity in the background, into the idle sessions, unless one is
+   * idle, being reset or opening already: a run asks for its sink's session this way while its
+   * source opens, and the sink's `acquire` takes it (or waits for its open). Never throws: a
+   * failed open is dropped, and the acquire that follows opens its own and reports its error.
+   */
+  warm<T>(identity: SessionIdentity, kind: SessionKind<T>): void;
+  /**
    * Keeps `held` under `key` until `take` hands it out, `idleMs` pass or the pool closes (then
    * it is closed). One per key: an older one under the same key is closed.
    */
@@ -147,6 +154,8 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
   // Resets under way per key: a run hands its session back without waiting for the reset (a
   // round trip), and an acquire of the same key waits for one rather than opening a new session.
   const resetting = new Map<string, Set<Promise<void>>>();
+  // Opens under way by `warm`, one per key: an acquire of the key waits for it too.
+  const opening = new Map<string, Promise<void>>();
   let closed = false;
   const counts = { opened: 0, reused: 0, closed: 0 };
   const held = new Map<string, { held: Held; timer: NodeJS.Timeout }>();
@@ -174,6 +183,42 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
     counts.closed++;
     await e.kind.close(e.session).catch(() => {});
   };
+  const usable = (e: Entry) => !e.gone && Date.now() - e.born < maxAgeMs;
+  /** A session just opened, watched for its end by the server or the network. */
+  const entryOf = (key: string, session: unknown, kind: SessionKind<unknown>): Entry => {
+    counts.opened++;
+    const e: Entry = {
+      key,
+      session,
+      kind,
+      born: Date.now(),
+      idleSince: 0,
+      idle: false,
+      timer: null,
+      gone: false,
+    };
+    kind.onGone(session, () => {
+      e.gone = true;
+      if (e.idle) void drop(e);
+    });
+    return e;
+  };
+  /** Puts a session among the idle ones, until `idleMs` pass or the bound pushes it out. */
+  const park = async (e: Entry) => {
+    e.idle = true;
+    e.idleSince = Date.now();
+    const same = idle.get(e.key) ?? [];
+    same.push(e);
+    idle.set(e.key, same);
+    order.add(e);
+    e.timer = setTimeout(() => void drop(e), idleMs);
+    e.timer.unref();
+    // Over the bound: the session idle the longest goes.
+    while (order.size > opts.maxIdle) {
+      const oldest = order.values().next().value as Entry;
+      await drop(oldest);
+    }
+  };
 
   return {
     async acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>> {
@@ -184,38 +229,22 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
         while (!closed && list && list.length > 0) {
           const e = list[list.length - 1];
           unidle(e);
-          if (!e.gone && Date.now() - e.born < maxAgeMs) {
+          if (usable(e)) {
             entry = e;
             break;
           }
           void drop(e);
         }
         const pending = resetting.get(key);
-        if (entry || closed || !pending) break;
-        // A session of this key is being reset: it is idle within a round trip.
-        await Promise.race(pending);
+        const warming = opening.get(key);
+        if (entry || closed || (!pending && !warming)) break;
+        // A session of this key is being reset (idle within a round trip) or opened ahead by
+        // `warm` (sooner than one opened now).
+        await Promise.race([...(pending ?? []), ...(warming ? [warming] : [])]);
       }
       const reused = entry !== null;
       if (entry) counts.reused++;
-      else {
-        const session = await kind.open();
-        counts.opened++;
-        const e: Entry = {
-          key,
-          session,
-          kind: kind as SessionKind<unknown>,
-          born: Date.now(),
-          idleSince: 0,
-          idle: false,
-          timer: null,
-          gone: false,
-        };
-        kind.onGone(session, () => {
-          e.gone = true;
-          if (e.idle) void drop(e);
-        });
-        entry = e;
-      }
+      else entry = entryOf(key, await kind.open(), kind as SessionKind<unknown>);
       const e = entry;
       let released = false;
       return {
@@ -252,20 +281,28 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
         ]);
         clearTimeout(timer);
         if (!ok || closed || e.gone) return drop(e);
-        e.idle = true;
-        e.idleSince = Date.now();
-        const same = idle.get(key) ?? [];
-        same.push(e);
-        idle.set(key, same);
-        order.add(e);
-        e.timer = setTimeout(() => void drop(e), idleMs);
-        e.timer.unref();
-        // Over the bound: the session idle the longest goes.
-        while (order.size > opts.maxIdle) {
-          const oldest = order.values().next().value as Entry;
-          await drop(oldest);
-        }
+        await park(e);
       }
+    },
+    warm<T>(identity: SessionIdentity, kind: SessionKind<T>) {
+      // A pool that keeps no idle session could not keep it either.
+      if (closed || opts.maxIdle === 0) return;
+      const key = sessionKey(identity);
+      if (idle.get(key)?.some(usable) || resetting.has(key) || opening.has(key)) return;
+      const done: Promise<void> = kind
+        .open()
+        .then(
+          (session) => {
+            const e = entryOf(key, session, kind as SessionKind<unknown>);
+            return closed || e.gone ? drop(e) : park(e);
+          },
+          () => {},
+        )
+        .catch(() => {})
+        .finally(() => {
+          if (opening.get(key) === done) opening.delete(key);
+        });
+      opening.set(key, done);
     },
     hold(key, h, idleMs) {
       void takeHeld(key)?.close();
@@ -286,7 +323,13 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
       const kept = [...held.keys()].map((k) => takeHeld(k)!);
       // A session whose reset is under way is closed when the reset ends (closed is set).
       const resets = [...resetting.values()].flatMap((set) => [...set]);
-      await Promise.all([...[...order].map(drop), ...kept.map((h) => h.close()), ...resets]);
+      // A session `warm` is opening is closed once open (closed is set).
+      await Promise.all([
+        ...[...order].map(drop),
+        ...kept.map((h) => h.close()),
+        ...resets,
+        ...opening.values(),
+      ]);
     },
   };
 }

@@ -209,6 +209,17 @@ export type SinkCapability<C = any, K = any> = {
   load(): Promise<void>;
 };
 
+/** Kinds whose pipeline sessions a worker keeps between runs (session-pool.ts). */
+export type SessionsCapability<C = any, K = any> = {
+  /**
+   * Opens in the background the session a step on this data source will take from
+   * `ctx.sessions`, unless one is idle or opening already: a run warms its sinks' sessions
+   * while its source opens (docs/scaling.md "A sink's session opens beside the source").
+   * Returns at once and never throws; without `ctx.sessions` it does nothing.
+   */
+  warm(conn: Connection<C, K>, ctx: ConnectorContext, opts: { readOnly: boolean }): void;
+};
+
 /** Sinks that record each write under its commit key, in the target's own transaction. */
 export type LedgerCapability<C = any, K = any> = {
   /** What earlier attempts committed under commit keys starting with `keyPrefix`, or null. */
@@ -318,6 +329,7 @@ export type Capabilities<C = any, K = any, S = any> = {
   source: SourceCapability<C, K>;
   sink: SinkCapability<C, K>;
   ledger: LedgerCapability<C, K>;
+  sessions: SessionsCapability<C, K>;
   discover: DiscoverCapability<C, K>;
   branches: BranchesCapability<C, K>;
   /** Git-backed kinds: what proof observations read (docs/proof.md). */

@@ -46,6 +46,10 @@ export const mysql = {
     load: loadedBy(sinkCode),
   },
   changes: mysqlChanges,
+  sessions: {
+    warm: (conn, ctx, opts) =>
+      void import('./session').then((m) => m.warmMysqlSession(conn, ctx, opts)).catch(() => {}),
+  },
   ledger: {
     committedWrites: async (conn, step, keyPrefix, ctx) =>
       (await import('./ledger')).committedWrites(conn, step, keyPrefix, ctx),

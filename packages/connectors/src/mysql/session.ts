@@ -1,6 +1,6 @@
 import type mysql from 'mysql2';
 import { openRunSession } from '../relational/run-session';
-import type { SessionKind } from '../session-pool';
+import type { SessionIdentity, SessionKind } from '../session-pool';
 import type { ConnectorContext, ConnectorError } from '../types';
 import { closeMysql, connectMysql, type MysqlConnection, mysqlError, prepareMysqlSession } from './connect';
 import { destroyAndKill } from './kill';
@@ -44,6 +44,24 @@ function mysqlKind(
   };
 }
 
+/** What a pooled session of this data source is keyed by (session-pool.ts). */
+const mysqlIdentity = (conn: MysqlConnection, ctx: ConnectorContext, readOnly: boolean): SessionIdentity => ({
+  type: 'mysql',
+  config: conn.config,
+  credentials: conn.credentials,
+  readOnly,
+  policy: ctx.policy,
+});
+
+/** The pool's `warm` for a MySQL/MariaDB session (the `sessions` capability). */
+export function warmMysqlSession(
+  conn: MysqlConnection,
+  ctx: ConnectorContext,
+  opts: { readOnly: boolean },
+): void {
+  ctx.sessions?.warm(mysqlIdentity(conn, ctx, opts.readOnly), mysqlKind(conn, ctx, opts.readOnly));
+}
+
 export async function openMysqlSession(
   conn: MysqlConnection,
   ctx: ConnectorContext,
@@ -56,13 +74,7 @@ export async function openMysqlSession(
   const run = await openRunSession({
     ctx,
     signal,
-    identity: {
-      type: 'mysql',
-      config: conn.config,
-      credentials: conn.credentials,
-      readOnly,
-      policy: ctx.policy,
-    },
+    identity: mysqlIdentity(conn, ctx, readOnly),
     kind: mysqlKind(conn, { ...ctx, signal }, readOnly),
     // Torn down mid-statement (an abort, a deadline): the statement is stopped on the server too.
     destroy: destroyAndKill(conn, ctx),

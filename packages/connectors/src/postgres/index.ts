@@ -8,6 +8,7 @@ import { postgresConfigSchema, postgresCredentialsSchema, postgresStatementSchem
 import type { PgConnection } from './connect';
 import { committedWrites } from './ledger';
 import { executePg, importPgSchema, testPg } from './operations';
+import { warmPgSession } from './session';
 import { writePg } from './sink';
 import { readPg } from './source';
 
@@ -37,6 +38,7 @@ export const postgres = {
     write: (conn, input, step, ctx) => writePg(conn, input, step, ctx),
     load: loadedWithConnector,
   },
+  sessions: { warm: (conn, ctx, opts) => warmPgSession(conn, ctx, opts) },
   ledger: { committedWrites: (conn, step, keyPrefix, ctx) => committedWrites(conn, step, keyPrefix, ctx) },
   // Change data capture (docs/cdc.md).
   changes: {

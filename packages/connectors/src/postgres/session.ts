@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { openRunSession } from '../relational/run-session';
-import type { SessionKind } from '../session-pool';
+import type { SessionIdentity, SessionKind } from '../session-pool';
 import type { ConnectorContext, ConnectorError } from '../types';
 import { closePg, connectPg, destroy, type PgConnection, pgError } from './connect';
 
@@ -37,6 +37,20 @@ function pgKind(conn: PgConnection, ctx: ConnectorContext, readOnly: boolean): S
   };
 }
 
+/** What a pooled session of this data source is keyed by (session-pool.ts). */
+const pgIdentity = (conn: PgConnection, ctx: ConnectorContext, readOnly: boolean): SessionIdentity => ({
+  type: 'postgres',
+  config: conn.config,
+  credentials: conn.credentials,
+  readOnly,
+  policy: ctx.policy,
+});
+
+/** The pool's `warm` for a PostgreSQL session (the `sessions` capability). */
+export function warmPgSession(conn: PgConnection, ctx: ConnectorContext, opts: { readOnly: boolean }): void {
+  ctx.sessions?.warm(pgIdentity(conn, ctx, opts.readOnly), pgKind(conn, ctx, opts.readOnly));
+}
+
 export async function openPgSession(
   conn: PgConnection,
   ctx: ConnectorContext,
@@ -47,13 +61,7 @@ export async function openPgSession(
   const run = await openRunSession({
     ctx,
     signal,
-    identity: {
-      type: 'postgres',
-      config: conn.config,
-      credentials: conn.credentials,
-      readOnly,
-      policy: ctx.policy,
-    },
+    identity: pgIdentity(conn, ctx, readOnly),
     kind: pgKind(conn, { ...ctx, signal }, readOnly),
     destroy,
     idle: (client) => client.getTransactionStatus() === 'I',

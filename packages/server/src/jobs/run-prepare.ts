@@ -216,6 +216,20 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
     }
   }
 
+  // A sink's session opens now, beside the reads below and the source's open, instead of after
+  // the source's first rows (docs/scaling.md "A sink's session opens beside the source").
+  if (deps.sessions) {
+    for (const step of spec.steps) {
+      const c = step.kind === 'sink' ? connections.get(step.slug) : undefined;
+      if (!c) continue;
+      optionalCapability(c.definition, 'sessions')?.warm(
+        c.connection,
+        { ...c.ctx, sessions: deps.sessions },
+        { readOnly: false },
+      );
+    }
+  }
+
   // Secrets and variables no template can reach are not read (nor decrypted).
   const [secrets, variables, input, cursors] = await Promise.all([
     uses.secrets

@@ -17,6 +17,7 @@ import {
 
 const CANARY = `CanaryRegion${randomBytes(9).toString('hex')}`;
 const SINK_DB = `sluice_runs_sink_${process.pid}_${randomBytes(3).toString('hex')}`;
+const SINK_DB_2 = `${SINK_DB}_2`;
 
 describe('run execution', () => {
   let t: TestApp;
@@ -112,6 +113,66 @@ describe('run execution', () => {
     expect(api.requests.find((r) => r.run === 'second')?.after).toBe('5');
     expect((await sinkRows()).map((r) => Number(r.id))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect((await checkpoints())[0]).toMatchObject({ cursor: '10', run_slug: 'second' });
+  });
+
+  it("opens the sink's session while the source is still waiting for its first answer", async () => {
+    // A data source of its own: no session of it is pooled by the runs before.
+    const other = await createSinkDatabase(SINK_DB_2);
+    try {
+      const u = new URL(process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+      const created = await call('POST', '/organizations/acme/data-sources', {
+        type: 'postgres',
+        name: 'Warehouse 2',
+        slug: 'warehouse-2',
+        config: {
+          host: u.hostname,
+          port: Number(u.port || 5432),
+          database: SINK_DB_2,
+          user: decodeURIComponent(u.username || 'postgres'),
+          allow_private_hosts: true,
+        },
+        credentials: { password: decodeURIComponent(u.password) || 'unused' },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      await deployOrdersPipeline((m, url, b) => call(m, url, b), {
+        apiUrl: api.url,
+        sinkDatabase: SINK_DB_2,
+        pipeline: 'orders-warm',
+        firstTime: false,
+        bindings: [
+          ['shop-api', 'shop-api'],
+          ['warehouse', 'warehouse-2'],
+        ],
+      });
+      const release = api.hold();
+      try {
+        const res = await call('POST', `${pe}/pipelines/orders-warm:execute`, {
+          input: { region: 'eu' },
+          run_slug: 'warm',
+        });
+        expect(res.statusCode, res.body).toBe(202);
+        const asked = await api.waitForRequest((r) => r.run === 'warm');
+        // No row has come yet, and the sink's session is open on its server.
+        const backends = await waitUntil(
+          () =>
+            pgQuery(
+              SINK_DB_2,
+              "select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'sluice'",
+            ),
+          (rows) => rows[0].n > 0,
+          10_000,
+        );
+        expect(backends[0].n).toBe(1);
+        expect(asked.completed).toBe(false);
+      } finally {
+        release();
+      }
+      const run = await waitUntil(() => call('GET', `${pe}/runs/warm`).then((r) => r.json()), terminal);
+      expect(run.state, JSON.stringify(run)).toBe('succeeded');
+      expect(await pgQuery(SINK_DB_2, 'select count(*)::int as n from orders')).toEqual([{ n: 5 }]);
+    } finally {
+      await other.drop();
+    }
   });
 
   it('stops a running run within seconds of a cancel; nothing committed, cursor kept', async () => {
