@@ -10,6 +10,7 @@ import { CopyFramesOut } from './copy-frames-out';
 import { CopyOutStream } from './copy-out-stream';
 import type { PgSession } from './session';
 import { LIFT_SQL, RESTORE_SQL } from './statement-limit';
+import { type Statement, statementsAtOnce } from './statements-at-once';
 
 // The PostgreSQL source's native form: `COPY (query) TO STDOUT` on the source's own session
 // and snapshot (REPEATABLE READ, begun before the cursor was declared), offered beside the
@@ -43,23 +44,38 @@ const PREPARED = 'sluice_copy_source';
  */
 const nested = (text: string) => `(${text.replace(/;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/, '')}\n)`;
 
-/** The query's text with every parameter written in as a typed literal, as a subquery. */
-async function inlineQuery(session: PgSession, step: StepContext, query: CompiledStatement): Promise<string> {
-  if (query.values.length === 0) return nested(query.text);
+/**
+ * The query's text with every parameter written in as a typed literal, as a subquery, and the
+ * session's statement_timeout lifted for the COPY (`saved`: the value it had), in one round
+ * trip: the query is prepared, its parameter types read and the limit lifted in one statement,
+ * and the prepared statement deallocated, all in one message (statements-at-once.ts).
+ */
+async function inlineAndLift(
+  session: PgSession,
+  step: StepContext,
+  query: CompiledStatement,
+): Promise<{ text: string; saved: string }> {
   const { client, timed } = session;
-  await timed(client.query(`PREPARE ${PREPARED} AS ${query.text}`));
+  if (query.values.length === 0) {
+    const r = await timed(client.query<{ t: string }>(LIFT_SQL));
+    return { text: nested(query.text), saved: r.rows[0].t };
+  }
   const r = await timed(
-    client.query<{ types: string[] }>(
-      'SELECT parameter_types::text[] AS types FROM pg_catalog.pg_prepared_statements WHERE name = $1',
-      [PREPARED],
+    statementsAtOnce(
+      client,
+      [{ text: `PREPARE ${PREPARED} AS ${query.text}` }],
+      {
+        text: `${LIFT_SQL}, (SELECT parameter_types::text[] FROM pg_catalog.pg_prepared_statements WHERE name = $1)`,
+        values: [PREPARED],
+      },
+      [{ text: `DEALLOCATE ${PREPARED}` }],
     ),
   );
-  await timed(client.query(`DEALLOCATE ${PREPARED}`));
-  const types = r.rows[0].types;
+  const [saved, , types] = r.rows[0] as [string, string, string[]];
   const literals = query.values.map((v, i) =>
     v === null ? `NULL::${types[i]}` : `${client.escapeLiteral(String(v))}::${types[i]}`,
   );
-  return nested(sourceQuery(step, 'postgres', (i) => `(${literals[i]})`).text);
+  return { text: nested(sourceQuery(step, 'postgres', (i) => `(${literals[i]})`).text), saved };
 }
 
 export type PgNative = { rows: NativeRows; used(): boolean; nextCursor(): Promise<string | null> };
@@ -85,9 +101,8 @@ export function pgNativeRows(
   async function* chunks(format: 'binary' | 'text', framed: boolean): AsyncGenerator<Uint8Array> {
     let finished = false;
     try {
-      const text = await inlineQuery(session, step, query);
       // One statement carries every row: the sink bounds the time between chunks instead.
-      const saved = await timed(client.query<{ t: string }>(LIFT_SQL));
+      const { text, saved } = await inlineAndLift(session, step, query);
       const statement = `COPY ${text} TO STDOUT (FORMAT ${format})`;
       const scanned = scannedOf(format);
       const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;
@@ -115,39 +130,26 @@ export function pgNativeRows(
         void endSnapshot();
         return;
       }
-      // The cursor's statements below run under the limit again. Without them COMMIT ends the
-      // transaction, and the local setting with it.
-      await timed(client.query(RESTORE_SQL, [saved.rows[0].t]));
-      let greatest: unknown;
+      // The cursor's statement runs under the limit again (without it, COMMIT ends the
+      // transaction and the local setting with it), then COMMIT: one round trip. With a cursor
+      // the consumer waits for it: a failure here must still reach the sink before it commits,
+      // or the rows would be committed without the cursor that follows them.
+      let last: Statement;
       if (scan && !scan.failed && scan.complete) {
         // The binary value goes back as a binary parameter: PostgreSQL prints it as max() would.
         const bytes = scan.max();
-        greatest =
-          bytes === null
-            ? null
-            : (
-                await timed(
-                  client.query<unknown[]>({
-                    text: `SELECT $1::${scanned!.cast}`,
-                    values: [bytes],
-                    rowMode: 'array',
-                  }),
-                )
-              ).rows[0][0];
+        last =
+          bytes === null ? { text: 'SELECT NULL' } : { text: `SELECT $1::${scanned!.cast}`, values: [bytes] };
       } else {
-        const name = quoteIdent(columns[index].name, 'postgres');
-        const r = await timed(
-          client.query<unknown[]>({ text: `SELECT max(q.${name}) FROM ${text} q`, rowMode: 'array' }),
-        );
-        greatest = r.rows[0][0];
+        last = { text: `SELECT max(q.${quoteIdent(columns[index].name, 'postgres')}) FROM ${text} q` };
       }
+      const restore = { text: RESTORE_SQL, values: [saved] };
+      const answer = await timed(statementsAtOnce(client, [restore], last, [{ text: 'COMMIT' }]));
+      const greatest = answer.rows[0][0];
       const tracker = cursorTracker(step, columns)!;
       const row: unknown[] = columns.map(() => null);
       row[index] = greatest;
       tracker.observe([row]);
-      // With a cursor the consumer waits for it: a failure here must still reach the sink
-      // before it commits, or the rows would be committed without the cursor that follows them.
-      await timed(client.query('COMMIT'));
       finished = true;
       done.resolve(tracker.value());
       await session.close();

@@ -2,9 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statementsAtOnce } from './statements-at-once';
 
-// Statements sent together against a real PostgreSQL: one write on the socket, the last
-// statement's rows as the answer, values bound as parameters, and after an error neither the
-// statements after it nor a half-open state on the session.
+// Statements sent together against a real PostgreSQL: one write on the socket, the main
+// statement's rows as the answer, values bound as parameters, after an error none of the
+// statements after it, and a value that cannot be sent refused before anything is.
 
 const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -91,19 +91,54 @@ describe('statementsAtOnce', () => {
     expect((await client.query('SELECT count(*)::int AS n FROM at_once')).rows).toEqual([{ n: 0 }]);
   });
 
-  it('refuses a value pg cannot send before anything runs, and the session stays ready', async () => {
+  it('answers the main statement’s rows with statements after it, all in one write', async () => {
+    written();
+    const r = await statementsAtOnce(
+      client,
+      [
+        { text: 'BEGIN' },
+        { text: 'INSERT INTO at_once VALUES ($1)', values: [7] },
+        // Rows of the statements around the main one are not the answer.
+        { text: 'SELECT 41 AS before, $1::text', values: ['no'] },
+      ],
+      { text: 'SELECT n, $1::text AS t FROM at_once', values: ['seen'] },
+      [{ text: 'DELETE FROM at_once RETURNING n' }, { text: 'SELECT 43 AS after' }, { text: 'COMMIT' }],
+    );
+    expect(written()).toBe(1);
+    expect(r.rows).toEqual([[7, 'seen']]);
+    expect(r.command).toBe('SELECT');
+    expect(client.getTransactionStatus()).toBe('I');
+    expect((await client.query('SELECT count(*)::int AS n FROM at_once')).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('fails when a statement after the main one fails, and what follows it does not run', async () => {
+    const err = await statementsAtOnce(client, [{ text: 'BEGIN' }], { text: 'SELECT 1' }, [
+      { text: 'INSERT INTO at_once VALUES (1 / 0)' },
+      { text: 'COMMIT' },
+    ]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '22012' });
+    expect(client.getTransactionStatus()).toBe('E');
+    await client.query('ROLLBACK');
+  });
+
+  it('refuses a value pg cannot send before anything is sent, wherever it is', async () => {
     const bad = {
       toPostgres() {
         throw new Error('no text for this value');
       },
     };
-    written();
-    const err = await statementsAtOnce(client, [{ text: 'INSERT INTO at_once VALUES ($1)', values: [bad] }], {
-      text: 'SELECT 1',
-    }).catch((e: unknown) => e);
-    expect((err as Error).message).toBe('no text for this value');
+    const insert = { text: 'INSERT INTO at_once VALUES ($1)', values: [bad] };
+    for (const [before, main, after] of [
+      [[{ text: 'BEGIN' }, insert], { text: 'SELECT 1' }, []],
+      [[{ text: 'BEGIN' }], { text: 'SELECT $1::int', values: [bad] }, []],
+      [[{ text: 'BEGIN' }], { text: 'SELECT 1' }, [insert]],
+    ] as const) {
+      written();
+      const err = await statementsAtOnce(client, before, main, after).catch((e: unknown) => e);
+      expect((err as Error).message).toBe('no text for this value');
+      expect(written()).toBe(0);
+      expect(client.getTransactionStatus()).toBe('I');
+    }
     expect((await client.query('SELECT count(*)::int AS n FROM at_once')).rows).toEqual([{ n: 0 }]);
-    expect(client.getTransactionStatus()).toBe('I');
-    expect(written()).toBeGreaterThan(0);
   });
 });
