@@ -151,10 +151,15 @@ export async function copyFramesIn(
   const copy = new CopyFramesQuery(text);
   client.query(copy);
   const it = chunks[Symbol.asyncIterator]();
+  // The first chunk is asked for now, while the server answers the COPY: the input's own start
+  // (a PostgreSQL source's lift and COPY, each a round trip to its server) goes on beside it.
+  let first: Promise<IteratorResult<Uint8Array>> | null = it.next();
+  first.catch(() => {});
   let socket: Socket;
   try {
     socket = await copy.ready;
   } catch (err) {
+    // Runs once the first chunk is in (or failed): the input ends there.
     it.return?.()?.catch(() => {});
     throw err;
   }
@@ -183,7 +188,8 @@ export async function copyFramesIn(
   };
   try {
     for (;;) {
-      const next = await unlessFailed(it.next());
+      const next = await unlessFailed(first ?? it.next());
+      first = null;
       if (next.done) {
         inputDone = true;
         break;

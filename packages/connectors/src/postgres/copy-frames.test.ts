@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CopyFramesOut } from './copy-frames-out';
 import { copyIn } from './copy-in';
 
@@ -294,6 +294,50 @@ describe('unframed COPY input (each chunk framed as it goes)', () => {
     ).catch((e) => e);
     expect(err.message).toBe('the source broke');
     expect((await target.query('SELECT count(*)::int AS n FROM dst')).rows[0].n).toBe(0);
+  });
+
+  it("asks for the input's first chunk before the server has answered the COPY", async () => {
+    let answered = false;
+    const connection = (target as unknown as { connection: NodeJS.EventEmitter }).connection;
+    const onAnswer = () => {
+      answered = true;
+    };
+    connection.on('copyInResponse', onAnswer);
+    let askedBeforeAnswer: boolean | null = null;
+    try {
+      const done = await load(
+        (async function* () {
+          askedBeforeAnswer = !answered;
+          yield text;
+        })(),
+      );
+      expect(done.rows).toBe(500);
+    } finally {
+      connection.off('copyInResponse', onAnswer);
+    }
+    expect(askedBeforeAnswer).toBe(true);
+    expect(answered).toBe(true);
+  });
+
+  it('ends the input it asked for when the server refuses the COPY', async () => {
+    let ended = false;
+    await target.query('BEGIN');
+    const err = await copyIn(target, {
+      table: 'no_such_table',
+      columns: COLUMNS,
+      format: { kind: 'text' },
+      chunks: (async function* () {
+        try {
+          yield text;
+          yield text;
+        } finally {
+          ended = true;
+        }
+      })(),
+    }).catch((e) => e);
+    await target.query('ROLLBACK');
+    expect(err.code).toBe('42P01');
+    await vi.waitFor(() => expect(ended).toBe(true));
   });
 
   it('stops a stalled input at the idle bound', async () => {
