@@ -76,6 +76,11 @@
 //                                 waits go (statement-counter.mjs); with BENCH_PHASES=one,
 //                                 `npx tsx bench/statement-timeline.ts file` prints a run's
 //                                 steps' medians
+//   BENCH_DATA_DELAY_MS=0         the data source (`target-db`) behind a loopback proxy that
+//                                 holds each chunk this long each way (bench/delay-proxy.ts): a
+//                                 run's data statements as against a server 2 × that away
+//   BENCH_TICK=incremental        the trivial pipeline reads its row through a cursor (a bound
+//                                 template and cursor_column: the source's cursor path)
 //   BENCH_PG_LOG=1                log every statement on the platform database (server log, with
 //                                 its duration) to profile where the time goes
 //   BENCH_PGBOUNCER=listen|poll   the API and the workers reach the platform database through
@@ -95,10 +100,12 @@ import os from 'node:os';
 import path from 'node:path';
 import './statement-counter.mjs';
 import { type PgBouncerPeer, startPgBouncer } from '../test/peers/pgbouncer';
+import { type DelayProxy, startDelayProxy } from './delay-proxy';
 import { onePhase, ratedPhases } from './latency-phases';
 import { endWatch, type LatencyBench, sinkRows, watchStore } from './latency-runs';
 import { scalePhase } from './latency-scale';
 import {
+  ADMIN_URL,
   createDatabase,
   dbUrl,
   deployCopyPipeline,
@@ -144,6 +151,9 @@ const SCALE_BASELINE = process.env.BENCH_SCALE_BASELINE ?? '';
 const WORKERS_FROM = process.env.BENCH_WORKERS_FROM || undefined;
 const PGBOUNCER = process.env.BENCH_PGBOUNCER ?? '';
 if (!['', 'listen', 'poll'].includes(PGBOUNCER)) throw new Error('BENCH_PGBOUNCER is listen or poll');
+const DATA_DELAY_MS = Number(process.env.BENCH_DATA_DELAY_MS ?? 0);
+const TICK = process.env.BENCH_TICK ?? '';
+if (!['', 'incremental'].includes(TICK)) throw new Error('BENCH_TICK is incremental or unset');
 const PROF = [
   ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
   ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -162,6 +172,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 watchStore(STORE);
 
 let bouncer: PgBouncerPeer | null = null;
+let delayProxy: DelayProxy | null = null;
 /** How the API and the workers reach the platform database: directly, or through the pooler. */
 function storeEnv(): Record<string, string> {
   if (!bouncer) return { DATABASE_URL: dbUrl(STORE) };
@@ -236,7 +247,14 @@ async function main() {
       // 3,000 executes a minute from one key would otherwise measure 429s.
       SLUICE_RATE_LIMIT_PER_TOKEN: '1000000000',
     });
-    await setUpTick(p, DST);
+    if (DATA_DELAY_MS > 0) {
+      const u = new URL(ADMIN_URL);
+      delayProxy = await startDelayProxy({ host: u.hostname, port: Number(u.port || 5432) }, DATA_DELAY_MS);
+      console.log(`data source behind a proxy that holds each chunk ${DATA_DELAY_MS} ms each way`);
+    }
+    if (TICK)
+      console.log('the trivial pipeline reads its row incrementally (a bound template, cursor_column)');
+    await setUpTick(p, DST, 'acme', { incremental: TICK === 'incremental', port: delayProxy?.port });
     await deployCopyPipeline(
       p,
       'copy',
@@ -305,6 +323,7 @@ async function main() {
     for (const w of b?.workers ?? []) await w.stop().catch(() => {});
     await p?.close().catch(() => {});
     await bouncer?.close().catch(() => {});
+    await delayProxy?.close();
     if (process.env.BENCH_KEEP_STORE === '1') console.log(`kept the platform store ${STORE}`);
     else for (const db of [STORE, DST]) await dropDatabase(db).catch(() => {});
     fs.rmSync(dataDir, { recursive: true, force: true });

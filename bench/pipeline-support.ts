@@ -216,7 +216,7 @@ export async function openPlatform(env: Record<string, string>, apiKey?: string)
 }
 
 /** A PostgreSQL data source on the bench server (statement timeout at its maximum). */
-export function pgDataSource(slug: string, database: string, readOnly = false) {
+export function pgDataSource(slug: string, database: string, readOnly = false, port?: number) {
   const u = new URL(ADMIN_URL);
   return {
     type: 'postgres',
@@ -225,7 +225,7 @@ export function pgDataSource(slug: string, database: string, readOnly = false) {
     read_only: readOnly,
     config: {
       host: u.hostname,
-      port: Number(u.port || 5432),
+      port: port ?? Number(u.port || 5432),
       database,
       user: decodeURIComponent(u.username || 'postgres'),
       statement_timeout_seconds: 300,
@@ -288,15 +288,30 @@ export function deployCopyPipeline(
 export const PE = '/organizations/acme/projects/bench/environments/bench';
 
 /**
- * The bench project and environment, the PostgreSQL data source `target-db` on `database`, and
- * `tick` deployed: one row (`SELECT 1 AS n`) into `database`'s table `ticks`.
+ * The same one row read incrementally: a bound template (the last cursor) and a cursor column,
+ * so the source takes the cursor's path (parameter types, the cursor's greatest value), yet
+ * every run reads its row.
  */
-export async function setUpTick(p: Platform, database: string, orgSlug = 'acme'): Promise<void> {
+const INCREMENTAL_TICK =
+  'SELECT n FROM (VALUES (1)) v(n) WHERE n > coalesce({{runtime.incremental.lower_bound.cursor}}::int, 0) - 1';
+
+/**
+ * The bench project and environment, the PostgreSQL data source `target-db` on `database`, and
+ * `tick` deployed: one row (`SELECT 1 AS n`) into `database`'s table `ticks`. `incremental`:
+ * the row read through a cursor (INCREMENTAL_TICK); `port`: the data source's server through
+ * another port (a delay proxy, bench/delay-proxy.ts).
+ */
+export async function setUpTick(
+  p: Platform,
+  database: string,
+  orgSlug = 'acme',
+  opts: { incremental?: boolean; port?: number } = {},
+): Promise<void> {
   const org = `/organizations/${orgSlug}`;
   await p.call('POST', `${org}/projects`, { name: 'Bench', slug: 'bench' });
   await p.call('POST', `${org}/environments`, { name: 'Bench', slug: 'bench' });
   await p.call('PUT', `${org}/projects/bench/environments/bench`);
-  await p.call('POST', `${org}/data-sources`, pgDataSource('target-db', database));
+  await p.call('POST', `${org}/data-sources`, pgDataSource('target-db', database, false, opts.port));
   await deployPipeline(
     p,
     'tick',
@@ -306,7 +321,9 @@ export async function setUpTick(p: Platform, database: string, orgSlug = 'acme')
           slug: 'one',
           kind: 'source',
           data_source_ref: 'target-db',
-          operation: { operation_type: 'sql', sql: 'SELECT 1 AS n' },
+          operation: opts.incremental
+            ? { operation_type: 'sql', sql: INCREMENTAL_TICK, cursor_column: 'n' }
+            : { operation_type: 'sql', sql: 'SELECT 1 AS n' },
         },
         {
           slug: 'load',
