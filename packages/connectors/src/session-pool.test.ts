@@ -200,7 +200,7 @@ describe('session pool', () => {
     expect(own.stats()).toMatchObject({ closed: 2, idle: 0 });
   });
 
-  it('drops a warm open that fails: the acquire after it opens its own and reports its error', async () => {
+  it('fails the acquires that waited for a warm open that failed with its error; a later one opens its own', async () => {
     const own = createSessionPool({ maxIdle: 4 });
     const octx = { ...ctx, sessions: own };
     const nowhere = pgConn('nowhere');
@@ -208,6 +208,37 @@ describe('session pool', () => {
     warmPgSession(nowhere, octx, { readOnly: false });
     await expect(openPgSession(nowhere, octx, signal)).rejects.toMatchObject({ code: 'CONNECTION_FAILED' });
     expect(own.stats()).toMatchObject({ opened: 0, idle: 0 });
+    // Counted on a session kind of the test's own: the waiting acquire did not open again.
+    let opens = 0;
+    let fail: (err: Error) => void = () => {};
+    const kind = {
+      open: () => {
+        opens++;
+        return opens === 1
+          ? new Promise<string>((_, reject) => (fail = reject))
+          : Promise.resolve(`s${opens}`);
+      },
+      reset: async () => {},
+      close: async () => {},
+      onGone: () => {},
+    };
+    const identity = { type: 'test', config: {}, credentials: {}, readOnly: false, policy };
+    own.warm(identity, kind);
+    const waiting = own.acquire(identity, kind);
+    fail(new Error('no answer'));
+    await expect(waiting).rejects.toThrow('no answer');
+    expect(opens).toBe(1);
+    const later = await own.acquire(identity, kind);
+    expect(later).toMatchObject({ session: 's2', reused: false });
+    await later.release(false);
+    // An acquire whose signal aborts stops waiting for a warm open and opens its own.
+    let opened: (s: string) => void = () => {};
+    own.warm(identity, { ...kind, open: () => new Promise<string>((resolve) => (opened = resolve)) });
+    const abort = new AbortController();
+    const own2 = own.acquire(identity, kind, abort.signal);
+    abort.abort();
+    expect(await own2).toMatchObject({ session: 's3', reused: false });
+    opened('late');
     await own.close();
   });
 

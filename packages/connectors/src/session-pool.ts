@@ -58,12 +58,17 @@ export type Held = {
 };
 
 export type SessionPool = {
-  acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>>;
+  /**
+   * A session of this identity: an idle one, one being reset or opened by `warm` (waited for),
+   * or a new one. `signal` ends those waits: the new session's open then meets the abort.
+   */
+  acquire<T>(identity: SessionIdentity, kind: SessionKind<T>, signal?: AbortSignal): Promise<SessionLease<T>>;
   /**
    * Opens a session of this identity in the background, into the idle sessions, unless one is
    * idle, being reset or opening already: a run asks for its sink's session this way while its
-   * source opens, and the sink's `acquire` takes it (or waits for its open). Never throws: a
-   * failed open is dropped, and the acquire that follows opens its own and reports its error.
+   * source opens, and the sink's `acquire` takes it (or waits for its open). Never throws: when
+   * the open fails, the acquires that waited for it fail with its error (a server that does not
+   * answer is not waited for twice), and a later acquire opens its own.
    */
   warm<T>(identity: SessionIdentity, kind: SessionKind<T>): void;
   /**
@@ -142,6 +147,11 @@ export function sessionKey(identity: SessionIdentity): string {
     .digest('hex');
 }
 
+/** Settles (with undefined) once `signal` aborts. */
+function abortOf(signal: AbortSignal): Promise<undefined> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }));
+}
+
 /** How long a reset may take before the session is dropped instead. */
 const RESET_TIMEOUT_MS = 2000;
 
@@ -154,8 +164,9 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
   // Resets under way per key: a run hands its session back without waiting for the reset (a
   // round trip), and an acquire of the same key waits for one rather than opening a new session.
   const resetting = new Map<string, Set<Promise<void>>>();
-  // Opens under way by `warm`, one per key: an acquire of the key waits for it too.
-  const opening = new Map<string, Promise<void>>();
+  // Opens under way by `warm`, one per key: an acquire of the key waits for it too. Each settles
+  // with the open's failure, or null.
+  const opening = new Map<string, Promise<{ failure: unknown } | null>>();
   let closed = false;
   const counts = { opened: 0, reused: 0, closed: 0 };
   const held = new Map<string, { held: Held; timer: NodeJS.Timeout }>();
@@ -221,7 +232,11 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
   };
 
   return {
-    async acquire<T>(identity: SessionIdentity, kind: SessionKind<T>): Promise<SessionLease<T>> {
+    async acquire<T>(
+      identity: SessionIdentity,
+      kind: SessionKind<T>,
+      signal?: AbortSignal,
+    ): Promise<SessionLease<T>> {
       const key = sessionKey(identity);
       let entry: Entry | null = null;
       for (;;) {
@@ -237,10 +252,15 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
         }
         const pending = resetting.get(key);
         const warming = opening.get(key);
-        if (entry || closed || (!pending && !warming)) break;
+        if (entry || closed || (!pending && !warming) || signal?.aborted) break;
         // A session of this key is being reset (idle within a round trip) or opened ahead by
         // `warm` (sooner than one opened now).
-        await Promise.race([...(pending ?? []), ...(warming ? [warming] : [])]);
+        const waited = await Promise.race([
+          ...(pending ?? []),
+          ...(warming ? [warming.then((w) => ({ warm: w }))] : []),
+          ...(signal ? [abortOf(signal)] : []),
+        ]);
+        if (waited && 'warm' in waited && waited.warm) throw waited.warm.failure;
       }
       const reused = entry !== null;
       if (entry) counts.reused++;
@@ -289,16 +309,17 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
       if (closed || opts.maxIdle === 0) return;
       const key = sessionKey(identity);
       if (idle.get(key)?.some(usable) || resetting.has(key) || opening.has(key)) return;
-      const done: Promise<void> = kind
+      const done = kind
         .open()
         .then(
-          (session) => {
+          async (session) => {
             const e = entryOf(key, session, kind as SessionKind<unknown>);
-            return closed || e.gone ? drop(e) : park(e);
+            await (closed || e.gone ? drop(e) : park(e));
+            return null;
           },
-          () => {},
+          (failure: unknown) => ({ failure }),
         )
-        .catch(() => {})
+        .catch(() => null)
         .finally(() => {
           if (opening.get(key) === done) opening.delete(key);
         });

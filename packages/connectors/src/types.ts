@@ -214,7 +214,7 @@ export type SessionsCapability<C = any, K = any> = {
   /**
    * Opens in the background the session a step on this data source will take from
    * `ctx.sessions`, unless one is idle or opening already: a run warms its sinks' sessions
-   * while its source opens (docs/scaling.md "A sink's session opens beside the source").
+   * while its source opens (docs/operations.md, "Connections to data sources").
    * Returns at once and never throws; without `ctx.sessions` it does nothing.
    */
   warm(conn: Connection<C, K>, ctx: ConnectorContext, opts: { readOnly: boolean }): void;

@@ -7,7 +7,7 @@ import pg from 'pg';
 // is refused as it is by a single extended-protocol statement). One statement's rows are
 // described and answered (the main one); those before and after it answer their command tags.
 // pg's own client would wait for each statement's ReadyForQuery before sending the next
-// (docs/benchmarks.md, "A PostgreSQL source's statements in fewer round trips").
+// (docs/scaling.md#round-trips-to-the-data-servers).
 
 export type Statement = { text: string; values?: readonly unknown[] };
 

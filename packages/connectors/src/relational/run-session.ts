@@ -30,7 +30,7 @@ export async function openRunSession<T>(opts: {
   statementTimeoutSeconds: number;
 }): Promise<RunSession<T>> {
   const { signal, kind } = opts;
-  const lease = opts.ctx.sessions ? await opts.ctx.sessions.acquire(opts.identity, kind) : null;
+  const lease = opts.ctx.sessions ? await opts.ctx.sessions.acquire(opts.identity, kind, signal) : null;
   const session = lease ? lease.session : await kind.open();
   let broken = false;
   let closed = false;

@@ -217,7 +217,7 @@ export async function prepareRun(deps: Deps, run: ClaimedRun & ClaimHints): Prom
   }
 
   // A sink's session opens now, beside the reads below and the source's open, instead of after
-  // the source's first rows (docs/scaling.md "A sink's session opens beside the source").
+  // the source's first rows (docs/scaling.md#round-trips-to-the-data-servers).
   if (deps.sessions) {
     for (const step of spec.steps) {
       const c = step.kind === 'sink' ? connections.get(step.slug) : undefined;
