@@ -122,10 +122,12 @@ describe('run retries', () => {
   });
 
   it('tries a run refused by its sink again as attempt 2, which loads the rows once', async () => {
-    proxy.refuse(1);
+    // Two: the sink's session opened ahead when the run starts (docs/operations.md "Connections
+    // to data sources"), then the sink's own open after that one was refused.
+    proxy.refuse(2);
     const run = await runToEnd('flaky', 'flaky-1');
     expect(run, JSON.stringify(run)).toMatchObject({ state: 'succeeded', attempt: 2, error: null });
-    expect(proxy.counts().refused).toBe(1);
+    expect(proxy.counts().refused).toBe(2);
     expect(await pgQuery(SINK_DB, 'select count(*)::int as n from orders')).toEqual([{ n: 5 }]);
     const checkpoints = (await call('GET', `${pe}/pipelines/flaky/checkpoints`)).json().checkpoints;
     expect(checkpoints).toMatchObject([{ step_slug: 'orders', cursor: '5', run_slug: 'flaky-1' }]);

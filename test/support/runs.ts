@@ -95,6 +95,24 @@ async function ok(res: ReturnType<Call>, status: number | number[]) {
  * Organization `acme` (already bootstrapped): data sources, project `shop`, environment
  * `staging`, and a deployed pipeline with that spec, all through the API.
  */
+/** The body of `POST …/data-sources` for a PostgreSQL data source on the test server's `database`. */
+export function pgDataSourceBody(slug: string, name: string, database: string) {
+  const u = new URL(PG_ADMIN);
+  return {
+    type: 'postgres',
+    name,
+    slug,
+    config: {
+      host: u.hostname,
+      port: Number(u.port || 5432),
+      database,
+      user: decodeURIComponent(u.username || 'postgres'),
+      allow_private_hosts: true,
+    },
+    credentials: { password: decodeURIComponent(u.password) || 'unused' },
+  };
+}
+
 export async function deployOrdersPipeline(
   call: Call,
   opts: {
@@ -119,21 +137,8 @@ export async function deployOrdersPipeline(
       }),
       201,
     );
-    const u = new URL(PG_ADMIN);
     await ok(
-      call('POST', `${org}/data-sources`, {
-        type: 'postgres',
-        name: 'Warehouse',
-        slug: 'warehouse',
-        config: {
-          host: u.hostname,
-          port: Number(u.port || 5432),
-          database: opts.sinkDatabase,
-          user: decodeURIComponent(u.username || 'postgres'),
-          allow_private_hosts: true,
-        },
-        credentials: { password: decodeURIComponent(u.password) || 'unused' },
-      }),
+      call('POST', `${org}/data-sources`, pgDataSourceBody('warehouse', 'Warehouse', opts.sinkDatabase)),
       201,
     );
     await ok(call('POST', `${org}/projects`, { name: 'Shop', slug: 'shop' }), 201);

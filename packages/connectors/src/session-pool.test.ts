@@ -200,7 +200,7 @@ describe('session pool', () => {
     expect(own.stats()).toMatchObject({ closed: 2, idle: 0 });
   });
 
-  it('fails the acquires that waited for a warm open that failed with its error; a later one opens its own', async () => {
+  it('fails the acquires that waited for a warm open that timed out with its error; after another failure they open their own', async () => {
     const own = createSessionPool({ maxIdle: 4 });
     const octx = { ...ctx, sessions: own };
     const nowhere = pgConn('nowhere');
@@ -225,19 +225,25 @@ describe('session pool', () => {
     const identity = { type: 'test', config: {}, credentials: {}, readOnly: false, policy };
     own.warm(identity, kind);
     const waiting = own.acquire(identity, kind);
-    fail(new Error('no answer'));
+    fail(Object.assign(new Error('no answer'), { code: 'TIMEOUT' }));
     await expect(waiting).rejects.toThrow('no answer');
     expect(opens).toBe(1);
     const later = await own.acquire(identity, kind);
     expect(later).toMatchObject({ session: 's2', reused: false });
     await later.release(false);
+    // A refused warm open: the acquire that waited for it opens its own.
+    own.warm(identity, {
+      ...kind,
+      open: () => Promise.reject(Object.assign(new Error('refused'), { code: 'CONNECTION_FAILED' })),
+    });
+    expect(await own.acquire(identity, kind)).toMatchObject({ session: 's3', reused: false });
     // An acquire whose signal aborts stops waiting for a warm open and opens its own.
     let opened: (s: string) => void = () => {};
     own.warm(identity, { ...kind, open: () => new Promise<string>((resolve) => (opened = resolve)) });
     const abort = new AbortController();
     const own2 = own.acquire(identity, kind, abort.signal);
     abort.abort();
-    expect(await own2).toMatchObject({ session: 's3', reused: false });
+    expect(await own2).toMatchObject({ session: 's4', reused: false });
     opened('late');
     await own.close();
   });

@@ -67,8 +67,8 @@ export type SessionPool = {
    * Opens a session of this identity in the background, into the idle sessions, unless one is
    * idle, being reset or opening already: a run asks for its sink's session this way while its
    * source opens, and the sink's `acquire` takes it (or waits for its open). Never throws: when
-   * the open fails, the acquires that waited for it fail with its error (a server that does not
-   * answer is not waited for twice), and a later acquire opens its own.
+   * the open times out, the acquires that waited for it fail with its error (a server that does
+   * not answer is not waited for twice); after any other failure they open their own.
    */
   warm<T>(identity: SessionIdentity, kind: SessionKind<T>): void;
   /**
@@ -146,6 +146,10 @@ export function sessionKey(identity: SessionIdentity): string {
     )
     .digest('hex');
 }
+
+/** Whether a warm open failed for want of an answer (a ConnectorError `TIMEOUT`). */
+const timedOut = (outcome: { failure: unknown } | null) =>
+  (outcome?.failure as { code?: unknown } | undefined)?.code === 'TIMEOUT';
 
 /** Settles (with undefined) once `signal` aborts. */
 function abortOf(signal: AbortSignal): Promise<undefined> {
@@ -260,7 +264,9 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
           ...(warming ? [warming.then((w) => ({ warm: w }))] : []),
           ...(signal ? [abortOf(signal)] : []),
         ]);
-        if (waited && 'warm' in waited && waited.warm) throw waited.warm.failure;
+        // A warm open that timed out is not waited for twice; after any other failure (a refused
+        // or dropped connection) this acquire opens its own.
+        if (waited && 'warm' in waited && timedOut(waited.warm)) throw waited.warm!.failure;
       }
       const reused = entry !== null;
       if (entry) counts.reused++;

@@ -6,6 +6,7 @@ import {
   createSinkDatabase,
   deployOrdersPipeline,
   dumpStore,
+  pgDataSourceBody,
   pgQuery,
   terminal,
   waitUntil,
@@ -119,20 +120,11 @@ describe('run execution', () => {
     // A data source of its own: no session of it is pooled by the runs before.
     const other = await createSinkDatabase(SINK_DB_2);
     try {
-      const u = new URL(process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-      const created = await call('POST', '/organizations/acme/data-sources', {
-        type: 'postgres',
-        name: 'Warehouse 2',
-        slug: 'warehouse-2',
-        config: {
-          host: u.hostname,
-          port: Number(u.port || 5432),
-          database: SINK_DB_2,
-          user: decodeURIComponent(u.username || 'postgres'),
-          allow_private_hosts: true,
-        },
-        credentials: { password: decodeURIComponent(u.password) || 'unused' },
-      });
+      const created = await call(
+        'POST',
+        '/organizations/acme/data-sources',
+        pgDataSourceBody('warehouse-2', 'Warehouse 2', SINK_DB_2),
+      );
       expect(created.statusCode, created.body).toBe(201);
       await deployOrdersPipeline((m, url, b) => call(m, url, b), {
         apiUrl: api.url,
