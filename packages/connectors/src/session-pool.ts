@@ -151,9 +151,20 @@ export function sessionKey(identity: SessionIdentity): string {
 const timedOut = (outcome: { failure: unknown } | null) =>
   (outcome?.failure as { code?: unknown } | undefined)?.code === 'TIMEOUT';
 
-/** Settles (with undefined) once `signal` aborts. */
-function abortOf(signal: AbortSignal): Promise<undefined> {
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }));
+/** `work`, or undefined once `signal` aborts first; the abort listener goes when either settles. */
+async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (!signal) return work;
+  let stop = () => {};
+  const aborted = new Promise<undefined>((resolve) => {
+    const on = () => resolve(undefined);
+    signal.addEventListener('abort', on, { once: true });
+    stop = () => signal.removeEventListener('abort', on);
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    stop();
+  }
 }
 
 /** How long a reset may take before the session is dropped instead. */
@@ -259,11 +270,10 @@ export function createSessionPool(opts: SessionPoolOptions): SessionPool {
         if (entry || closed || (!pending && !warming) || signal?.aborted) break;
         // A session of this key is being reset (idle within a round trip) or opened ahead by
         // `warm` (sooner than one opened now).
-        const waited = await Promise.race([
-          ...(pending ?? []),
-          ...(warming ? [warming.then((w) => ({ warm: w }))] : []),
-          ...(signal ? [abortOf(signal)] : []),
-        ]);
+        const waited = await unlessAborted(
+          Promise.race([...(pending ?? []), ...(warming ? [warming.then((w) => ({ warm: w }))] : [])]),
+          signal,
+        );
         // A warm open that timed out is not waited for twice; after any other failure (a refused
         // or dropped connection) this acquire opens its own.
         if (waited && 'warm' in waited && timedOut(waited.warm)) throw waited.warm!.failure;
