@@ -1,9 +1,11 @@
 import type { CdcOperation, Payload, SinkResult, SourceOutput, Step, StepContext } from '@sluice/engine';
 import type { z } from 'zod';
+import type { CaptureFinding, CaptureRetention, CaptureStatus } from './capture-status';
 import type { EgressPolicy } from './egress';
 import { ConnectorError } from './errors';
 import type { SessionPool } from './session-pool';
 
+export type { CaptureFinding, CaptureRetention, CaptureStatus } from './capture-status';
 export { ConnectorError, type ConnectorErrorCode, connectorErrorCodes } from './errors';
 
 // The contract every connector folder implements (docs/architecture.md "Connectors"). A
@@ -294,34 +296,6 @@ export type ChangesCapability<C = any, K = any> = {
     checkpoint: string,
     ctx: ConnectorContext,
   ): Promise<{ lag_bytes: number | null; confirmed_position: string; retention?: CaptureRetention }>;
-};
-
-/**
- * A log the server purges by age (MySQL/MariaDB binlog retention): the retention in seconds
- * (null: never purged by age) and whether the committed position is in the log file being
- * written now (which cannot be purged yet).
- */
-export type CaptureRetention = { seconds: number | null; in_current_log: boolean };
-
-export type CaptureFinding = { table: string; code: string; message: string };
-
-export type CaptureStatus = {
-  name: string;
-  /** A reader is attached right now. */
-  active: boolean;
-  /** The position the server keeps the log from (the slot's confirmed flush; MySQL: null). */
-  confirmed_position: string | null;
-  /**
-   * Bytes of log the server retains for the capture (PostgreSQL: WAL from the slot's
-   * restart_lsn to the current position, what fills the disk); null when unknown.
-   */
-  lag_bytes: number | null;
-  /** PostgreSQL 13+: the slot's wal_status (`reserved`, `extended`, `unreserved`, `lost`); else absent or null. */
-  wal_status?: string | null;
-  /** PostgreSQL 13+: bytes the slot may still fall behind before max_slot_wal_keep_size invalidates it (null: no limit). */
-  safe_wal_bytes?: number | null;
-  /** A log purged by age (MySQL/MariaDB): the server's retention for the committed position. */
-  retention?: CaptureRetention;
 };
 
 export type Capabilities<C = any, K = any, S = any> = {
