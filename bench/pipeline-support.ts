@@ -13,7 +13,7 @@ import { type App, buildApp } from '../packages/server/src/app';
 import { parseConfig } from '../packages/server/src/env';
 import { bootstrap } from '../packages/server/src/modules/system/bootstrap';
 import { openRuntime, type Runtime } from '../packages/server/src/runtime';
-import { cpuSeconds } from './proc-cpu';
+import { contextSwitches, cpuSeconds } from './proc-cpu';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ADMIN_URL =
@@ -118,14 +118,17 @@ export async function copyFileLimit(
   try {
     const pid = (await c.query('select pg_backend_pid() as pid')).rows[0].pid as number;
     const cpu = cpuSeconds(pid);
+    const switches = contextSwitches(pid);
     const started = performance.now();
     const r = await c.query(`COPY ${table} FROM '${file}' (FORMAT binary)`);
     const ms = performance.now() - started;
+    const after = contextSwitches(pid);
     if (r.rowCount !== n) throw new Error(`the limit's COPY loaded ${r.rowCount} rows, expected ${n}`);
     const rps = n / (ms / 1000);
     console.log(
       `  limit: server COPY FROM file ${rps.toFixed(0).padStart(8)} rows/s  (${(ms / 1000).toFixed(2)} s, binary, server-side; ` +
-        `backend CPU ${(cpuSeconds(pid) - cpu).toFixed(2)} s)`,
+        `backend CPU ${(cpuSeconds(pid) - cpu).toFixed(2)} s; ${after.waits - switches.waits} waits, ` +
+        `${after.preempted - switches.preempted} times preempted)`,
     );
     return rps;
   } finally {

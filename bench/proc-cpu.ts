@@ -28,6 +28,16 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
+ * A process's context switches so far: `waits` (voluntary: it blocked on input, a lock, its WAL
+ * written) and `preempted` (the scheduler gave its core to another process).
+ */
+export function contextSwitches(pid: number): { waits: number; preempted: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  return { waits: field('voluntary_ctxt_switches'), preempted: field('nonvoluntary_ctxt_switches') };
+}
+
+/**
  * CPU ms of a PostgreSQL cluster started from data directory `<dir>/data` (test/peers/postgres-cluster.ts):
  * its postmaster and every child of it (backends, WAL sender and receiver, startup process, writers).
  */

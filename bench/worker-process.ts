@@ -9,6 +9,7 @@ import { type Started, startProcess, statusMB } from './memory-support';
 import { PE, type Platform, repoRoot, sql } from './pipeline-support';
 import {
   type CpuGroups,
+  contextSwitches,
   cpuReport,
   cpuSeconds,
   faultsAndSystem,
@@ -105,16 +106,23 @@ export async function startWorker(
   };
 }
 
-/** CPU seconds of the backends connected to `database` besides the bench's own (same host). */
-async function sessionsCpu(database: string): Promise<number> {
+/**
+ * CPU seconds of the backends connected to `database` besides the bench's own (same host), and
+ * their context switches: voluntary (it waited: for input, a lock, its WAL written) and not
+ * (the scheduler took its core for another process).
+ */
+async function sessionsCpu(database: string): Promise<{ s: number; waits: number; preempted: number }> {
   const pids = await sql<{ pid: number }>(
     database,
     "select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()",
   );
-  let total = 0;
+  const total = { s: 0, waits: 0, preempted: 0 };
   for (const { pid } of pids) {
     try {
-      total += cpuSeconds(pid);
+      total.s += cpuSeconds(pid);
+      const switches = contextSwitches(pid);
+      total.waits += switches.waits;
+      total.preempted += switches.preempted;
     } catch {} // ended meanwhile
   }
   return total;
@@ -223,7 +231,8 @@ export async function runInWorker(
     }
     worker.sample();
     // A warm worker's pooled target session already spent the warm-up run's CPU.
-    const targetBefore = opts.targetDb && opts.warm ? await sessionsCpu(opts.targetDb) : 0;
+    const none = { s: 0, waits: 0, preempted: 0 };
+    const targetBefore = opts.targetDb && opts.warm ? await sessionsCpu(opts.targetDb) : none;
     const cpuStart = cpuSeconds(worker.pid);
     const faultsStart = faultsAndSystem(worker.pid);
     const threadsStart = threadCpu(worker.pid);
@@ -255,7 +264,8 @@ export async function runInWorker(
     const faultsEnd = faultsAndSystem(worker.pid);
     const threads = threadReport(worker.pid, threadsStart, threadCpu(worker.pid), cpu);
     const sampled = sampler?.stop() ?? null;
-    const targetCpu = opts.targetDb ? (await sessionsCpu(opts.targetDb)) - targetBefore : null;
+    const targetEnd = opts.targetDb ? await sessionsCpu(opts.targetDb) : null;
+    const targetCpu = targetEnd ? targetEnd.s - targetBefore.s : null;
     if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${JSON.stringify(run.error)}`);
     const got = await loaded();
     if (got !== n) throw new Error(`the run loaded ${got} rows, expected ${n}`);
@@ -279,7 +289,10 @@ export async function runInWorker(
     console.log(
       `  worker RSS: idle ${peaks.idleMB.toFixed(0)} MB${worker.warmStart ? ` (warm start: ${worker.warmStart})` : ''}, peak sampled ${peaks.sampledMB.toFixed(0)} MB, ` +
         `VmHWM ${peaks.hwmMB.toFixed(0)} MB; worker CPU ${cpu.toFixed(2)} s (every thread, execute→seen)` +
-        (targetCpu === null ? '' : `; target backend CPU ${targetCpu.toFixed(2)} s (the worker's sessions)`),
+        (targetEnd === null
+          ? ''
+          : `; target backend CPU ${targetCpu!.toFixed(2)} s (the worker's sessions; ` +
+            `${targetEnd.waits - targetBefore.waits} waits, ${targetEnd.preempted - targetBefore.preempted} times preempted)`),
     );
     console.log(`  worker CPU by thread: ${threads}`);
     console.log(
