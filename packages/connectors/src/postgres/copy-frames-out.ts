@@ -8,6 +8,7 @@ import {
   SKIPPED,
   takeSocket,
 } from './copy-out-socket';
+import { LeadingSelect, withLead } from './leading-select';
 
 // `COPY … TO STDOUT` read straight off the connection's socket as the server framed it: the
 // CopyData messages themselves, headers and all. A server's CopyData out and a client's
@@ -23,6 +24,8 @@ import {
 // command tag (the row count) and ReadyForQuery; an ErrorResponse is handed back unread, and
 // pg reports it through handleError. The chunks end at ReadyForQuery, once `rowCount` is known.
 // The socket is read only when the consumer asks for the next chunk (no buffer in between).
+// With `lead`, that SELECT goes in the same message ahead of the COPY and its answer is read off
+// the front (leading-select.ts): `leading` is its first column.
 
 export class CopyFramesOut implements pg.Submittable, AsyncIterable<Buffer> {
   /** Rows of the COPY's command tag, once the chunks ended. */
@@ -45,13 +48,29 @@ export class CopyFramesOut implements pg.Submittable, AsyncIterable<Buffer> {
   /** A CopyData message cut by a chunk boundary, being completed, and its bytes so far. */
   private pending: Buffer | null = null;
   private pendingFill = 0;
+  private readonly lead: LeadingSelect | null;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly leadText?: string,
+  ) {
+    this.lead = leadText ? new LeadingSelect() : null;
+  }
+
+  /** The first column of the leading SELECT's answer, once the copy began. */
+  get leading(): string | null {
+    return this.lead?.value ?? null;
+  }
+
+  /** The statements of its one message, the leading SELECT's first (as statements-at-once.ts lists them). */
+  get statements(): string[] {
+    return this.leadText ? [this.leadText, this.text] : [this.text];
+  }
 
   submit(connection: unknown): void {
     const c = connection as Connection;
     this.connection = c;
-    this.pgHandler = takeSocket(c, this.onReadable, this.text);
+    this.pgHandler = takeSocket(c, this.onReadable, withLead(this.text, this.leadText));
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Buffer> {
@@ -90,7 +109,9 @@ export class CopyFramesOut implements pg.Submittable, AsyncIterable<Buffer> {
   }
 
   /** Whole CopyData messages of one socket chunk, as they are; the rest goes back to pg. */
-  private readChunk(chunk: Buffer): void {
+  private readChunk(read: Buffer): void {
+    const chunk = this.lead ? this.lead.through(read) : read;
+    if (chunk === null) return;
     const n = chunk.length;
     let r = 0;
     /** Where the run of whole CopyData messages being gathered in this chunk starts. */

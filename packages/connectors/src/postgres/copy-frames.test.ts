@@ -2,6 +2,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CopyFramesOut } from './copy-frames-out';
 import { copyIn } from './copy-in';
+import { recordAnswer } from './server-recording';
+import { LIFT_SQL } from './statement-limit';
 
 // The framed pass-through against real PostgreSQL: the source's CopyData messages read off its
 // socket (copy-frames-out.ts) and written into the target's COPY, a chunk's messages joined into one
@@ -141,35 +143,7 @@ describe('framed COPY pass-through', () => {
 
 type Sink = { handed: Buffer[] };
 
-/** The server's bytes for `text`, from the first after the query to its ReadyForQuery. */
-async function record(client: pg.Client, text: string): Promise<Buffer> {
-  type Stream = {
-    listeners(e: 'data'): ((b: Buffer) => void)[];
-    on(e: 'data', f: (b: Buffer) => void): void;
-    removeListener(e: 'data', f: (b: Buffer) => void): void;
-  };
-  const c = (client as unknown as { connection: { stream: Stream; query(text: string): void } }).connection;
-  const handler = c.stream.listeners('data')[0];
-  c.stream.removeListener('data', handler);
-  const parts: Buffer[] = [];
-  await new Promise<void>((resolve) => {
-    const take = (b: Buffer) => {
-      parts.push(b);
-      const all = Buffer.concat(parts);
-      for (let at = 0; at + 5 <= all.length; at += 1 + all.readUInt32BE(at + 1)) {
-        if (all[at] === 0x5a && at + 6 <= all.length) {
-          c.stream.removeListener('data', take);
-          resolve();
-          return;
-        }
-      }
-    };
-    c.stream.on('data', take);
-    c.query(text);
-  });
-  c.stream.on('data', handler);
-  return Buffer.concat(parts);
-}
+const record = recordAnswer;
 
 /** The recording's messages: the CopyData ones (headers and all), and what follows CopyDone. */
 function split(bytes: Buffer): { frames: Buffer; after: Buffer; failed: boolean } {
@@ -186,7 +160,7 @@ function split(bytes: Buffer): { frames: Buffer; after: Buffer; failed: boolean 
 }
 
 /** Replays `bytes` cut at `cuts` through a CopyFramesOut; the chunks it handed on, and pg's bytes. */
-async function replay(bytes: Buffer, cuts: number[]) {
+async function replay(bytes: Buffer, cuts: number[], lead?: string) {
   const pieces: Buffer[] = [];
   let from = 0;
   for (const at of [...cuts, bytes.length]) {
@@ -210,7 +184,7 @@ async function replay(bytes: Buffer, cuts: number[]) {
       if (handedBack) while (next < pieces.length) sink.handed.push(pieces[next++]);
     },
   };
-  const copy = new CopyFramesOut('unused');
+  const copy = new CopyFramesOut('unused', lead);
   copy.submit({ stream, query: () => {} });
   const out: Buffer[] = [];
   const read = (async () => {
@@ -229,7 +203,7 @@ async function replay(bytes: Buffer, cuts: number[]) {
     () => null,
     (err: Error) => err.message,
   );
-  return { out, rest, failed };
+  return { out, rest, failed, leading: copy.leading };
 }
 
 /** Each chunk is whole CopyData messages. */
@@ -240,9 +214,14 @@ function whole(chunk: Buffer): boolean {
 }
 
 describe('CopyFramesOut over recorded server bytes', () => {
-  const check = async (bytes: Buffer, cuts: number[]) => {
-    const { frames, after } = split(bytes);
-    const { out, rest, failed } = await replay(bytes, cuts);
+  const check = async (
+    bytes: Buffer,
+    cuts: number[],
+    lead?: { sql: string; value: string; skip: number },
+  ) => {
+    const { frames, after } = split(bytes.subarray(lead?.skip ?? 0));
+    const { out, rest, failed, leading } = await replay(bytes, cuts, lead?.sql);
+    expect(leading).toBe(lead?.value ?? null);
     const at = `${cuts.length} cuts from ${cuts[0]}`;
     expect(failed).toBeNull();
     expect(out.every(whole), at).toBe(true);
@@ -290,5 +269,19 @@ describe('CopyFramesOut over recorded server bytes', () => {
       expect(rest.equals(after)).toBe(true);
       expect(rest.includes(Buffer.from('division by zero'))).toBe(true);
     }
+  }, 120_000);
+
+  it("reads a leading SELECT's answer off the front, cut at every byte, then the copy's messages", async () => {
+    await source.query("SET statement_timeout = '9s'");
+    await source.query('BEGIN');
+    const bytes = await record(source, `${LIFT_SQL};\nCOPY (${ROWS(40)}) TO STDOUT (FORMAT binary)`);
+    await source.query('ROLLBACK');
+    await source.query('RESET statement_timeout');
+    // RowDescription, DataRow, CommandComplete: the SELECT's answer, before the CopyOutResponse.
+    let skip = 0;
+    while (bytes[skip] !== 0x48) skip += 1 + bytes.readUInt32BE(skip + 1);
+    const lead = { sql: LIFT_SQL, value: '9s', skip };
+    for (let at = 1; at < skip + 60; at++) await check(bytes, [at], lead);
+    for (const size of [1, 3, 7, 64]) await check(bytes, everySize(bytes, size), lead);
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CopyOutStream } from './copy-out-stream';
+import { recordAnswer } from './server-recording';
 
 // The COPY reader against real PostgreSQL: through a real client, and over a COPY response
 // recorded byte for byte from the server (with notices between the rows, and one that fails
@@ -28,33 +29,8 @@ afterAll(async () => {
   await client.end();
 });
 
-type Conn = { stream: PassThrough & { read(): Buffer | null }; query(text: string): void };
-
 /** The server's bytes for `text`, from the first after the query to its ReadyForQuery. */
-async function record(text: string): Promise<Buffer> {
-  const c = (client as unknown as { connection: Conn }).connection;
-  const stream = c.stream;
-  const handler = stream.listeners('data')[0] as (b: Buffer) => void;
-  stream.removeListener('data', handler);
-  const parts: Buffer[] = [];
-  await new Promise<void>((resolve) => {
-    const take = (b: Buffer) => {
-      parts.push(b);
-      const all = Buffer.concat(parts);
-      for (let at = 0; at + 5 <= all.length; at += 1 + all.readUInt32BE(at + 1)) {
-        if (all[at] === 0x5a && at + 6 <= all.length) {
-          stream.removeListener('data', take);
-          resolve();
-          return;
-        }
-      }
-    };
-    stream.on('data', take);
-    c.query(text);
-  });
-  stream.on('data', handler);
-  return Buffer.concat(parts);
-}
+const record = (text: string) => recordAnswer(client, text);
 
 /** Replays `bytes` in chunks of `size` through a CopyOutStream; its rows and what pg was handed. */
 async function replay(bytes: Buffer, size: number) {

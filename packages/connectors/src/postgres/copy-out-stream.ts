@@ -9,6 +9,7 @@ import {
   SKIPPED,
   takeSocket,
 } from './copy-out-socket';
+import { LeadingSelect, withLead } from './leading-select';
 
 // `COPY … TO STDOUT` read straight off the connection's socket, for the pass-through
 // (docs/benchmarks.md, "The data path toward its limit"). PostgreSQL sends every row as its own
@@ -17,7 +18,9 @@ import {
 // per row), and hands on one slice per chunk. Notices and parameter changes sent during the
 // copy are dropped; CopyDone hands the connection back to pg, which reads the command tag (the
 // row count) and ReadyForQuery; an ErrorResponse is handed back unread, and pg reports it
-// through handleError. The stream ends at ReadyForQuery, once `rowCount` is known.
+// through handleError. The stream ends at ReadyForQuery, once `rowCount` is known. With `lead`,
+// that SELECT goes in the same message ahead of the COPY and its answer is read off the front
+// (leading-select.ts): `leading` is its first column.
 
 export class CopyOutStream extends Readable implements pg.Submittable {
   /** Rows of the COPY's command tag, once the stream ended. */
@@ -33,15 +36,30 @@ export class CopyOutStream extends Readable implements pg.Submittable {
   /** A message header cut by a chunk boundary. */
   private head = Buffer.alloc(5);
   private headLength = 0;
+  private readonly lead: LeadingSelect | null;
 
-  constructor(private readonly text: string) {
+  constructor(
+    private readonly text: string,
+    private readonly leadText?: string,
+  ) {
     super();
+    this.lead = leadText ? new LeadingSelect() : null;
+  }
+
+  /** The first column of the leading SELECT's answer, once the copy began. */
+  get leading(): string | null {
+    return this.lead?.value ?? null;
+  }
+
+  /** The statements of its one message, the leading SELECT's first (as statements-at-once.ts lists them). */
+  get statements(): string[] {
+    return this.leadText ? [this.leadText, this.text] : [this.text];
   }
 
   submit(connection: unknown): void {
     const c = connection as Connection;
     this.connection = c;
-    this.pgHandler = takeSocket(c, this.onReadable, this.text);
+    this.pgHandler = takeSocket(c, this.onReadable, withLead(this.text, this.leadText));
   }
 
   override _read(): void {
@@ -66,7 +84,9 @@ export class CopyOutStream extends Readable implements pg.Submittable {
   }
 
   /** Rows of one socket chunk, moved down over the headers; the rest goes back to pg. */
-  private readChunk(chunk: Buffer): void {
+  private readChunk(read: Buffer): void {
+    const chunk = this.lead ? this.lead.through(read) : read;
+    if (chunk === null) return;
     const n = chunk.length;
     let r = 0;
     let w = 0;

@@ -46,20 +46,19 @@ const nested = (text: string) => `(${text.replace(/;(?:\s|--[^\n]*(?:\n|$)|\/\*[
 
 /**
  * The query's text with every parameter written in as a typed literal, as a subquery, and the
- * session's statement_timeout lifted for the COPY (`saved`: the value it had), in one round
- * trip: the query is prepared, its parameter types read and the limit lifted in one statement,
- * and the prepared statement deallocated, all in one message (statements-at-once.ts).
+ * session's statement_timeout lifted for the COPY (`saved`: the value it had). With parameters
+ * that is one round trip: the query is prepared, its parameter types read and the limit lifted
+ * in one statement, and the prepared statement deallocated, all in one message
+ * (statements-at-once.ts). Without, there is nothing to ask and `saved` is null: the limit is
+ * lifted by a SELECT in the COPY's own message (leading-select.ts), no round trip of its own.
  */
 async function inlineAndLift(
   session: PgSession,
   step: StepContext,
   query: CompiledStatement,
-): Promise<{ text: string; saved: string }> {
+): Promise<{ text: string; saved: string | null }> {
   const { client, timed } = session;
-  if (query.values.length === 0) {
-    const r = await timed(client.query<{ t: string }>(LIFT_SQL));
-    return { text: nested(query.text), saved: r.rows[0].t };
-  }
+  if (query.values.length === 0) return { text: nested(query.text), saved: null };
   const r = await timed(
     statementsAtOnce(
       client,
@@ -102,26 +101,32 @@ export function pgNativeRows(
     let finished = false;
     try {
       // One statement carries every row: the sink bounds the time between chunks instead.
-      const { text, saved } = await inlineAndLift(session, step, query);
+      const inlined = await inlineAndLift(session, step, query);
+      const { text } = inlined;
+      // The limit not lifted yet is lifted in the COPY's message, ahead of it.
+      const lead = inlined.saved === null ? LIFT_SQL : undefined;
       const statement = `COPY ${text} TO STDOUT (FORMAT ${format})`;
       const scanned = scannedOf(format);
       const scan = scanned && index !== null ? new CopyBinaryMax(index, scanned.kind) : null;
+      let saved = inlined.saved;
       if (framed) {
         // The server's CopyData messages as they are (copy-frames-out.ts), for the sink's socket;
         // the cursor column's values are read inside them where they lie.
-        const copy = client.query(new CopyFramesOut(statement));
+        const copy = client.query(new CopyFramesOut(statement, lead));
         for await (const chunk of copy) {
           scan?.pushFramed(chunk);
           yield chunk;
         }
         rows = copy.rowCount;
+        saved ??= copy.leading;
       } else {
-        const copy = client.query(new CopyOutStream(statement));
+        const copy = client.query(new CopyOutStream(statement, lead));
         for await (const chunk of copy) {
           scan?.push(chunk as Uint8Array);
           yield chunk as Uint8Array;
         }
         rows = copy.rowCount;
+        saved ??= copy.leading;
       }
       if (index === null) {
         // Every row is out and no cursor is read after them: the consumer's read ends here, and
@@ -143,6 +148,8 @@ export function pgNativeRows(
       } else {
         last = { text: `SELECT max(q.${quoteIdent(columns[index].name, 'postgres')}) FROM ${text} q` };
       }
+      // The COPY ran, so the lift before it answered (the server runs neither when it fails).
+      if (saved === null) throw new Error('the statement limit lifted for the copy left no value to restore');
       const restore = { text: RESTORE_SQL, values: [saved] };
       const answer = await timed(statementsAtOnce(client, [restore], last, [{ text: 'COMMIT' }]));
       const greatest = answer.rows[0][0];
