@@ -5,6 +5,7 @@ import { cursorIndex, cursorTracker } from '../relational/cursor';
 import { quoteIdent } from '../relational/identifiers';
 import { sourceQuery } from '../relational/pipeline';
 import type { CompiledStatement } from '../relational/placeholders';
+import { builtInCasts, PREPARED_CASTS_SQL } from './cast-names';
 import { CopyBinaryMax, type ScannedKind } from './copy-binary-max';
 import { CopyFramesOut } from './copy-frames-out';
 import { CopyOutStream } from './copy-out-stream';
@@ -16,7 +17,7 @@ import { type Statement, statementsAtOnce } from './statements-at-once';
 // and snapshot (REPEATABLE READ, begun before the cursor was declared), offered beside the
 // batches for a PostgreSQL sink to pass through untouched. COPY takes no bound parameters, so
 // the query's templates go into its text as literals cast to the very types PostgreSQL infers
-// for them as parameters (asked with PREPARE). With a cursor_column, the next cursor is the
+// for them as parameters (told at the source's open, else asked with PREPARE). With a cursor_column, the next cursor is the
 // greatest value of the column: read from the binary stream as it passes (copy-binary-max.ts,
 // inside the server's CopyData messages when they are forwarded as they are),
 // or, for a text COPY, the column's max() over the same query in the same snapshot. Either way
@@ -45,36 +46,40 @@ const PREPARED = 'sluice_copy_source';
 const nested = (text: string) => `(${text.replace(/;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/, '')}\n)`;
 
 /**
- * The query's text with every parameter written in as a typed literal, as a subquery, and the
- * session's statement_timeout lifted for the COPY (`saved`: the value it had). With parameters
- * that is one round trip: the query is prepared, its parameter types read and the limit lifted
- * in one statement, and the prepared statement deallocated, all in one message
- * (statements-at-once.ts). Without, there is nothing to ask and `saved` is null: the limit is
- * lifted by a SELECT in the COPY's own message (leading-select.ts), no round trip of its own.
+ * The query's text with every parameter written in as a literal cast to the type PostgreSQL gave
+ * that parameter (cast-names.ts), as a subquery; `saved` is the session's statement_timeout when
+ * it was lifted here, else null: the limit is then lifted by a SELECT in the COPY's own message
+ * (leading-select.ts), no round trip of its own. The types come from the source's open, which
+ * asked for them in its own round trip (`declared`); when one is not built in, the query is
+ * prepared, the parameters' types read and the limit lifted in one statement, and the prepared
+ * statement deallocated, all in one message (statements-at-once.ts): one round trip.
  */
 async function inlineAndLift(
   session: PgSession,
   step: StepContext,
   query: CompiledStatement,
+  declared: readonly number[] | null,
 ): Promise<{ text: string; saved: string | null }> {
   const { client, timed } = session;
   if (query.values.length === 0) return { text: nested(query.text), saved: null };
+  const inlined = (types: readonly string[]) => {
+    const literals = query.values.map((v, i) =>
+      v === null ? `NULL::${types[i]}` : `${client.escapeLiteral(String(v))}::${types[i]}`,
+    );
+    return nested(sourceQuery(step, 'postgres', (i) => `(${literals[i]})`).text);
+  };
+  const known = declared && declared.length === query.values.length ? builtInCasts(declared) : null;
+  if (known) return { text: inlined(known), saved: null };
   const r = await timed(
     statementsAtOnce(
       client,
       [{ text: `PREPARE ${PREPARED} AS ${query.text}` }],
-      {
-        text: `${LIFT_SQL}, (SELECT parameter_types::text[] FROM pg_catalog.pg_prepared_statements WHERE name = $1)`,
-        values: [PREPARED],
-      },
+      { text: `${LIFT_SQL}, ${PREPARED_CASTS_SQL}`, values: [PREPARED] },
       [{ text: `DEALLOCATE ${PREPARED}` }],
     ),
   );
   const [saved, , types] = r.rows[0] as [string, string, string[]];
-  const literals = query.values.map((v, i) =>
-    v === null ? `NULL::${types[i]}` : `${client.escapeLiteral(String(v))}::${types[i]}`,
-  );
-  return { text: nested(sourceQuery(step, 'postgres', (i) => `(${literals[i]})`).text), saved };
+  return { text: inlined(types), saved };
 }
 
 export type PgNative = { rows: NativeRows; used(): boolean; nextCursor(): Promise<string | null> };
@@ -86,6 +91,8 @@ export function pgNativeRows(
   query: CompiledStatement,
   fields: pg.FieldDef[],
   columns: Column[],
+  /** The types the server gave the query's parameters at the source's open, if it told them. */
+  declared: readonly number[] | null = null,
 ): PgNative | null {
   const index = cursorIndex(step, columns);
   if (index !== null && !CURSOR_TYPES.has(fields[index].dataTypeID)) return null;
@@ -101,7 +108,7 @@ export function pgNativeRows(
     let finished = false;
     try {
       // One statement carries every row: the sink bounds the time between chunks instead.
-      const inlined = await inlineAndLift(session, step, query);
+      const inlined = await inlineAndLift(session, step, query, declared);
       const { text } = inlined;
       // The limit not lifted yet is lifted in the COPY's message, ahead of it.
       const lead = inlined.saved === null ? LIFT_SQL : undefined;

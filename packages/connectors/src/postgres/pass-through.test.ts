@@ -224,6 +224,45 @@ describe('postgres → postgres pass-through', () => {
     expect(await out.nextCursor()).toBe('200000');
   });
 
+  it("casts inlined templates to the parameters' own types: told at the open when built in, else asked", async () => {
+    await sql(SRC, "CREATE TYPE mood AS ENUM ('calm', 'busy')");
+    await sql(SRC, 'CREATE TABLE coded (id int, code char(3), m mood)');
+    await sql(SRC, "INSERT INTO coded VALUES (1, 'abc', 'calm'), (2, 'abd', 'busy'), (3, 'a', 'calm')");
+    // The PREPAREs this process sends (the source's round trip for its parameters' types), alone
+    // or among statements sent at once.
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const q = args[0] as string | { text?: string; statements?: string[] };
+      const texts = typeof q === 'string' ? [q] : (q?.statements ?? [q?.text ?? '']);
+      sent.push(...texts.filter((t) => t.startsWith('PREPARE')));
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      const read = async (text: string, input: Record<string, unknown>, table: string) => {
+        await sql(DST, `CREATE TABLE ${table} (id int, code char(3))`);
+        const out = await postgres.source.read(connection(SRC), source(text, { input }), ctx);
+        const to = sink({ table, mode: 'insert' });
+        const result = await postgres.sink.write(connection(DST), out.payload, to, ctx);
+        expect(passedThrough(to)).not.toBeNull();
+        return result.rows;
+      };
+      // char(3): a cast to `character` would cut 'abc' to 'a' and find row 3 instead.
+      expect(
+        await read('SELECT id, code FROM coded WHERE code = {{runtime.input.c}}', { c: 'abc' }, 't_char'),
+      ).toBe(1);
+      expect(await sql(DST, 'SELECT id FROM t_char')).toEqual([{ id: 1 }]);
+      expect(sent).toEqual([]);
+      // An enum is the source's own type: the server names it, and the char(3) beside it too.
+      const both = 'SELECT id, code FROM coded WHERE code = {{runtime.input.c}} AND m = {{runtime.input.m}}';
+      expect(await read(both, { c: 'abd', m: 'busy' }, 't_enum')).toBe(1);
+      expect(await sql(DST, 'SELECT id FROM t_enum')).toEqual([{ id: 2 }]);
+      expect(sent).toHaveLength(1);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+  });
+
   it('takes the cursor from the rows it copied, without running the query again', async () => {
     await sql(DST, 'CREATE TABLE t5b (id int, seen timestamptz, n bigint)');
     // clock_timestamp() moves on every call: a second run of the query for max() would answer a

@@ -32,18 +32,29 @@ export async function readPg(
   let probe: pg.QueryArrayResult;
   let columns: Awaited<ReturnType<typeof columnsOf>>;
   let cursor: CursorTracker | null;
+  /** The types the server gave the query's parameters (a COPY of it inlines them: copy-out.ts). */
+  let declared: number[] | null = null;
   try {
     // One round trip (statements-at-once.ts): one snapshot for the whole read, whichever form
     // the consumer takes (COPY and the cursor's max() then see the same rows); the query
     // declared through the extended protocol even without parameters (one statement, never
-    // `…; COMMIT; …`); and one row, so a query that fails on its first row fails here and the
-    // columns are known. The rest of the first batch is fetched only if the batches are read.
+    // `…; COMMIT; …`), the types the server gave its parameters told with it; and one row, so a
+    // query that fails on its first row fails here and the columns are known. The rest of the
+    // first batch is fetched only if the batches are read.
     probe = await timed(
       statementsAtOnce(
         client,
         [
           { text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' },
-          { text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query.text}`, values: query.values },
+          {
+            text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query.text}`,
+            values: query.values,
+            ...(query.values.length > 0 && {
+              parameterTypes: (oids: number[]) => {
+                declared = oids;
+              },
+            }),
+          },
         ],
         { text: fetchOf(1) },
       ),
@@ -79,6 +90,6 @@ export async function readPg(
       await session.close();
     }
   }
-  const native = pgNativeRows(session, step, query, probe.fields, columns);
+  const native = pgNativeRows(session, step, query, probe.fields, columns, declared);
   return rowsOutput(columns, batches(), cursor, native ?? undefined);
 }

@@ -141,4 +141,65 @@ describe('statementsAtOnce', () => {
     }
     expect((await client.query('SELECT count(*)::int AS n FROM at_once')).rows).toEqual([{ n: 0 }]);
   });
+
+  it("tells the types the server gave a statement's parameters, in the same write", async () => {
+    written();
+    let types: number[] | null = null;
+    const r = await statementsAtOnce(
+      client,
+      [
+        { text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' },
+        {
+          // Inferred from their places: timestamptz, integer, numeric, text.
+          text: `DECLARE typed NO SCROLL CURSOR FOR SELECT g FROM generate_series(1, 3) g
+            WHERE now() > $1 AND g > $2 AND g::numeric >= $3 AND g::text <> $4`,
+          values: ['2000-01-01T00:00:00Z', 0, 1.5, 'x'],
+          parameterTypes: (oids) => {
+            types = oids;
+          },
+        },
+      ],
+      { text: 'FETCH FORWARD 5 FROM typed' },
+      [{ text: 'COMMIT' }],
+    );
+    expect(written()).toBe(1);
+    expect(r.rows).toEqual([[2], [3]]);
+    expect(types).toEqual([1184, 23, 1700, 25]);
+    // The next statement's answer is its own: no description is left waiting on the session.
+    expect((await client.query('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
+  });
+
+  it('asks for the types once a round trip, and not at all when a statement before fails', async () => {
+    await expect(
+      statementsAtOnce(
+        client,
+        [
+          { text: 'SELECT $1::int', values: [1], parameterTypes: () => {} },
+          { text: 'SELECT $1::int', values: [1], parameterTypes: () => {} },
+        ],
+        { text: 'SELECT 1' },
+      ),
+    ).rejects.toThrow(/one statement of a round trip/);
+    let told = false;
+    await expect(
+      statementsAtOnce(
+        client,
+        [
+          { text: 'SELECT 1 / 0' },
+          {
+            text: 'SELECT $1::int',
+            values: [1],
+            parameterTypes: () => {
+              told = true;
+            },
+          },
+        ],
+        { text: 'SELECT 1' },
+      ),
+    ).rejects.toThrow(/division by zero/);
+    const connection = (client as unknown as { connection: { listenerCount(e: string): number } }).connection;
+    expect(connection.listenerCount('parameterDescription')).toBe(0);
+    expect(told).toBe(false);
+    expect((await client.query('SELECT 2 AS n')).rows).toEqual([{ n: 2 }]);
+  });
 });

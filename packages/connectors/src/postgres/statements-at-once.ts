@@ -9,10 +9,21 @@ import pg from 'pg';
 // pg's own client would wait for each statement's ReadyForQuery before sending the next
 // (docs/scaling.md#round-trips-to-the-data-servers).
 
-export type Statement = { text: string; values?: readonly unknown[] };
+export type Statement = {
+  text: string;
+  values?: readonly unknown[];
+  /**
+   * Asks the server for the types it gave the statement's parameters (a Describe of the parsed
+   * statement, answered in the same round trip): called with their OIDs, in order.
+   */
+  parameterTypes?: (oids: number[]) => void;
+};
 
 type Wire = {
   parse(msg: { text: string; name?: string; types?: number[] }): void;
+  describe(msg: { type: 'S' | 'P'; name?: string }): void;
+  once(event: 'parameterDescription', fn: (msg: { dataTypeIDs: number[] }) => void): void;
+  removeListener(event: 'parameterDescription', fn: (msg: { dataTypeIDs: number[] }) => void): void;
   bind(msg: {
     portal?: string;
     statement?: string;
@@ -33,13 +44,16 @@ const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): unkn
 /** Parse, Bind and Execute of one statement whose rows are not asked for (values mapped). */
 function untold(connection: Wire, s: Statement): void {
   connection.parse({ text: s.text });
+  // The unnamed statement just parsed: ParameterDescription, then NoData or its RowDescription
+  // (pg's client reads neither; the listener below takes the first).
+  if (s.parameterTypes) connection.describe({ type: 'S', name: '' });
   connection.bind({ values: s.values ?? [] });
   connection.execute({});
 }
 
 /** The statement with its values as pg sends them; throws on a value pg cannot send. */
 const mapped = (s: Statement): Statement => ({
-  text: s.text,
+  ...s,
   values: (s.values ?? []).map((v) => prepareValue(v)),
 });
 
@@ -65,6 +79,8 @@ class AtOnce extends pg.Query {
     // sent would fail there, after the statements before it were written: found here instead.
     mapped({ text: main.text, values: main.values });
     this.statements = [...before.map((s) => s.text), main.text, ...after.map((s) => s.text)];
+    if ([...before, ...after].filter((s) => s.parameterTypes).length > 1)
+      throw new Error("one statement of a round trip may ask for its parameters' types");
   }
 
   /** Statements answered so far (a command tag each): rows count only while it is `before.length`. */
@@ -82,8 +98,20 @@ class AtOnce extends pg.Query {
     (pg.Query.prototype as unknown as Internals).handleDataRow.call(this, msg);
   }
 
+  /** Stops listening for a ParameterDescription that did not come (a statement before failed). */
+  unlisten: () => void = () => {};
+
   // pg corks the socket around prepare: everything below goes out in one write.
   prepare(connection: Wire): void {
+    // One statement a round trip may ask for its parameters' types: the next ParameterDescription
+    // on this connection is its.
+    const asked = [...this.before, ...this.after].find((s) => s.parameterTypes);
+    if (asked?.parameterTypes) {
+      const told = asked.parameterTypes;
+      const listener = (msg: { dataTypeIDs: number[] }) => told([...msg.dataTypeIDs]);
+      connection.once('parameterDescription', listener);
+      this.unlisten = () => connection.removeListener('parameterDescription', listener);
+    }
     for (const s of this.before) untold(connection, s);
     (pg.Query.prototype as unknown as Internals).prepare.call(this, connection);
   }
@@ -115,6 +143,7 @@ export function statementsAtOnce(
       { text: main.text, values: (main.values ?? []) as unknown[], rowMode: 'array' },
       after,
       (err, result) => {
+        query.unlisten();
         if (err) return reject(err);
         // One result per statement, in order (each statement answers one command tag).
         const all = Array.isArray(result) ? result : [result];
