@@ -17,10 +17,11 @@ import { type Statement, statementsAtOnce } from './statements-at-once';
 // and snapshot (REPEATABLE READ, begun before the cursor was declared), offered beside the
 // batches for a PostgreSQL sink to pass through untouched. COPY takes no bound parameters, so
 // the query's templates go into its text as literals cast to the very types PostgreSQL infers
-// for them as parameters (told at the source's open, else asked with PREPARE). With a cursor_column, the next cursor is the
-// greatest value of the column: read from the binary stream as it passes (copy-binary-max.ts,
-// inside the server's CopyData messages when they are forwarded as they are),
-// or, for a text COPY, the column's max() over the same query in the same snapshot. Either way
+// for them as parameters (told at the source's open, else asked with PREPARE). With a
+// cursor_column, the next cursor is the greatest value of the column: read from the binary
+// stream as it passes (copy-binary-max.ts, inside the server's CopyData messages when they are
+// forwarded as they are), or, for a text COPY, the column's max() over the same query in the
+// same snapshot. Either way
 // PostgreSQL prints the value and it goes through the same tracker as the batches' values; only
 // types whose SQL order is the tracker's order qualify.
 
