@@ -169,6 +169,37 @@ describe('mysql pipelines', () => {
     expect(await sql('SELECT COUNT(*) AS n FROM people')).toEqual([{ n: 3 }]);
   });
 
+  it('reads in one statement on a read-only session: no transaction around it, and no write inside it', async () => {
+    // Every statement text this process's mysql2 connections send, for the length of the read.
+    // The connections' class, shared with the connector's (one mysql2): this test's own is one.
+    const Base = Object.getPrototypeOf((db as unknown as { connection: object }).connection) as Record<
+      'query' | 'execute',
+      (this: unknown, ...a: unknown[]) => unknown
+    >;
+    const sent: string[] = [];
+    const originals = { query: Base.query, execute: Base.execute };
+    for (const name of ['query', 'execute'] as const) {
+      Base[name] = function (this: unknown, ...a: unknown[]) {
+        const q = a[0] as string | { sql?: string };
+        sent.push(typeof q === 'string' ? q : (q?.sql ?? ''));
+        return originals[name].apply(this, a);
+      };
+    }
+    try {
+      const out = await mysql.source.read(connection(), source('SELECT id FROM people ORDER BY id'), ctx);
+      expect((await collect(out.payload)).items).toEqual([[1], [2], [3]]);
+      expect(sent.some((t) => t.includes('ORDER BY id'))).toBe(true);
+      expect(sent.filter((t) => /^\s*(START TRANSACTION|BEGIN|COMMIT|ROLLBACK)\b/i.test(t))).toEqual([]);
+    } finally {
+      Object.assign(Base, originals);
+    }
+    // A function that writes, called by a source's SELECT: the session's READ ONLY refuses it.
+    await sql(`CREATE FUNCTION ${DB}.sneaky() RETURNS INT MODIFIES SQL DATA
+      BEGIN INSERT INTO ${DB}.people (id, name) VALUES (99, 'sneak'); RETURN 1; END`);
+    await failure(mysql.source.read(connection(), source('SELECT sneaky() AS s'), ctx), 'PERMISSION_DENIED');
+    expect(await sql(`SELECT COUNT(*) AS n FROM ${DB}.people`)).toEqual([{ n: 3 }]);
+  });
+
   it('inserts tricky values exactly', async () => {
     const result = await mysql.sink.write(
       connection(),

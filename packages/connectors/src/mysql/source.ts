@@ -3,7 +3,7 @@ import { deferred, tracked } from '../payloads/streams';
 import { type CursorTracker, cursorIndex, cursorTracker, rowsOutput } from '../relational/cursor';
 import { signalOf, sourceQuery } from '../relational/pipeline';
 import type { ConnectorContext } from '../types';
-import { type MysqlConnection, queryMysql } from './connect';
+import type { MysqlConnection } from './connect';
 import { type BinaryTarget, type Code, copyBinaryPlan } from './copy-binary-plan';
 import { CopyBinaryRows } from './copy-binary-rows';
 import { CopyTextRows, copyTextKinds } from './copy-text-rows';
@@ -11,14 +11,17 @@ import { type Field, typeName } from './operations';
 import { ResultStream, type RowEncoder } from './result-stream';
 import { openMysqlSession } from './session';
 
-// A pipeline source on MySQL/MariaDB: the query runs in a read-only transaction (as a
-// prepared statement when it has templates), and its rows are taken as the payload is read:
+// A pipeline source on MySQL/MariaDB: the query runs as one statement on a read-only session
+// (as a prepared statement when it has templates), and its rows are taken as the payload is read:
 // in batches, or, for a consumer that reads COPY text (the PostgreSQL sink), as COPY text
 // written straight from the wire (copy-text-rows.ts, `RowsPayload.csv` with format text), or
 // as COPY binary for the target's column types when the consumer asks (copy-binary-rows.ts).
 // Templated queries and columns that text cannot carry as the row path would keep the rows
 // only. The whole statement is bounded by the server's statement limit
-// (statement_timeout_seconds), as MySQL has no per-fetch limit.
+// (statement_timeout_seconds), as MySQL has no per-fetch limit. The statement is its own
+// transaction (autocommit): InnoDB reads every row of it from one snapshot, and the session's
+// `TRANSACTION READ ONLY` (connect.ts) refuses writes in it, so no START TRANSACTION before it
+// and no COMMIT after it wait a round trip each (docs/scaling.md#round-trips-to-the-data-servers).
 
 export async function readMysql(
   conn: MysqlConnection,
@@ -32,7 +35,6 @@ export async function readMysql(
   let fields: Field[];
   let cursor: CursorTracker | null;
   try {
-    await session.timed(queryMysql(session.connection, 'START TRANSACTION READ ONLY'));
     stream = new ResultStream(session.connection, query.text, query.values);
     fields = (await session.timed(stream.fields.promise)) ?? [];
     columns = fields.map((f) => ({ name: f.name, type: typeName(f) }));
@@ -42,7 +44,7 @@ export async function readMysql(
     throw session.error(err, query.values);
   }
 
-  /** The result in the shape `begin` chose, then COMMIT; the session closes either way. */
+  /** The result in the shape `begin` chose; the session closes either way (kept only when read to its end). */
   async function* drain<T>(begin: () => void, take: () => T | null): AsyncGenerator<T> {
     let complete = false;
     try {
@@ -53,7 +55,6 @@ export async function readMysql(
         if (next === null) break;
         yield next;
       }
-      await session.timed(queryMysql(session.connection, 'COMMIT'));
       complete = true;
     } catch (err) {
       throw session.error(err, query.values);
