@@ -54,6 +54,14 @@ export function pgError(err: any, conn: PgConnection, values: readonly unknown[]
     default:
       break;
   }
+  // A connection pooler in front of the server (PgBouncer) refuses the session's startup
+  // settings, statement_timeout and the read-only `options`: docs/connectors/postgres.md.
+  if (/unsupported startup parameter/i.test(String(err?.message ?? ''))) {
+    return new ConnectorError(
+      'CONNECTION_FAILED',
+      `${where(c)} refused the session's settings (${scrub(err.message, secrets)}): a connection pooler such as PgBouncer answers there; point the data source at the PostgreSQL server itself`,
+    );
+  }
   // The server shut the session down (a restart or shutdown: 57P01–57P03) or the connection
   // itself failed (class 08): the connection is gone, not the statement at fault.
   if (/^57P0[123]$|^08/.test(code)) {
