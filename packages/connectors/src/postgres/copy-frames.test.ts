@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CopyFramesOut } from './copy-frames-out';
 import { copyIn } from './copy-in';
+import { type ScratchDatabase, scratchDatabase } from './scratch-database';
 import { recordAnswer } from './server-recording';
 import { LIFT_SQL } from './statement-limit';
 
@@ -13,13 +14,6 @@ import { LIFT_SQL } from './statement-limit';
 // every byte: each chunk it hands on must hold whole CopyData messages only, all of them the
 // server's, nothing else; what follows the copy must reach pg's reader intact.
 
-const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DB = `frames_copy_${process.pid}`;
-const url = (db: string) => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${db}`;
-  return u.toString();
-};
 const COLUMNS = ['g', 't', 'n', 'q'];
 /** Rows with a notice every 97th, text up to 299 bytes, NULLs. */
 const ROWS = (n: number) => `SELECT g, repeat('x', g % 300) AS t,
@@ -27,27 +21,19 @@ const ROWS = (n: number) => `SELECT g, repeat('x', g % 300) AS t,
 const FAILING =
   "SELECT g, repeat('x', g % 300) AS t, (1 / (g - 1500))::numeric AS n, g AS q FROM generate_series(1, 2000) g";
 
-let admin: pg.Client;
+let db: ScratchDatabase;
 let source: pg.Client;
 let target: pg.Client;
 
 beforeAll(async () => {
-  admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
-  await admin.query(`CREATE DATABASE ${DB}`);
-  source = new pg.Client({ connectionString: url(DB) });
-  target = new pg.Client({ connectionString: url(DB) });
-  await source.connect();
-  await target.connect();
+  db = await scratchDatabase(`frames_copy_${process.pid}`);
+  source = await db.connect();
+  target = await db.connect();
   await source.query(`CREATE FUNCTION noisy(i int) RETURNS int LANGUAGE plpgsql AS $$
     BEGIN IF i % 97 = 0 THEN RAISE NOTICE 'row %', i; END IF; RETURN i; END $$`);
 });
 afterAll(async () => {
-  await source.end();
-  await target.end();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
-  await admin.end();
+  await db.drop();
 });
 
 /** Copies `query` from the source into a fresh `dst` through the framed path; its result. */
@@ -122,7 +108,7 @@ describe('framed COPY pass-through', () => {
     await target.query('CREATE TABLE strict (g int, t text, n numeric CHECK (n IS NULL OR n < 100), q int)');
     await target.query('BEGIN');
     // Its own source session: it is left mid-copy, and its owner closes it (never reused).
-    const own = new pg.Client({ connectionString: url(DB) });
+    const own = new pg.Client({ connectionString: db.url });
     await own.connect();
     own.on('error', () => {});
     const out = own.query(new CopyFramesOut(`COPY (${ROWS(20000)}) TO STDOUT (FORMAT binary)`));

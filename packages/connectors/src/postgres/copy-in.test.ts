@@ -1,35 +1,23 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { copyIn } from './copy-in';
+import { type ScratchDatabase, scratchDatabase } from './scratch-database';
 
 // `COPY … FROM STDIN` fed with COPY bytes that are not framed yet (the MySQL encoders, CSV), each
 // chunk framed as it goes (copy-frames-in.ts), against real PostgreSQL; the framed pass-through
 // from a PostgreSQL source is in copy-frames.test.ts.
 
-const ADMIN_URL = process.env.SLUICE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DB = `copy_in_${process.pid}`;
-const url = (db: string) => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${db}`;
-  return u.toString();
-};
 const COLUMNS = ['g', 't', 'n', 'q'];
 
-let admin: pg.Client;
+let db: ScratchDatabase;
 let target: pg.Client;
 
 beforeAll(async () => {
-  admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
-  await admin.query(`CREATE DATABASE ${DB}`);
-  target = new pg.Client({ connectionString: url(DB) });
-  await target.connect();
+  db = await scratchDatabase(`copy_in_${process.pid}`);
+  target = await db.connect();
 });
 afterAll(async () => {
-  await target.end();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
-  await admin.end();
+  await db.drop();
 });
 
 describe('unframed COPY input (each chunk framed as it goes)', () => {
@@ -134,7 +122,7 @@ describe('unframed COPY input (each chunk framed as it goes)', () => {
   });
 
   it('stops a stalled input at the idle bound', async () => {
-    const stalled = new pg.Client({ connectionString: url(DB) });
+    const stalled = new pg.Client({ connectionString: db.url });
     await stalled.connect();
     stalled.on('error', () => {}); // the bound destroys its connection
     await stalled.query('BEGIN');
